@@ -1,0 +1,335 @@
+package chatloop
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"net/url"
+	"slices"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Provider types accepted in hub.yaml.
+const (
+	TypeOpenAI    = "openai"
+	TypeAnthropic = "anthropic"
+	// TypeOllama is Ollama's OpenAI-compatible endpoint: no key, and a
+	// default base_url.
+	TypeOllama = "ollama"
+)
+
+const (
+	defaultMaxRounds     = 50
+	defaultOllamaBaseURL = "http://localhost:11434/v1"
+	defaultOpenAIBaseURL = "https://api.openai.com/v1"
+	// defaultMaxTokens is sent to Anthropic, whose API requires max_tokens.
+	defaultMaxTokens = 4096
+)
+
+// Config is the chat's part of hub.yaml: providers, models and chat.
+type Config struct {
+	Providers map[string]ProviderConfig
+	Models    map[string]ModelConfig
+	Chat      ChatConfig
+}
+
+// ProviderConfig is one entry of providers.
+type ProviderConfig struct {
+	Type    string `yaml:"type"`
+	BaseURL string `yaml:"base_url"`
+	APIKey  string `yaml:"api_key"`
+}
+
+// ModelConfig is one entry of models.
+type ModelConfig struct {
+	Provider string `yaml:"provider"`
+	// Model is the provider's model id; it defaults to the entry's name.
+	Model       string   `yaml:"model"`
+	System      string   `yaml:"system"`
+	Temperature *float64 `yaml:"temperature"`
+	MaxTokens   int      `yaml:"max_tokens"`
+}
+
+// ChatConfig is the chat section.
+type ChatConfig struct {
+	DefaultModel      string `yaml:"default_model"`
+	MaxRounds         int    `yaml:"max_rounds"`
+	ParallelToolCalls *bool  `yaml:"parallel_tool_calls"`
+}
+
+// DecodeConfig decodes the providers, models and chat sections of hub.yaml,
+// already ${VAR}-expanded by the hub's loader; nil nodes are empty
+// sections. Unknown keys are errors. Keys are checked on the nodes
+// themselves rather than by re-marshalling and decoding with KnownFields:
+// re-marshalled text has its own line numbers, and an error must point at
+// the line of the user's file.
+func DecodeConfig(providers, models, chat *yaml.Node) (*Config, error) {
+	cfg := &Config{Providers: map[string]ProviderConfig{}, Models: map[string]ModelConfig{}}
+	var errs []error
+
+	eachEntry("providers", providers, &errs, func(name string, n *yaml.Node) {
+		var p ProviderConfig
+		if !decodeStrict("providers."+name, n, []string{"type", "base_url", "api_key"}, &p, &errs) {
+			return
+		}
+		p.Type = strings.ToLower(strings.TrimSpace(p.Type))
+		switch p.Type {
+		case TypeOpenAI, TypeAnthropic:
+		case TypeOllama:
+			if p.BaseURL == "" {
+				p.BaseURL = defaultOllamaBaseURL
+			}
+		case "":
+			errs = append(errs, fmt.Errorf("line %d: providers.%s: missing type; set type: openai, anthropic or ollama (OpenRouter, vLLM and LM Studio are type: openai with base_url)", n.Line, name))
+			return
+		default:
+			errs = append(errs, fmt.Errorf("line %d: providers.%s: unknown type %q; use openai, anthropic or ollama (OpenRouter, vLLM and LM Studio are type: openai with base_url)", n.Line, name, p.Type))
+			return
+		}
+		if p.BaseURL != "" {
+			if u, err := url.Parse(p.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				errs = append(errs, fmt.Errorf("line %d: providers.%s: base_url %q is not an http(s) URL; e.g. base_url: https://openrouter.ai/api/v1", n.Line, name, p.BaseURL))
+				return
+			}
+		}
+		cfg.Providers[name] = p
+	})
+
+	modelLines := map[string]int{}
+	eachEntry("models", models, &errs, func(name string, n *yaml.Node) {
+		var m ModelConfig
+		if !decodeStrict("models."+name, n, []string{"provider", "model", "system", "temperature", "max_tokens"}, &m, &errs) {
+			return
+		}
+		if m.Model == "" {
+			m.Model = name
+		}
+		if m.MaxTokens < 0 {
+			errs = append(errs, fmt.Errorf("line %d: models.%s: max_tokens must be positive", n.Line, name))
+		}
+		modelLines[name] = n.Line
+		cfg.Models[name] = m
+	})
+	for _, name := range slices.Sorted(maps.Keys(cfg.Models)) {
+		m := cfg.Models[name]
+		if m.Provider == "" {
+			errs = append(errs, fmt.Errorf("line %d: models.%s: missing provider; set provider: to one of: %s", modelLines[name], name, names(cfg.Providers)))
+		} else if _, ok := cfg.Providers[m.Provider]; !ok {
+			errs = append(errs, fmt.Errorf("line %d: models.%s: unknown provider %q; configured providers: %s", modelLines[name], name, m.Provider, names(cfg.Providers)))
+		}
+	}
+
+	if chat != nil && !isNull(chat) {
+		decodeStrict("chat", chat, []string{"default_model", "max_rounds", "parallel_tool_calls"}, &cfg.Chat, &errs)
+	}
+	if cfg.Chat.MaxRounds < 0 {
+		errs = append(errs, fmt.Errorf("line %d: chat.max_rounds must be positive", line(chat)))
+	}
+	if cfg.Chat.MaxRounds == 0 {
+		cfg.Chat.MaxRounds = defaultMaxRounds
+	}
+	if cfg.Chat.ParallelToolCalls == nil {
+		t := true
+		cfg.Chat.ParallelToolCalls = &t
+	}
+	if d := cfg.Chat.DefaultModel; d != "" {
+		if _, ok := cfg.Models[d]; !ok {
+			errs = append(errs, fmt.Errorf("line %d: chat.default_model: unknown model %q; configured models: %s", line(chat), d, names(cfg.Models)))
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return cfg, nil
+}
+
+func line(n *yaml.Node) int {
+	if n == nil {
+		return 0
+	}
+	return n.Line
+}
+
+func isNull(n *yaml.Node) bool {
+	return n.Kind == 0 || (n.Kind == yaml.ScalarNode && n.Tag == "!!null")
+}
+
+// eachEntry calls fn for each key of the mapping section.
+func eachEntry(section string, n *yaml.Node, errs *[]error, fn func(name string, n *yaml.Node)) {
+	if n == nil || isNull(n) {
+		return
+	}
+	if n.Kind == yaml.DocumentNode && len(n.Content) == 1 {
+		n = n.Content[0]
+	}
+	if n.Kind != yaml.MappingNode {
+		*errs = append(*errs, fmt.Errorf("line %d: %s must be a mapping of name: settings", n.Line, section))
+		return
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		fn(n.Content[i].Value, n.Content[i+1])
+	}
+}
+
+// decodeStrict rejects keys outside known, then decodes n into out.
+func decodeStrict(path string, n *yaml.Node, known []string, out any, errs *[]error) bool {
+	if n.Kind == yaml.DocumentNode && len(n.Content) == 1 {
+		n = n.Content[0]
+	}
+	if n.Kind != yaml.MappingNode {
+		*errs = append(*errs, fmt.Errorf("line %d: %s must be a mapping with keys: %s", n.Line, path, strings.Join(known, ", ")))
+		return false
+	}
+	ok := true
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k := n.Content[i]
+		if !slices.Contains(known, k.Value) {
+			*errs = append(*errs, fmt.Errorf("line %d: %s: unknown key %q; valid keys: %s", k.Line, path, k.Value, strings.Join(known, ", ")))
+			ok = false
+		}
+	}
+	if !ok {
+		return false
+	}
+	if err := n.Decode(out); err != nil {
+		*errs = append(*errs, fmt.Errorf("%s: %w", path, err))
+		return false
+	}
+	return true
+}
+
+func names[V any](m map[string]V) string {
+	if len(m) == 0 {
+		return "(none)"
+	}
+	return strings.Join(slices.Sorted(maps.Keys(m)), ", ")
+}
+
+// ResolveModel picks the model: name if given, else chat.default_model,
+// else the only model configured.
+func (c *Config) ResolveModel(name string) (string, ModelConfig, ProviderConfig, error) {
+	if name == "" {
+		name = c.Chat.DefaultModel
+	}
+	if name == "" {
+		switch len(c.Models) {
+		case 0:
+			return "", ModelConfig{}, ProviderConfig{}, errors.New("no models configured; add a models: section to hub.yaml (see `mcp-hub models`), e.g. models: {local: {provider: ollama, model: llama3.2}}")
+		case 1:
+			for n := range c.Models {
+				name = n
+			}
+		default:
+			return "", ModelConfig{}, ProviderConfig{}, fmt.Errorf("several models configured and no chat.default_model; pick one with --model (%s)", names(c.Models))
+		}
+	}
+	m, ok := c.Models[name]
+	if !ok {
+		return "", ModelConfig{}, ProviderConfig{}, fmt.Errorf("unknown model %q; configured models: %s (see `mcp-hub models`)", name, names(c.Models))
+	}
+	return name, m, c.Providers[m.Provider], nil
+}
+
+// KeyProblem says why a provider cannot be used for lack of an API key, or
+// "" when it can. Ollama and self-hosted OpenAI-compatible servers need no
+// key; OpenAI, OpenRouter and Anthropic do.
+func (p ProviderConfig) KeyProblem(name string) string {
+	if p.APIKey != "" {
+		return ""
+	}
+	switch p.Type {
+	case TypeAnthropic:
+		return fmt.Sprintf("provider %s has no api_key; set api_key: ${ANTHROPIC_API_KEY} under providers.%s and export ANTHROPIC_API_KEY", name, name)
+	case TypeOpenAI:
+		if needsKey(p.BaseURL) {
+			env := "OPENAI_API_KEY"
+			if strings.Contains(p.BaseURL, "openrouter.ai") {
+				env = "OPENROUTER_API_KEY"
+			}
+			return fmt.Sprintf("provider %s has no api_key; set api_key: ${%s} under providers.%s and export %s", name, env, name, env)
+		}
+	}
+	return ""
+}
+
+// needsKey reports whether an OpenAI-compatible endpoint is a hosted one
+// that always requires a key.
+func needsKey(baseURL string) bool {
+	if baseURL == "" {
+		return true
+	}
+	u, err := url.Parse(baseURL)
+	if err != nil {
+		return true
+	}
+	h := u.Hostname()
+	return h == "api.openai.com" || strings.HasSuffix(h, "openrouter.ai")
+}
+
+// NewProvider builds the provider client for providers.name.
+func (c *Config) NewProvider(name string) (Provider, error) {
+	p, ok := c.Providers[name]
+	if !ok {
+		return nil, fmt.Errorf("unknown provider %q; configured providers: %s", name, names(c.Providers))
+	}
+	if msg := p.KeyProblem(name); msg != "" {
+		return nil, errors.New(msg)
+	}
+	switch p.Type {
+	case TypeAnthropic:
+		return newAnthropic(name, p), nil
+	case TypeOllama:
+		return newOpenAI(name, p, false), nil
+	default:
+		return newOpenAI(name, p, true), nil
+	}
+}
+
+// ChatOptions are the per-chat choices made on the command line.
+type ChatOptions struct {
+	// Model is a name from models ("" = chat.default_model).
+	Model string
+	// System overrides the model's system prompt.
+	System   string
+	Stream   bool
+	Observer Observer
+	Logger   *slog.Logger
+}
+
+// NewChat resolves the model, builds its provider and starts a chat on
+// session. System prompt precedence: o.System, then the model's system,
+// then DefaultSystemPrompt.
+func (c *Config) NewChat(session *Session, o ChatOptions) (*Chat, error) {
+	name, m, _, err := c.ResolveModel(o.Model)
+	if err != nil {
+		return nil, err
+	}
+	prov, err := c.NewProvider(m.Provider)
+	if err != nil {
+		return nil, fmt.Errorf("model %s: %w", name, err)
+	}
+	system := o.System
+	if system == "" {
+		system = m.System
+	}
+	if system == "" {
+		system = DefaultSystemPrompt
+	}
+	parallel := c.Chat.ParallelToolCalls == nil || *c.Chat.ParallelToolCalls
+	return New(session, Options{
+		Provider:          prov,
+		ModelName:         name,
+		Model:             m.Model,
+		System:            system,
+		Temperature:       m.Temperature,
+		MaxTokens:         m.MaxTokens,
+		MaxRounds:         c.Chat.MaxRounds,
+		ParallelToolCalls: parallel,
+		Stream:            o.Stream,
+		Observer:          o.Observer,
+		Logger:            o.Logger,
+	}), nil
+}

@@ -1,0 +1,27 @@
+// Package chatloop drives an LLM through the hub.
+//
+// The chat is an ordinary MCP client of the hub: it connects over go-sdk's
+// in-memory transport (see [Dial]) and sees exactly what Claude Desktop or
+// any other client sees, including the search_tools and call_tool
+// meta-tools and notifications/tools/list_changed. Nothing here reaches
+// into the hub's internals; that keeps the chat an honest end-to-end test of
+// discovery.
+//
+// The model of one turn ([Chat.Send]):
+//
+//  1. Read the session's current tools/list (cached until list_changed
+//     arrives or a tool ran, since a tool call may have loaded tools and the
+//     hub's notification is debounced).
+//  2. Send the system prompt, the history and those tools to the provider.
+//  3. If the answer has tool calls, run them all through the session (in
+//     parallel when chat.parallel_tool_calls is true), append the results in
+//     call order, and go to 1; tool failures go back to the model as error
+//     results. Otherwise the text is the final answer.
+//  4. Give up after chat.max_rounds model calls and say so.
+//
+// Providers ([Provider]) hide the wire format: OpenAI-compatible chat
+// completions (OpenAI, OpenRouter, Ollama's /v1, vLLM, LM Studio) and
+// Anthropic messages, both through their official SDKs. The history
+// ([Message]) is provider-neutral so a conversation survives a model switch
+// and serialises as the JSON of --json and POST /v1/chat.
+package chatloop

@@ -1,0 +1,272 @@
+package chatloop
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// DefaultSystemPrompt is used when neither --system nor the model's system
+// is set. Most hub tools are deferred, so a model that does not know about
+// search_tools would conclude it has no tools at all.
+const DefaultSystemPrompt = `You are a helpful assistant connected to tools through mcp-hub.
+Only some tools are listed at first. To find more, call search_tools with a short query describing the task (or server_name to load a whole server, or tool_names for exact names). Tools it finds are loaded and offered to you directly from your next step on; call them by name.
+If a tool you loaded is not in your tool list, call it through call_tool with {"name": "<tool name>", "arguments": {...}}.
+If a tool returns an error, read it and fix the call or try another tool. Answer directly when no tool is needed.`
+
+// Observer receives progress of a turn as it happens; any field may be nil.
+// Callbacks run on the chat's goroutine except ToolStart and ToolDone,
+// which run on the goroutine of each call when calls run in parallel.
+type Observer struct {
+	// Text is answer text as it streams (only when Options.Stream).
+	Text      func(delta string)
+	ToolStart func(call ToolCall)
+	ToolDone  func(call ToolCall, result ToolResult, took time.Duration)
+}
+
+// Options configure a Chat; [Config.NewChat] fills them from hub.yaml.
+type Options struct {
+	Provider Provider
+	// ModelName is the name in hub.yaml's models section (for messages);
+	// Model is the provider's model id.
+	ModelName string
+	Model     string
+	System    string
+	// Temperature and MaxTokens are passed when set (nil / 0 = provider
+	// default).
+	Temperature       *float64
+	MaxTokens         int
+	MaxRounds         int
+	ParallelToolCalls bool
+	// Stream asks the provider to stream; the text goes to Observer.Text.
+	Stream   bool
+	Observer Observer
+	Logger   *slog.Logger
+}
+
+// Chat is one conversation: history and stats, over one hub session. A Chat
+// is not safe for concurrent use; one turn runs at a time.
+type Chat struct {
+	opts    Options
+	session *Session
+	history []Message
+	stats   Stats
+}
+
+// New starts an empty conversation on session.
+func New(session *Session, opts Options) *Chat {
+	if opts.MaxRounds <= 0 {
+		opts.MaxRounds = defaultMaxRounds
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Chat{opts: opts, session: session}
+}
+
+// History returns a copy of the conversation so far.
+func (c *Chat) History() []Message { return slices.Clone(c.history) }
+
+// SetHistory replaces the conversation (POST /v1/chat sends it whole).
+func (c *Chat) SetHistory(h []Message) { c.history = slices.Clone(h) }
+
+// Reset forgets the conversation. Tools already loaded in the hub session
+// stay loaded.
+func (c *Chat) Reset() { c.history = nil }
+
+// Stats returns a snapshot of the chat's stats.
+func (c *Chat) Stats() Stats { return c.stats.clone() }
+
+// Options returns the chat's options.
+func (c *Chat) Options() Options { return c.opts }
+
+// MaxRoundsError reports a turn stopped by chat.max_rounds while the model
+// still wanted tools.
+type MaxRoundsError struct {
+	Rounds int
+	// Partial is the last text the model wrote, if any.
+	Partial string
+}
+
+func (e *MaxRoundsError) Error() string {
+	return fmt.Sprintf("stopped after %d model calls without a final answer (the model kept calling tools); raise chat.max_rounds in hub.yaml or ask a narrower question", e.Rounds)
+}
+
+// Send runs one user turn to its final answer. On error (provider failure,
+// max_rounds, cancellation) the history is rolled back to before the turn,
+// so the next turn starts from a consistent conversation; tools loaded
+// meanwhile stay loaded in the hub session and stats keep what was spent.
+func (c *Chat) Send(ctx context.Context, text string) (string, error) {
+	start := time.Now()
+	defer func() { c.stats.WallTime += time.Since(start) }()
+
+	before := len(c.history)
+	c.history = append(c.history, Message{Role: RoleUser, Content: text})
+	answer, err := c.run(ctx)
+	if err != nil {
+		c.history = c.history[:before]
+		return answer, err
+	}
+	return answer, nil
+}
+
+// Continue runs the loop on the history as it is (its last message must be
+// from the user); POST /v1/chat uses it.
+func (c *Chat) Continue(ctx context.Context) (string, error) {
+	start := time.Now()
+	defer func() { c.stats.WallTime += time.Since(start) }()
+	if len(c.history) == 0 || c.history[len(c.history)-1].Role != RoleUser {
+		return "", errors.New("the last message must have role \"user\"")
+	}
+	before := len(c.history)
+	answer, err := c.run(ctx)
+	if err != nil {
+		c.history = c.history[:before]
+	}
+	return answer, err
+}
+
+func (c *Chat) run(ctx context.Context) (string, error) {
+	var lastText string
+	for round := 1; round <= c.opts.MaxRounds; round++ {
+		tools, added, err := c.session.Tools(ctx)
+		if err != nil {
+			return "", err
+		}
+		c.stats.ToolsDiscovered += len(added)
+		if len(added) > 0 {
+			c.opts.Logger.Debug("tools discovered", "tools", added)
+		}
+
+		req := &Request{
+			Model:             c.opts.Model,
+			System:            c.opts.System,
+			Messages:          c.history,
+			Tools:             toolDefs(tools),
+			Temperature:       c.opts.Temperature,
+			MaxTokens:         c.opts.MaxTokens,
+			ParallelToolCalls: c.opts.ParallelToolCalls,
+		}
+		var onText func(string)
+		if c.opts.Stream && c.opts.Observer.Text != nil {
+			onText = c.opts.Observer.Text
+		}
+		c.stats.ModelCalls++
+		resp, err := c.opts.Provider.Complete(ctx, req, onText)
+		if err != nil {
+			if ctxErr := ctx.Err(); ctxErr != nil {
+				return "", fmt.Errorf("request cancelled: %w", ctxErr)
+			}
+			return "", err
+		}
+		c.stats.InputTokens += resp.Usage.InputTokens
+		c.stats.OutputTokens += resp.Usage.OutputTokens
+
+		msg := resp.Message
+		msg.Role = RoleAssistant
+		c.history = append(c.history, msg)
+		if msg.Content != "" {
+			lastText = msg.Content
+		}
+		if len(msg.ToolCalls) == 0 {
+			return msg.Content, nil
+		}
+
+		results := c.runTools(ctx, tools, msg.ToolCalls)
+		if err := ctx.Err(); err != nil {
+			return "", fmt.Errorf("request cancelled: %w", err)
+		}
+		c.history = append(c.history, Message{Role: RoleTool, ToolResults: results})
+		c.session.markStale()
+	}
+	return lastText, &MaxRoundsError{Rounds: c.opts.MaxRounds, Partial: lastText}
+}
+
+// runTools executes every call of one assistant message and returns the
+// results in call order, whatever order they finished in.
+func (c *Chat) runTools(ctx context.Context, tools []*mcp.Tool, calls []ToolCall) []ToolResult {
+	results := make([]ToolResult, len(calls))
+	took := make([]time.Duration, len(calls))
+	one := func(i int) {
+		call := calls[i]
+		if c.opts.Observer.ToolStart != nil {
+			c.opts.Observer.ToolStart(call)
+		}
+		start := time.Now()
+		results[i] = c.callTool(ctx, call)
+		took[i] = time.Since(start)
+		if c.opts.Observer.ToolDone != nil {
+			c.opts.Observer.ToolDone(call, results[i], took[i])
+		}
+	}
+	if c.opts.ParallelToolCalls && len(calls) > 1 {
+		var wg sync.WaitGroup
+		for i := range calls {
+			wg.Go(func() { one(i) })
+		}
+		wg.Wait()
+	} else {
+		for i := range calls {
+			one(i)
+		}
+	}
+	for i, call := range calls {
+		name := call.Name
+		if name == callToolName {
+			// call_tool only carries the call: count the tool it ran.
+			var a struct {
+				Name string `json:"name"`
+			}
+			if json.Unmarshal(call.Arguments, &a) == nil && a.Name != "" {
+				name = a.Name
+			}
+		}
+		c.stats.recordTool(name, serverOf(tools, name), results[i].IsError)
+		c.opts.Logger.Debug("tool call", "tool", call.Name, "error", results[i].IsError, "took", took[i])
+	}
+	return results
+}
+
+// callTool runs one call. Every failure becomes an error result for the
+// model: a bad call is the model's to fix, not a reason to end the chat.
+func (c *Chat) callTool(ctx context.Context, call ToolCall) ToolResult {
+	res := ToolResult{CallID: call.ID, Name: call.Name}
+	fail := func(format string, a ...any) ToolResult {
+		res.IsError = true
+		res.Parts = []Part{{Type: PartText, Text: fmt.Sprintf(format, a...)}}
+		return res
+	}
+	args := map[string]any{}
+	if len(call.Arguments) > 0 && string(call.Arguments) != "null" {
+		if err := json.Unmarshal(call.Arguments, &args); err != nil {
+			return fail("Error: the arguments of %s are not a JSON object (%v); call it again with valid JSON arguments.", call.Name, err)
+		}
+	}
+	out, err := c.session.Call(ctx, call.Name, args)
+	if err != nil {
+		if ctx.Err() != nil {
+			return fail("Error: tool call %s was cancelled.", call.Name)
+		}
+		return fail("Error: tool %s failed: %v", call.Name, err)
+	}
+	res.IsError = out.IsError
+	res.Parts = resultParts(out)
+	if len(res.Parts) == 0 {
+		res.Parts = []Part{{Type: PartText, Text: "(no output)"}}
+	}
+	return res
+}
+
+// SetObserver replaces the observer; the REPL installs its own so the
+// answer and tool lines go to its writers.
+func (c *Chat) SetObserver(o Observer) { c.opts.Observer = o }
+
+// SetStream turns streaming on or off for the next turns.
+func (c *Chat) SetStream(on bool) { c.opts.Stream = on }

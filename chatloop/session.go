@@ -1,0 +1,167 @@
+package chatloop
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// ConnectFunc opens an MCP session to the hub for the given toolset ("" =
+// all tools) with the given client. The hub's (*hub.Hub).Connect has this
+// signature; tests pass a function that connects to an in-process server.
+type ConnectFunc func(ctx context.Context, toolset string, client *mcp.Client) (*mcp.ClientSession, error)
+
+// Session is the chat's MCP session to the hub plus a cache of its
+// tools/list.
+type Session struct {
+	cs     *mcp.ClientSession
+	logger *slog.Logger
+
+	// stale is set by notifications/tools/list_changed (from the SDK's
+	// goroutine) and after any tool call; the next Tools call re-lists.
+	stale atomic.Bool
+
+	mu     sync.Mutex
+	tools  []*mcp.Tool
+	seen   map[string]bool
+	listed bool
+}
+
+// Dial builds the chat's MCP client, whose list_changed handler marks the
+// tool cache stale, and connects it through connect.
+func Dial(ctx context.Context, connect ConnectFunc, toolset string, logger *slog.Logger) (*Session, error) {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Session{logger: logger, seen: map[string]bool{}}
+	s.stale.Store(true)
+	client := mcp.NewClient(&mcp.Implementation{Name: "mcp-hub-chat", Version: "1"}, &mcp.ClientOptions{
+		Logger: logger,
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			s.stale.Store(true)
+		},
+	})
+	cs, err := connect(ctx, toolset, client)
+	if err != nil {
+		if toolset != "" {
+			return nil, fmt.Errorf("connect to hub (toolset %q): %w", toolset, err)
+		}
+		return nil, fmt.Errorf("connect to hub: %w", err)
+	}
+	s.cs = cs
+	return s, nil
+}
+
+// ClientSession is the underlying MCP session.
+func (s *Session) ClientSession() *mcp.ClientSession { return s.cs }
+
+// Close ends the MCP session.
+func (s *Session) Close() error { return s.cs.Close() }
+
+// markStale forces the next Tools call to re-list. The loop calls it after
+// every round of tool calls: a search loads tools before the hub's
+// debounced list_changed reaches us, and the model must see them on its very
+// next call.
+func (s *Session) markStale() { s.stale.Store(true) }
+
+// Tools returns the session's current tools, re-listing when stale. added
+// names the tools that appeared since the previous listing (none on the
+// first), which is how the chat counts tools discovered.
+func (s *Session) Tools(ctx context.Context) (tools []*mcp.Tool, added []string, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	// Swap before listing: a notification that arrives during the listing
+	// marks the cache stale again rather than being lost.
+	if !s.stale.Swap(false) && s.listed {
+		return s.tools, nil, nil
+	}
+	var list []*mcp.Tool
+	for t, err := range s.cs.Tools(ctx, nil) {
+		if err != nil {
+			s.stale.Store(true)
+			return nil, nil, fmt.Errorf("list hub tools: %w", err)
+		}
+		list = append(list, t)
+	}
+	for _, t := range list {
+		if !s.seen[t.Name] {
+			s.seen[t.Name] = true
+			if s.listed {
+				added = append(added, t.Name)
+			}
+		}
+	}
+	s.tools, s.listed = list, true
+	return list, added, nil
+}
+
+// Call runs one tool through the hub. ctx cancellation is sent upstream as
+// notifications/cancelled by the SDK.
+func (s *Session) Call(ctx context.Context, name string, args map[string]any) (*mcp.CallToolResult, error) {
+	return s.cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+}
+
+// toolDefs converts tools/list entries for a provider. Schemas pass through
+// verbatim; a tool whose schema cannot be marshalled is offered with an
+// empty object schema rather than failing the whole request.
+func toolDefs(tools []*mcp.Tool) []ToolDef {
+	defs := make([]ToolDef, 0, len(tools))
+	for _, t := range tools {
+		schema, err := json.Marshal(t.InputSchema)
+		if err != nil || string(schema) == "null" {
+			schema = json.RawMessage(`{"type":"object","properties":{}}`)
+		}
+		desc := t.Description
+		if desc == "" {
+			desc = t.Title
+		}
+		defs = append(defs, ToolDef{Name: t.Name, Description: desc, InputSchema: schema})
+	}
+	return defs
+}
+
+// Names of the hub's meta-tools (spec/search_tools.md).
+const (
+	searchToolName = "search_tools"
+	callToolName   = "call_tool"
+	// hubServer is where stats file the meta-tools, as the hub does.
+	hubServer = "_hub"
+	// serverMetaKey is the _meta key under which the hub may name a tool's
+	// server; without it the default "<server>__" prefix is used.
+	serverMetaKey = "mcp-hub/server"
+)
+
+// serverOf names the upstream server of an exposed tool for stats.
+func serverOf(tools []*mcp.Tool, name string) string {
+	if name == searchToolName || name == callToolName {
+		return hubServer
+	}
+	for _, t := range tools {
+		if t.Name == name {
+			if s, ok := t.Meta[serverMetaKey].(string); ok && s != "" {
+				return s
+			}
+			break
+		}
+	}
+	if i := strings.Index(name, "__"); i > 0 {
+		return name[:i]
+	}
+	return "unknown"
+}
+
+func toolNames(tools []*mcp.Tool) []string {
+	names := make([]string, len(tools))
+	for i, t := range tools {
+		names[i] = t.Name
+	}
+	sort.Strings(names)
+	return names
+}

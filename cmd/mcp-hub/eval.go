@@ -1,0 +1,222 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/mcp-hub/mcp-hub/index"
+	"github.com/mcp-hub/mcp-hub/index/eval"
+)
+
+// evalCommand measures retrieval quality (and optionally token savings) of
+// the tool index on a benchmark corpus, loaded exactly as the hub loads its
+// catalog.
+func evalCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "eval",
+		Usage: "measure search quality and token savings on a benchmark corpus",
+		Description: "Loads a corpus ({\"servers\":[{name, description, tools}]}) into the search index under the hub's\n" +
+			"exposed names, runs every query of a JSON-lines file ({id, query, gold:[{server, tool}]}) and prints\n" +
+			"hit@k, recall@k, MRR@10, nDCG@10 and search latency. Benchmark sets live in ../shared/bench/*/.",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "corpus", Usage: "corpus JSON `FILE` (e.g. ../shared/bench/etom-l2/corpus.json)"},
+			&cli.StringFlag{Name: "queries", Usage: "queries JSON-lines `FILE` (e.g. ../shared/bench/etom-l2/queries-dev.jsonl)"},
+			&cli.StringFlag{Name: "k", Value: "1,5,10", Usage: "comma-separated cut-offs for hit@k and recall@k"},
+			&cli.BoolFlag{Name: "json", Usage: "print one JSON object"},
+			&cli.IntFlag{Name: "misses", Usage: "print the `N` worst misses with what ranked above the gold tool"},
+			&cli.BoolFlag{Name: "tokens", Usage: "count tool-definition tokens (o200k_base) with and without discovery"},
+		},
+		Action: runEval,
+	}
+}
+
+func runEval(c *cli.Context) error {
+	corpusPath, queriesPath := c.String("corpus"), c.String("queries")
+	for _, f := range []struct{ name, val, example string }{
+		{"corpus", corpusPath, "corpus.json"},
+		{"queries", queriesPath, "queries-dev.jsonl"},
+	} {
+		if f.val == "" {
+			return cli.Exit(fmt.Sprintf("eval: --%s is required (benchmark sets: ../shared/bench/*/%s)", f.name, f.example), 2)
+		}
+	}
+	ks, err := parseKs(c.String("k"))
+	if err != nil {
+		return cli.Exit("eval: --k: "+err.Error(), 2)
+	}
+	corpus, err := eval.LoadCorpus(corpusPath)
+	if err != nil {
+		return fmt.Errorf("eval: %w", err)
+	}
+	queries, err := eval.LoadQueries(queriesPath)
+	if err != nil {
+		return fmt.Errorf("eval: %w", err)
+	}
+	tools := corpus.Tools()
+	start := time.Now()
+	ix, err := index.New(tools)
+	if err != nil {
+		return fmt.Errorf("eval: build index: %w", err)
+	}
+	defer ix.Close()
+	build := time.Since(start)
+
+	bar := newProgress(c.App.ErrWriter)
+	rep := eval.Run(ix, queries, eval.Options{Ks: ks, Progress: bar.update})
+	bar.done()
+
+	var tokens *eval.TokenReport
+	if c.Bool("tokens") {
+		all, err := eval.ToolDefinitions(tools)
+		if err != nil {
+			return fmt.Errorf("eval: %w", err)
+		}
+		meta, err := eval.SpecMetaToolDefinitions(tools)
+		if err != nil {
+			return fmt.Errorf("eval: %w", err)
+		}
+		tr, err := eval.CompareTokens(all, meta)
+		if err != nil {
+			return fmt.Errorf("eval: tokens: %w", err)
+		}
+		tokens = &tr
+	}
+
+	w := c.App.Writer
+	if c.Bool("json") {
+		return printEvalJSON(w, rep.Summary(), tokens)
+	}
+	fmt.Fprintf(w, "corpus %s: %d servers, %d tools, index built in %s\n", corpusPath, len(corpus.Servers), len(tools), build.Round(time.Millisecond))
+	fmt.Fprintf(w, "queries %s: %d\n", queriesPath, rep.Queries)
+	for _, k := range rep.Ks {
+		fmt.Fprintf(w, "hit@%-3d %.3f   recall@%-3d %.3f\n", k, rep.HitAt[k], k, rep.RecallAt[k])
+	}
+	fmt.Fprintf(w, "MRR@10  %.3f   nDCG@10    %.3f\n", rep.MRR10, rep.NDCG10)
+	fmt.Fprintf(w, "latency p50 %dµs   p99 %dµs\n", rep.P50.Microseconds(), rep.P99.Microseconds())
+	if tokens != nil {
+		fmt.Fprintf(w, "tokens (o200k_base) of the first tools/list:\n")
+		fmt.Fprintf(w, "  all tools exposed:           %d\n", tokens.AllTools)
+		fmt.Fprintf(w, "  discovery, all deferred:     %d\n", tokens.Discovery)
+		fmt.Fprintf(w, "  saving:                      %.1f%%\n", tokens.SavingPct)
+	}
+	if n := c.Int("misses"); n > 0 {
+		printMisses(w, rep.Misses(n, 100))
+	}
+	return nil
+}
+
+func parseKs(s string) ([]int, error) {
+	var ks []int
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		k, err := strconv.Atoi(part)
+		if err != nil || k <= 0 {
+			return nil, fmt.Errorf("%q is not a positive integer", part)
+		}
+		ks = append(ks, k)
+	}
+	if len(ks) == 0 {
+		return nil, errors.New("no cut-offs given")
+	}
+	return ks, nil
+}
+
+func printEvalJSON(w io.Writer, s eval.Summary, tokens *eval.TokenReport) error {
+	// Marshal through a map so the token figures join the fixed keys
+	// only when asked for.
+	b, err := json.Marshal(s)
+	if err != nil {
+		return fmt.Errorf("eval: %w", err)
+	}
+	if tokens != nil {
+		var m map[string]any
+		if err := json.Unmarshal(b, &m); err != nil {
+			return fmt.Errorf("eval: %w", err)
+		}
+		m["tokens_all_tools"] = tokens.AllTools
+		m["tokens_discovery"] = tokens.Discovery
+		m["tokens_saving_pct"] = tokens.SavingPct
+		if b, err = json.Marshal(m); err != nil {
+			return fmt.Errorf("eval: %w", err)
+		}
+	}
+	_, err = fmt.Fprintf(w, "%s\n", b)
+	return err
+}
+
+func printMisses(w io.Writer, misses []eval.Miss) {
+	if len(misses) == 0 {
+		fmt.Fprintln(w, "no misses")
+		return
+	}
+	fmt.Fprintf(w, "worst %d misses:\n", len(misses))
+	for _, m := range misses {
+		q := m.Query.Query
+		text := q.Query
+		if r := []rune(text); len(r) > 160 {
+			text = string(r[:157]) + "..."
+		}
+		rank := "not in top 100"
+		if m.Rank > 0 {
+			rank = "rank " + strconv.Itoa(m.Rank)
+		}
+		fmt.Fprintf(w, "- %s (%s): %s\n", q.ID, rank, text)
+		fmt.Fprintf(w, "    gold:  %s\n", strings.Join(m.Query.Gold, ", "))
+		label := "above"
+		if m.Rank == 0 {
+			label = "top"
+		}
+		fmt.Fprintf(w, "    %s: %s\n", label, strings.Join(m.Above, ", "))
+	}
+}
+
+// progress draws a bar on stderr for runs that take over a second, and only
+// when stderr is a terminal (never into a log or a pipe).
+type progress struct {
+	w     io.Writer
+	tty   bool
+	start time.Time
+	last  time.Time
+	shown bool
+}
+
+func newProgress(w io.Writer) *progress {
+	p := &progress{w: w, start: time.Now()}
+	if f, ok := w.(*os.File); ok {
+		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
+			p.tty = true
+		}
+	}
+	return p
+}
+
+func (p *progress) update(done, total int) {
+	if !p.tty || total == 0 {
+		return
+	}
+	now := time.Now()
+	if now.Sub(p.start) < time.Second || now.Sub(p.last) < 100*time.Millisecond {
+		return
+	}
+	p.last, p.shown = now, true
+	const width = 30
+	filled := width * done / total
+	fmt.Fprintf(p.w, "\r[%s%s] %d/%d", strings.Repeat("#", filled), strings.Repeat(" ", width-filled), done, total)
+}
+
+func (p *progress) done() {
+	if p.shown {
+		fmt.Fprintf(p.w, "\r%s\r", strings.Repeat(" ", 50))
+	}
+}

@@ -1,0 +1,213 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/urfave/cli/v2"
+
+	"github.com/mcp-hub/mcp-hub/hub"
+)
+
+func toolsCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "tools",
+		Usage: "list every tool the hub exposes",
+		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print JSON"}},
+		Action: func(c *cli.Context) error {
+			h, _, err := openHub(c)
+			if err != nil {
+				return err
+			}
+			defer h.Close()
+			cat := h.Catalog()
+			discovery := h.Config().Discovery.Enabled
+			if c.Bool("json") {
+				type row struct {
+					Name        string `json:"name"`
+					Server      string `json:"server"`
+					Original    string `json:"original_name"`
+					Status      string `json:"status"`
+					Description string `json:"description"`
+				}
+				rows := []row{}
+				for _, t := range cat.Tools {
+					rows = append(rows, row{t.Name, t.Server, t.Original, status(t), t.Def.Description})
+				}
+				return printJSON(c, rows)
+			}
+			w := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
+			if discovery {
+				fmt.Fprintln(w, "TOOL\tSERVER\tSTATUS\tDESCRIPTION")
+			} else {
+				fmt.Fprintln(w, "TOOL\tSERVER\tDESCRIPTION")
+			}
+			for _, t := range cat.Tools {
+				desc := oneLine(t.Def.Description, 70)
+				if discovery {
+					fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", t.Name, t.Server, status(t), desc)
+				} else {
+					fmt.Fprintf(w, "%s\t%s\t%s\n", t.Name, t.Server, desc)
+				}
+			}
+			w.Flush()
+			fmt.Fprintf(c.App.Writer, "\n%d tools from %d servers", len(cat.Tools), len(h.Upstreams()))
+			if discovery {
+				eager := 0
+				for _, t := range cat.Tools {
+					if !t.Deferred {
+						eager++
+					}
+				}
+				fmt.Fprintf(c.App.Writer, " (%d eager, %d deferred)", eager, len(cat.Tools)-eager)
+			}
+			fmt.Fprintln(c.App.Writer)
+			return nil
+		},
+	}
+}
+
+func status(t *hub.Tool) string {
+	if t.Deferred {
+		return "deferred"
+	}
+	return "eager"
+}
+
+func oneLine(s string, max int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > max {
+		s = s[:max-3] + "..."
+	}
+	return s
+}
+
+func printJSON(c *cli.Context, v any) error {
+	enc := json.NewEncoder(c.App.Writer)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func serversCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "servers",
+		Usage: "show each upstream server's state, tool count and connect time",
+		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print JSON"}},
+		Action: func(c *cli.Context) error {
+			h, _, err := openHub(c)
+			if err != nil {
+				return err
+			}
+			defer h.Close()
+			health := h.Health()
+			if c.Bool("json") {
+				return printJSON(c, health)
+			}
+			w := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(w, "SERVER\tTRANSPORT\tSTATE\tTOOLS\tCONNECT\tERROR")
+			for _, s := range health.Servers {
+				fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%s\t%s\n", s.Name, s.Transport, s.State, s.Tools,
+					(time.Duration(s.ConnectMillis * float64(time.Millisecond))).Round(time.Millisecond), oneLine(s.LastError, 80))
+			}
+			return w.Flush()
+		},
+	}
+}
+
+func searchCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "search",
+		Usage:     "print what search_tools would return for QUERY",
+		ArgsUsage: "QUERY",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "server", Usage: "search only this server's tools"},
+			&cli.StringFlag{Name: "toolset", Usage: "search as a session of this toolset would"},
+			&cli.BoolFlag{Name: "json", Usage: "print the tool result as JSON"},
+		},
+		Action: func(c *cli.Context) error {
+			query := strings.Join(c.Args().Slice(), " ")
+			if strings.TrimSpace(query) == "" && c.String("server") == "" {
+				return cli.Exit("search needs a QUERY (or --server NAME): mcp-hub search \"create an issue\"", exitConfig)
+			}
+			h, _, err := openHub(c)
+			if err != nil {
+				return err
+			}
+			defer h.Close()
+			if !h.Config().Discovery.Enabled {
+				return cli.Exit("discovery is off: set 'discovery: {enabled: true}' in "+configPath(c)+" to defer tools behind search_tools", exitConfig)
+			}
+			cs, err := h.Connect(c.Context, c.String("toolset"), mcp.NewClient(&mcp.Implementation{Name: "mcp-hub-search"}, nil))
+			if err != nil {
+				return err
+			}
+			defer cs.Close()
+			args := map[string]any{}
+			if query != "" {
+				args["query"] = query
+			}
+			if s := c.String("server"); s != "" {
+				args["server_name"] = s
+			}
+			res, err := cs.CallTool(c.Context, &mcp.CallToolParams{Name: hub.SearchToolsName, Arguments: args})
+			if err != nil {
+				return err
+			}
+			if c.Bool("json") {
+				return printJSON(c, res)
+			}
+			for _, content := range res.Content {
+				if t, ok := content.(*mcp.TextContent); ok {
+					fmt.Fprintln(c.App.Writer, t.Text)
+				}
+			}
+			if res.IsError {
+				return cli.Exit("", 1)
+			}
+			return nil
+		},
+	}
+}
+
+func configCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "config",
+		Usage: "work with the config file",
+		Subcommands: []*cli.Command{{
+			Name:  "check",
+			Usage: "load the config, connect every server, and report problems",
+			Action: func(c *cli.Context) error {
+				h, _, err := openHub(c)
+				if err != nil {
+					return err
+				}
+				defer h.Close()
+				out := c.App.Writer
+				fmt.Fprintf(out, "%s: config OK\n", configPath(c))
+				failed := 0
+				for _, s := range h.Upstreams() {
+					mark := "ok"
+					if s.State != "ready" && s.State != "disabled" {
+						mark = "FAILED"
+						failed++
+					}
+					fmt.Fprintf(out, "  %-6s %-20s %-10s %3d tools  %s\n", mark, s.Name, s.State, s.Tools, s.LastError)
+				}
+				for _, w := range h.Config().Warnings {
+					fmt.Fprintln(out, "  warning:", w)
+				}
+				for _, p := range h.Catalog().Problems {
+					fmt.Fprintln(out, "  problem:", p)
+				}
+				if failed > 0 || len(h.Catalog().Problems) > 0 {
+					return cli.Exit(fmt.Sprintf("%d server(s) failed, %d problem(s)", failed, len(h.Catalog().Problems)), 1)
+				}
+				return nil
+			},
+		}},
+	}
+}

@@ -1,0 +1,77 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+)
+
+// newLogger logs text records to stderr (stdout belongs to the MCP
+// protocol in stdio mode), with every secret replaced by "[REDACTED]".
+func newLogger(c *cli.Context, secrets []string) (*slog.Logger, error) {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(c.String("log-level"))); err != nil {
+		return nil, cli.Exit(fmt.Sprintf("--log-level %q: use debug, info, warn or error", c.String("log-level")), exitConfig)
+	}
+	h := slog.NewTextHandler(c.App.ErrWriter, &slog.HandlerOptions{Level: level})
+	if len(secrets) == 0 {
+		return slog.New(h), nil
+	}
+	return slog.New(redactHandler{Handler: h, r: strings.NewReplacer(redactPairs(secrets)...)}), nil
+}
+
+func redactPairs(secrets []string) []string {
+	var pairs []string
+	for _, s := range secrets {
+		pairs = append(pairs, s, "[REDACTED]")
+	}
+	return pairs
+}
+
+// redactHandler rewrites the message and every string-ish attribute.
+type redactHandler struct {
+	slog.Handler
+	r *strings.Replacer
+}
+
+func (h redactHandler) Handle(ctx context.Context, rec slog.Record) error {
+	out := slog.NewRecord(rec.Time, rec.Level, h.r.Replace(rec.Message), rec.PC)
+	rec.Attrs(func(a slog.Attr) bool {
+		out.AddAttrs(h.redact(a))
+		return true
+	})
+	return h.Handler.Handle(ctx, out)
+}
+
+func (h redactHandler) redact(a slog.Attr) slog.Attr {
+	v := a.Value.Resolve()
+	switch v.Kind() {
+	case slog.KindGroup:
+		attrs := v.Group()
+		out := make([]any, len(attrs))
+		for i, g := range attrs {
+			out[i] = h.redact(g)
+		}
+		return slog.Group(a.Key, out...)
+	case slog.KindString:
+		return slog.String(a.Key, h.r.Replace(v.String()))
+	case slog.KindAny:
+		return slog.String(a.Key, h.r.Replace(fmt.Sprint(v.Any())))
+	}
+	return a
+}
+
+func (h redactHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	red := make([]slog.Attr, len(attrs))
+	for i, a := range attrs {
+		red[i] = h.redact(a)
+	}
+	return redactHandler{Handler: h.Handler.WithAttrs(red), r: h.r}
+}
+
+func (h redactHandler) WithGroup(name string) slog.Handler {
+	return redactHandler{Handler: h.Handler.WithGroup(name), r: h.r}
+}

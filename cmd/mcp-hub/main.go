@@ -1,0 +1,150 @@
+// Command mcp-hub serves many MCP servers as one, with tool discovery.
+//
+// Usage: mcp-hub [--config FILE] COMMAND. See `mcp-hub help`.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/mcp-hub/mcp-hub/hub"
+)
+
+func main() {
+	os.Exit(run(os.Args, os.Stdin, os.Stdout, os.Stderr))
+}
+
+// exitConfig is the exit code for a bad config file or bad arguments.
+const exitConfig = 2
+
+// run is main with its inputs and outputs explicit, for tests.
+func run(args []string, stdin io.ReadCloser, stdout, stderr io.Writer) int {
+	app := newApp(stdin, stdout, stderr)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err := app.RunContext(ctx, args)
+	if err == nil {
+		return 0
+	}
+	var cfgErr *hub.ConfigError
+	var exitErr cli.ExitCoder
+	switch {
+	case errors.As(err, &exitErr):
+		if msg := exitErr.Error(); msg != "" {
+			fmt.Fprintln(stderr, "mcp-hub:", msg)
+		}
+		return exitErr.ExitCode()
+	case errors.As(err, &cfgErr):
+		fmt.Fprintln(stderr, "mcp-hub: config error:")
+		fmt.Fprintln(stderr, indent(err.Error()))
+		return exitConfig
+	}
+	fmt.Fprintln(stderr, "mcp-hub:", err)
+	return 1
+}
+
+func newApp(stdin io.ReadCloser, stdout, stderr io.Writer) *cli.App {
+	return &cli.App{
+		Name:      "mcp-hub",
+		Usage:     "serve many MCP servers as one, with tool search",
+		Version:   hub.Version,
+		Reader:    stdin,
+		Writer:    stdout,
+		ErrWriter: stderr,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "config", Aliases: []string{"c"}, Usage: "config file (hub.yaml, or a Claude Desktop JSON file); default ./hub.yaml, then the user config dir", EnvVars: []string{"MCP_HUB_CONFIG"}},
+			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "debug, info, warn or error"},
+		},
+		Commands: []*cli.Command{
+			serveCommand(),
+			toolsCommand(),
+			serversCommand(),
+			searchCommand(),
+			configCommand(),
+			evalCommand(),
+			chatCommand(),
+			modelsCommand(),
+			versionCommand(),
+		},
+		ExitErrHandler: func(*cli.Context, error) {}, // run reports errors
+	}
+}
+
+func versionCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "version",
+		Usage: "print the version",
+		Action: func(c *cli.Context) error {
+			fmt.Fprintln(c.App.Writer, "mcp-hub", hub.Version)
+			return nil
+		},
+	}
+}
+
+// configPath resolves --config: the flag, else ./hub.yaml, else
+// <user config dir>/mcp-hub/hub.yaml.
+func configPath(c *cli.Context) string {
+	if p := c.String("config"); p != "" {
+		return p
+	}
+	if _, err := os.Stat("hub.yaml"); err == nil {
+		return "hub.yaml"
+	}
+	if dir, err := os.UserConfigDir(); err == nil {
+		p := filepath.Join(dir, "mcp-hub", "hub.yaml")
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	return "hub.yaml"
+}
+
+// loadConfig loads the config and reports its warnings on the log.
+func loadConfig(c *cli.Context, log *slog.Logger) (*hub.Config, error) {
+	cfg, err := hub.LoadConfig(configPath(c))
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range cfg.Warnings {
+		log.Warn(w)
+	}
+	return cfg, nil
+}
+
+// openHub loads the config and starts a hub with logs on stderr.
+func openHub(c *cli.Context) (*hub.Hub, *slog.Logger, error) {
+	log, err := newLogger(c, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg, err := loadConfig(c, log)
+	if err != nil {
+		return nil, nil, err
+	}
+	log, _ = newLogger(c, cfg.Secrets)
+	h, err := hub.New(c.Context, cfg, hub.Options{Logger: log})
+	if err != nil {
+		return nil, nil, err
+	}
+	return h, log, nil
+}
+
+func indent(s string) string {
+	out := "  "
+	for _, r := range s {
+		out += string(r)
+		if r == '\n' {
+			out += "  "
+		}
+	}
+	return out
+}

@@ -1,0 +1,111 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/mcp-hub/mcp-hub/hub"
+)
+
+func serveCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "serve",
+		Usage: "serve the hub over stdio (default) or streamable HTTP",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "http", Usage: "serve streamable HTTP on this address (e.g. 127.0.0.1:8080) at /mcp and /mcp/<toolset>"},
+			&cli.StringFlag{Name: "toolset", Usage: "expose only this toolset (stdio; over HTTP use /mcp/<toolset>)"},
+			&cli.BoolFlag{Name: "chat-api", Usage: "with --http: also serve POST /v1/chat (the chat loop over HTTP)"},
+		},
+		Action: func(c *cli.Context) error {
+			h, log, err := openHub(c)
+			if err != nil {
+				return err
+			}
+			defer h.Close()
+			if addr := c.String("http"); addr != "" {
+				return serveHTTP(c, h, log, addr)
+			}
+			if c.Bool("chat-api") {
+				return cli.Exit("--chat-api needs --http", exitConfig)
+			}
+			if _, err := h.Toolset(c.String("toolset")); err != nil {
+				return cli.Exit(err.Error(), exitConfig)
+			}
+			if isTerminal(os.Stdin) {
+				printWelcome(c.App.ErrWriter, h, configPath(c))
+			}
+			err = h.ServeStdio(c.Context, c.String("toolset"), c.App.Reader.(io.ReadCloser), nopCloser{c.App.Writer})
+			if err != nil && c.Context.Err() == nil && !errors.Is(err, io.EOF) {
+				return err
+			}
+			return nil
+		},
+	}
+}
+
+type nopCloser struct{ io.Writer }
+
+func (nopCloser) Close() error { return nil }
+
+func serveHTTP(c *cli.Context, h *hub.Hub, log *slog.Logger, addr string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return cli.Exit(fmt.Sprintf("--http %s: %v", addr, err), exitConfig)
+	}
+	host, _, _ := net.SplitHostPort(ln.Addr().String())
+	if ip := net.ParseIP(host); (ip == nil || !ip.IsLoopback()) && len(h.Config().Auth.Tokens) == 0 {
+		log.Warn("LISTENING BEYOND THIS MACHINE WITHOUT AUTH: anyone who can reach " + ln.Addr().String() +
+			" can call every tool. Set auth.tokens in the config, or bind 127.0.0.1.")
+	}
+	extra := map[string]http.Handler{}
+	if c.Bool("chat-api") {
+		handler, err := chatAPIHandler(c, h)
+		if err != nil {
+			return err
+		}
+		extra["/v1/chat"] = handler
+	}
+	srv := &http.Server{Handler: h.HTTPHandler(extra), ReadHeaderTimeout: 10 * time.Second}
+	log.Info("serving streamable HTTP", "url", "http://"+ln.Addr().String()+"/mcp", "health", "http://"+ln.Addr().String()+"/healthz")
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-c.Context.Done():
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	srv.Shutdown(ctx)
+	return nil
+}
+
+func isTerminal(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// printWelcome tells a person who ran `mcp-hub serve` by hand what is
+// connected and how to register the hub in a client: on a terminal, stdin
+// is not an MCP client.
+func printWelcome(w io.Writer, h *hub.Hub, cfgPath string) {
+	exe, _ := os.Executable()
+	abs, _ := filepath.Abs(cfgPath)
+	fmt.Fprintf(w, "mcp-hub %s: serving MCP on stdio (waiting for a client on stdin).\n\n", hub.Version)
+	for _, st := range h.Upstreams() {
+		fmt.Fprintf(w, "  %-16s %-10s %3d tools  %s\n", st.Name, st.State, st.Tools, st.LastError)
+	}
+	fmt.Fprintf(w, "\nRegister it in Claude Desktop (claude_desktop_config.json):\n"+
+		"  {\"mcpServers\": {\"hub\": {\"command\": %q, \"args\": [\"--config\", %q, \"serve\"]}}}\n"+
+		"or in Claude Code:\n  claude mcp add hub -- %s --config %s serve\n\nPress Ctrl-C to stop.\n", exe, abs, exe, abs)
+}

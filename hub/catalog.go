@@ -1,0 +1,242 @@
+package hub
+
+import (
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"maps"
+	"path"
+	"slices"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-hub/mcp-hub/index"
+	"github.com/mcp-hub/mcp-hub/upstream"
+)
+
+// alwaysLoadKey marks tools that a client's own tool search must never hide.
+const alwaysLoadKey = "anthropic/alwaysLoad"
+
+// Tool is one upstream tool as the hub exposes it.
+type Tool struct {
+	Name     string // exposed name, unique in the catalog
+	Server   string
+	Original string // the upstream's own name, used when calling it
+	// Def is what tools/list shows: the upstream definition, verbatim but
+	// for the name (and _meta alwaysLoad on eager tools under discovery).
+	Def      *mcp.Tool
+	Deferred bool
+	// fingerprint is Def's JSON, computed once per catalog.
+	fingerprint string
+}
+
+// Prompt is one upstream prompt as the hub exposes it.
+type Prompt struct {
+	Name     string
+	Server   string
+	Original string
+	Def      *mcp.Prompt
+}
+
+// Catalog is an immutable snapshot of everything the upstreams offer, with
+// exposed names. It is rebuilt whenever an upstream's lists change and
+// swapped in atomically; sessions read whichever snapshot is current.
+type Catalog struct {
+	Tools   []*Tool // in config order, then upstream order
+	Prompts []*Prompt
+	byName  map[string]*Tool
+	prompts map[string]*Prompt
+	// resources maps a resource URI to the server that listed it.
+	resources map[string]string
+	// index covers the deferred tools; nil when there are none.
+	index *index.Index
+	// Problems are collisions and unusable tools, already logged.
+	Problems []string
+}
+
+// Tool looks a tool up by exposed name.
+func (c *Catalog) Tool(name string) (*Tool, bool) {
+	t, ok := c.byName[name]
+	return t, ok
+}
+
+// Prompt looks a prompt up by exposed name.
+func (c *Catalog) Prompt(name string) (*Prompt, bool) {
+	p, ok := c.prompts[name]
+	return p, ok
+}
+
+// Names lists every exposed tool name.
+func (c *Catalog) Names() []string {
+	names := make([]string, len(c.Tools))
+	for i, t := range c.Tools {
+		names[i] = t.Name
+	}
+	return names
+}
+
+// buildCatalog names, filters and partitions the upstreams' current lists.
+// The first server in config order keeps a contested name; the loser's
+// tool is dropped and the problem reported.
+func buildCatalog(cfg *Config, ups []*upstream.Upstream, log *slog.Logger) *Catalog {
+	c := &Catalog{
+		byName:    map[string]*Tool{},
+		prompts:   map[string]*Prompt{},
+		resources: map[string]string{},
+	}
+	var deferred []index.Tool
+	for _, u := range ups {
+		name := u.Name()
+		sc := cfg.Servers[name]
+		prefix := serverPrefix(name, sc)
+		isDeferred := cfg.Deferred(name)
+		lists := u.Lists()
+		for _, ut := range lists.Tools {
+			if !sc.Tools.keeps(ut.Name) {
+				continue
+			}
+			exposed := ExposedName(prefix, ut.Name)
+			if cfg.Discovery.Enabled && isMetaTool(exposed) {
+				c.problem(log, fmt.Sprintf("server '%s': tool '%s' is exposed as '%s', which the hub's own meta-tool uses; set a 'prefix' on the server", name, ut.Name, exposed))
+				continue
+			}
+			if prev, ok := c.byName[exposed]; ok {
+				c.problem(log, fmt.Sprintf("tool name collision: '%s' from server '%s' and server '%s' (tool '%s'); set a different 'prefix' on one of them, or deny one tool under 'tools: {deny: [...]}'",
+					exposed, prev.Server, name, ut.Name))
+				continue
+			}
+			def, err := exposedDef(ut, exposed, cfg.Discovery.Enabled && !isDeferred)
+			if err != nil {
+				c.problem(log, fmt.Sprintf("server '%s': tool '%s' skipped: %v", name, ut.Name, err))
+				continue
+			}
+			t := &Tool{Name: exposed, Server: name, Original: ut.Name, Def: def, Deferred: isDeferred, fingerprint: fingerprint(def)}
+			c.Tools = append(c.Tools, t)
+			c.byName[exposed] = t
+			if isDeferred {
+				deferred = append(deferred, index.Tool{
+					Name: exposed, Server: name, Title: ut.Title, Description: ut.Description,
+					InputSchema: def.InputSchema.(json.RawMessage), ServerDescription: sc.Description,
+				})
+			}
+		}
+		for _, p := range lists.Prompts {
+			exposed := ExposedName(prefix, p.Name)
+			if prev, ok := c.prompts[exposed]; ok {
+				c.problem(log, fmt.Sprintf("prompt name collision: '%s' from server '%s' and server '%s'; set a different 'prefix' on one of them", exposed, prev.Server, name))
+				continue
+			}
+			def := *p
+			def.Name = exposed
+			pr := &Prompt{Name: exposed, Server: name, Original: p.Name, Def: &def}
+			c.Prompts = append(c.Prompts, pr)
+			c.prompts[exposed] = pr
+		}
+		for _, r := range lists.Resources {
+			if prev, ok := c.resources[r.URI]; ok && prev != name {
+				c.problem(log, fmt.Sprintf("resource '%s' is listed by server '%s' and server '%s'; reads go to '%s'", r.URI, prev, name, prev))
+				continue
+			}
+			c.resources[r.URI] = name
+		}
+	}
+	if len(deferred) > 0 {
+		ix, err := index.New(deferred)
+		if err != nil {
+			c.problem(log, fmt.Sprintf("search index: %v", err))
+		}
+		c.index = ix
+	}
+	return c
+}
+
+func (c *Catalog) problem(log *slog.Logger, msg string) {
+	c.Problems = append(c.Problems, msg)
+	log.Error(msg)
+}
+
+// keeps applies allow (if any) then deny; entries may be glob patterns.
+func (f ToolFilter) keeps(name string) bool {
+	match := func(patterns []string) bool {
+		for _, p := range patterns {
+			if ok, _ := path.Match(p, name); ok || p == name {
+				return true
+			}
+		}
+		return false
+	}
+	if len(f.Allow) > 0 && !match(f.Allow) {
+		return false
+	}
+	return !match(f.Deny)
+}
+
+// exposedDef copies an upstream tool definition for exposure. Schemas stay
+// verbatim except where the SDK would refuse the tool: a top-level type
+// other than exactly "object" is patched to "object" (the SDK panics on a
+// missing type or on ["object","null"]).
+func exposedDef(ut *mcp.Tool, exposed string, alwaysLoad bool) (*mcp.Tool, error) {
+	def := *ut
+	def.Name = exposed
+	in, err := objectSchema(ut.InputSchema)
+	if err != nil {
+		return nil, fmt.Errorf("input schema: %w", err)
+	}
+	def.InputSchema = in
+	if ut.OutputSchema != nil {
+		out, err := json.Marshal(ut.OutputSchema)
+		if err != nil {
+			return nil, fmt.Errorf("output schema: %w", err)
+		}
+		def.OutputSchema = json.RawMessage(out)
+	}
+	if alwaysLoad {
+		def.Meta = maps.Clone(ut.Meta)
+		if def.Meta == nil {
+			def.Meta = mcp.Meta{}
+		}
+		def.Meta[alwaysLoadKey] = true
+	}
+	return &def, nil
+}
+
+// objectSchema marshals a schema once (so every session's tools/list reuses
+// the bytes) and makes sure its top-level type is "object".
+func objectSchema(schema any) (json.RawMessage, error) {
+	var m map[string]any
+	switch s := schema.(type) {
+	case nil:
+		m = map[string]any{}
+	case map[string]any:
+		m = s
+	default:
+		b, err := json.Marshal(s)
+		if err != nil {
+			return nil, err
+		}
+		if err := json.Unmarshal(b, &m); err != nil {
+			return nil, fmt.Errorf("not a JSON object: %w", err)
+		}
+	}
+	if m["type"] != "object" {
+		m = maps.Clone(m)
+		m["type"] = "object"
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// deferredServers lists the servers that have deferred tools in tools, sorted.
+func deferredServers(tools []*Tool) []string {
+	var out []string
+	for _, t := range tools {
+		if t.Deferred && !slices.Contains(out, t.Server) {
+			out = append(out, t.Server)
+		}
+	}
+	slices.Sort(out)
+	return out
+}

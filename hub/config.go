@@ -1,0 +1,427 @@
+package hub
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/mcp-hub/mcp-hub/upstream"
+	"github.com/mcp-hub/mcp-hub/upstream/builtin"
+)
+
+// Config is a loaded hub.yaml (or Claude Desktop JSON) file.
+type Config struct {
+	// Path is the file the config was read from, for error messages.
+	Path string `yaml:"-"`
+
+	Servers   map[string]*ServerConfig `yaml:"servers"`
+	Discovery Discovery                `yaml:"discovery"`
+	Toolsets  map[string]*Toolset      `yaml:"toolsets"`
+	Auth      Auth                     `yaml:"auth"`
+	Restart   Restart                  `yaml:"restart"`
+	// MaxRequestBytes bounds one HTTP request body (default 4 MiB).
+	MaxRequestBytes int64 `yaml:"max_request_bytes"`
+
+	// The chat sections belong to package chatloop, which decodes them.
+	Providers yaml.Node `yaml:"providers"`
+	Models    yaml.Node `yaml:"models"`
+	Chat      yaml.Node `yaml:"chat"`
+
+	// ServerOrder is the order servers appear in the file; the catalog
+	// lists tools in this order.
+	ServerOrder []string `yaml:"-"`
+	// Secrets are the values that came from ${VAR} expansion. Logs redact them.
+	Secrets []string `yaml:"-"`
+	// Warnings are problems that do not stop the hub (an unset variable).
+	Warnings []string `yaml:"-"`
+}
+
+// ServerConfig is one entry under `servers:`.
+type ServerConfig struct {
+	upstream.Config `yaml:",inline"`
+	// Prefix replaces the server name in exposed names; "" exposes the
+	// upstream names as they are. Nil means the server name.
+	Prefix *string `yaml:"prefix"`
+	// DeferLoading hides the server's tools behind search_tools.
+	// Nil means "follow discovery.defer_all".
+	DeferLoading *bool      `yaml:"defer_loading"`
+	Tools        ToolFilter `yaml:"tools"`
+	// Description says what the server is for; used in the search_tools
+	// manifest and indexed for search.
+	Description string `yaml:"description"`
+}
+
+// ToolFilter keeps or drops upstream tools by their original names.
+type ToolFilter struct {
+	Allow []string `yaml:"allow"`
+	Deny  []string `yaml:"deny"`
+}
+
+// Discovery configures deferred tools and the meta-tools.
+type Discovery struct {
+	Enabled          bool  `yaml:"enabled"`
+	DeferAll         bool  `yaml:"defer_all"`
+	MaxSearchResults int   `yaml:"max_search_results"`
+	CallTool         *bool `yaml:"call_tool"`
+	AutoLoadOnCall   bool  `yaml:"auto_load_on_call"`
+}
+
+// CallToolEnabled reports whether the call_tool meta-tool is offered (default on).
+func (d Discovery) CallToolEnabled() bool { return d.CallTool == nil || *d.CallTool }
+
+// SearchLimit is max_search_results with its default.
+func (d Discovery) SearchLimit() int {
+	if d.MaxSearchResults > 0 {
+		return d.MaxSearchResults
+	}
+	return 5
+}
+
+// Auth protects the HTTP endpoints.
+type Auth struct {
+	// Tokens are accepted as `Authorization: Bearer <token>`. Empty: no auth.
+	Tokens []string `yaml:"tokens"`
+	// AllowedOrigins are extra browser origins allowed to call /mcp.
+	AllowedOrigins []string `yaml:"allowed_origins"`
+}
+
+// Restart tunes upstream reconnection.
+type Restart struct {
+	InitialBackoff upstream.Duration `yaml:"initial_backoff"`
+	MaxBackoff     upstream.Duration `yaml:"max_backoff"`
+	UnhealthyAfter int               `yaml:"unhealthy_after"`
+}
+
+// ConfigError is a problem in the config file. The CLI exits with code 2.
+type ConfigError struct {
+	Path string
+	Line int
+	Msg  string
+}
+
+func (e *ConfigError) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("%s:%d: %s", e.Path, e.Line, e.Msg)
+	}
+	return fmt.Sprintf("%s: %s", e.Path, e.Msg)
+}
+
+// LoadConfig reads a hub.yaml file, or a Claude Desktop / Cursor JSON file
+// with `mcpServers`, expands ${VAR} and ${VAR:-default}, and validates it.
+func LoadConfig(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &ConfigError{Path: path, Msg: fmt.Sprintf("cannot read config: %v (create one from the bundled hub.yaml, or pass --config)", err)}
+	}
+	return ParseConfig(path, data)
+}
+
+// ParseConfig is LoadConfig on bytes already read.
+func ParseConfig(path string, data []byte) (*Config, error) {
+	if isJSONConfig(path, data) {
+		return parseClaudeJSON(path, data)
+	}
+	var root yaml.Node
+	if err := yaml.Unmarshal(data, &root); err != nil {
+		return nil, yamlError(path, err)
+	}
+	cfg := &Config{Path: path}
+	if len(root.Content) == 0 {
+		return nil, &ConfigError{Path: path, Msg: "config is empty: add a 'servers:' section"}
+	}
+	// Unknown keys are checked on the raw text so that their line numbers
+	// are right; values are decoded after ${VAR} expansion.
+	strict := yaml.NewDecoder(bytes.NewReader(data))
+	strict.KnownFields(true)
+	var probe Config
+	if err := strict.Decode(&probe); err != nil {
+		if msg := unknownFieldErrors(err); msg != "" {
+			return nil, &ConfigError{Path: path, Msg: msg}
+		}
+	}
+	exp := expander{path: path}
+	exp.walk(&root)
+	if exp.err != nil {
+		return nil, exp.err
+	}
+	cfg.Secrets, cfg.Warnings = exp.secrets, exp.warnings
+	if err := root.Decode(cfg); err != nil {
+		return nil, yamlError(path, err)
+	}
+	cfg.ServerOrder = mappingKeys(&root, "servers")
+	return cfg, cfg.validate(lineFinder(&root))
+}
+
+// validate checks what can be checked without connecting.
+func (c *Config) validate(line func(keys ...string) int) error {
+	if len(c.Servers) == 0 {
+		return &ConfigError{Path: c.Path, Msg: "no servers configured: add at least one under 'servers:' (see the bundled hub.yaml)"}
+	}
+	var errs []error
+	for _, name := range c.ServerOrder {
+		s := c.Servers[name]
+		if s == nil {
+			errs = append(errs, &ConfigError{Path: c.Path, Line: line("servers", name), Msg: fmt.Sprintf("server '%s' is empty: give it a 'command', 'url' or 'builtin'", name)})
+			continue
+		}
+		s.Name = name
+		if strings.TrimSpace(name) == "" {
+			errs = append(errs, &ConfigError{Path: c.Path, Line: line("servers"), Msg: "a server has an empty name"})
+		}
+		if err := s.Validate(); err != nil {
+			errs = append(errs, &ConfigError{Path: c.Path, Line: line("servers", name), Msg: fmt.Sprintf("server '%s': %v", name, err)})
+		}
+		if s.Builtin != "" && !slices.Contains(builtin.Names(), s.Builtin) {
+			errs = append(errs, &ConfigError{Path: c.Path, Line: line("servers", name, "builtin"),
+				Msg: fmt.Sprintf("server '%s': unknown builtin '%s'; available: %s", name, s.Builtin, strings.Join(builtin.Names(), ", "))})
+		}
+	}
+	for tsName, ts := range c.Toolsets {
+		if ts == nil {
+			continue
+		}
+		for srv := range ts.Servers {
+			if _, ok := c.Servers[srv]; !ok {
+				errs = append(errs, &ConfigError{Path: c.Path, Line: line("toolsets", tsName, "servers", srv),
+					Msg: fmt.Sprintf("toolset '%s': Server '%s' not found in configuration; servers: %s", tsName, srv, strings.Join(sortedKeys(c.Servers), ", "))})
+			}
+		}
+	}
+	if c.Discovery.MaxSearchResults < 0 {
+		errs = append(errs, &ConfigError{Path: c.Path, Line: line("discovery", "max_search_results"), Msg: "discovery.max_search_results must be positive"})
+	}
+	return errors.Join(errs...)
+}
+
+// Deferred reports whether a server's tools start deferred.
+func (c *Config) Deferred(server string) bool {
+	if !c.Discovery.Enabled {
+		return false
+	}
+	s := c.Servers[server]
+	if s != nil && s.DeferLoading != nil {
+		return *s.DeferLoading
+	}
+	return c.Discovery.DeferAll
+}
+
+var unknownField = regexp.MustCompile(`line (\d+): field (\S+) not found in type (\S+)`)
+
+// unknownFieldErrors turns yaml.v3's strict-mode errors into our wording,
+// and drops the type errors that ${VAR} placeholders cause before expansion.
+func unknownFieldErrors(err error) string {
+	var lines []string
+	for _, m := range unknownField.FindAllStringSubmatch(err.Error(), -1) {
+		lines = append(lines, fmt.Sprintf("line %s: unknown key '%s' (check the spelling; see the config reference in README.md)", m[1], m[2]))
+	}
+	return strings.Join(lines, "; ")
+}
+
+func yamlError(path string, err error) error {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	msg = strings.ReplaceAll(msg, "unmarshal errors:\n  ", "")
+	return &ConfigError{Path: path, Msg: "invalid YAML: " + msg}
+}
+
+// expander replaces ${VAR} and ${VAR:-default} in every scalar value.
+type expander struct {
+	path     string
+	secrets  []string
+	warnings []string
+	err      error
+}
+
+var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}`)
+
+func (e *expander) walk(n *yaml.Node) {
+	if n.Kind == yaml.ScalarNode && strings.Contains(n.Value, "${") {
+		n.Value = e.expand(n.Value, n.Line)
+		// A value that came from a variable is a string even if it looks
+		// like a number; let the target type decide.
+		if n.Tag == "!!str" {
+			n.Tag = ""
+		}
+		n.Style = 0
+	}
+	for _, c := range n.Content {
+		e.walk(c)
+	}
+}
+
+func (e *expander) expand(s string, line int) string {
+	return envRef.ReplaceAllStringFunc(s, func(ref string) string {
+		m := envRef.FindStringSubmatch(ref)
+		v, ok := os.LookupEnv(m[1])
+		if !ok || (v == "" && m[2] != "") {
+			if m[2] != "" {
+				return m[3]
+			}
+			e.warnings = append(e.warnings, fmt.Sprintf("%s:%d: environment variable %s is not set; using an empty value (export it, or write ${%s:-default})", e.path, line, m[1], m[1]))
+			return ""
+		}
+		if len(v) >= 4 {
+			e.secrets = append(e.secrets, v)
+		}
+		return v
+	})
+}
+
+// mappingKeys returns the keys of root[section] in file order.
+func mappingKeys(root *yaml.Node, section string) []string {
+	m := child(docMapping(root), section)
+	if m == nil || m.Kind != yaml.MappingNode {
+		return nil
+	}
+	var keys []string
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		keys = append(keys, m.Content[i].Value)
+	}
+	return keys
+}
+
+func docMapping(root *yaml.Node) *yaml.Node {
+	if root.Kind == yaml.DocumentNode && len(root.Content) > 0 {
+		return root.Content[0]
+	}
+	return root
+}
+
+func child(m *yaml.Node, key string) *yaml.Node {
+	if m == nil || m.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			return m.Content[i+1]
+		}
+	}
+	return nil
+}
+
+// lineFinder returns the line of a nested key, or of its nearest parent.
+func lineFinder(root *yaml.Node) func(keys ...string) int {
+	return func(keys ...string) int {
+		n := docMapping(root)
+		line := 0
+		for _, k := range keys {
+			if n == nil || n.Kind != yaml.MappingNode {
+				break
+			}
+			found := false
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				if n.Content[i].Value == k {
+					line = n.Content[i].Line
+					n = n.Content[i+1]
+					found = true
+					break
+				}
+			}
+			if !found {
+				break
+			}
+		}
+		return line
+	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func isJSONConfig(path string, data []byte) bool {
+	if strings.EqualFold(filepath.Ext(path), ".json") {
+		return true
+	}
+	return bytes.HasPrefix(bytes.TrimSpace(data), []byte("{")) && bytes.Contains(data, []byte(`"mcpServers"`))
+}
+
+// parseClaudeJSON reads the `mcpServers` map that Claude Desktop, Cursor
+// and others use. Other top-level keys belong to those apps and are ignored.
+func parseClaudeJSON(path string, data []byte) (*Config, error) {
+	var file struct {
+		MCPServers map[string]json.RawMessage `json:"mcpServers"`
+		Servers    map[string]json.RawMessage `json:"servers"` // VS Code's mcp.json
+	}
+	if err := json.Unmarshal(data, &file); err != nil {
+		return nil, &ConfigError{Path: path, Msg: fmt.Sprintf("invalid JSON: %v", err)}
+	}
+	servers := file.MCPServers
+	if servers == nil {
+		servers = file.Servers
+	}
+	if servers == nil {
+		return nil, &ConfigError{Path: path, Msg: "no 'mcpServers' object: a JSON config must look like Claude Desktop's {\"mcpServers\": {...}}"}
+	}
+	// Translate into YAML so that one code path expands and validates.
+	doc := map[string]any{}
+	order := orderedJSONKeys(data, servers)
+	yservers := yaml.Node{Kind: yaml.MappingNode}
+	for _, name := range order {
+		var entry map[string]any
+		if err := json.Unmarshal(servers[name], &entry); err != nil {
+			return nil, &ConfigError{Path: path, Msg: fmt.Sprintf("server '%s': %v", name, err)}
+		}
+		if t, ok := entry["type"].(string); ok {
+			delete(entry, "type")
+			switch t {
+			case "http", "streamable-http", "streamableHttp":
+				entry["transport"] = upstream.TransportStreamable
+			case "sse":
+				entry["transport"] = upstream.TransportSSE
+			}
+		}
+		if u, ok := entry["serverUrl"]; ok { // Windsurf spelling
+			entry["url"] = u
+			delete(entry, "serverUrl")
+		}
+		// Other apps' own keys (autoApprove, alwaysAllow, ...) mean nothing here.
+		for key := range entry {
+			if !jsonServerKeys[key] {
+				delete(entry, key)
+			}
+		}
+		var k, v yaml.Node
+		k.SetString(name)
+		if err := v.Encode(entry); err != nil {
+			return nil, &ConfigError{Path: path, Msg: fmt.Sprintf("server '%s': %v", name, err)}
+		}
+		yservers.Content = append(yservers.Content, &k, &v)
+	}
+	doc["servers"] = &yservers
+	out, err := yaml.Marshal(doc)
+	if err != nil {
+		return nil, &ConfigError{Path: path, Msg: err.Error()}
+	}
+	cfg, err := ParseConfig(path+".yaml", out)
+	if cfg != nil {
+		cfg.Path = path
+	}
+	return cfg, err
+}
+
+// jsonServerKeys are the keys of a JSON server entry that mean something to the hub.
+var jsonServerKeys = map[string]bool{"command": true, "args": true, "env": true, "cwd": true,
+	"url": true, "transport": true, "headers": true, "disabled": true, "timeout": true}
+
+// orderedJSONKeys returns the server names in file order.
+func orderedJSONKeys(data []byte, servers map[string]json.RawMessage) []string {
+	names := sortedKeys(servers)
+	sort.SliceStable(names, func(i, j int) bool {
+		return bytes.Index(data, []byte(`"`+names[i]+`"`)) < bytes.Index(data, []byte(`"`+names[j]+`"`))
+	})
+	return names
+}

@@ -1,0 +1,314 @@
+package hub
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-hub/mcp-hub/index"
+	"github.com/mcp-hub/mcp-hub/upstream"
+)
+
+// handleTool is the handler of every upstream tool a session lists.
+func (s *Session) handleTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	if s.hub.cfg.Discovery.Enabled {
+		switch req.Params.Name {
+		case SearchToolsName:
+			s.recordMetaCall(SearchToolsName)
+			return s.searchTools(ctx, req.Params.Arguments), nil
+		case CallToolName:
+			s.recordMetaCall(CallToolName)
+			return s.callTool(ctx, req)
+		}
+	}
+	c := s.hub.Catalog()
+	t, ok := c.Tool(req.Params.Name)
+	if !ok {
+		return nil, s.unknownTool(c, req.Params.Name)
+	}
+	return s.callUpstream(ctx, t, req.Params)
+}
+
+// callUpstream forwards one call. What happens to each part:
+//   - name: replaced by the upstream's original name;
+//   - arguments: passed as raw bytes, never decoded;
+//   - _meta: passed through, except a progress token, which is swapped for a
+//     hub-unique one and swapped back on every progress notification;
+//   - cancellation: the downstream request's context cancels the upstream
+//     call (the SDK sends notifications/cancelled);
+//   - result: returned as the upstream sent it (isError included);
+//   - errors: a JSON-RPC error from the upstream is passed on with its code;
+//     a server that is down, restarting or timed out gives an isError
+//     result that says so and invites a retry.
+func (s *Session) callUpstream(ctx context.Context, t *Tool, in *mcp.CallToolParamsRaw) (*mcp.CallToolResult, error) {
+	h := s.hub
+	u, err := h.upstream(t.Server)
+	if err != nil {
+		return nil, err
+	}
+	params := &mcp.CallToolParams{Name: t.Original, Arguments: in.Arguments}
+	if len(in.Arguments) == 0 {
+		params.Arguments = nil
+	}
+	if in.Meta != nil {
+		params.Meta = maps.Clone(in.Meta)
+	}
+	call := h.routes.begin(ctx, s, t.Server)
+	defer h.routes.end(call)
+	if token := in.GetProgressToken(); token != nil {
+		params.SetProgressToken(h.routes.mapProgress(call, token))
+	}
+	start := time.Now()
+	res, err := u.CallTool(ctx, params)
+	s.recordCall(t, time.Since(start), err != nil || (res != nil && res.IsError))
+	if err != nil {
+		var rpcErr *jsonrpc.Error
+		switch {
+		case errors.As(err, &rpcErr):
+			return nil, rpcErr
+		case ctx.Err() != nil:
+			return nil, ctx.Err()
+		}
+		return errorResult(fmt.Sprintf("Error: %v", err)), nil
+	}
+	return res, nil
+}
+
+func errorResult(text string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: text}}}
+}
+
+// unknownTool is the JSON-RPC error for a name the catalog does not have,
+// with the closest names when any are close.
+func (s *Session) unknownTool(c *Catalog, name string) error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: s.unknownToolMessage(c, name)}
+}
+
+func (s *Session) unknownToolMessage(c *Catalog, name string) string {
+	msg := fmt.Sprintf("Unknown tool '%s'.", name)
+	if close := index.Closest(name, s.visibleNames(c), 3); len(close) > 0 {
+		msg += " Did you mean: " + strings.Join(close, ", ") + "?"
+	}
+	return msg
+}
+
+func (s *Session) visibleNames(c *Catalog) []string {
+	var out []string
+	for _, t := range c.Tools {
+		if s.visible(t) {
+			out = append(out, t.Name)
+		}
+	}
+	return out
+}
+
+// router remembers which downstream session is waiting on which upstream,
+// so that what an upstream sends during a call (logs, progress, sampling,
+// elicitation, roots) reaches the session whose call caused it.
+type router struct {
+	mu       sync.Mutex
+	calls    map[string]map[*call]struct{} // upstream name -> calls in flight
+	progress map[string]*call              // hub progress token -> call
+	next     atomic.Int64
+}
+
+// call is one downstream tool call in flight to an upstream.
+type call struct {
+	ctx      context.Context // the downstream request's context
+	session  *Session
+	upstream string
+	token    any    // the downstream progress token
+	hubToken string // what the upstream sees instead
+}
+
+func (r *router) init() {
+	r.calls = map[string]map[*call]struct{}{}
+	r.progress = map[string]*call{}
+}
+
+func (r *router) begin(ctx context.Context, s *Session, server string) *call {
+	c := &call{ctx: ctx, session: s, upstream: server}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.calls[server] == nil {
+		r.calls[server] = map[*call]struct{}{}
+	}
+	r.calls[server][c] = struct{}{}
+	return c
+}
+
+func (r *router) end(c *call) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.calls[c.upstream], c)
+	if c.hubToken != "" {
+		delete(r.progress, c.hubToken)
+	}
+}
+
+// mapProgress gives the call a hub-unique progress token: two sessions may
+// both use token 1 with the same upstream.
+func (r *router) mapProgress(c *call, token any) string {
+	c.token = token
+	c.hubToken = fmt.Sprintf("mcp-hub-%d", r.next.Add(1))
+	r.mu.Lock()
+	r.progress[c.hubToken] = c
+	r.mu.Unlock()
+	return c.hubToken
+}
+
+func (r *router) progressCall(token any) *call {
+	key, ok := token.(string)
+	if !ok {
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.progress[key]
+}
+
+// callerOf finds the call an upstream's request or notification belongs
+// to. Nothing in the message says which call caused it, so: the only
+// session with calls in flight to that upstream. Several sessions at once
+// is ambiguous (nil, false).
+func (r *router) callerOf(server string) (c *call, ambiguous bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for cl := range r.calls[server] {
+		if c != nil && c.session != cl.session {
+			return nil, true
+		}
+		c = cl
+	}
+	return c, false
+}
+
+func (r *router) forgetSession(s *Session) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, calls := range r.calls {
+		for c := range calls {
+			if c.session == s {
+				delete(calls, c)
+			}
+		}
+	}
+}
+
+// withValuesOf returns a context cancelled like cancel but carrying the
+// values of values. The SDK picks the HTTP stream a server-to-client message
+// travels on from context values: forwarding with the downstream request's
+// values puts the message on that request's stream.
+func withValuesOf(cancel, values context.Context) context.Context {
+	return valuesContext{Context: cancel, values: values}
+}
+
+type valuesContext struct {
+	context.Context
+	values context.Context
+}
+
+func (v valuesContext) Value(key any) any { return v.values.Value(key) }
+
+// UpstreamNotified forwards log messages, progress and resource updates.
+// Part of upstream.Listener.
+func (h *Hub) UpstreamNotified(ctx context.Context, u *upstream.Upstream, method string, params mcp.Params) {
+	switch method {
+	case upstream.NotifyProgress:
+		p := params.(*mcp.ProgressNotificationParams)
+		c := h.routes.progressCall(p.ProgressToken)
+		if c == nil {
+			return
+		}
+		ss := c.session.serverSession()
+		if ss == nil {
+			return
+		}
+		out := *p
+		out.ProgressToken = c.token
+		if err := ss.NotifyProgress(withValuesOf(ctx, c.ctx), &out); err != nil {
+			h.log.Debug("progress not forwarded", "server", u.Name(), "err", err)
+		}
+	case upstream.NotifyLog:
+		p := params.(*mcp.LoggingMessageParams)
+		c, ambiguous := h.routes.callerOf(u.Name())
+		switch {
+		case c != nil:
+			if ss := c.session.serverSession(); ss != nil {
+				ss.Log(withValuesOf(ctx, c.ctx), p)
+			}
+		case ambiguous:
+			h.log.Info("upstream log (several sessions calling; not forwarded)", "server", u.Name(), "level", p.Level, "data", p.Data)
+		default:
+			for _, s := range h.sessionList() {
+				if ss := s.serverSession(); ss != nil {
+					ss.Log(ctx, p)
+				}
+			}
+		}
+	case upstream.NotifyResourceUpdated:
+		p := params.(*mcp.ResourceUpdatedNotificationParams)
+		for _, s := range h.sessionList() {
+			s.server.ResourceUpdated(ctx, p)
+		}
+	}
+}
+
+// UpstreamRequest forwards sampling, elicitation and roots requests to the
+// session whose call caused them. Part of upstream.Listener.
+func (h *Hub) UpstreamRequest(ctx context.Context, u *upstream.Upstream, method string, params mcp.Params) (mcp.Result, error) {
+	c, ambiguous := h.routes.callerOf(u.Name())
+	var s *Session
+	reqCtx := ctx
+	switch {
+	case c != nil:
+		s, reqCtx = c.session, withValuesOf(ctx, c.ctx)
+	case ambiguous:
+		return nil, fmt.Errorf("mcp-hub: cannot route %s from server '%s': several client sessions have calls in flight to it", method, u.Name())
+	default:
+		// Not during a call (roots/list right after connecting, say): only
+		// unambiguous when one session exists.
+		if list := h.sessionList(); len(list) == 1 {
+			s = list[0]
+		} else {
+			return nil, fmt.Errorf("mcp-hub: cannot route %s from server '%s': it was not sent during a tool call and %d client sessions are connected", method, u.Name(), len(list))
+		}
+	}
+	ss := s.serverSession()
+	if ss == nil {
+		return nil, fmt.Errorf("mcp-hub: client session is not initialized")
+	}
+	switch method {
+	case upstream.MethodCreateMessage:
+		return ss.CreateMessageWithTools(reqCtx, asSamplingParams(params))
+	case upstream.MethodElicit:
+		return ss.Elicit(reqCtx, params.(*mcp.ElicitParams))
+	case upstream.MethodListRoots:
+		p, _ := params.(*mcp.ListRootsParams)
+		return ss.ListRoots(reqCtx, p)
+	}
+	return nil, fmt.Errorf("mcp-hub: unsupported request %s", method)
+}
+
+// asSamplingParams accepts either sampling params type the SDK may decode.
+func asSamplingParams(p mcp.Params) *mcp.CreateMessageWithToolsParams {
+	switch v := p.(type) {
+	case *mcp.CreateMessageWithToolsParams:
+		return v
+	default:
+		var out mcp.CreateMessageWithToolsParams
+		if b, err := json.Marshal(v); err == nil {
+			json.Unmarshal(b, &out)
+		}
+		return &out
+	}
+}

@@ -1,0 +1,269 @@
+package hub
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-hub/mcp-hub/upstream"
+	"github.com/mcp-hub/mcp-hub/upstream/builtin"
+)
+
+// Options tune a Hub beyond its Config.
+type Options struct {
+	Logger *slog.Logger
+	// StartupWait bounds how long New waits for upstreams before serving
+	// (default 5s). Slower servers join later and sessions get list_changed.
+	StartupWait time.Duration
+	// Builtin overrides how builtin servers are made (tests use it to run
+	// fixture servers in-process). Default: package builtin.
+	Builtin func(name string, env map[string]string) (*mcp.Server, error)
+}
+
+// Hub is a running aggregation of upstream servers: the upstream
+// connections, the current Catalog, and the downstream sessions.
+type Hub struct {
+	cfg       *Config
+	log       *slog.Logger
+	upstreams []*upstream.Upstream // config order
+	byName    map[string]*upstream.Upstream
+
+	catalog  atomic.Pointer[Catalog]
+	rebuild  sync.Mutex // serialises catalog rebuilds
+	lastSeen map[string]listSignature
+
+	mu       sync.Mutex
+	sessions map[*Session]struct{}
+	nextID   int64
+
+	routes router
+}
+
+// New starts every configured upstream in parallel and waits until each has
+// made its first connection attempt or StartupWait passes. A server that
+// fails is reported and retried in the background; it never fails New.
+func New(ctx context.Context, cfg *Config, opts Options) (*Hub, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.StartupWait <= 0 {
+		opts.StartupWait = 5 * time.Second
+	}
+	if opts.Builtin == nil {
+		opts.Builtin = builtin.New
+	}
+	h := &Hub{
+		cfg:      cfg,
+		log:      opts.Logger,
+		byName:   map[string]*upstream.Upstream{},
+		sessions: map[*Session]struct{}{},
+		lastSeen: map[string]listSignature{},
+	}
+	h.routes.init()
+	h.catalog.Store(&Catalog{byName: map[string]*Tool{}, prompts: map[string]*Prompt{}, resources: map[string]string{}})
+	uopts := upstream.Options{
+		InitialBackoff: time.Duration(cfg.Restart.InitialBackoff),
+		MaxBackoff:     time.Duration(cfg.Restart.MaxBackoff),
+		UnhealthyAfter: cfg.Restart.UnhealthyAfter,
+		Logger:         opts.Logger,
+		Builtin:        opts.Builtin,
+	}
+	for _, name := range cfg.ServerOrder {
+		sc := cfg.Servers[name]
+		u := upstream.New(sc.Config, h, uopts)
+		h.upstreams = append(h.upstreams, u)
+		h.byName[name] = u
+	}
+	for _, u := range h.upstreams {
+		u.Start(context.WithoutCancel(ctx))
+	}
+	timer := time.NewTimer(opts.StartupWait)
+	defer timer.Stop()
+	for _, u := range h.upstreams {
+		select {
+		case <-u.Attempted():
+		case <-timer.C:
+			h.log.Warn("serving before every upstream is ready; slow ones join later", "waited", opts.StartupWait)
+			goto ready
+		case <-ctx.Done():
+			h.Close()
+			return nil, ctx.Err()
+		}
+	}
+ready:
+	c := h.rebuildCatalog()
+	if err := h.checkToolsets(c); err != nil {
+		h.Close()
+		return nil, err
+	}
+	return h, nil
+}
+
+// Config returns the hub's configuration.
+func (h *Hub) Config() *Config { return h.cfg }
+
+// Catalog returns the current snapshot.
+func (h *Hub) Catalog() *Catalog { return h.catalog.Load() }
+
+// Upstreams returns the status of every configured server, in config order.
+func (h *Hub) Upstreams() []upstream.Status {
+	out := make([]upstream.Status, len(h.upstreams))
+	for i, u := range h.upstreams {
+		out[i] = u.Status()
+	}
+	return out
+}
+
+// Close ends every session and upstream connection; stdio servers' processes exit.
+func (h *Hub) Close() error {
+	h.mu.Lock()
+	sessions := make([]*Session, 0, len(h.sessions))
+	for s := range h.sessions {
+		sessions = append(sessions, s)
+	}
+	h.mu.Unlock()
+	for _, s := range sessions {
+		s.close()
+	}
+	var wg sync.WaitGroup
+	for _, u := range h.upstreams {
+		wg.Go(func() { u.Close() })
+	}
+	wg.Wait()
+	if ix := h.Catalog().index; ix != nil {
+		ix.Close()
+	}
+	return nil
+}
+
+// UpstreamChanged rebuilds the catalog after an upstream (re)listed, and
+// brings every session up to date. Part of upstream.Listener.
+func (h *Hub) UpstreamChanged(u *upstream.Upstream) {
+	h.rebuildCatalog()
+	h.notifyListChanges(u)
+}
+
+// rebuildCatalog swaps in a new catalog and syncs sessions to it.
+func (h *Hub) rebuildCatalog() *Catalog {
+	h.rebuild.Lock()
+	defer h.rebuild.Unlock()
+	c := buildCatalog(h.cfg, h.upstreams, h.log)
+	old := h.catalog.Swap(c)
+	for _, s := range h.sessionList() {
+		s.sync(c)
+	}
+	if old != nil && old.index != nil && old.index != c.index {
+		// Searches in flight hold the old index only briefly; bleve's
+		// in-memory close just drops references.
+		old.index.Close()
+	}
+	return c
+}
+
+// listSignature tells whether an upstream's resources or prompts changed.
+type listSignature struct{ resources, prompts string }
+
+func signatureOf(l upstream.Lists) listSignature {
+	var sig listSignature
+	for _, r := range l.Resources {
+		sig.resources += r.URI + "\n"
+	}
+	for _, t := range l.Templates {
+		sig.resources += t.URITemplate + "\n"
+	}
+	for _, p := range l.Prompts {
+		sig.prompts += p.Name + "\n"
+	}
+	return sig
+}
+
+// notifyListChanges sends resources and prompts list_changed downstream
+// when an upstream's lists of those changed.
+func (h *Hub) notifyListChanges(u *upstream.Upstream) {
+	sig := signatureOf(u.Lists())
+	h.mu.Lock()
+	prev, seen := h.lastSeen[u.Name()]
+	h.lastSeen[u.Name()] = sig
+	h.mu.Unlock()
+	if !seen {
+		prev = listSignature{}
+	}
+	for _, s := range h.sessionList() {
+		if sig.resources != prev.resources {
+			s.notifyResourcesChanged()
+		}
+		if sig.prompts != prev.prompts {
+			s.notifyPromptsChanged()
+		}
+	}
+}
+
+func (h *Hub) sessionList() []*Session {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := make([]*Session, 0, len(h.sessions))
+	for s := range h.sessions {
+		out = append(out, s)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].id < out[j].id })
+	return out
+}
+
+func (h *Hub) addSession(s *Session) {
+	h.mu.Lock()
+	h.sessions[s] = struct{}{}
+	h.mu.Unlock()
+	s.sync(h.Catalog())
+}
+
+func (h *Hub) removeSession(s *Session) {
+	h.mu.Lock()
+	delete(h.sessions, s)
+	h.mu.Unlock()
+}
+
+// upstream returns the named upstream.
+func (h *Hub) upstream(name string) (*upstream.Upstream, error) {
+	u, ok := h.byName[name]
+	if !ok {
+		return nil, fmt.Errorf("no server '%s'", name)
+	}
+	return u, nil
+}
+
+// readyUpstreams returns the connected upstreams whose capabilities pass has.
+func (h *Hub) readyUpstreams(has func(*mcp.ServerCapabilities) bool) []*upstream.Upstream {
+	var out []*upstream.Upstream
+	for _, u := range h.upstreams {
+		if _, err := u.Session(); err != nil {
+			continue
+		}
+		caps := u.Lists().Capabilities
+		if caps != nil && has(caps) {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+// checkToolsets validates every configured toolset against the live catalog.
+func (h *Hub) checkToolsets(c *Catalog) error {
+	names := sortedKeys(h.cfg.Toolsets)
+	var errs []string
+	for _, n := range names {
+		if err := h.cfg.Toolsets[n].validate(n, h, c); err != nil {
+			errs = append(errs, err.Error())
+		}
+	}
+	if len(errs) > 0 {
+		return &ConfigError{Path: h.cfg.Path, Msg: strings.Join(errs, "\n")}
+	}
+	return nil
+}

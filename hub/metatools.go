@@ -1,0 +1,509 @@
+package hub
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-hub/mcp-hub/index"
+)
+
+// Meta-tool names. They are reserved: an upstream tool exposed under one of
+// them is reported as a collision.
+const (
+	SearchToolsName = "search_tools"
+	CallToolName    = "call_tool"
+	// metaServer is the server name meta-tool calls are counted under.
+	metaServer = "_hub"
+)
+
+func isMetaTool(name string) bool { return name == SearchToolsName || name == CallToolName }
+
+// metaTools are the definitions of search_tools (whose description carries
+// the manifest of the session's deferred tools) and call_tool.
+func (h *Hub) metaTools(c *Catalog, s *Session) []*mcp.Tool {
+	alwaysLoad := mcp.Meta{alwaysLoadKey: true}
+	search := &mcp.Tool{
+		Name: SearchToolsName,
+		Description: "Search for tools that are not in your tool list yet, and load them. " +
+			"Pass `query` (what you want to do, in plain words) to search, `server_name` to load a whole server's tools " +
+			"(or to search within it, with `query`), or `tool_names` (exact names from the list below) to load specific tools. " +
+			"Loaded tools join your tool list and can be called directly, or through call_tool in the same turn.\n\n" +
+			"Deferred tools by server:\n" + h.manifest(c, s.toolset),
+		InputSchema: json.RawMessage(`{"type":"object","properties":{` +
+			`"query":{"type":"string","description":"What you want to do, in plain words (searched by keywords)."},` +
+			`"server_name":{"type":"string","description":"Load all tools of this server, or restrict the query to it."},` +
+			`"tool_names":{"type":"array","items":{"type":"string"},"description":"Exact tool names to load."}}}`),
+		Meta: alwaysLoad,
+	}
+	tools := []*mcp.Tool{search}
+	if h.cfg.Discovery.CallToolEnabled() {
+		tools = append(tools, &mcp.Tool{
+			Name: CallToolName,
+			Description: "Call a tool by name with arguments. Use it for tools that search_tools has just loaded, " +
+				"when they do not yet appear in your tool list.",
+			InputSchema: json.RawMessage(`{"type":"object","properties":{` +
+				`"name":{"type":"string","description":"The tool's exact name, as search_tools listed it."},` +
+				`"arguments":{"description":"The tool's arguments: an object (a JSON string of one is accepted too)."}},` +
+				`"required":["name"]}`),
+			Meta: alwaysLoad,
+		})
+	}
+	return tools
+}
+
+// manifest lists each server with deferred tools visible under ts: its
+// tool count, the names (the first four and "... and N more" past ten),
+// and a one-line summary.
+func (h *Hub) manifest(c *Catalog, ts *Toolset) string {
+	byServer := map[string][]*Tool{}
+	for _, t := range c.Tools {
+		if t.Deferred && ts.allows(t) {
+			byServer[t.Server] = append(byServer[t.Server], t)
+		}
+	}
+	var b strings.Builder
+	for _, server := range sortedKeys(byServer) {
+		tools := byServer[server]
+		names := make([]string, len(tools))
+		for i, t := range tools {
+			names[i] = t.Name
+		}
+		slices.SortFunc(names, naturalCompare)
+		if len(names) > 10 {
+			names = append(names[:4:4], fmt.Sprintf("... and %d more", len(tools)-4))
+		}
+		fmt.Fprintf(&b, "- %s (%s): %s\n", server, plural(len(tools), "tool"), strings.Join(names, ", "))
+		if sum := h.serverSummary(server, tools); sum != "" {
+			fmt.Fprintf(&b, "  %s\n", sum)
+		}
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// serverSummary is the server's configured description, or the first
+// sentences of its tools' descriptions, cut to 80 characters.
+func (h *Hub) serverSummary(server string, tools []*Tool) string {
+	const limit = 80
+	text := ""
+	if sc := h.cfg.Servers[server]; sc != nil && sc.Description != "" {
+		text = sc.Description
+	} else {
+		var parts []string
+		for _, t := range tools {
+			if s := firstSentence(t.Def.Description); s != "" {
+				parts = append(parts, s)
+			}
+			if len(strings.Join(parts, " ")) > limit {
+				break
+			}
+		}
+		text = strings.Join(parts, " ")
+	}
+	text = strings.Join(strings.Fields(text), " ")
+	if len(text) > limit {
+		cut := limit - 3
+		for cut > 0 && !isRuneStart(text[cut]) {
+			cut--
+		}
+		text = strings.TrimRight(text[:cut], " ") + "..."
+	}
+	return text
+}
+
+func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
+
+func firstSentence(s string) string {
+	s = strings.TrimSpace(s)
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\n' {
+			return strings.TrimSpace(s[:i])
+		}
+		if (s[i] == '.' || s[i] == '!' || s[i] == '?') && (i+1 == len(s) || s[i+1] == ' ') {
+			return s[:i+1]
+		}
+	}
+	return s
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
+
+// naturalCompare orders names with embedded numbers numerically (tool_2 before tool_10).
+func naturalCompare(a, b string) int {
+	for a != "" && b != "" {
+		da, db := digitsPrefix(a), digitsPrefix(b)
+		if da != "" && db != "" {
+			na, _ := strconv.Atoi(da)
+			nb, _ := strconv.Atoi(db)
+			if na != nb {
+				return na - nb
+			}
+			a, b = a[len(da):], b[len(db):]
+			continue
+		}
+		if a[0] != b[0] {
+			return int(a[0]) - int(b[0])
+		}
+		a, b = a[1:], b[1:]
+	}
+	return len(a) - len(b)
+}
+
+func digitsPrefix(s string) string {
+	i := 0
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	return s[:i]
+}
+
+// instructions are the server instructions sent at initialize: how to use
+// the meta-tools, and the same manifest as search_tools.
+func (h *Hub) instructions(c *Catalog, ts *Toolset) string {
+	if !h.cfg.Discovery.Enabled {
+		return ""
+	}
+	m := h.manifest(c, ts)
+	if m == "" {
+		return ""
+	}
+	text := "This server (mcp-hub) gives access to many tools. Some are not in your tool list until you load them: " +
+		"call search_tools with a plain-words query (or server_name, or exact tool_names) to find and load them. " +
+		"Loaded tools join your tool list"
+	if h.cfg.Discovery.CallToolEnabled() {
+		text += "; if they do not appear there yet, call them through call_tool {name, arguments}"
+	}
+	return text + ".\n\nDeferred tools by server:\n" + m
+}
+
+// searchArgs are search_tools' arguments. ServerName is a pointer because
+// an empty server_name is an error, unlike an absent one.
+type searchArgs struct {
+	Query     string   `json:"query"`
+	ServerName *string  `json:"server_name"`
+	ToolNames []string `json:"tool_names"`
+}
+
+// searchTools implements search_tools (spec: shared/spec/search_tools.md).
+func (s *Session) searchTools(ctx context.Context, raw json.RawMessage) *mcp.CallToolResult {
+	var args searchArgs
+	if err := decodeArgs(raw, &args); err != nil {
+		return errorResult("Error: invalid arguments for search_tools: " + err.Error() + ". Expected {query?: string, server_name?: string, tool_names?: string[]}.")
+	}
+	query := strings.TrimSpace(args.Query)
+	if query == "" && args.ServerName == nil && len(args.ToolNames) == 0 {
+		return errorResult("Error: Please provide at least one of: query, server_name, or tool_names.")
+	}
+	c := s.hub.Catalog()
+	_, loadedNow, deferredNow := s.partition(c)
+	pool := append(loadedNow, deferredNow...) // every deferred tool this session can see
+	var servers []string
+	for _, t := range pool {
+		if !slices.Contains(servers, t.Server) {
+			servers = append(servers, t.Server)
+		}
+	}
+	slices.Sort(servers)
+	server := ""
+	if args.ServerName != nil {
+		server = *args.ServerName
+		if !slices.Contains(servers, server) {
+			return errorResult(fmt.Sprintf("Error: Unknown server '%s'. Valid servers: %s.", server, strings.Join(servers, ", ")))
+		}
+	}
+
+	var found []*Tool
+	var notFound []string
+	limit := s.hub.cfg.Discovery.SearchLimit()
+	switch {
+	case len(args.ToolNames) > 0:
+		for _, name := range args.ToolNames {
+			i := slices.IndexFunc(pool, func(t *Tool) bool { return t.Name == name })
+			switch {
+			case i < 0 || (server != "" && pool[i].Server != server):
+				if !slices.Contains(notFound, name) {
+					notFound = append(notFound, name)
+				}
+			case !slices.Contains(found, pool[i]):
+				found = append(found, pool[i])
+			}
+		}
+	case query == "":
+		for _, t := range pool {
+			if t.Server == server {
+				found = append(found, t)
+			}
+		}
+		slices.SortStableFunc(found, func(a, b *Tool) int { return slices.Index(c.Tools, a) - slices.Index(c.Tools, b) })
+	default:
+		found = s.search(c, pool, query, server, limit)
+	}
+
+	s.recordSearch()
+	var already []string
+	var toLoad []*Tool
+	for _, t := range found {
+		if s.isLoaded(t.Name) {
+			already = append(already, t.Name)
+		} else {
+			toLoad = append(toLoad, t)
+		}
+	}
+	added := s.load(c, toLoad)
+	s.recordDiscovered(len(added))
+	return textResult(s.hub.searchResultText(found, added, already, notFound, pool, query, server))
+}
+
+// search runs the BM25 query and keeps the hits this session may see.
+func (s *Session) search(c *Catalog, pool []*Tool, query, server string, limit int) []*Tool {
+	if c.index == nil {
+		return nil
+	}
+	visible := map[string]*Tool{}
+	for _, t := range pool {
+		visible[t.Name] = t
+	}
+	// Fetch more than the limit so that tools the toolset hides do not
+	// crowd out ones it shows.
+	k := limit
+	if len(visible) < c.index.Len() {
+		k = c.index.Len()
+	}
+	var out []*Tool
+	for _, r := range c.index.Search(query, server, k) {
+		if t, ok := visible[r.Name]; ok {
+			out = append(out, t)
+			if len(out) == limit {
+				break
+			}
+		}
+	}
+	return out
+}
+
+// searchResultText lays out search_tools' answer (spec X5, X6).
+func (h *Hub) searchResultText(found []*Tool, added, already, notFound []string, pool []*Tool, query, server string) string {
+	var b strings.Builder
+	if len(found) == 0 {
+		b.WriteString("No tools found")
+		if query != "" {
+			fmt.Fprintf(&b, " matching '%s'", query)
+		}
+		if server != "" {
+			fmt.Fprintf(&b, " in server '%s'", server)
+		}
+		b.WriteString(".")
+		if len(notFound) > 0 {
+			fmt.Fprintf(&b, " Not found: %s.", strings.Join(notFound, ", "))
+			h.writeSuggestions(&b, notFound, pool)
+		}
+		return b.String()
+	}
+	fmt.Fprintf(&b, "Found %d tool(s):\n", len(found))
+	for _, t := range found {
+		desc := strings.TrimSpace(t.Def.Description)
+		if desc == "" {
+			desc = "(no description)"
+		}
+		fmt.Fprintf(&b, "\n  [%s] %s: %s\n", t.Server, t.Name, desc)
+		params := schemaParams(t.Def.InputSchema.(json.RawMessage))
+		if len(params) == 0 {
+			b.WriteString("  No parameters.\n")
+			continue
+		}
+		b.WriteString("  Parameters:\n")
+		for _, p := range params {
+			fmt.Fprintf(&b, "    - %s: %s", p.name, p.typ)
+			if p.required {
+				b.WriteString(" (required)")
+			}
+			if p.desc != "" {
+				fmt.Fprintf(&b, " - %s", p.desc)
+			}
+			b.WriteString("\n")
+		}
+	}
+	if len(already) > 0 {
+		fmt.Fprintf(&b, "\nAlready loaded: %s\n", strings.Join(already, ", "))
+	}
+	if len(notFound) > 0 {
+		fmt.Fprintf(&b, "\nNot found: %s.", strings.Join(notFound, ", "))
+		h.writeSuggestions(&b, notFound, pool)
+		b.WriteString("\n")
+	}
+	if len(added) > 0 {
+		b.WriteString("\nInput schemas of the newly loaded tools:\n")
+		for _, t := range found {
+			if slices.Contains(added, t.Name) {
+				fmt.Fprintf(&b, "%s: %s\n", t.Name, compactJSON(t.Def.InputSchema.(json.RawMessage)))
+			}
+		}
+		b.WriteString("\nThese tools are now loaded: call them directly by name")
+		if h.cfg.Discovery.CallToolEnabled() {
+			b.WriteString(", or through call_tool {name, arguments} if they are not in your tool list yet")
+		}
+		b.WriteString(".")
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// writeSuggestions adds " Did you mean: x, y?" for names close to missing ones.
+func (h *Hub) writeSuggestions(b *strings.Builder, missing []string, pool []*Tool) {
+	names := make([]string, len(pool))
+	for i, t := range pool {
+		names[i] = t.Name
+	}
+	var close []string
+	for _, m := range missing {
+		for _, n := range index.Closest(m, names, 3) {
+			if !slices.Contains(close, n) {
+				close = append(close, n)
+			}
+		}
+	}
+	if len(close) > 0 {
+		fmt.Fprintf(b, " Did you mean: %s?", strings.Join(close, ", "))
+	}
+}
+
+func compactJSON(raw json.RawMessage) string {
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, raw); err != nil {
+		return string(raw)
+	}
+	return buf.String()
+}
+
+type param struct {
+	name, typ, desc string
+	required        bool
+}
+
+// schemaParams lists a schema's top-level properties in schema order.
+func schemaParams(raw json.RawMessage) []param {
+	var top struct {
+		Properties json.RawMessage `json:"properties"`
+		Required   []string        `json:"required"`
+	}
+	if json.Unmarshal(raw, &top) != nil || len(top.Properties) == 0 {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(top.Properties))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil
+	}
+	var out []param
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return out
+		}
+		name, _ := tok.(string)
+		var prop struct {
+			Type        any    `json:"type"`
+			Description string `json:"description"`
+		}
+		var rawProp json.RawMessage
+		if dec.Decode(&rawProp) != nil {
+			return out
+		}
+		json.Unmarshal(rawProp, &prop)
+		typ := "any"
+		if t, ok := prop.Type.(string); ok && t != "" {
+			typ = t
+		}
+		out = append(out, param{name: name, typ: typ, desc: strings.Join(strings.Fields(prop.Description), " "), required: slices.Contains(top.Required, name)})
+	}
+	return out
+}
+
+func textResult(text string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}
+}
+
+// decodeArgs decodes tool arguments; absent arguments are an empty object.
+func decodeArgs(raw json.RawMessage, v any) error {
+	if len(bytes.TrimSpace(raw)) == 0 || string(bytes.TrimSpace(raw)) == "null" {
+		return nil
+	}
+	return json.Unmarshal(raw, v)
+}
+
+// callArgs are call_tool's arguments.
+type callArgs struct {
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+}
+
+// callTool implements call_tool: a way to call a loaded tool for clients
+// that do not refresh their tool list within a turn.
+func (s *Session) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	var args callArgs
+	if err := decodeArgs(req.Params.Arguments, &args); err != nil || args.Name == "" {
+		return errorResult("Error: call_tool needs {\"name\": \"<tool name>\", \"arguments\": {...}}."), nil
+	}
+	if isMetaTool(args.Name) {
+		return errorResult(fmt.Sprintf("Error: call '%s' directly, not through call_tool.", args.Name)), nil
+	}
+	arguments := bytes.TrimSpace(args.Arguments)
+	if len(arguments) > 0 && arguments[0] == '"' {
+		// Some models send the arguments as a JSON string.
+		var inner string
+		if err := json.Unmarshal(arguments, &inner); err != nil || !json.Valid([]byte(inner)) {
+			return errorResult("Error: call_tool 'arguments' is a string that is not valid JSON; pass an object."), nil
+		}
+		arguments = []byte(inner)
+	}
+	if string(arguments) == "null" {
+		arguments = nil
+	}
+	inner := &mcp.CallToolParamsRaw{Meta: req.Params.Meta, Name: args.Name, Arguments: arguments}
+	c := s.hub.Catalog()
+	t, ok := c.Tool(args.Name)
+	if !ok || !s.visible(t) {
+		s.recordError()
+		return errorResult("Error: " + s.unknownToolMessage(c, args.Name)), nil
+	}
+	if t.Deferred && !s.isLoaded(t.Name) {
+		if !s.hub.cfg.Discovery.AutoLoadOnCall {
+			return notLoaded(t.Name), nil
+		}
+		s.load(c, []*Tool{t})
+	}
+	return s.callUpstream(ctx, t, inner)
+}
+
+func notLoaded(name string) *mcp.CallToolResult {
+	return errorResult(fmt.Sprintf("Error: Tool '%s' is not yet loaded. Use the 'search_tools' tool to discover and load it first, then call it again.", name))
+}
+
+// callHidden answers a tools/call for a name the session does not list:
+// a deferred tool (not loaded yet: an error, or loaded and run with
+// auto_load_on_call), or an unknown one (an error with the closest names).
+func (s *Session) callHidden(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	c := s.hub.Catalog()
+	t, ok := c.Tool(req.Params.Name)
+	if !ok || !s.visible(t) {
+		s.recordError()
+		return nil, s.unknownTool(c, req.Params.Name)
+	}
+	if t.Deferred && !s.isLoaded(t.Name) {
+		if !s.hub.cfg.Discovery.AutoLoadOnCall {
+			s.recordError()
+			return notLoaded(t.Name), nil
+		}
+		s.load(c, []*Tool{t})
+	}
+	return s.callUpstream(ctx, t, req.Params)
+}

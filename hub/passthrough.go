@@ -1,0 +1,250 @@
+package hub
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/yosida95/uritemplate/v3"
+
+	"github.com/mcp-hub/mcp-hub/upstream"
+)
+
+// route is the session's receiving middleware. The SDK serves tools/list
+// and tools/call for the tools the session shows; route handles what the
+// hub proxies without registering it (resources, prompts), what must also
+// reach upstreams (logging/setLevel), and calls to tools the session does
+// not show (deferred, filtered, unknown).
+func (s *Session) route(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		switch method {
+		case "tools/call":
+			r := req.(*mcp.CallToolRequest)
+			if !s.shows(r.Params.Name) {
+				return s.callHidden(ctx, r)
+			}
+		case "resources/list":
+			return s.hub.listResources(ctx, req.(*mcp.ListResourcesRequest).Params)
+		case "resources/templates/list":
+			return s.hub.listResourceTemplates(ctx, req.(*mcp.ListResourceTemplatesRequest).Params)
+		case "resources/read":
+			return s.hub.readResource(ctx, req.(*mcp.ReadResourceRequest).Params)
+		case "prompts/list":
+			return s.hub.listPrompts(), nil
+		case "prompts/get":
+			return s.hub.getPrompt(ctx, req.(*mcp.GetPromptRequest).Params)
+		case "logging/setLevel":
+			res, err := next(ctx, method, req)
+			if err == nil {
+				s.hub.setLevel(ctx, req.GetParams().(*mcp.SetLoggingLevelParams))
+			}
+			return res, err
+		}
+		return next(ctx, method, req)
+	}
+}
+
+func (s *Session) shows(name string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.shown[name]
+	return ok
+}
+
+// listResources passes one upstream's pages through with their cursors;
+// with several upstreams it concatenates all their pages.
+func (h *Hub) listResources(ctx context.Context, p *mcp.ListResourcesParams) (*mcp.ListResourcesResult, error) {
+	ups := h.readyUpstreams(func(c *mcp.ServerCapabilities) bool { return c.Resources != nil })
+	if len(ups) == 1 {
+		cs, err := ups[0].Session()
+		if err != nil {
+			return nil, err
+		}
+		return cs.ListResources(ctx, p)
+	}
+	out := &mcp.ListResourcesResult{Resources: []*mcp.Resource{}}
+	for _, u := range ups {
+		cs, err := u.Session()
+		if err != nil {
+			continue
+		}
+		for r, err := range cs.Resources(ctx, nil) {
+			if err != nil {
+				h.log.Warn("resources/list failed", "server", u.Name(), "err", err)
+				break
+			}
+			out.Resources = append(out.Resources, r)
+		}
+	}
+	return out, nil
+}
+
+func (h *Hub) listResourceTemplates(ctx context.Context, p *mcp.ListResourceTemplatesParams) (*mcp.ListResourceTemplatesResult, error) {
+	ups := h.readyUpstreams(func(c *mcp.ServerCapabilities) bool { return c.Resources != nil })
+	if len(ups) == 1 {
+		cs, err := ups[0].Session()
+		if err != nil {
+			return nil, err
+		}
+		return cs.ListResourceTemplates(ctx, p)
+	}
+	out := &mcp.ListResourceTemplatesResult{ResourceTemplates: []*mcp.ResourceTemplate{}}
+	for _, u := range ups {
+		cs, err := u.Session()
+		if err != nil {
+			continue
+		}
+		for t, err := range cs.ResourceTemplates(ctx, nil) {
+			if err != nil {
+				break
+			}
+			out.ResourceTemplates = append(out.ResourceTemplates, t)
+		}
+	}
+	return out, nil
+}
+
+// resourceOwner finds the upstream serving a URI: the one that listed it,
+// else one whose template matches, else the only upstream with resources.
+func (h *Hub) resourceOwner(uri string) (*upstream.Upstream, error) {
+	if name, ok := h.Catalog().resources[uri]; ok {
+		return h.upstream(name)
+	}
+	ups := h.readyUpstreams(func(c *mcp.ServerCapabilities) bool { return c.Resources != nil })
+	for _, u := range ups {
+		for _, t := range u.Lists().Templates {
+			if tmpl, err := uritemplate.New(t.URITemplate); err == nil && tmpl.Match(uri) != nil {
+				return u, nil
+			}
+		}
+	}
+	if len(ups) == 1 {
+		return ups[0], nil
+	}
+	return nil, &jsonrpc.Error{Code: mcp.CodeResourceNotFound, Message: fmt.Sprintf("Resource not found: no server lists '%s'", uri)}
+}
+
+func (h *Hub) readResource(ctx context.Context, p *mcp.ReadResourceParams) (*mcp.ReadResourceResult, error) {
+	u, err := h.resourceOwner(p.URI)
+	if err != nil {
+		return nil, err
+	}
+	cs, err := u.Session()
+	if err != nil {
+		return nil, err
+	}
+	return cs.ReadResource(ctx, p)
+}
+
+func (s *Session) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
+	u, err := s.hub.resourceOwner(req.Params.URI)
+	if err != nil {
+		return err
+	}
+	cs, err := u.Session()
+	if err != nil {
+		return err
+	}
+	return cs.Subscribe(ctx, req.Params)
+}
+
+// unsubscribe forwards only when no other session still watches the URI.
+func (s *Session) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) error {
+	u, err := s.hub.resourceOwner(req.Params.URI)
+	if err != nil {
+		return err
+	}
+	cs, err := u.Session()
+	if err != nil {
+		return err
+	}
+	return cs.Unsubscribe(ctx, req.Params)
+}
+
+// listPrompts serves the catalog's prompts under their exposed names.
+func (h *Hub) listPrompts() *mcp.ListPromptsResult {
+	c := h.Catalog()
+	out := &mcp.ListPromptsResult{Prompts: make([]*mcp.Prompt, 0, len(c.Prompts))}
+	for _, p := range c.Prompts {
+		out.Prompts = append(out.Prompts, p.Def)
+	}
+	return out
+}
+
+func (h *Hub) getPrompt(ctx context.Context, p *mcp.GetPromptParams) (*mcp.GetPromptResult, error) {
+	pr, ok := h.Catalog().Prompt(p.Name)
+	if !ok {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown prompt '%s'", p.Name)}
+	}
+	u, err := h.upstream(pr.Server)
+	if err != nil {
+		return nil, err
+	}
+	cs, err := u.Session()
+	if err != nil {
+		return nil, err
+	}
+	fwd := *p
+	fwd.Name = pr.Original
+	return cs.GetPrompt(ctx, &fwd)
+}
+
+// complete routes completion/complete by its reference: a prompt by its
+// exposed name, a resource template by the server that offers it.
+func (s *Session) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+	h := s.hub
+	p := *req.Params
+	ref := *p.Ref
+	p.Ref = &ref
+	var u *upstream.Upstream
+	var err error
+	switch ref.Type {
+	case "ref/prompt":
+		pr, ok := h.Catalog().Prompt(ref.Name)
+		if !ok {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown prompt '%s'", ref.Name)}
+		}
+		ref.Name = pr.Original
+		u, err = h.upstream(pr.Server)
+	case "ref/resource":
+		u, err = h.templateOwner(ref.URI)
+	default:
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown reference type '%s'", ref.Type)}
+	}
+	if err != nil {
+		return nil, err
+	}
+	cs, err := u.Session()
+	if err != nil {
+		return nil, err
+	}
+	return cs.Complete(ctx, &p)
+}
+
+func (h *Hub) templateOwner(uri string) (*upstream.Upstream, error) {
+	for _, u := range h.upstreams {
+		for _, t := range u.Lists().Templates {
+			if t.URITemplate == uri {
+				return u, nil
+			}
+		}
+	}
+	return h.resourceOwner(uri)
+}
+
+// setLevel passes a session's logging level on to every upstream that logs.
+// Upstreams are shared, so the most recent setLevel wins there; each
+// session's own level still filters what it receives.
+func (h *Hub) setLevel(ctx context.Context, p *mcp.SetLoggingLevelParams) {
+	for _, u := range h.readyUpstreams(func(c *mcp.ServerCapabilities) bool { return c.Logging != nil }) {
+		cs, err := u.Session()
+		if err != nil {
+			continue
+		}
+		if err := cs.SetLoggingLevel(ctx, p); err != nil {
+			h.log.Warn("logging/setLevel not forwarded", "server", u.Name(), "err", strings.TrimSpace(err.Error()))
+		}
+	}
+}

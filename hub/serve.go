@@ -1,0 +1,202 @@
+package hub
+
+import (
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// DefaultMaxRequestBytes bounds one HTTP request body.
+const DefaultMaxRequestBytes = 4 << 20
+
+// ServeStdio serves one session over r and w (the process's stdin and
+// stdout) until the client disconnects or ctx ends.
+func (h *Hub) ServeStdio(ctx context.Context, toolset string, r io.ReadCloser, w io.WriteCloser) error {
+	s, err := h.NewSession(toolset)
+	if err != nil {
+		return err
+	}
+	maxLine := int(h.maxRequestBytes())
+	return s.server.Run(ctx, &mcp.IOTransport{Reader: r, Writer: w, MaxLineLength: maxLine})
+}
+
+// Connect opens a session to the hub over an in-memory transport and
+// returns the client side: the chat loop uses it, so that it sees exactly
+// what an external client sees.
+func (h *Hub) Connect(ctx context.Context, toolset string, client *mcp.Client) (*mcp.ClientSession, error) {
+	s, err := h.NewSession(toolset)
+	if err != nil {
+		return nil, err
+	}
+	ct, st := mcp.NewInMemoryTransports()
+	if _, err := s.server.Connect(ctx, st, nil); err != nil {
+		return nil, fmt.Errorf("connect to hub: %w", err)
+	}
+	cs, err := client.Connect(ctx, ct, nil)
+	if err != nil {
+		return nil, fmt.Errorf("connect to hub: %w", err)
+	}
+	return cs, nil
+}
+
+func (h *Hub) maxRequestBytes() int64 {
+	if h.cfg.MaxRequestBytes > 0 {
+		return h.cfg.MaxRequestBytes
+	}
+	return DefaultMaxRequestBytes
+}
+
+type sessionKey struct{}
+
+// HTTPHandler serves streamable HTTP at /mcp and /mcp/<toolset>, health at
+// /healthz, and any extra handlers (the chat API) under the same auth.
+//
+// What happens to a request:
+//   - /healthz answers without auth: per-upstream state, no secrets.
+//   - everything else needs `Authorization: Bearer <token>` when auth.tokens
+//     is set (401 with WWW-Authenticate otherwise);
+//   - a browser Origin must be loopback or listed in auth.allowed_origins
+//     (403 otherwise), and on a loopback listener the Host must be loopback
+//     too (the SDK's DNS-rebinding check);
+//   - bodies over max_request_bytes get 413;
+//   - a POST without Mcp-Session-Id gets a fresh Session with its own
+//     server, so loaded tools never leak between sessions.
+func (h *Hub) HTTPHandler(extra map[string]http.Handler) http.Handler {
+	// A request with a session id is routed by the SDK to its session; the
+	// server returned for it is only asked which protocol versions it speaks.
+	versions := mcp.NewServer(&mcp.Implementation{Name: "mcp-hub", Version: Version},
+		&mcp.ServerOptions{SupportedProtocolVersions: supportedVersions()})
+	stream := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
+		if s, ok := r.Context().Value(sessionKey{}).(*Session); ok {
+			return s.server
+		}
+		return versions
+	}, &mcp.StreamableHTTPOptions{
+		Logger:              h.log,
+		SessionTimeout:      30 * time.Minute,
+		MaxRequestBodyBytes: h.maxRequestBytes(),
+	})
+	mcpHandler := func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" {
+			s, err := h.NewSession(r.PathValue("toolset"))
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusNotFound)
+				return
+			}
+			r = r.WithContext(context.WithValue(r.Context(), sessionKey{}, s))
+		}
+		stream.ServeHTTP(w, r)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/healthz", h.serveHealth)
+	mux.Handle("/mcp", h.guard(http.HandlerFunc(mcpHandler)))
+	mux.Handle("/mcp/{toolset}", h.guard(http.HandlerFunc(mcpHandler)))
+	for path, handler := range extra {
+		mux.Handle(path, h.guard(handler))
+	}
+	return mux
+}
+
+// guard applies bearer auth and the Origin check.
+func (h *Hub) guard(next http.Handler) http.Handler {
+	tokens := h.cfg.Auth.Tokens
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if origin := r.Header.Get("Origin"); origin != "" && !h.originAllowed(origin) {
+			http.Error(w, fmt.Sprintf("Forbidden: origin %q is not allowed (add it to auth.allowed_origins)", origin), http.StatusForbidden)
+			return
+		}
+		if len(tokens) > 0 && !bearerOK(r.Header.Get("Authorization"), tokens) {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="mcp-hub"`)
+			http.Error(w, "Unauthorized: send Authorization: Bearer <token> (one of auth.tokens)", http.StatusUnauthorized)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// bearerOK compares in constant time against every token.
+func bearerOK(header string, tokens []string) bool {
+	const prefix = "Bearer "
+	if len(header) < len(prefix) || !strings.EqualFold(header[:len(prefix)], prefix) {
+		return false
+	}
+	got := []byte(strings.TrimSpace(header[len(prefix):]))
+	ok := 0
+	for _, t := range tokens {
+		if t != "" {
+			ok |= subtle.ConstantTimeCompare(got, []byte(t))
+		}
+	}
+	return ok == 1
+}
+
+func (h *Hub) originAllowed(origin string) bool {
+	if slices.Contains(h.cfg.Auth.AllowedOrigins, origin) || slices.Contains(h.cfg.Auth.AllowedOrigins, "*") {
+		return true
+	}
+	u, err := url.Parse(origin)
+	if err != nil {
+		return false
+	}
+	return isLoopbackHost(u.Hostname())
+}
+
+func isLoopbackHost(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// Health is what /healthz returns.
+type Health struct {
+	Status   string       `json:"status"` // "ok", or "degraded" when a server is not ready
+	Sessions int          `json:"sessions"`
+	Tools    int          `json:"tools"`
+	Servers  []ServerInfo `json:"servers"`
+}
+
+// ServerInfo is one upstream's entry in Health.
+type ServerInfo struct {
+	Name          string  `json:"name"`
+	Transport     string  `json:"transport"`
+	State         string  `json:"state"`
+	Tools         int     `json:"tools"`
+	Restarts      int     `json:"restarts"`
+	LastError     string  `json:"last_error,omitempty"`
+	ConnectMillis float64 `json:"connect_ms"`
+	LatencyMillis float64 `json:"last_call_ms"`
+}
+
+// Health reports the hub's state.
+func (h *Hub) Health() Health {
+	out := Health{Status: "ok", Tools: len(h.Catalog().Tools), Sessions: len(h.sessionList())}
+	for _, st := range h.Upstreams() {
+		if st.State != "ready" && st.State != "disabled" {
+			out.Status = "degraded"
+		}
+		out.Servers = append(out.Servers, ServerInfo{
+			Name: st.Name, Transport: st.Transport, State: string(st.State), Tools: st.Tools,
+			Restarts: st.Restarts, LastError: st.LastError,
+			ConnectMillis: float64(st.ConnectTime.Microseconds()) / 1000,
+			LatencyMillis: float64(st.LastLatency.Microseconds()) / 1000,
+		})
+	}
+	return out
+}
+
+func (h *Hub) serveHealth(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(h.Health())
+}

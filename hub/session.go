@@ -1,0 +1,242 @@
+package hub
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Session is one downstream client session. It owns a go-sdk *mcp.Server
+// of its own, so that the tools it has loaded, and the list_changed
+// notifications loading causes, never reach another session.
+type Session struct {
+	hub     *Hub
+	id      int64
+	server  *mcp.Server
+	toolset *Toolset
+
+	mu     sync.Mutex
+	loaded map[string]bool      // exposed names loaded by search_tools
+	shown  map[string]string // what the server currently lists: name -> fingerprint
+	ss     *mcp.ServerSession   // set once the client has initialized
+	stats  Stats
+}
+
+// NewSession makes a session, and its server, for the named toolset ("" for all).
+func (h *Hub) NewSession(toolset string) (*Session, error) {
+	ts, err := h.Toolset(toolset)
+	if err != nil {
+		return nil, err
+	}
+	h.mu.Lock()
+	h.nextID++
+	id := h.nextID
+	h.mu.Unlock()
+	s := &Session{hub: h, id: id, toolset: ts, loaded: map[string]bool{}, shown: map[string]string{}}
+	s.stats.init()
+	s.server = mcp.NewServer(&mcp.Implementation{Name: "mcp-hub", Version: Version}, &mcp.ServerOptions{
+		Instructions:              h.instructions(h.Catalog(), ts),
+		Logger:                    h.log,
+		InitializedHandler:        s.initialized,
+		CompletionHandler:         s.complete,
+		SubscribeHandler:          s.subscribe,
+		UnsubscribeHandler:        s.unsubscribe,
+		SupportedProtocolVersions: supportedVersions(),
+		Capabilities: &mcp.ServerCapabilities{
+			Tools:       &mcp.ToolCapabilities{ListChanged: true},
+			Resources:   &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},
+			Prompts:     &mcp.PromptCapabilities{ListChanged: true},
+			Logging:     &mcp.LoggingCapabilities{},
+			Completions: &mcp.CompletionCapabilities{},
+		},
+	})
+	s.server.AddReceivingMiddleware(s.route)
+	s.sync(h.Catalog())
+	return s, nil
+}
+
+// Server is the session's go-sdk server.
+func (s *Session) Server() *mcp.Server { return s.server }
+
+// Stats returns a copy of the session's counters.
+func (s *Session) Stats() Stats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stats.clone()
+}
+
+// initialized registers the session with the hub once the client has
+// finished the handshake: only then can it receive notifications.
+func (s *Session) initialized(ctx context.Context, req *mcp.InitializedRequest) {
+	s.mu.Lock()
+	s.ss = req.Session
+	s.mu.Unlock()
+	s.hub.addSession(s)
+	go func() {
+		req.Session.Wait()
+		s.hub.removeSession(s)
+		s.hub.routes.forgetSession(s)
+	}()
+}
+
+func (s *Session) serverSession() *mcp.ServerSession {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.ss
+}
+
+func (s *Session) close() {
+	if ss := s.serverSession(); ss != nil {
+		ss.Close()
+	}
+}
+
+// visible reports whether the session's toolset lets t through.
+func (s *Session) visible(t *Tool) bool { return s.toolset.allows(t) }
+
+// partition splits the catalog for this session: eager tools, deferred
+// tools it has loaded, and deferred tools it has not.
+func (s *Session) partition(c *Catalog) (eager, loaded, deferred []*Tool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, t := range c.Tools {
+		switch {
+		case !s.visible(t):
+		case !t.Deferred:
+			eager = append(eager, t)
+		case s.loaded[t.Name]:
+			loaded = append(loaded, t)
+		default:
+			deferred = append(deferred, t)
+		}
+	}
+	return eager, loaded, deferred
+}
+
+// sync makes the server list exactly what the session should see in
+// catalog c. The SDK sends one debounced tools/list_changed for the lot.
+func (s *Session) sync(c *Catalog) {
+	eager, loaded, deferred := s.partition(c)
+	type entry struct {
+		def         *mcp.Tool
+		fingerprint string
+	}
+	want := make(map[string]entry, len(eager)+len(loaded)+2)
+	for _, t := range append(eager, loaded...) {
+		want[t.Name] = entry{t.Def, t.fingerprint}
+	}
+	if len(loaded)+len(deferred) > 0 {
+		for _, mt := range s.hub.metaTools(c, s) {
+			want[mt.Name] = entry{mt, fingerprint(mt)}
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	// Loaded tools that no longer exist are forgotten; those that still
+	// exist stay loaded across the rebuild.
+	for name := range s.loaded {
+		if _, ok := c.Tool(name); !ok {
+			delete(s.loaded, name)
+		}
+	}
+	var gone []string
+	for name := range s.shown {
+		if _, ok := want[name]; !ok {
+			gone = append(gone, name)
+			delete(s.shown, name)
+		}
+	}
+	if len(gone) > 0 {
+		s.server.RemoveTools(gone...)
+	}
+	for name, e := range want {
+		if s.shown[name] == e.fingerprint {
+			continue
+		}
+		if err := s.addTool(e.def); err != nil {
+			s.hub.log.Error("tool cannot be served", "tool", name, "err", err)
+			continue
+		}
+		s.shown[name] = e.fingerprint
+	}
+}
+
+// fingerprint identifies a tool definition's content, so a catalog rebuild
+// that changes nothing for a session sends it no list_changed.
+func fingerprint(def *mcp.Tool) string {
+	b, err := json.Marshal(def)
+	if err != nil {
+		return fmt.Sprintf("%p", def)
+	}
+	return string(b)
+}
+
+// addTool registers a tool with the session's server. The SDK panics on
+// schemas it dislikes (an invalid x-mcp-header annotation, say); one bad
+// upstream tool must not take the session down.
+func (s *Session) addTool(def *mcp.Tool) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("rejected by the MCP SDK: %v", r)
+		}
+	}()
+	s.server.AddTool(def, s.handleTool)
+	return nil
+}
+
+// load adds deferred tools to the session's loaded set and re-syncs.
+// It returns the names that were newly loaded.
+func (s *Session) load(c *Catalog, tools []*Tool) (added []string) {
+	s.mu.Lock()
+	for _, t := range tools {
+		if !s.loaded[t.Name] {
+			s.loaded[t.Name] = true
+			added = append(added, t.Name)
+		}
+	}
+	s.mu.Unlock()
+	if len(added) > 0 {
+		s.sync(c)
+	}
+	return added
+}
+
+func (s *Session) isLoaded(name string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.loaded[name]
+}
+
+// notifyResourcesChanged and notifyPromptsChanged make the SDK send a
+// list_changed: it only does so when its own lists change, so a
+// placeholder is added and removed (one debounced notification).
+func (s *Session) notifyResourcesChanged() {
+	const uri = "mcp-hub://placeholder"
+	s.server.AddResource(&mcp.Resource{URI: uri, Name: "placeholder"}, nil)
+	s.server.RemoveResources(uri)
+}
+
+func (s *Session) notifyPromptsChanged() {
+	const name = "mcp-hub-placeholder"
+	s.server.AddPrompt(&mcp.Prompt{Name: name}, nil)
+	s.server.RemovePrompts(name)
+}
+
+// supportedVersions is every SDK version up to 2025-11-25: the SDK's draft
+// support broke sampling in tool calls, setLevel and list-change
+// subscriptions in our tests.
+func supportedVersions() []string {
+	var out []string
+	for _, v := range mcp.SupportedProtocolVersions() {
+		if v <= "2025-11-25" {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// Version is reported as serverInfo.version.
+const Version = "0.1.0"

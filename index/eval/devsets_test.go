@@ -1,0 +1,69 @@
+package eval
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/mcp-hub/mcp-hub/index"
+)
+
+// benchDir holds the shared benchmark sets (outside the repository).
+const benchDir = "../../../shared/bench"
+
+type devSet struct {
+	name   string
+	metric func(Summary) float64
+	target float64
+	label  string
+}
+
+// TestDevSets checks the retrieval targets of issue 5 on the dev queries
+// when the shared benchmark sets are present (skipped otherwise, and in
+// -short mode).
+func TestDevSets(t *testing.T) {
+	if testing.Short() {
+		t.Skip("dev sets: skipped in -short mode")
+	}
+	sets := []devSet{
+		{"etom-l2", func(s Summary) float64 { return s.HitAt1 }, 0.88, "hit@1"},
+		{"etom-l2", func(s Summary) float64 { return s.HitAt5 }, 0.97, "hit@5"},
+		{"livemcpbench", func(s Summary) float64 { return s.RecallAt5 }, 0.40, "recall@5"},
+		{"etom-l1", func(s Summary) float64 { return s.HitAt1 }, 0.95, "hit@1"},
+	}
+	cache := map[string]Summary{}
+	for _, ds := range sets {
+		s, ok := cache[ds.name]
+		if !ok {
+			s = runDevSet(t, ds.name, index.DefaultOptions())
+			cache[ds.name] = s
+			t.Logf("%s: hit@1 %.3f hit@5 %.3f hit@10 %.3f recall@5 %.3f MRR@10 %.3f nDCG@10 %.3f p50 %.0fµs p99 %.0fµs",
+				ds.name, s.HitAt1, s.HitAt5, s.HitAt10, s.RecallAt5, s.MRRAt10, s.NDCGAt10, s.P50us, s.P99us)
+		}
+		if got := ds.metric(s); got < ds.target {
+			t.Errorf("%s %s = %.3f, target %.2f", ds.name, ds.label, got, ds.target)
+		}
+	}
+}
+
+func runDevSet(t *testing.T, name string, opts index.Options) Summary {
+	t.Helper()
+	dir := filepath.Join(benchDir, name)
+	if _, err := os.Stat(filepath.Join(dir, "corpus.json")); err != nil {
+		t.Skipf("benchmark set %s not found in %s", name, benchDir)
+	}
+	c, err := LoadCorpus(filepath.Join(dir, "corpus.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	qs, err := LoadQueries(filepath.Join(dir, "queries-dev.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix, err := index.NewWithOptions(c.Tools(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	return Run(ix, qs, Options{}).Summary()
+}

@@ -1,0 +1,17 @@
+// Package upstream keeps the hub's connections to the MCP servers it
+// aggregates.
+//
+// One Upstream exists per configured server. It connects in the background
+// (stdio child process, streamable HTTP, SSE, or an in-process builtin
+// server), lists every page of tools, resources, resource templates and
+// prompts, and keeps that snapshot current: the upstream's own list_changed
+// notifications trigger a re-list, and a connection that ends (a crashed
+// child, a dropped HTTP session) is re-established with capped exponential
+// backoff and jitter. After repeated failures the upstream is marked
+// unhealthy and calls fail fast until a cool-down passes.
+//
+// The package knows nothing about discovery, namespacing or downstream
+// sessions. What the upstream sends on its own (log messages, progress,
+// resource updates, sampling, elicitation and roots requests) is handed to a
+// Listener, which the hub implements and which decides where it goes.
+package upstream

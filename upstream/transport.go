@@ -1,0 +1,168 @@
+package upstream
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"sort"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// baseEnv is what every stdio server gets from the hub's environment when
+// inherit_env is off: enough to find programs and behave in the user's locale.
+var baseEnv = []string{"PATH", "HOME", "USER", "LANG", "LC_ALL", "TMPDIR", "TERM", "SYSTEMROOT", "APPDATA", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME"}
+
+// transport builds a fresh go-sdk transport for one connection attempt.
+func (u *Upstream) transport(ctx context.Context) (mcp.Transport, error) {
+	switch u.cfg.Kind() {
+	case TransportBuiltin:
+		return u.builtinTransport(ctx)
+	case TransportStreamable:
+		return &mcp.StreamableClientTransport{
+			Endpoint:   u.cfg.URL,
+			HTTPClient: u.httpClient(),
+			MaxRetries: -1, // the Upstream reconnects itself, with backoff
+		}, nil
+	case TransportSSE:
+		return &mcp.SSEClientTransport{Endpoint: u.cfg.URL, HTTPClient: u.httpClient()}, nil
+	default:
+		return u.commandTransport()
+	}
+}
+
+func (u *Upstream) commandTransport() (mcp.Transport, error) {
+	path, err := exec.LookPath(u.cfg.Command)
+	if err != nil {
+		return nil, fmt.Errorf("command %q not found: install it or give its full path in 'command'", u.cfg.Command)
+	}
+	cmd := exec.Command(path, u.cfg.Args...)
+	cmd.Dir = u.cfg.Cwd
+	cmd.Env = u.childEnv()
+	setChildAttrs(cmd)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		return nil, err
+	}
+	go u.logStderr(stderr)
+	return &countingTransport{
+		inner:   &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second},
+		counter: &u.counter,
+	}, nil
+}
+
+// childEnv is the environment of a stdio server: a minimal base from the
+// hub's own environment (or all of it with inherit_env), then the
+// configured env on top.
+func (u *Upstream) childEnv() []string {
+	env := map[string]string{}
+	if u.cfg.InheritEnv {
+		for _, kv := range os.Environ() {
+			for i := 0; i < len(kv); i++ {
+				if kv[i] == '=' {
+					env[kv[:i]] = kv[i+1:]
+					break
+				}
+			}
+		}
+	} else {
+		for _, k := range baseEnv {
+			if v, ok := os.LookupEnv(k); ok {
+				env[k] = v
+			}
+		}
+	}
+	for k, v := range u.cfg.Env {
+		env[k] = v
+	}
+	out := make([]string, 0, len(env))
+	for k, v := range env {
+		out = append(out, k+"="+v)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// logStderr copies a child's stderr into our log, one record per line,
+// tagged with the server name.
+func (u *Upstream) logStderr(r io.Reader) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64*1024), 1024*1024)
+	for sc.Scan() {
+		u.log.Info("stderr", "line", sc.Text())
+	}
+}
+
+// httpClient adds the configured headers to every request.
+func (u *Upstream) httpClient() *http.Client {
+	if len(u.cfg.Headers) == 0 {
+		return http.DefaultClient
+	}
+	return &http.Client{Transport: &headerTransport{headers: u.cfg.Headers, base: http.DefaultTransport}}
+}
+
+type headerTransport struct {
+	headers map[string]string
+	base    http.RoundTripper
+}
+
+func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = req.Clone(req.Context())
+	for k, v := range t.headers {
+		req.Header.Set(k, v)
+	}
+	return t.base.RoundTrip(req)
+}
+
+// builtinTransport starts the in-process server and connects to it in memory.
+func (u *Upstream) builtinTransport(ctx context.Context) (mcp.Transport, error) {
+	if u.opts.Builtin == nil {
+		return nil, errors.New("builtin servers are not available in this build")
+	}
+	server, err := u.opts.Builtin(u.cfg.Builtin, u.cfg.Env)
+	if err != nil {
+		return nil, err
+	}
+	ct, st := mcp.NewInMemoryTransports()
+	if _, err := server.Connect(ctx, st, nil); err != nil {
+		return nil, fmt.Errorf("builtin %q: %w", u.cfg.Builtin, err)
+	}
+	return &countingTransport{inner: ct, counter: &u.counter}, nil
+}
+
+// countingTransport counts log and progress notifications as they are read
+// (see notificationCounter). Only used where the inner connection has no
+// private SDK hooks to lose: stdio and in-memory.
+type countingTransport struct {
+	inner   mcp.Transport
+	counter *notificationCounter
+}
+
+func (t *countingTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := t.inner.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &countingConn{Connection: c, counter: t.counter}, nil
+}
+
+type countingConn struct {
+	mcp.Connection
+	counter *notificationCounter
+}
+
+func (c *countingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	msg, err := c.Connection.Read(ctx)
+	if req, ok := msg.(*jsonrpc.Request); ok && !req.IsCall() &&
+		(req.Method == NotifyLog || req.Method == NotifyProgress) {
+		c.counter.sawOne()
+	}
+	return msg, err
+}

@@ -190,9 +190,9 @@ func (h *Hub) instructions(c *Catalog, ts *Toolset) string {
 // searchArgs are search_tools' arguments. ServerName is a pointer because
 // an empty server_name is an error, unlike an absent one.
 type searchArgs struct {
-	Query     string   `json:"query"`
+	Query      string   `json:"query"`
 	ServerName *string  `json:"server_name"`
-	ToolNames []string `json:"tool_names"`
+	ToolNames  []string `json:"tool_names"`
 }
 
 // searchTools implements search_tools (spec: shared/spec/search_tools.md).

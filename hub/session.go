@@ -19,9 +19,9 @@ type Session struct {
 	toolset *Toolset
 
 	mu     sync.Mutex
-	loaded map[string]bool      // exposed names loaded by search_tools
-	shown  map[string]string // what the server currently lists: name -> fingerprint
-	ss     *mcp.ServerSession   // set once the client has initialized
+	loaded map[string]bool    // exposed names loaded by search_tools
+	shown  map[string]string  // what the server currently lists: name -> fingerprint
+	ss     *mcp.ServerSession // set once the client has initialized
 	stats  Stats
 }
 

@@ -29,7 +29,7 @@ func TestNotesLifecycle(t *testing.T) {
 		{name: "list limit", tool: "list_notes", args: map[string]any{"limit": 1}, fields: map[string]string{"total": "3"}, text: []string{"showing 1"}},
 		{name: "list empty tag", tool: "list_notes", args: map[string]any{"tag": "none"}, fields: map[string]string{"total": "0", "notes": "[]"}, text: []string{`No notes tagged "none"`}},
 		// "milk" is in a title (3), body (1), and another title; title hits rank first.
-		{name: "search", tool: "search_notes", args: map[string]any{"query": "MILK"}, fields: map[string]string{"total": "3", "notes": ""}},
+		{name: "search", tool: "search_notes", args: map[string]any{"query": "MILK"}, fields: map[string]string{"total": "3"}, text: []string{"3 note(s):\n- [3] Milk brands"}},
 		{name: "search all terms", tool: "search_notes", args: map[string]any{"query": "milk team"}, fields: map[string]string{"total": "1"}, text: []string{"[2] Project kickoff"}},
 		{name: "search tag filter", tool: "search_notes", args: map[string]any{"query": "milk", "tag": "work"}, fields: map[string]string{"total": "1"}},
 		{name: "search none", tool: "search_notes", args: map[string]any{"query": "zebra"}, text: []string{`No notes match "zebra"`}},

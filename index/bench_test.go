@@ -1,0 +1,135 @@
+package index
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"testing"
+	"time"
+)
+
+// benchCorpus is the shared ETOM corpus (outside the repository); the
+// benchmarks skip without it. testdata/corpus.json is a small stand-in used
+// by the unit tests.
+var benchCorpusDir = filepath.Join("..", "..", "shared", "bench", "etom-l2")
+
+type corpusFile struct {
+	Servers []struct {
+		Name        string `json:"name"`
+		Description string `json:"description"`
+		Tools       []struct {
+			Name        string          `json:"name"`
+			Description string          `json:"description"`
+			InputSchema json.RawMessage `json:"inputSchema"`
+		} `json:"tools"`
+	} `json:"servers"`
+}
+
+// loadCorpusTools reads a corpus file and repeats it, renaming servers
+// (name~2, name~3, ...), until it has exactly n tools.
+func loadCorpusTools(tb testing.TB, path string, n int) []Tool {
+	tb.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		tb.Skipf("benchmark corpus not available (%v); it lives in ../shared/bench/etom-l2 next to the repository", err)
+	}
+	var c corpusFile
+	if err := json.Unmarshal(b, &c); err != nil {
+		tb.Fatalf("parse %s: %v", path, err)
+	}
+	var out []Tool
+	for copyN := 1; len(out) < n; copyN++ {
+		before := len(out)
+		for _, s := range c.Servers {
+			server := s.Name
+			if copyN > 1 {
+				server = fmt.Sprintf("%s~%d", s.Name, copyN)
+			}
+			for _, t := range s.Tools {
+				if len(out) == n {
+					return out
+				}
+				out = append(out, Tool{Name: server + "__" + t.Name, Server: server, Description: t.Description,
+					InputSchema: t.InputSchema, ServerDescription: s.Description})
+			}
+		}
+		if len(out) == before {
+			tb.Fatalf("corpus %s has no tools", path)
+		}
+	}
+	return out
+}
+
+func loadBenchQueries(tb testing.TB, path string) []string {
+	tb.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		tb.Skipf("benchmark queries not available: %v", err)
+	}
+	defer f.Close()
+	var out []string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var q struct {
+			Query string `json:"query"`
+		}
+		if json.Unmarshal(sc.Bytes(), &q) == nil && q.Query != "" {
+			out = append(out, q.Query)
+		}
+	}
+	if len(out) == 0 {
+		tb.Fatalf("no queries in %s", path)
+	}
+	return out
+}
+
+func benchBuild(b *testing.B, n int) {
+	tools := loadCorpusTools(b, filepath.Join(benchCorpusDir, "corpus.json"), n)
+	b.ResetTimer()
+	for b.Loop() {
+		ix, err := New(tools)
+		if err != nil {
+			b.Fatal(err)
+		}
+		_ = ix.Close()
+	}
+}
+
+func benchSearch(b *testing.B, n int) {
+	tools := loadCorpusTools(b, filepath.Join(benchCorpusDir, "corpus.json"), n)
+	queries := loadBenchQueries(b, filepath.Join(benchCorpusDir, "queries-dev.jsonl"))
+	ix, err := New(tools)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ix.Close()
+	lat := make([]time.Duration, 0, 1024)
+	i := 0
+	b.ResetTimer()
+	for b.Loop() {
+		start := time.Now()
+		ix.Search(queries[i%len(queries)], "", 5)
+		lat = append(lat, time.Since(start))
+		i++
+	}
+	b.StopTimer()
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	pct := func(p float64) float64 {
+		r := int(p / 100 * float64(len(lat)))
+		r = min(max(r, 0), len(lat)-1)
+		return float64(lat[r].Nanoseconds()) / 1e3
+	}
+	b.ReportMetric(pct(50), "p50-µs")
+	b.ReportMetric(pct(99), "p99-µs")
+}
+
+func BenchmarkBuild1k(b *testing.B)  { benchBuild(b, 1000) }
+func BenchmarkBuild10k(b *testing.B) { benchBuild(b, 10000) }
+func BenchmarkSearch1k(b *testing.B) { benchSearch(b, 1000) }
+func BenchmarkSearch10k(b *testing.B) {
+	benchSearch(b, 10000)
+}

@@ -32,6 +32,7 @@ type Options struct {
 type Hub struct {
 	cfg       *Config
 	log       *slog.Logger
+	sdkLog    *slog.Logger         // quieter: the SDK logs every session at info
 	upstreams []*upstream.Upstream // config order
 	byName    map[string]*upstream.Upstream
 
@@ -62,6 +63,7 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Hub, error) {
 	h := &Hub{
 		cfg:      cfg,
 		log:      opts.Logger,
+		sdkLog:   quieter(opts.Logger),
 		byName:   map[string]*upstream.Upstream{},
 		sessions: map[*Session]struct{}{},
 		lastSeen: map[string]listSignature{},
@@ -73,6 +75,7 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Hub, error) {
 		MaxBackoff:     time.Duration(cfg.Restart.MaxBackoff),
 		UnhealthyAfter: cfg.Restart.UnhealthyAfter,
 		Logger:         opts.Logger,
+		SDKLogger:      h.sdkLog,
 		Builtin:        opts.Builtin,
 	}
 	for _, name := range cfg.ServerOrder {
@@ -104,6 +107,32 @@ ready:
 		return nil, err
 	}
 	return h, nil
+}
+
+// quieter passes the SDK's records on only from warn up, unless the hub
+// logs at debug.
+func quieter(l *slog.Logger) *slog.Logger {
+	if l.Enabled(context.Background(), slog.LevelDebug) {
+		return l
+	}
+	return slog.New(minLevel{Handler: l.Handler(), min: slog.LevelWarn})
+}
+
+type minLevel struct {
+	slog.Handler
+	min slog.Level
+}
+
+func (m minLevel) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= m.min && m.Handler.Enabled(ctx, l)
+}
+
+func (m minLevel) WithAttrs(a []slog.Attr) slog.Handler {
+	return minLevel{Handler: m.Handler.WithAttrs(a), min: m.min}
+}
+
+func (m minLevel) WithGroup(g string) slog.Handler {
+	return minLevel{Handler: m.Handler.WithGroup(g), min: m.min}
 }
 
 // Config returns the hub's configuration.

@@ -82,7 +82,7 @@ func (h *Hub) HTTPHandler(extra map[string]http.Handler) http.Handler {
 		}
 		return versions
 	}, &mcp.StreamableHTTPOptions{
-		Logger:              h.log,
+		Logger:              h.sdkLog,
 		SessionTimeout:      30 * time.Minute,
 		MaxRequestBodyBytes: h.maxRequestBytes(),
 	})

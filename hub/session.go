@@ -39,7 +39,7 @@ func (h *Hub) NewSession(toolset string) (*Session, error) {
 	s.stats.init()
 	s.server = mcp.NewServer(&mcp.Implementation{Name: "mcp-hub", Version: Version}, &mcp.ServerOptions{
 		Instructions:              h.instructions(h.Catalog(), ts),
-		Logger:                    h.log,
+		Logger:                    h.sdkLog,
 		InitializedHandler:        s.initialized,
 		CompletionHandler:         s.complete,
 		SubscribeHandler:          s.subscribe,

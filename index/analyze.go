@@ -80,38 +80,3 @@ func extraStopWords() []string {
 		"help", "using", "use", "via", "e", "g", "eg", "etc", "i", "s",
 	}
 }
-
-// tokenAnalyzer feeds bleve terms that were already analyzed and joined by
-// single spaces, so each field is analyzed once, by our pipeline, and the
-// build knows every field's length.
-type tokenAnalyzer struct{}
-
-func (tokenAnalyzer) Analyze(input []byte) analysis.TokenStream {
-	fields := strings.Fields(string(input))
-	out := make(analysis.TokenStream, 0, len(fields))
-	start := 0
-	for i, f := range fields {
-		out = append(out, &analysis.Token{
-			Term:     []byte(f),
-			Start:    start,
-			End:      start + len(f),
-			Position: i + 1,
-			Type:     analysis.AlphaNumeric,
-		})
-		start += len(f) + 1
-	}
-	return out
-}
-
-// keywordAnalyzer indexes the whole input as one term (exact server names).
-type keywordAnalyzer struct{}
-
-func (keywordAnalyzer) Analyze(input []byte) analysis.TokenStream {
-	return analysis.TokenStream{{
-		Term:     input,
-		Start:    0,
-		End:      len(input),
-		Position: 1,
-		Type:     analysis.AlphaNumeric,
-	}}
-}

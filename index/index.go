@@ -32,11 +32,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/blevesearch/bleve/v2"
-	"github.com/blevesearch/bleve/v2/document"
-	"github.com/blevesearch/bleve/v2/index/scorch"
-	"github.com/blevesearch/bleve/v2/mapping"
-	bindex "github.com/blevesearch/bleve_index_api"
 )
 
 // Tool is what the index knows about one tool. Pure: no MCP types.
@@ -56,9 +51,7 @@ type Result struct {
 	Score  float64
 }
 
-// Index fields. serverKeyField holds the exact server name; it is not
-// scored (the scorer filters by server itself) but keeps the server in the
-// stored index for inspection.
+// Index fields.
 const (
 	fieldName       = "name"
 	fieldTitle      = "title"
@@ -67,21 +60,15 @@ const (
 	fieldServerDesc = "sdesc"
 	fieldParamName  = "pname"
 	fieldParamDesc  = "pdesc"
-	serverKeyField  = "srv"
 )
 
 // Index is a read-only BM25F index over a set of tools.
 type Index struct {
-	bleve    bleve.Index
-	reader   bindex.IndexReader // one snapshot for the index's life: it never changes
 	opts     Options
 	analyzer *analyzer
-	fields   []weightedField
-	tools    []docInfo        // by document number (our numbering)
-	byNum    []int32          // bleve internal doc number -> document number
-	servers  map[string]int32 // server name -> server id
-	terms    map[string]termInfo
-	avgLen   []float64 // per field (index into fields)
+	tools    []docInfo            // by document number
+	servers  map[string]int32     // server name -> server id
+	postings map[string][]posting // term -> tools holding it, by document number
 	synonyms map[string][]string
 	scratch  sync.Pool // *scratch, reused across searches
 }
@@ -90,14 +77,17 @@ type docInfo struct {
 	name   string
 	server string
 	sid    int32
-	length []int32 // per field (index into fields), in terms
 }
 
-// termInfo is what the scorer needs to know about a term before reading
-// its postings: which fields hold it and in how many tools.
-type termInfo struct {
-	mask uint8 // bit i: fields[i] holds the term in some tool
-	df   int32 // tools holding the term in any field
+// posting is one tool holding a term. tf is the term's BM25F pseudo
+// frequency in that tool: its frequency in each field, divided by the
+// field's length normalization (1 - b + b*len/avglen) and multiplied by the
+// field's boost, summed over fields. Boosts and b are fixed per index, so
+// this is computed once at build time and a search only saturates and
+// weights it.
+type posting struct {
+	doc int32
+	tf  float32
 }
 
 type weightedField struct {
@@ -117,24 +107,13 @@ func NewWithOptions(tools []Tool, opts Options) (*Index, error) {
 	if err != nil {
 		return nil, fmt.Errorf("index: build analyzer: %w", err)
 	}
-	m := mapping.NewIndexMapping()
-	m.ScoringModel = bindex.BM25Scoring
-	// NewMemOnly would be an upsidedown/in-memory store; scorch with an
-	// empty path is in-memory and keeps one segment per batch.
-	bi, err := bleve.NewUsing("", m, scorch.Name, scorch.Name, nil)
-	if err != nil {
-		return nil, fmt.Errorf("index: create bleve index: %w", err)
-	}
 	ix := &Index{
-		bleve:    bi,
 		opts:     opts,
 		analyzer: an,
-		fields:   opts.fields(),
 		servers:  make(map[string]int32),
-		terms:    make(map[string]termInfo),
+		postings: make(map[string][]posting),
 	}
 	if err := ix.build(tools); err != nil {
-		_ = ix.Close()
 		return nil, err
 	}
 	ix.synonyms = buildSynonyms(an, opts)
@@ -144,11 +123,13 @@ func NewWithOptions(tools []Tool, opts Options) (*Index, error) {
 }
 
 func (ix *Index) build(tools []Tool) error {
+	fields := ix.opts.fields()
 	seen := make(map[string]bool, len(tools))
-	total := make([]int64, len(ix.fields))
-	batch := ix.bleve.NewBatch()
-	var ta tokenAnalyzer
-	for _, t := range tools {
+	// First pass: analyze every field once, keeping the terms, to learn
+	// the average field lengths BM25 normalizes by.
+	analyzed := make([][][]string, len(tools)) // tool -> field -> terms
+	total := make([]int, len(fields))
+	for i, t := range tools {
 		if t.Name == "" {
 			return errors.New("index: tool with empty name")
 		}
@@ -161,9 +142,8 @@ func (ix *Index) build(tools []Tool) error {
 			sid = int32(len(ix.servers))
 			ix.servers[t.Server] = sid
 		}
-		info := docInfo{name: t.Name, server: t.Server, sid: sid, length: make([]int32, len(ix.fields))}
+		ix.tools = append(ix.tools, docInfo{name: t.Name, server: t.Server, sid: sid})
 
-		doc := document.NewDocument(t.Name)
 		pnames, pdescs := schemaText(t.InputSchema)
 		texts := map[string]string{
 			fieldName:       baseName(t.Name, t.Server),
@@ -174,85 +154,33 @@ func (ix *Index) build(tools []Tool) error {
 			fieldParamName:  pnames,
 			fieldParamDesc:  pdescs,
 		}
-		docTerms := make(map[string]bool)
-		for fi, f := range ix.fields {
-			terms := ix.analyzer.terms(texts[f.name])
+		analyzed[i] = make([][]string, len(fields))
+		for fi, f := range fields {
+			analyzed[i][fi] = ix.analyzer.terms(texts[f.name])
+			total[fi] += len(analyzed[i][fi])
+		}
+	}
+	avg := make([]float64, len(fields))
+	for fi := range fields {
+		avg[fi] = max(float64(total[fi])/float64(max(len(tools), 1)), 1)
+	}
+	// Second pass: per tool, the pseudo frequency of each of its terms.
+	b := ix.opts.B
+	tf := make(map[string]float64)
+	for d, perField := range analyzed {
+		clear(tf)
+		for fi, terms := range perField {
 			if len(terms) == 0 {
 				continue
 			}
-			info.length[fi] = int32(len(terms))
-			total[fi] += int64(len(terms))
+			w := fields[fi].boost / (1 - b + b*float64(len(terms))/avg[fi])
 			for _, term := range terms {
-				ti := ix.terms[term]
-				ti.mask |= 1 << fi
-				if !docTerms[term] {
-					docTerms[term] = true
-					ti.df++
-				}
-				ix.terms[term] = ti
+				tf[term] += w
 			}
-			doc.AddField(document.NewTextFieldCustom(f.name, nil,
-				[]byte(strings.Join(terms, " ")), bindex.IndexField, ta))
 		}
-		doc.AddField(document.NewTextFieldCustom(serverKeyField, nil,
-			[]byte(t.Server), bindex.IndexField, keywordAnalyzer{}))
-		if err := batch.IndexAdvanced(doc); err != nil {
-			return fmt.Errorf("index: add tool %q: %w", t.Name, err)
+		for term, v := range tf {
+			ix.postings[term] = append(ix.postings[term], posting{doc: int32(d), tf: float32(v)})
 		}
-		ix.tools = append(ix.tools, info)
-	}
-	if err := ix.bleve.Batch(batch); err != nil {
-		return fmt.Errorf("index: batch of %d tools: %w", len(tools), err)
-	}
-	ix.avgLen = make([]float64, len(ix.fields))
-	for fi := range ix.fields {
-		if len(tools) > 0 {
-			ix.avgLen[fi] = max(float64(total[fi])/float64(len(tools)), 1)
-		}
-	}
-	adv, err := ix.bleve.Advanced()
-	if err != nil {
-		return fmt.Errorf("index: open bleve internals: %w", err)
-	}
-	if ix.reader, err = adv.Reader(); err != nil {
-		return fmt.Errorf("index: open reader: %w", err)
-	}
-	return ix.mapDocNumbers(seen)
-}
-
-// mapDocNumbers records which of our documents each bleve document number
-// is: postings come by bleve's number, scores are kept by ours.
-func (ix *Index) mapDocNumbers(names map[string]bool) error {
-	pos := make(map[string]int32, len(ix.tools))
-	for i, t := range ix.tools {
-		pos[t.name] = int32(i)
-	}
-	ids, err := ix.reader.DocIDReaderAll()
-	if err != nil {
-		return fmt.Errorf("index: list documents: %w", err)
-	}
-	defer ids.Close()
-	for {
-		id, err := ids.Next()
-		if err != nil {
-			return fmt.Errorf("index: list documents: %w", err)
-		}
-		if id == nil {
-			break
-		}
-		ext, err := ix.reader.ExternalID(id)
-		if err != nil {
-			return fmt.Errorf("index: document id: %w", err)
-		}
-		p, ok := pos[ext]
-		if !ok {
-			return fmt.Errorf("index: unexpected document %q", ext)
-		}
-		num := id.Value()
-		for uint64(len(ix.byNum)) <= num {
-			ix.byNum = append(ix.byNum, -1)
-		}
-		ix.byNum[num] = p
 	}
 	return nil
 }
@@ -340,15 +268,6 @@ func (s *schemaNode) collect(names, descs *strings.Builder, depth int) {
 // Len is the number of tools in the index.
 func (ix *Index) Len() int { return len(ix.tools) }
 
-// Close releases the index.
-func (ix *Index) Close() error {
-	var errs []error
-	if ix.reader != nil {
-		errs = append(errs, ix.reader.Close())
-	}
-	errs = append(errs, ix.bleve.Close())
-	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("index: close: %w", err)
-	}
-	return nil
-}
+// Close releases the index. It holds only memory; Close exists so callers
+// treat it like any other resource (and for a future on-disk index).
+func (ix *Index) Close() error { return nil }

@@ -1,33 +1,22 @@
 package index
 
 import (
-	"context"
+	"container/heap"
 	"math"
 	"sort"
 	"strings"
-
-	bindex "github.com/blevesearch/bleve_index_api"
 )
 
 // scratch holds per-search accumulators indexed by document number, so a
 // search allocates nothing proportional to the catalog.
 type scratch struct {
-	tf      []float64 // weighted, length-normalized term frequency of the current term
-	score   []float64
-	inTerm  []bool // document touched by the current term
-	inQuery []bool // document touched by any term
-	termDoc []int32
-	hits    []int32
-	tfd     bindex.TermFieldDoc
+	score []float64
+	seen  []bool
+	hits  []int32
 }
 
 func newScratch(n int) *scratch {
-	return &scratch{
-		tf:      make([]float64, n),
-		score:   make([]float64, n),
-		inTerm:  make([]bool, n),
-		inQuery: make([]bool, n),
-	}
+	return &scratch{score: make([]float64, n), seen: make([]bool, n)}
 }
 
 // queryTerm is one analyzed query word (or a synonym of one) and its weight.
@@ -36,7 +25,7 @@ type queryTerm struct {
 	weight float64
 }
 
-// queryTerms analyzes the query: unique terms in order, plus verb synonyms
+// queryTerms analyzes the query: unique terms in order, then verb synonyms
 // at reduced weight, dropping words no tool contains.
 func (ix *Index) queryTerms(text string) []queryTerm {
 	terms := ix.analyzer.terms(text)
@@ -47,7 +36,7 @@ func (ix *Index) queryTerms(text string) []queryTerm {
 			continue
 		}
 		inQuery[t] = true
-		if _, ok := ix.terms[t]; ok {
+		if _, ok := ix.postings[t]; ok {
 			out = append(out, queryTerm{t, 1})
 		}
 	}
@@ -57,7 +46,7 @@ func (ix *Index) queryTerms(text string) []queryTerm {
 				continue
 			}
 			inQuery[s] = true
-			if _, ok := ix.terms[s]; ok {
+			if _, ok := ix.postings[s]; ok {
 				out = append(out, queryTerm{s, ix.opts.SynonymWeight})
 			}
 		}
@@ -67,13 +56,13 @@ func (ix *Index) queryTerms(text string) []queryTerm {
 
 // Search returns up to k tools for query, best first. server restricts the
 // search to one server ("" means all); an unknown server, a blank query, a
-// query without any indexed word or k <= 0 give nil.
+// query without any indexed word or k <= 0 give nil. Safe for concurrent
+// use.
 //
-// Scoring is BM25F: per query term, the tool's field frequencies are
-// length-normalized per field, weighted by the field boosts and summed
-// before one saturation, so a word in both name and description counts more
-// than in either, but not twice as much. Term weights use the non-negative
-// idf log(1 + (N-n+0.5)/(n+0.5)).
+// Scoring is BM25F: a term's per-field frequencies, length-normalized and
+// boosted, are summed before one saturation (k1), so a word in both name and
+// description counts more than in either, but not twice as much. Terms are
+// weighted by the non-negative idf log(1 + (N-n+0.5)/(n+0.5)).
 func (ix *Index) Search(query, server string, k int) []Result {
 	if k <= 0 || strings.TrimSpace(query) == "" || len(ix.tools) == 0 {
 		return nil
@@ -93,73 +82,74 @@ func (ix *Index) Search(query, server string, k int) []Result {
 	sc := ix.scratch.Get().(*scratch)
 	defer ix.scratch.Put(sc)
 
-	k1, b := ix.opts.K1, ix.opts.B
+	k1 := ix.opts.K1
 	n := float64(len(ix.tools))
-	ctx := context.Background()
 	for _, qt := range qts {
-		ti := ix.terms[qt.term]
-		idf := math.Log(1 + (n-float64(ti.df)+0.5)/(float64(ti.df)+0.5))
-		for fi, f := range ix.fields {
-			if ti.mask&(1<<fi) == 0 {
+		ps := ix.postings[qt.term]
+		df := float64(len(ps))
+		w := qt.weight * math.Log(1+(n-df+0.5)/(df+0.5)) * (k1 + 1)
+		for _, p := range ps {
+			if sid >= 0 && ix.tools[p.doc].sid != sid {
 				continue
 			}
-			tfr, err := ix.reader.TermFieldReader(ctx, []byte(qt.term), f.name, true, false, false)
-			if err != nil {
-				continue
-			}
-			for {
-				p, err := tfr.Next(&sc.tfd)
-				if err != nil || p == nil {
-					break
-				}
-				num := p.ID.Value()
-				if num >= uint64(len(ix.byNum)) {
-					continue
-				}
-				d := ix.byNum[num]
-				if d < 0 || (sid >= 0 && ix.tools[d].sid != sid) {
-					continue
-				}
-				norm := 1 - b + b*float64(ix.tools[d].length[fi])/ix.avgLen[fi]
-				if !sc.inTerm[d] {
-					sc.inTerm[d] = true
-					sc.termDoc = append(sc.termDoc, d)
-				}
-				sc.tf[d] += f.boost * float64(p.Freq) / norm
-			}
-			_ = tfr.Close()
-		}
-		for _, d := range sc.termDoc {
-			tf := sc.tf[d]
-			sc.score[d] += qt.weight * idf * tf * (k1 + 1) / (tf + k1)
-			sc.tf[d], sc.inTerm[d] = 0, false
-			if !sc.inQuery[d] {
-				sc.inQuery[d] = true
-				sc.hits = append(sc.hits, d)
+			tf := float64(p.tf)
+			sc.score[p.doc] += w * tf / (tf + k1)
+			if !sc.seen[p.doc] {
+				sc.seen[p.doc] = true
+				sc.hits = append(sc.hits, p.doc)
 			}
 		}
-		sc.termDoc = sc.termDoc[:0]
 	}
-
-	hits := sc.hits
-	sort.Slice(hits, func(i, j int) bool {
-		a, b := hits[i], hits[j]
-		if sc.score[a] != sc.score[b] {
-			return sc.score[a] > sc.score[b]
-		}
-		// Equal scores (same text) break by name: reproducible output.
-		return ix.tools[a].name < ix.tools[b].name
-	})
-	if len(hits) > k {
-		hits = hits[:k]
-	}
-	out := make([]Result, len(hits))
-	for i, d := range hits {
+	top := ix.topK(sc, k)
+	out := make([]Result, len(top))
+	for i, d := range top {
 		out[i] = Result{Name: ix.tools[d].name, Server: ix.tools[d].server, Score: sc.score[d]}
 	}
 	for _, d := range sc.hits {
-		sc.score[d], sc.inQuery[d] = 0, false
+		sc.score[d], sc.seen[d] = 0, false
 	}
 	sc.hits = sc.hits[:0]
 	return out
+}
+
+// topK selects the k best hits with a bounded heap (a long query touches a
+// large share of the catalog; sorting all of it would dominate).
+func (ix *Index) topK(sc *scratch, k int) []int32 {
+	h := &hitHeap{ix: ix, score: sc.score}
+	for _, d := range sc.hits {
+		if len(h.docs) < k {
+			heap.Push(h, d)
+		} else if ix.better(sc.score, d, h.docs[0]) {
+			h.docs[0] = d
+			heap.Fix(h, 0)
+		}
+	}
+	out := h.docs
+	sort.Slice(out, func(i, j int) bool { return ix.better(sc.score, out[i], out[j]) })
+	return out
+}
+
+// better orders by score, then by name so equal scores are reproducible.
+func (ix *Index) better(score []float64, a, b int32) bool {
+	if score[a] != score[b] {
+		return score[a] > score[b]
+	}
+	return ix.tools[a].name < ix.tools[b].name
+}
+
+// hitHeap is a min-heap: its root is the worst of the best k so far.
+type hitHeap struct {
+	ix    *Index
+	score []float64
+	docs  []int32
+}
+
+func (h *hitHeap) Len() int           { return len(h.docs) }
+func (h *hitHeap) Less(i, j int) bool { return h.ix.better(h.score, h.docs[j], h.docs[i]) }
+func (h *hitHeap) Swap(i, j int)      { h.docs[i], h.docs[j] = h.docs[j], h.docs[i] }
+func (h *hitHeap) Push(x any)         { h.docs = append(h.docs, x.(int32)) }
+func (h *hitHeap) Pop() any {
+	x := h.docs[len(h.docs)-1]
+	h.docs = h.docs[:len(h.docs)-1]
+	return x
 }

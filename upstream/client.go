@@ -26,7 +26,7 @@ const (
 // refused with a clear error.
 func (u *Upstream) newClient() *mcp.Client {
 	opts := &mcp.ClientOptions{
-		Logger: u.log,
+		Logger: u.opts.SDKLogger.With("server", u.cfg.Name),
 		Capabilities: &mcp.ClientCapabilities{
 			RootsV2:     &mcp.RootCapabilities{ListChanged: true},
 			Sampling:    &mcp.SamplingCapabilities{},

@@ -32,7 +32,10 @@ func (u *Upstream) transport(ctx context.Context) (mcp.Transport, error) {
 			MaxRetries: -1, // the Upstream reconnects itself, with backoff
 		}, nil
 	case TransportSSE:
-		return &mcp.SSEClientTransport{Endpoint: u.cfg.URL, HTTPClient: u.httpClient()}, nil
+		return &sseTransport{
+			inner: &mcp.SSEClientTransport{Endpoint: u.cfg.URL, HTTPClient: u.httpClient()},
+			life:  ctx,
+		}, nil
 	default:
 		return u.commandTransport()
 	}
@@ -165,4 +168,44 @@ func (c *countingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		c.counter.sawOne()
 	}
 	return msg, err
+}
+
+// sseTransport keeps an SSE session's event stream open after the connect.
+// The SDK issues the stream's GET with the context given to Connect, which
+// the Upstream bounds by its connect timeout: cancelling it when the
+// connect returns would end the session at once. The stream lives as long
+// as the Upstream's own context instead; ctx still aborts the handshake.
+type sseTransport struct {
+	inner *mcp.SSEClientTransport
+	life  context.Context
+}
+
+func (t *sseTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	life, cancel := context.WithCancel(t.life)
+	stop := context.AfterFunc(ctx, cancel)
+	conn, err := t.inner.Connect(life)
+	if !stop() {
+		// ctx ended during the handshake.
+		if err == nil {
+			conn.Close()
+			err = ctx.Err()
+		}
+	}
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	return &cancelConn{Connection: conn, cancel: cancel}, nil
+}
+
+// cancelConn releases its context when closed.
+type cancelConn struct {
+	mcp.Connection
+	cancel context.CancelFunc
+}
+
+func (c *cancelConn) Close() error {
+	err := c.Connection.Close()
+	c.cancel()
+	return err
 }

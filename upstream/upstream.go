@@ -48,6 +48,8 @@ type Options struct {
 	MaxBackoff     time.Duration // cap on the retry delay (30s)
 	UnhealthyAfter int           // consecutive failures before the upstream is marked unhealthy (5)
 	Logger         *slog.Logger
+	// SDKLogger receives the go-sdk client's own records (default: Logger).
+	SDKLogger *slog.Logger
 	// Builtin makes the in-process server for a 'builtin' upstream.
 	Builtin func(name string, env map[string]string) (*mcp.Server, error)
 }
@@ -64,6 +66,9 @@ func (o *Options) defaults() {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
+	}
+	if o.SDKLogger == nil {
+		o.SDKLogger = o.Logger
 	}
 }
 

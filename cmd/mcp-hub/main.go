@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
 	"syscall"
 
 	"github.com/urfave/cli/v2"
@@ -20,7 +21,21 @@ import (
 )
 
 func main() {
+	tuneGC()
 	os.Exit(run(os.Args, os.Stdin, os.Stdout, os.Stderr))
+}
+
+// tuneGC trades memory for latency unless the user set GOGC: the go-sdk's
+// JSON decoder allocates a large buffer per message, so a proxy that
+// forwards many small messages spends much of its time collecting them.
+// A soft memory limit keeps the trade bounded.
+func tuneGC() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(400)
+	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(1 << 30)
+	}
 }
 
 // exitConfig is the exit code for a bad config file or bad arguments.

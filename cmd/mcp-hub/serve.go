@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -25,8 +26,16 @@ func serveCommand() *cli.Command {
 			&cli.StringFlag{Name: "http", Usage: "serve streamable HTTP on this address (e.g. 127.0.0.1:8080) at /mcp and /mcp/<toolset>"},
 			&cli.StringFlag{Name: "toolset", Usage: "expose only this toolset (stdio; over HTTP use /mcp/<toolset>)"},
 			&cli.BoolFlag{Name: "chat-api", Usage: "with --http: also serve POST /v1/chat (the chat loop over HTTP)"},
+			&cli.StringFlag{Name: "cpuprofile", Usage: "write a CPU profile to this file until the hub stops", Hidden: true},
 		},
 		Action: func(c *cli.Context) error {
+			if p := c.String("cpuprofile"); p != "" {
+				stop, err := startCPUProfile(p)
+				if err != nil {
+					return err
+				}
+				defer stop()
+			}
 			h, log, err := openHub(c)
 			if err != nil {
 				return err
@@ -88,6 +97,19 @@ func serveHTTP(c *cli.Context, h *hub.Hub, log *slog.Logger, addr string) error 
 	defer cancel()
 	srv.Shutdown(ctx)
 	return nil
+}
+
+// startCPUProfile is for performance work: profile before guessing.
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
 func isTerminal(f *os.File) bool {

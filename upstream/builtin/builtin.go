@@ -18,7 +18,6 @@ package builtin
 import (
 	"context"
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
 
@@ -31,7 +30,9 @@ const version = "1.0.0"
 // protocolVersions restricts what builtins negotiate. The 2026-07-28 draft
 // changes how list-changed notifications and logging are delivered (see
 // NOTES.md); the hub speaks 2025-11-25 and older, so the builtins do too.
-var protocolVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
+func protocolVersions() []string {
+	return []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
+}
 
 // entry describes one builtin.
 type entry struct {
@@ -102,7 +103,7 @@ func newServer(name, instructions string, opts *mcp.ServerOptions) *mcp.Server {
 		opts = &mcp.ServerOptions{}
 	}
 	opts.Instructions = instructions
-	opts.SupportedProtocolVersions = slices.Clone(protocolVersions)
+	opts.SupportedProtocolVersions = protocolVersions()
 	return mcp.NewServer(&mcp.Implementation{Name: name, Title: "mcp-hub builtin: " + name, Version: version}, opts)
 }
 

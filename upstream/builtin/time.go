@@ -88,20 +88,22 @@ func (ts *timeServer) location(name string) (*time.Location, error) {
 
 // timeLayouts are tried in order by parseTime for inputs without an explicit
 // zone; the parsed wall clock is interpreted in the requested location.
-var timeLayouts = []string{
-	"2006-01-02T15:04:05.999999999",
-	"2006-01-02T15:04:05",
-	"2006-01-02T15:04",
-	"2006-01-02 15:04:05",
-	"2006-01-02 15:04",
-	"2006-01-02",
-	"2006/01/02 15:04",
-	"2006/01/02",
-	"Jan 2, 2006 15:04",
-	"Jan 2, 2006",
-	"January 2, 2006",
-	"2 Jan 2006",
-	"2 January 2006",
+func timeLayouts() []string {
+	return []string{
+		"2006-01-02T15:04:05.999999999",
+		"2006-01-02T15:04:05",
+		"2006-01-02T15:04",
+		"2006-01-02 15:04:05",
+		"2006-01-02 15:04",
+		"2006-01-02",
+		"2006/01/02 15:04",
+		"2006/01/02",
+		"Jan 2, 2006 15:04",
+		"Jan 2, 2006",
+		"January 2, 2006",
+		"2 Jan 2006",
+		"2 January 2006",
+	}
 }
 
 // parseTime parses s in loc. Inputs carrying an offset (RFC 3339) keep it.
@@ -127,7 +129,7 @@ func (ts *timeServer) parseTime(s string, loc *time.Location) (time.Time, error)
 	if t, err := time.Parse("2006-01-02 15:04:05Z07:00", s); err == nil {
 		return t, nil
 	}
-	for _, layout := range timeLayouts {
+	for _, layout := range timeLayouts() {
 		if t, err := time.ParseInLocation(layout, s, loc); err == nil {
 			return t, nil
 		}
@@ -472,7 +474,7 @@ func parseCalendarDuration(s string) (calendarDuration, error) {
 				c.clock += time.Duration(float64(sign) * v * 24 * float64(time.Hour))
 			}
 		default:
-			unit, ok := clockUnits[m[2]]
+			unit, ok := clockUnit(m[2])
 			if !ok {
 				return calendarDuration{}, fmt.Errorf("duration %q: unknown unit %q (use y, mo, w, d, h, m, s, ms)", orig, m[2])
 			}
@@ -482,13 +484,23 @@ func parseCalendarDuration(s string) (calendarDuration, error) {
 	return c, nil
 }
 
-// clockUnits are the fixed-length duration units.
-var clockUnits = map[string]time.Duration{
-	"h": time.Hour, "hr": time.Hour, "hrs": time.Hour, "hour": time.Hour, "hours": time.Hour,
-	"m": time.Minute, "min": time.Minute, "mins": time.Minute, "minute": time.Minute, "minutes": time.Minute,
-	"s": time.Second, "sec": time.Second, "secs": time.Second, "second": time.Second, "seconds": time.Second,
-	"ms": time.Millisecond, "millisecond": time.Millisecond, "milliseconds": time.Millisecond,
-	"us": time.Microsecond, "µs": time.Microsecond, "μs": time.Microsecond, "ns": time.Nanosecond,
+// clockUnit returns the length of a fixed-length duration unit.
+func clockUnit(name string) (time.Duration, bool) {
+	switch name {
+	case "h", "hr", "hrs", "hour", "hours":
+		return time.Hour, true
+	case "m", "min", "mins", "minute", "minutes":
+		return time.Minute, true
+	case "s", "sec", "secs", "second", "seconds":
+		return time.Second, true
+	case "ms", "millisecond", "milliseconds":
+		return time.Millisecond, true
+	case "us", "µs", "μs", "microsecond", "microseconds":
+		return time.Microsecond, true
+	case "ns", "nanosecond", "nanoseconds":
+		return time.Nanosecond, true
+	}
+	return 0, false
 }
 
 type dayOfWeekIn struct {

@@ -1,0 +1,352 @@
+//go:build linux
+
+// Shared harness for the end-to-end tests of this package (conformance and the
+// proxy benchmark): building go-sdk's conformance everything-server, running
+// child processes that never outlive the test, and starting the hub from the
+// test binary itself (see TestMain).
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime/debug"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+const (
+	everythingPkg = "github.com/modelcontextprotocol/go-sdk/conformance/everything-server"
+	// probeTool is a tool of everything-server; the hub counts as ready when it
+	// lists it (the hub may serve before its upstreams have connected).
+	probeTool = "test_simple_text"
+	// hubReadyTimeout is generous: under -race on 2 shared cores a cold start
+	// of the hub plus its upstream can take several seconds.
+	hubReadyTimeout = 90 * time.Second
+)
+
+// raceEnabled reports whether this test binary was built with -race. Binaries
+// the harness builds follow it, so `go build` reuses the packages `go test`
+// already compiled, and benchmarks can warn that -race distorts timings.
+var raceEnabled = sync.OnceValue(func() bool {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			if s.Key == "-race" {
+				return s.Value == "true"
+			}
+		}
+	}
+	return false
+})
+
+var everything struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// everythingServer returns the path of go-sdk's conformance everything-server,
+// built once per test process at the go-sdk version of our go.mod.
+func everythingServer(tb testing.TB) string {
+	tb.Helper()
+	everything.once.Do(func() {
+		dir, err := os.MkdirTemp("", "mcp-hub-everything-")
+		if err != nil {
+			everything.err = err
+			return
+		}
+		testMainCleanups = append(testMainCleanups, func() { os.RemoveAll(dir) })
+		everything.path, everything.err = buildEverythingServer(dir)
+	})
+	if everything.err != nil {
+		tb.Fatalf("building %s: %v", everythingPkg, everything.err)
+	}
+	return everything.path
+}
+
+func buildEverythingServer(dir string) (string, error) {
+	out := filepath.Join(dir, "everything-server")
+	args := []string{"build", "-o", out}
+	if raceEnabled() {
+		args = append(args, "-race")
+	}
+	args = append(args, everythingPkg)
+
+	// First inside our module: same go-sdk version, nothing written.
+	cmd := exec.Command("go", args...)
+	output, err := cmd.CombinedOutput()
+	if err == nil {
+		return out, nil
+	}
+	if !bytes.Contains(output, []byte("missing go.sum entry")) {
+		return "", fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, output)
+	}
+
+	// Our go.sum lacks sums for packages only the everything-server imports.
+	// Build from a scratch copy of go.mod/go.sum with -mod=mod instead of
+	// editing the repository's go.sum from a test.
+	gomod, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		return "", fmt.Errorf("go env GOMOD: %v", err)
+	}
+	root := filepath.Dir(strings.TrimSpace(string(gomod)))
+	scratch := filepath.Join(dir, "module")
+	if err := os.MkdirAll(scratch, 0o755); err != nil {
+		return "", err
+	}
+	for _, name := range []string{"go.mod", "go.sum"} {
+		data, err := os.ReadFile(filepath.Join(root, name))
+		if err != nil && !(name == "go.sum" && errors.Is(err, os.ErrNotExist)) {
+			return "", err
+		}
+		if err := os.WriteFile(filepath.Join(scratch, name), data, 0o644); err != nil {
+			return "", err
+		}
+	}
+	args = slices.Insert(args, 1, "-mod=mod")
+	cmd = exec.Command("go", args...)
+	cmd.Dir = scratch
+	output2, err := cmd.CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("go %s (in a scratch copy of go.mod after %q failed for lack of go.sum entries): %v\n%s",
+			strings.Join(args, " "), "go build", err, output2)
+	}
+	return out, nil
+}
+
+// freeAddr returns a 127.0.0.1 address with a port that was free a moment ago.
+func freeAddr(tb testing.TB) string {
+	tb.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatalf("picking a free port: %v", err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// startedPIDs holds the processes the harness started itself, so the orphan
+// check after a hub exits does not mistake them for the hub's children.
+var startedPIDs sync.Map
+
+// child is a process started by a test. It runs in its own process group and
+// is stopped (SIGTERM, then SIGKILL to the group) when the test ends.
+type child struct {
+	name    string
+	cmd     *exec.Cmd
+	logPath string
+	done    chan struct{}
+	waitErr error
+}
+
+func startChild(tb testing.TB, name string, env []string, bin string, args ...string) *child {
+	tb.Helper()
+	logPath := filepath.Join(tb.TempDir(), name+".log")
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer logFile.Close() // the child has its own descriptor
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), env...)
+	// A file, not a pipe: grandchildren that inherit it cannot block Wait.
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		tb.Fatalf("starting %s: %v", name, err)
+	}
+	startedPIDs.Store(cmd.Process.Pid, true)
+	c := &child{name: name, cmd: cmd, logPath: logPath, done: make(chan struct{})}
+	go func() {
+		c.waitErr = cmd.Wait()
+		close(c.done)
+	}()
+	tb.Cleanup(c.stop)
+	return c
+}
+
+func (c *child) exited() bool {
+	select {
+	case <-c.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// stop asks the process to exit, as a user's Ctrl-C or a supervisor would, and
+// kills its process group if it does not within a few seconds.
+func (c *child) stop() {
+	if !c.exited() {
+		_ = c.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-c.done:
+		case <-time.After(5 * time.Second):
+		}
+	}
+	// Anything left in the group (the process itself if it ignored SIGTERM,
+	// or a grandchild that did not move to its own group) dies now.
+	_ = syscall.Kill(-c.cmd.Process.Pid, syscall.SIGKILL)
+	<-c.done
+}
+
+// logTail returns the last n lines the process wrote to stdout/stderr.
+func (c *child) logTail(n int) string {
+	data, err := os.ReadFile(c.logPath)
+	if err != nil {
+		return fmt.Sprintf("(reading %s: %v)", c.logPath, err)
+	}
+	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	if len(lines) > n {
+		lines = append([]string{fmt.Sprintf("... (%d earlier lines in %s)", len(lines)-n, c.logPath)}, lines[len(lines)-n:]...)
+	}
+	return strings.Join(lines, "\n")
+}
+
+// processesOf lists running processes (zombies excluded) whose executable is
+// exe and that the harness did not start itself.
+func processesOf(exe string) []int {
+	entries, _ := os.ReadDir("/proc")
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if _, ours := startedPIDs.Load(pid); ours {
+			continue
+		}
+		if target, err := os.Readlink(filepath.Join("/proc", e.Name(), "exe")); err == nil && target == exe {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// startEverythingHTTP runs everything-server over stateful streamable HTTP
+// (as NOTES.md prescribes for the direct conformance run) and returns its URL.
+func startEverythingHTTP(tb testing.TB, bin, name string) (url string, c *child) {
+	tb.Helper()
+	addr := freeAddr(tb)
+	c = startChild(tb, name, nil, bin, "-http="+addr, "-stateless=false")
+	url = "http://" + addr + "/mcp"
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := waitMCPReady(ctx, url, c); err != nil {
+		tb.Fatalf("%s did not become ready at %s: %v\n%s", name, url, err, c.logTail(40))
+	}
+	return url, c
+}
+
+// startHub runs `mcp-hub --config cfgYAML serve --http ADDR` (this test binary
+// standing in for mcp-hub) and waits until its tools/list shows the upstream's
+// tools. upstreamExe, if set, is the executable of a stdio upstream the hub
+// starts: when the hub has stopped, none of those may be left running.
+func startHub(tb testing.TB, name, cfgYAML, upstreamExe string) (url string, c *child) {
+	tb.Helper()
+	cfgPath := filepath.Join(tb.TempDir(), "hub.yaml")
+	if err := os.WriteFile(cfgPath, []byte(cfgYAML), 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	addr := freeAddr(tb)
+	if upstreamExe != "" {
+		// Registered before startChild so it runs after the hub was stopped
+		// (cleanups run last-in first-out).
+		tb.Cleanup(func() { checkNoOrphans(tb, name, upstreamExe) })
+	}
+	// --config is a global flag of the CLI: it goes before the command.
+	c = startChild(tb, name, []string{envAsMain + "=1"}, self, "--config", cfgPath, "serve", "--http", addr)
+	url = "http://" + addr + "/mcp"
+	ctx, cancel := context.WithTimeout(context.Background(), hubReadyTimeout)
+	defer cancel()
+	if err := waitMCPReady(ctx, url, c); err != nil {
+		tb.Fatalf("hub (%s) did not become ready at %s with tool %q listed: %v\nconfig:\n%s\nhub log:\n%s",
+			name, url, probeTool, err, cfgYAML, c.logTail(60))
+	}
+	return url, c
+}
+
+// checkNoOrphans fails the test if a stdio upstream of a stopped hub is still
+// running (DESIGN.md: child processes die with the hub), then kills it.
+func checkNoOrphans(tb testing.TB, hubName, exe string) {
+	deadline := time.Now().Add(3 * time.Second)
+	for {
+		pids := processesOf(exe)
+		if len(pids) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			tb.Errorf("%s: stdio upstream %s still running 3s after the hub exited (pids %v): child processes must die with the hub", hubName, exe, pids)
+			for _, pid := range pids {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// waitMCPReady polls url until an MCP session can be opened there and its
+// tools/list contains probeTool, or until ctx ends or the process exits.
+func waitMCPReady(ctx context.Context, url string, c *child) error {
+	var last error
+	for {
+		if c.exited() {
+			return fmt.Errorf("process exited (%v)", c.waitErr)
+		}
+		last = probeOnce(ctx, url)
+		if last == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w; last attempt: %v", ctx.Err(), last)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+func probeOnce(ctx context.Context, url string) error {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	client := mcp.NewClient(&mcp.Implementation{Name: "mcp-hub-test-probe", Version: "0"}, nil)
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{
+		Endpoint:             url,
+		HTTPClient:           &http.Client{Timeout: 10 * time.Second},
+		MaxRetries:           -1,
+		DisableStandaloneSSE: true,
+	}, nil)
+	if err != nil {
+		return fmt.Errorf("connect: %w", err)
+	}
+	defer cs.Close()
+	var names []string
+	for tool, err := range cs.Tools(ctx, nil) {
+		if err != nil {
+			return fmt.Errorf("tools/list: %w", err)
+		}
+		if tool.Name == probeTool {
+			return nil
+		}
+		names = append(names, tool.Name)
+	}
+	return fmt.Errorf("tools/list has no %q yet (has %v)", probeTool, names)
+}

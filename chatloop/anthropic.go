@@ -154,6 +154,10 @@ func (p *anthropicProvider) Complete(ctx context.Context, req *Request, onText f
 		}
 	} else {
 		msg = &anthropic.Message{}
+		// The SDK's accumulator replaces tool input that is not valid JSON
+		// with {}, which would run the tool with no arguments; keep the
+		// raw text so the loop can tell the model its arguments were bad.
+		inputs := map[int64]*strings.Builder{}
 		s := p.client.Messages.NewStreaming(ctx, params)
 		defer s.Close()
 		for s.Next() {
@@ -161,8 +165,23 @@ func (p *anthropicProvider) Complete(ctx context.Context, req *Request, onText f
 			if err := msg.Accumulate(ev); err != nil {
 				return nil, malformed(p.name, req.Model, p.baseURL, oneLine(err.Error()))
 			}
-			if ev.Type == "content_block_delta" && ev.Delta.Type == "text_delta" && ev.Delta.Text != "" {
-				onText(ev.Delta.Text)
+			if ev.Type == "content_block_delta" {
+				switch ev.Delta.Type {
+				case "text_delta":
+					if ev.Delta.Text != "" {
+						onText(ev.Delta.Text)
+					}
+				case "input_json_delta":
+					if inputs[ev.Index] == nil {
+						inputs[ev.Index] = &strings.Builder{}
+					}
+					inputs[ev.Index].WriteString(ev.Delta.PartialJSON)
+				}
+			}
+		}
+		for i, b := range inputs {
+			if int(i) < len(msg.Content) && msg.Content[i].Type == "tool_use" {
+				msg.Content[i].Input = json.RawMessage(b.String())
 			}
 		}
 		if err := s.Err(); err != nil {

@@ -109,7 +109,7 @@ func isContextLength(s string) bool {
 // a typed error.
 func isDecodeError(err error) bool {
 	s := err.Error()
-	for _, k := range []string{"invalid character", "unexpected end of JSON", "cannot unmarshal", "unexpected EOF", "looking for beginning of value"} {
+	for _, k := range []string{"invalid character", "unexpected end of JSON", "cannot unmarshal", "unexpected EOF", "looking for beginning of value", "content-type"} {
 		if strings.Contains(s, k) {
 			return true
 		}

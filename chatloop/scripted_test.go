@@ -197,7 +197,13 @@ func anthropicMessage(st step) map[string]any {
 		content = append(content, map[string]any{"type": "text", "text": st.text})
 	}
 	for _, c := range st.calls {
-		content = append(content, map[string]any{"type": "tool_use", "id": c.id, "name": c.name, "input": json.RawMessage(c.args)})
+		var input any = json.RawMessage(c.args)
+		if !json.Valid([]byte(c.args)) {
+			// A JSON body cannot carry broken JSON: send it as a string,
+			// which is just as wrong for a tool's arguments.
+			input = c.args
+		}
+		content = append(content, map[string]any{"type": "tool_use", "id": c.id, "name": c.name, "input": input})
 	}
 	stop := "end_turn"
 	if len(st.calls) > 0 {

@@ -372,7 +372,7 @@ func TestExposedName(t *testing.T) {
 		{"github", "create_issue", "github__create_issue"},
 		{"", "create_issue", "create_issue"},
 		{"my server", "a.b/c:d", "my_server__a_b_c_d"},
-		{"x", "ünï", "x_____"},
+		{"x", "ünï", "x___n_"},
 	} {
 		if got := ExposedName(tc.prefix, tc.name); got != tc.want {
 			t.Errorf("ExposedName(%q, %q) = %q, want %q", tc.prefix, tc.name, got, tc.want)
@@ -708,30 +708,84 @@ func TestVerbatimSchemas(t *testing.T) {
 	agSameJSON(t, "structuredContent", out.StructuredContent, map[string]any{"id": 7})
 }
 
+// agRawServer is a minimal hand-written MCP server over streamable HTTP
+// (JSON responses, no session) that lists the given tools JSON verbatim:
+// go-sdk servers refuse some schemas that real servers send.
+func agRawServer(t *testing.T, tools string) string {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			w.WriteHeader(http.StatusMethodNotAllowed)
+			return
+		}
+		var req struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				ProtocolVersion string          `json:"protocolVersion"`
+				Name            string          `json:"name"`
+				Arguments       json.RawMessage `json:"arguments"`
+			} `json:"params"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		if req.ID == nil {
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
+		var result string
+		switch req.Method {
+		case "initialize":
+			result = `{"protocolVersion":` + agJSON(t, req.Params.ProtocolVersion) + `,"capabilities":{"tools":{}},"serverInfo":{"name":"raw","version":"1"}}`
+		case "tools/list":
+			result = `{"tools":` + tools + `}`
+		case "tools/call":
+			result = `{"content":[{"type":"text","text":` + agJSON(t, req.Params.Name+":"+string(req.Params.Arguments)) + `}]}`
+		default:
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"method not found"}}`, req.ID)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":%s}`, req.ID, result)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
 // TestToolTypePatched: a schema whose top-level type is not exactly
-// "object" (which the SDK refuses) is served with type "object" and
-// otherwise unchanged, rather than dropped or crashing the session.
+// "object" (which the SDK refuses to serve) is served with type "object"
+// and otherwise unchanged, rather than dropped or crashing the session.
 func TestToolTypePatched(t *testing.T) {
-	schemaFile := filepath.Join(t.TempDir(), "schemas.json")
-	os.WriteFile(schemaFile, []byte(`{"notype":{"properties":{"a":{"type":"string"}}},"nullable":{"type":["object","null"],"properties":{"b":{"type":"integer"}}}}`), 0o644)
-	cfg := agConfig(agUp{name: "p", cfg: agStdio(t, "-name", "p", "-tools", "notype,nullable", "-schema-file", schemaFile)})
-	h, _ := agHub(t, cfg, Options{})
+	url := agRawServer(t, `[
+		{"name":"notype","inputSchema":{"properties":{"a":{"type":"string"}}}},
+		{"name":"nullable","inputSchema":{"type":["object","null"],"properties":{"b":{"type":"integer"}}}},
+		{"name":"fine","inputSchema":{"type":"object","properties":{"c":{"type":"boolean"}},"x-extra":[1,2]}}
+	]`)
+	h, _ := agHub(t, agConfig(agUp{name: "raw", cfg: upstream.Config{URL: url}}), Options{})
 	cs := agClient(t, h, nil)
 	res, err := cs.ListTools(agCtx(t), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Tools) != 2 {
-		t.Fatalf("tools/list = %v", agToolNames(t, cs))
-	}
+	got := map[string]string{}
 	for _, tool := range res.Tools {
-		var m map[string]any
-		json.Unmarshal([]byte(agJSON(t, tool.InputSchema)), &m)
-		if m["type"] != "object" || m["properties"] == nil {
-			t.Errorf("%s inputSchema = %v", tool.Name, m)
-		}
+		got[tool.Name] = agJSON(t, tool.InputSchema)
 	}
-	if got := agText(agCall(t, cs, "p__nullable", map[string]any{"b": 1})); got != `p:nullable:{"b":1}` {
-		t.Errorf("p__nullable -> %q", got)
+	want := map[string]string{
+		"raw__notype":   `{"properties":{"a":{"type":"string"}},"type":"object"}`,
+		"raw__nullable": `{"properties":{"b":{"type":"integer"}},"type":"object"}`,
+		"raw__fine":     `{"properties":{"c":{"type":"boolean"}},"type":"object","x-extra":[1,2]}`,
+	}
+	if len(got) != len(want) {
+		t.Fatalf("tools/list = %v", got)
+	}
+	for name, w := range want {
+		agSameJSON(t, name, json.RawMessage(got[name]), json.RawMessage(w))
+	}
+	if text := agText(agCall(t, cs, "raw__nullable", map[string]any{"b": 1})); text != `nullable:{"b":1}` {
+		t.Errorf("raw__nullable -> %q", text)
 	}
 }

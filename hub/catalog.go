@@ -52,6 +52,9 @@ type Catalog struct {
 	index *index.Index
 	// Problems are collisions and unusable tools, already logged.
 	Problems []string
+	// Collisions are the Problems that are name collisions after
+	// prefixing: fatal at start-up, logged when they appear later.
+	Collisions []string
 }
 
 // Tool looks a tool up by exposed name.
@@ -97,11 +100,11 @@ func buildCatalog(cfg *Config, ups []*upstream.Upstream, log *slog.Logger) *Cata
 			}
 			exposed := ExposedName(prefix, ut.Name)
 			if cfg.Discovery.Enabled && isMetaTool(exposed) {
-				c.problem(log, fmt.Sprintf("server '%s': tool '%s' is exposed as '%s', which the hub's own meta-tool uses; set a 'prefix' on the server", name, ut.Name, exposed))
+				c.collision(log, fmt.Sprintf("server '%s': tool '%s' is exposed as '%s', which the hub's own meta-tool uses; set a 'prefix' on the server", name, ut.Name, exposed))
 				continue
 			}
 			if prev, ok := c.byName[exposed]; ok {
-				c.problem(log, fmt.Sprintf("tool name collision: '%s' from server '%s' and server '%s' (tool '%s'); set a different 'prefix' on one of them, or deny one tool under 'tools: {deny: [...]}'",
+				c.collision(log, fmt.Sprintf("tool name collision: '%s' from server '%s' and server '%s' (tool '%s'); set a different 'prefix' on one of them, or deny one tool under 'tools: {deny: [...]}'",
 					exposed, prev.Server, name, ut.Name))
 				continue
 			}
@@ -123,7 +126,7 @@ func buildCatalog(cfg *Config, ups []*upstream.Upstream, log *slog.Logger) *Cata
 		for _, p := range lists.Prompts {
 			exposed := ExposedName(prefix, p.Name)
 			if prev, ok := c.prompts[exposed]; ok {
-				c.problem(log, fmt.Sprintf("prompt name collision: '%s' from server '%s' and server '%s'; set a different 'prefix' on one of them", exposed, prev.Server, name))
+				c.collision(log, fmt.Sprintf("prompt name collision: '%s' from server '%s' and server '%s'; set a different 'prefix' on one of them", exposed, prev.Server, name))
 				continue
 			}
 			def := *p
@@ -153,6 +156,11 @@ func buildCatalog(cfg *Config, ups []*upstream.Upstream, log *slog.Logger) *Cata
 func (c *Catalog) problem(log *slog.Logger, msg string) {
 	c.Problems = append(c.Problems, msg)
 	log.Error(msg)
+}
+
+func (c *Catalog) collision(log *slog.Logger, msg string) {
+	c.Collisions = append(c.Collisions, msg)
+	c.problem(log, msg)
 }
 
 // keeps applies allow (if any) then deny; entries may be glob patterns.

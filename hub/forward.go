@@ -101,6 +101,23 @@ func (s *Session) unknownToolMessage(c *Catalog, name string) string {
 	return msg
 }
 
+// unlistedServerError is the retryable error for a call to name when name
+// carries the prefix of a server that is down and has never listed its
+// tools (it failed to start, or is still starting): its tools are not
+// known, but "unknown tool" would send the client the wrong way.
+func (h *Hub) unlistedServerError(name string) error {
+	for _, u := range h.upstreams {
+		prefix := serverPrefix(u.Name(), h.cfg.Servers[u.Name()])
+		if prefix == "" || !strings.HasPrefix(name, sanitizeName(prefix)+prefixSeparator) {
+			continue
+		}
+		if _, err := u.Session(); err != nil && len(u.Lists().Tools) == 0 {
+			return err
+		}
+	}
+	return nil
+}
+
 func (s *Session) visibleNames(c *Catalog) []string {
 	var out []string
 	for _, t := range c.Tools {

@@ -49,7 +49,8 @@ type Hub struct {
 
 // New starts every configured upstream in parallel and waits until each has
 // made its first connection attempt or StartupWait passes. A server that
-// fails is reported and retried in the background; it never fails New.
+// fails is reported and retried in the background; it never fails New. A
+// name collision among the servers connected by then does (*ConfigError).
 func New(ctx context.Context, cfg *Config, opts Options) (*Hub, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
@@ -102,6 +103,13 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Hub, error) {
 	}
 ready:
 	c := h.rebuildCatalog()
+	// A collision present at start-up is a config problem; one that
+	// appears later (a server adds a tool) is logged and the first server
+	// in config order keeps the name.
+	if len(c.Collisions) > 0 {
+		h.Close()
+		return nil, &ConfigError{Path: cfg.Path, Msg: strings.Join(c.Collisions, "\n")}
+	}
 	if err := h.checkToolsets(c); err != nil {
 		h.Close()
 		return nil, err

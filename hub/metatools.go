@@ -473,6 +473,9 @@ func (s *Session) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 	t, ok := c.Tool(args.Name)
 	if !ok || !s.visible(t) {
 		s.recordError()
+		if err := s.hub.unlistedServerError(args.Name); err != nil {
+			return errorResult("Error: " + err.Error()), nil
+		}
 		return errorResult("Error: " + s.unknownToolMessage(c, args.Name)), nil
 	}
 	if t.Deferred && !s.isLoaded(t.Name) {
@@ -496,6 +499,9 @@ func (s *Session) callHidden(ctx context.Context, req *mcp.CallToolRequest) (*mc
 	t, ok := c.Tool(req.Params.Name)
 	if !ok || !s.visible(t) {
 		s.recordError()
+		if err := s.hub.unlistedServerError(req.Params.Name); err != nil {
+			return errorResult("Error: " + err.Error()), nil
+		}
 		return nil, s.unknownTool(c, req.Params.Name)
 	}
 	if t.Deferred && !s.isLoaded(t.Name) {

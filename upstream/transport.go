@@ -32,9 +32,12 @@ func (u *Upstream) transport(ctx context.Context) (mcp.Transport, error) {
 			MaxRetries: -1, // the Upstream reconnects itself, with backoff
 		}, nil
 	case TransportSSE:
-		return &sseTransport{
-			inner: &mcp.SSEClientTransport{Endpoint: u.cfg.URL, HTTPClient: u.httpClient()},
-			life:  ctx,
+		return &countingTransport{
+			inner: &sseTransport{
+				inner: &mcp.SSEClientTransport{Endpoint: u.cfg.URL, HTTPClient: u.httpClient()},
+				life:  ctx,
+			},
+			counter: &u.counter,
 		}, nil
 	default:
 		return u.commandTransport()
@@ -142,7 +145,7 @@ func (u *Upstream) builtinTransport(ctx context.Context) (mcp.Transport, error) 
 
 // countingTransport counts log and progress notifications as they are read
 // (see notificationCounter). Only used where the inner connection has no
-// private SDK hooks to lose: stdio and in-memory.
+// private SDK hooks to lose: stdio, in-memory and SSE.
 type countingTransport struct {
 	inner   mcp.Transport
 	counter *notificationCounter

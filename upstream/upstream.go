@@ -220,6 +220,7 @@ func (u *Upstream) run(ctx context.Context) {
 		cs, err := u.connect(ctx)
 		u.markAttempted()
 		if err == nil {
+			connected := time.Now()
 			err = cs.Wait()
 			u.mu.Lock()
 			if u.session == cs {
@@ -230,7 +231,10 @@ func (u *Upstream) run(ctx context.Context) {
 				return
 			}
 			u.log.Warn("upstream connection ended; reconnecting", "err", err)
-			u.setDown(fmt.Errorf("connection ended: %v", orEOF(err)), false)
+			// A server that dies soon after every start is crash-looping:
+			// count it like a failed start, so backoff grows and the
+			// breaker opens.
+			u.setDown(fmt.Errorf("connection ended: %v", orEOF(err)), time.Since(connected) < stableAfter)
 		}
 		delay := u.backoff()
 		select {
@@ -264,21 +268,27 @@ func (u *Upstream) backoff() time.Duration {
 	return time.Duration(float64(d) * jitter)
 }
 
-// setDown records a failed or ended connection.
-func (u *Upstream) setDown(err error, connectFailed bool) {
+// stableAfter is how long a connection must last before its end no longer
+// counts as a failure.
+const stableAfter = 10 * time.Second
+
+// setDown records a failed or ended connection. failed is true for a
+// failed start, or a connection that ended before it was stable.
+func (u *Upstream) setDown(err error, failed bool) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	u.lastErr = err
-	if connectFailed {
+	if failed {
 		u.failures++
-	} else {
+	}
+	if u.state == StateReady { // a live connection ended
 		u.restarts++
 	}
 	switch {
 	case u.state == StateClosed:
 	case u.failures >= u.opts.UnhealthyAfter:
 		u.state = StateUnhealthy
-	case u.state == StateStarting && connectFailed:
+	case u.state == StateStarting && failed:
 		// Still starting: the first connect has not succeeded yet.
 	default:
 		u.state = StateRestarting

@@ -199,11 +199,11 @@ type searchArgs struct {
 func (s *Session) searchTools(ctx context.Context, raw json.RawMessage) *mcp.CallToolResult {
 	var args searchArgs
 	if err := decodeArgs(raw, &args); err != nil {
-		return errorResult("Error: invalid arguments for search_tools: " + err.Error() + ". Expected {query?: string, server_name?: string, tool_names?: string[]}.")
+		return s.fail("Error: invalid arguments for search_tools: " + err.Error() + ". Expected {query?: string, server_name?: string, tool_names?: string[]}.")
 	}
 	query := strings.TrimSpace(args.Query)
 	if query == "" && args.ServerName == nil && len(args.ToolNames) == 0 {
-		return errorResult("Error: Please provide at least one of: query, server_name, or tool_names.")
+		return s.fail("Error: Please provide at least one of: query, server_name, or tool_names.")
 	}
 	c := s.hub.Catalog()
 	_, loadedNow, deferredNow := s.partition(c)
@@ -219,7 +219,7 @@ func (s *Session) searchTools(ctx context.Context, raw json.RawMessage) *mcp.Cal
 	if args.ServerName != nil {
 		server = *args.ServerName
 		if !slices.Contains(servers, server) {
-			return errorResult(fmt.Sprintf("Error: Unknown server '%s'. Valid servers: %s.", server, strings.Join(servers, ", ")))
+			return s.fail(fmt.Sprintf("Error: Unknown server '%s'. Valid servers: %s.", server, strings.Join(servers, ", ")))
 		}
 	}
 
@@ -262,6 +262,10 @@ func (s *Session) searchTools(ctx context.Context, raw json.RawMessage) *mcp.Cal
 	}
 	added := s.load(c, toLoad)
 	s.recordDiscovered(len(added))
+	if server != "" {
+		// Suggest only names that the server filter would accept.
+		pool = slices.DeleteFunc(pool, func(t *Tool) bool { return t.Server != server })
+	}
 	return textResult(s.hub.searchResultText(found, added, already, notFound, pool, query, server))
 }
 
@@ -451,17 +455,17 @@ type callArgs struct {
 func (s *Session) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	var args callArgs
 	if err := decodeArgs(req.Params.Arguments, &args); err != nil || args.Name == "" {
-		return errorResult("Error: call_tool needs {\"name\": \"<tool name>\", \"arguments\": {...}}."), nil
+		return s.fail("Error: call_tool needs {\"name\": \"<tool name>\", \"arguments\": {...}}."), nil
 	}
 	if isMetaTool(args.Name) {
-		return errorResult(fmt.Sprintf("Error: call '%s' directly, not through call_tool.", args.Name)), nil
+		return s.fail(fmt.Sprintf("Error: call '%s' directly, not through call_tool.", args.Name)), nil
 	}
 	arguments := bytes.TrimSpace(args.Arguments)
 	if len(arguments) > 0 && arguments[0] == '"' {
 		// Some models send the arguments as a JSON string.
 		var inner string
 		if err := json.Unmarshal(arguments, &inner); err != nil || !json.Valid([]byte(inner)) {
-			return errorResult("Error: call_tool 'arguments' is a string that is not valid JSON; pass an object."), nil
+			return s.fail("Error: call_tool 'arguments' is a string that is not valid JSON; pass an object."), nil
 		}
 		arguments = []byte(inner)
 	}
@@ -480,11 +484,18 @@ func (s *Session) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 	}
 	if t.Deferred && !s.isLoaded(t.Name) {
 		if !s.hub.cfg.Discovery.AutoLoadOnCall {
+			s.recordError()
 			return notLoaded(t.Name), nil
 		}
 		s.load(c, []*Tool{t})
 	}
 	return s.callUpstream(ctx, t, inner)
+}
+
+// fail is an isError result that counts as an error in the session's stats.
+func (s *Session) fail(text string) *mcp.CallToolResult {
+	s.recordError()
+	return errorResult(text)
 }
 
 func notLoaded(name string) *mcp.CallToolResult {

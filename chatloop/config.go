@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"maps"
 	"net/url"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -70,7 +71,11 @@ func DecodeConfig(providers, models, chat *yaml.Node) (*Config, error) {
 	cfg := &Config{Providers: map[string]ProviderConfig{}, Models: map[string]ModelConfig{}}
 	var errs []error
 
+	// declared keeps every provider name, valid or not, so a model that
+	// names a broken provider is not also told the provider does not exist.
+	declared := map[string]bool{}
 	eachEntry("providers", providers, &errs, func(name string, n *yaml.Node) {
+		declared[name] = true
 		var p ProviderConfig
 		if !decodeStrict("providers."+name, n, []string{"type", "base_url", "api_key"}, &p, &errs) {
 			return
@@ -116,9 +121,9 @@ func DecodeConfig(providers, models, chat *yaml.Node) (*Config, error) {
 	for _, name := range slices.Sorted(maps.Keys(cfg.Models)) {
 		m := cfg.Models[name]
 		if m.Provider == "" {
-			errs = append(errs, fmt.Errorf("line %d: models.%s: missing provider; set provider: to one of: %s", modelLines[name], name, names(cfg.Providers)))
-		} else if _, ok := cfg.Providers[m.Provider]; !ok {
-			errs = append(errs, fmt.Errorf("line %d: models.%s: unknown provider %q; configured providers: %s", modelLines[name], name, m.Provider, names(cfg.Providers)))
+			errs = append(errs, fmt.Errorf("line %d: models.%s: missing provider; set provider: to one of: %s", modelLines[name], name, names(declared)))
+		} else if !declared[m.Provider] {
+			errs = append(errs, fmt.Errorf("line %d: models.%s: unknown provider %q; configured providers: %s", modelLines[name], name, m.Provider, names(declared)))
 		}
 	}
 
@@ -195,10 +200,35 @@ func decodeStrict(path string, n *yaml.Node, known []string, out any, errs *[]er
 		return false
 	}
 	if err := n.Decode(out); err != nil {
-		*errs = append(*errs, fmt.Errorf("%s: %w", path, err))
+		// yaml's type errors name the line but not the key, and span lines:
+		// decode key by key to say which setting is wrong.
+		found := false
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			one := &yaml.Node{Kind: yaml.MappingNode, Content: n.Content[i : i+2]}
+			if e := one.Decode(reflect.New(reflect.TypeOf(out).Elem()).Interface()); e != nil {
+				*errs = append(*errs, fmt.Errorf("line %d: %s.%s: %s", n.Content[i+1].Line, path, n.Content[i].Value, yamlReason(e)))
+				found = true
+			}
+		}
+		if !found {
+			*errs = append(*errs, fmt.Errorf("%s: %w", path, err))
+		}
 		return false
 	}
 	return true
+}
+
+// yamlReason strips yaml's "yaml: unmarshal errors:\n  line N: " framing.
+func yamlReason(err error) string {
+	var te *yaml.TypeError
+	if errors.As(err, &te) && len(te.Errors) > 0 {
+		msg := te.Errors[0]
+		if i := strings.Index(msg, ": "); strings.HasPrefix(msg, "line ") && i > 0 {
+			msg = msg[i+2:]
+		}
+		return msg
+	}
+	return err.Error()
 }
 
 func names[V any](m map[string]V) string {

@@ -110,6 +110,10 @@ func RunREPL(ctx context.Context, chat *Chat, o REPLOptions) error {
 			return ctx.Err()
 		}
 		line := strings.TrimSpace(sc.Text())
+		// The user's Enter ended the prompt line.
+		outMu.Lock()
+		lineStart = true
+		outMu.Unlock()
 		switch {
 		case line == "":
 			continue

@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"maps"
 	"path"
-	"slices"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -235,16 +234,4 @@ func objectSchema(schema any) (json.RawMessage, error) {
 		return nil, err
 	}
 	return b, nil
-}
-
-// deferredServers lists the servers that have deferred tools in tools, sorted.
-func deferredServers(tools []*Tool) []string {
-	var out []string
-	for _, t := range tools {
-		if t.Deferred && !slices.Contains(out, t.Server) {
-			out = append(out, t.Server)
-		}
-	}
-	slices.Sort(out)
-	return out
 }

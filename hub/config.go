@@ -39,7 +39,9 @@ type Config struct {
 	// ServerOrder is the order servers appear in the file; the catalog
 	// lists tools in this order.
 	ServerOrder []string `yaml:"-"`
-	// Secrets are the values that came from ${VAR} expansion. Logs redact them.
+	// Secrets are the values that came from ${VAR} expansion, and every
+	// server's header values, env values and URL credentials. Logs, errors
+	// and /healthz redact them.
 	Secrets []string `yaml:"-"`
 	// Warnings are problems that do not stop the hub (an unset variable).
 	Warnings []string `yaml:"-"`
@@ -99,6 +101,9 @@ type Restart struct {
 	InitialBackoff upstream.Duration `yaml:"initial_backoff"`
 	MaxBackoff     upstream.Duration `yaml:"max_backoff"`
 	UnhealthyAfter int               `yaml:"unhealthy_after"`
+	// Cooldown is how long an unhealthy server's calls fail fast before
+	// the hub probes it again (30s).
+	Cooldown upstream.Duration `yaml:"cooldown"`
 }
 
 // ConfigError is a problem in the config file. The CLI exits with code 2.
@@ -158,6 +163,15 @@ func ParseConfig(path string, data []byte) (*Config, error) {
 		return nil, yamlError(path, err)
 	}
 	cfg.ServerOrder = mappingKeys(&root, "servers")
+	for _, name := range cfg.ServerOrder {
+		if sc := cfg.Servers[name]; sc != nil {
+			for _, v := range sc.SecretValues() {
+				if !slices.Contains(cfg.Secrets, v) {
+					cfg.Secrets = append(cfg.Secrets, v)
+				}
+			}
+		}
+	}
 	return cfg, cfg.validate(lineFinder(&root))
 }
 

@@ -78,7 +78,7 @@ func (s *Session) callUpstream(ctx context.Context, t *Tool, in *mcp.CallToolPar
 		case ctx.Err() != nil:
 			return nil, ctx.Err()
 		}
-		return errorResult(fmt.Sprintf("Error: %v", err)), nil
+		return errorResult(h.redact.String(fmt.Sprintf("Error: %v", err))), nil
 	}
 	return res, nil
 }

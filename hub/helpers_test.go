@@ -261,7 +261,10 @@ type testClient struct {
 func connectClient(t testing.TB, h *Hub, toolset string) *testClient {
 	t.Helper()
 	c := &testClient{t: t, h: h}
-	before := len(h.sessionList())
+	before := map[*Session]bool{}
+	for _, s := range h.sessionList() {
+		before[s] = true
+	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "test"}, &mcp.ClientOptions{
 		Logger: quietLogger,
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
@@ -274,7 +277,9 @@ func connectClient(t testing.TB, h *Hub, toolset string) *testClient {
 	}
 	c.cs = cs
 	t.Cleanup(func() { cs.Close() })
-	waitFor(t, "hub registers the session", func() bool { return len(h.sessionList()) > before })
+	waitFor(t, "hub registers the session", func() bool {
+		return slices.ContainsFunc(h.sessionList(), func(s *Session) bool { return !before[s] })
+	})
 	return c
 }
 

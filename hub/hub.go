@@ -35,6 +35,7 @@ type Hub struct {
 	sdkLog    *slog.Logger         // quieter: the SDK logs every session at info
 	upstreams []*upstream.Upstream // config order
 	byName    map[string]*upstream.Upstream
+	redact    *upstream.Redactor // secrets out of errors sent to clients
 
 	catalog  atomic.Pointer[Catalog]
 	rebuild  sync.Mutex // serialises catalog rebuilds
@@ -45,6 +46,7 @@ type Hub struct {
 	nextID   int64
 
 	routes router
+	subs   subscriptions
 }
 
 // New starts every configured upstream in parallel and waits until each has
@@ -70,21 +72,27 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Hub, error) {
 		lastSeen: map[string]listSignature{},
 	}
 	h.routes.init()
+	h.subs = subscriptions{hub: h, by: map[string]map[*Session]bool{}}
 	h.catalog.Store(&Catalog{byName: map[string]*Tool{}, prompts: map[string]*Prompt{}, resources: map[string]string{}})
 	uopts := upstream.Options{
 		InitialBackoff: time.Duration(cfg.Restart.InitialBackoff),
 		MaxBackoff:     time.Duration(cfg.Restart.MaxBackoff),
 		UnhealthyAfter: cfg.Restart.UnhealthyAfter,
+		Cooldown:       time.Duration(cfg.Restart.Cooldown),
+		Secrets:        cfg.Secrets,
 		Logger:         opts.Logger,
 		SDKLogger:      h.sdkLog,
 		Builtin:        opts.Builtin,
 	}
+	secrets := cfg.Secrets
 	for _, name := range cfg.ServerOrder {
 		sc := cfg.Servers[name]
+		secrets = append(secrets[:len(secrets):len(secrets)], sc.SecretValues()...)
 		u := upstream.New(sc.Config, h, uopts)
 		h.upstreams = append(h.upstreams, u)
 		h.byName[name] = u
 	}
+	h.redact = upstream.NewRedactor(secrets)
 	for _, u := range h.upstreams {
 		u.Start(context.WithoutCancel(ctx))
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -139,28 +140,74 @@ func (h *Hub) readResource(ctx context.Context, p *mcp.ReadResourceParams) (*mcp
 }
 
 func (s *Session) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
-	u, err := s.hub.resourceOwner(req.Params.URI)
-	if err != nil {
-		return err
-	}
-	cs, err := u.Session()
-	if err != nil {
-		return err
-	}
-	return cs.Subscribe(ctx, req.Params)
+	return s.hub.subs.change(ctx, s, req.Params.URI, true)
 }
 
-// unsubscribe forwards only when no other session still watches the URI.
 func (s *Session) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) error {
-	u, err := s.hub.resourceOwner(req.Params.URI)
-	if err != nil {
-		return err
+	return s.hub.subs.change(ctx, s, req.Params.URI, false)
+}
+
+// subscriptions counts downstream sessions per resource URI. Upstreams are
+// shared, so the hub subscribes upstream for the first session and
+// unsubscribes after the last one leaves; the SDK filters
+// resources/updated by each session's own subscriptions.
+type subscriptions struct {
+	hub *Hub
+	mu  sync.Mutex
+	by  map[string]map[*Session]bool // uri -> sessions
+}
+
+func (sub *subscriptions) change(ctx context.Context, s *Session, uri string, on bool) error {
+	sub.mu.Lock()
+	defer sub.mu.Unlock()
+	sessions := sub.by[uri]
+	if on == sessions[s] {
+		return nil
 	}
-	cs, err := u.Session()
-	if err != nil {
-		return err
+	first, last := on && len(sessions) == 0, !on && len(sessions) == 1
+	if first || last {
+		u, err := sub.hub.resourceOwner(uri)
+		if err != nil {
+			return err
+		}
+		cs, err := u.Session()
+		if err != nil {
+			return err
+		}
+		if first {
+			err = cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri})
+		} else {
+			err = cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri})
+		}
+		if err != nil {
+			return err
+		}
 	}
-	return cs.Unsubscribe(ctx, req.Params)
+	if on {
+		if sessions == nil {
+			sessions = map[*Session]bool{}
+			sub.by[uri] = sessions
+		}
+		sessions[s] = true
+	} else {
+		delete(sessions, s)
+	}
+	return nil
+}
+
+// forget drops a closed session's subscriptions.
+func (sub *subscriptions) forget(s *Session) {
+	sub.mu.Lock()
+	var uris []string
+	for uri, sessions := range sub.by {
+		if sessions[s] {
+			uris = append(uris, uri)
+		}
+	}
+	sub.mu.Unlock()
+	for _, uri := range uris {
+		sub.change(context.Background(), s, uri, false)
+	}
 }
 
 // listPrompts serves the catalog's prompts under their exposed names.

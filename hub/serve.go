@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -165,6 +166,9 @@ type Health struct {
 	Sessions int          `json:"sessions"`
 	Tools    int          `json:"tools"`
 	Servers  []ServerInfo `json:"servers"`
+	// Goroutines is the process's goroutine count: it should return to
+	// its idle level when sessions close (the load test watches it).
+	Goroutines int `json:"goroutines"`
 }
 
 // ServerInfo is one upstream's entry in Health.
@@ -181,7 +185,7 @@ type ServerInfo struct {
 
 // Health reports the hub's state.
 func (h *Hub) Health() Health {
-	out := Health{Status: "ok", Tools: len(h.Catalog().Tools), Sessions: len(h.sessionList())}
+	out := Health{Status: "ok", Tools: len(h.Catalog().Tools), Sessions: len(h.sessionList()), Goroutines: runtime.NumGoroutine()}
 	for _, st := range h.Upstreams() {
 		if st.State != "ready" && st.State != "disabled" {
 			out.Status = "degraded"
@@ -199,4 +203,41 @@ func (h *Hub) Health() Health {
 func (h *Hub) serveHealth(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(h.Health())
+}
+
+// FirstToolsList is what a new client session of the toolset receives on
+// its first tools/list, one JSON definition per tool, exactly as on the
+// wire. Token accounting counts these.
+func (h *Hub) FirstToolsList(ctx context.Context, toolset string) ([]json.RawMessage, error) {
+	cs, err := h.Connect(ctx, toolset, mcp.NewClient(&mcp.Implementation{Name: "mcp-hub-tokens", Version: Version}, nil))
+	if err != nil {
+		return nil, err
+	}
+	defer cs.Close()
+	var defs []json.RawMessage
+	for t, err := range cs.Tools(ctx, nil) {
+		if err != nil {
+			return nil, err
+		}
+		b, err := json.Marshal(t)
+		if err != nil {
+			return nil, err
+		}
+		defs = append(defs, b)
+	}
+	return defs, nil
+}
+
+// AllToolDefinitions are the definitions of every catalog tool: what a
+// plain aggregator (discovery off) would list.
+func (h *Hub) AllToolDefinitions() ([]json.RawMessage, error) {
+	var defs []json.RawMessage
+	for _, t := range h.Catalog().Tools {
+		b, err := json.Marshal(t.Def)
+		if err != nil {
+			return nil, err
+		}
+		defs = append(defs, b)
+	}
+	return defs, nil
 }

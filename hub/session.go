@@ -18,6 +18,9 @@ type Session struct {
 	server  *mcp.Server
 	toolset *Toolset
 
+	// syncMu serialises sync, so that a session never ends up showing an
+	// older catalog than the current one.
+	syncMu sync.Mutex
 	mu     sync.Mutex
 	loaded map[string]bool    // exposed names loaded by search_tools
 	shown  map[string]string  // what the server currently lists: name -> fingerprint
@@ -79,6 +82,7 @@ func (s *Session) initialized(ctx context.Context, req *mcp.InitializedRequest) 
 		req.Session.Wait()
 		s.hub.removeSession(s)
 		s.hub.routes.forgetSession(s)
+		s.hub.subs.forget(s)
 	}()
 }
 
@@ -117,8 +121,15 @@ func (s *Session) partition(c *Catalog) (eager, loaded, deferred []*Tool) {
 }
 
 // sync makes the server list exactly what the session should see in
-// catalog c. The SDK sends one debounced tools/list_changed for the lot.
+// catalog c, or in the hub's current catalog if that is newer (a search
+// that loads tools can race a rebuild). The SDK sends one debounced
+// tools/list_changed for the lot.
 func (s *Session) sync(c *Catalog) {
+	s.syncMu.Lock()
+	defer s.syncMu.Unlock()
+	if cur := s.hub.Catalog(); cur != nil {
+		c = cur
+	}
 	eager, loaded, deferred := s.partition(c)
 	type entry struct {
 		def         *mcp.Tool

@@ -1292,3 +1292,62 @@ func TestSpecExposedNameRule(t *testing.T) {
 		t.Errorf("65 chars -> %q", got)
 	}
 }
+
+// K1, K2 from a hub.yaml: the YAML shapes true / false / [list] /
+// {exclude: [...]} / {} drive the sessions' tool lists.
+func TestSpecK2ToolsetsFromYAML(t *testing.T) {
+	fx := newFixtures()
+	// ParseConfig accepts only real builtin names; the fixtures stand in for them.
+	fx.define("calc", mathTools...)
+	fx.define("time", clockTools...)
+	fx.define("text", weatherTools...)
+	cfg, err := ParseConfig("hub.yaml", []byte(`
+servers:
+  weather: {builtin: text, defer_loading: true}
+  math: {builtin: calc, defer_loading: true}
+  clock: {builtin: time}
+discovery:
+  enabled: true
+toolsets:
+  wx:     {servers: {weather: true, clock: false}}
+  add:    {servers: {math: [add], clock: true}}
+  noadd:  {servers: {math: {exclude: [add]}}}
+  none:   {servers: {}}
+  nomath: {servers: {math: [], clock: [now]}}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newTestHub(t, cfg, fx)
+	meta := []string{CallToolName, SearchToolsName}
+	for _, tc := range []struct {
+		toolset  string
+		listed   []string
+		loadable []string // what server_name loads
+		server   string
+	}{
+		{"", append([]string{"clock__now"}, meta...), []string{"math__add", "math__multiply"}, "math"},
+		{"wx", meta, []string{"weather__get_current", "weather__get_forecast"}, "weather"},
+		{"add", append([]string{"clock__now"}, meta...), []string{"math__add"}, "math"},
+		{"noadd", meta, []string{"math__multiply"}, "math"},
+		{"none", nil, nil, ""},
+		{"nomath", []string{"clock__now"}, nil, ""},
+	} {
+		t.Run("toolset "+tc.toolset, func(t *testing.T) {
+			c := connectClient(t, h, tc.toolset)
+			if got := c.toolNames(); !slices.Equal(got, sorted(tc.listed...)) {
+				t.Errorf("tools = %v, want %v", got, sorted(tc.listed...))
+			}
+			if tc.server == "" {
+				return
+			}
+			text, _ := c.search(map[string]any{"server_name": tc.server})
+			if got := sorted(foundNames(text)...); !slices.Equal(got, tc.loadable) {
+				t.Errorf("server_name %s loads %v, want %v", tc.server, got, tc.loadable)
+			}
+		})
+	}
+	if _, err := h.NewSession("nope"); err == nil || !strings.Contains(err.Error(), "toolset 'nope' not found") {
+		t.Errorf("unknown toolset: %v", err)
+	}
+}

@@ -1,73 +1,54 @@
 package index
 
 import (
-	"regexp"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/blevesearch/bleve/v2/analysis"
-	regexpchar "github.com/blevesearch/bleve/v2/analysis/char/regexp"
 	"github.com/blevesearch/bleve/v2/analysis/lang/en"
-	"github.com/blevesearch/bleve/v2/analysis/token/camelcase"
-	"github.com/blevesearch/bleve/v2/analysis/token/lowercase"
-	"github.com/blevesearch/bleve/v2/analysis/token/porter"
-	"github.com/blevesearch/bleve/v2/analysis/token/stop"
-	"github.com/blevesearch/bleve/v2/analysis/tokenizer/unicode"
+	porterstemmer "github.com/blevesearch/go-porterstemmer"
 )
 
-// splitChars are the identifier separators the unicode tokenizer would keep
-// inside a token ("create_issue", "a.b", "foo:bar" are single words under
-// UAX#29), so they become spaces before tokenizing.
-const splitChars = `[_\-./:]`
-
-// analyzer turns text into index terms. The same value analyzes documents at
-// build time and queries at search time, which is what makes them match. It
-// is built from bleve's analysis components directly (not through bleve's
-// global registry) so every Index owns its own pipeline.
+// analyzer turns text into index terms. The same value analyzes tools at
+// build time and queries at search time, which is what makes them match:
+//
+//   - words split on anything that is not a letter or digit (whitespace,
+//     punctuation, `_ - . / :`), at camelCase boundaries ("getCurrent",
+//     "HTMLParser" -> html parser) and at letter/digit boundaries ("v2api");
+//     each Han/kana character is a word of its own (no spaces in CJK text);
+//   - lowercased;
+//   - optionally English stop words dropped and Porter-stemmed.
+//
+// It is a single pass in Go rather than a bleve analysis chain (unicode
+// segmenter, regexp char filter, camelCase filter): building a 10,000-tool
+// index must stay well under a second. It reuses bleve's English stop list
+// and Porter stemmer.
 type analyzer struct {
-	pipeline analysis.Analyzer
+	stop  map[string]bool
+	stem  bool
+	stems map[string]string // word -> stem, filled at build time, read-only after
 }
 
 func newAnalyzer(opts Options) (*analyzer, error) {
-	filters := []analysis.TokenFilter{
-		// camelCase runs before lowercasing: it needs the case boundaries.
-		// It also splits letter/digit boundaries ("v2api" -> v 2 api).
-		camelcase.NewCamelCaseFilter(),
-		lowercase.NewLowerCaseFilter(),
-	}
+	a := &analyzer{stem: opts.Stem}
 	if opts.StopWords {
-		words, err := en.TokenMapConstructor(nil, nil)
-		if err != nil {
+		words := analysis.NewTokenMap()
+		if err := words.LoadBytes(en.EnglishStopWords); err != nil {
 			return nil, err
 		}
+		a.stop = make(map[string]bool, len(words)+len(extraStopWords()))
+		for w := range words {
+			a.stop[w] = true
+		}
 		for _, w := range extraStopWords() {
-			words.AddToken(w)
+			a.stop[w] = true
 		}
-		filters = append(filters, stop.NewStopTokensFilter(words))
 	}
-	if opts.Stem {
-		filters = append(filters, porter.NewPorterStemmer())
+	if a.stem {
+		a.stems = make(map[string]string)
 	}
-	return &analyzer{pipeline: &analysis.DefaultAnalyzer{
-		CharFilters:  []analysis.CharFilter{regexpchar.New(regexp.MustCompile(splitChars), []byte(" "))},
-		Tokenizer:    unicode.NewUnicodeTokenizer(),
-		TokenFilters: filters,
-	}}, nil
-}
-
-// terms returns the analyzed terms of text in order, duplicates kept.
-func (a *analyzer) terms(text string) []string {
-	if strings.TrimSpace(text) == "" {
-		return nil
-	}
-	stream := a.pipeline.Analyze([]byte(text))
-	out := make([]string, 0, len(stream))
-	for _, tok := range stream {
-		if len(tok.Term) == 0 {
-			continue
-		}
-		out = append(out, string(tok.Term))
-	}
-	return out
+	return a, nil
 }
 
 // extraStopWords are words that carry no retrieval signal in requests to a
@@ -77,6 +58,137 @@ func (a *analyzer) terms(text string) []string {
 func extraStopWords() []string {
 	return []string{
 		"please", "want", "need", "like", "would", "could", "can", "also",
-		"help", "using", "use", "via", "e", "g", "eg", "etc", "i", "s",
+		"help", "using", "use", "via", "e", "g", "eg", "etc", "s",
 	}
+}
+
+// terms returns the analyzed terms of text in order, duplicates kept. It is
+// safe for concurrent use once the index is built (see termsBuild).
+func (a *analyzer) terms(text string) []string {
+	return a.analyze(text, false)
+}
+
+// termsBuild is terms with stems memoized; only the single goroutine that
+// builds the index may call it.
+func (a *analyzer) termsBuild(text string) []string {
+	return a.analyze(text, true)
+}
+
+func (a *analyzer) analyze(text string, memo bool) []string {
+	var out []string
+	a.words(text, func(w string) {
+		if a.stop[w] {
+			return
+		}
+		if a.stem {
+			w = a.stemWord(w, memo)
+		}
+		out = append(out, w)
+	})
+	return out
+}
+
+func (a *analyzer) stemWord(w string, memo bool) string {
+	if s, ok := a.stems[w]; ok {
+		return s
+	}
+	s := w
+	if len(w) > 2 && !isDigits(w) {
+		s = string(porterstemmer.StemWithoutLowerCasing([]rune(w)))
+	}
+	if memo {
+		a.stems[w] = s
+	}
+	return s
+}
+
+func isDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+type runeClass int
+
+const (
+	classOther runeClass = iota
+	classLower
+	classUpper
+	classDigit
+	classIdeo // a word by itself
+)
+
+func classify(r rune) runeClass {
+	switch {
+	case r < utf8.RuneSelf:
+		switch {
+		case 'a' <= r && r <= 'z':
+			return classLower
+		case 'A' <= r && r <= 'Z':
+			return classUpper
+		case '0' <= r && r <= '9':
+			return classDigit
+		}
+		return classOther
+	case unicode.Is(unicode.Han, r) || unicode.Is(unicode.Hiragana, r) || unicode.Is(unicode.Katakana, r):
+		return classIdeo
+	case unicode.IsUpper(r):
+		return classUpper
+	case unicode.IsLetter(r) || unicode.Is(unicode.Mn, r):
+		return classLower
+	case unicode.IsDigit(r):
+		return classDigit
+	}
+	return classOther
+}
+
+// words calls emit with each lowercased word of text.
+func (a *analyzer) words(text string, emit func(string)) {
+	start := -1 // byte offset of the current word, -1 when none
+	prevIdx := 0
+	upperRun := 0 // upper-case letters ending the current word
+	var prev runeClass
+	flush := func(end int) {
+		if start >= 0 && end > start {
+			emit(strings.ToLower(text[start:end]))
+		}
+		start = -1
+	}
+	for i, r := range text {
+		c := classify(r)
+		switch c {
+		case classOther:
+			flush(i)
+		case classIdeo:
+			flush(i)
+			emit(string(r))
+		default:
+			if start >= 0 {
+				switch {
+				case (c == classDigit) != (prev == classDigit):
+					flush(i)
+				case c == classUpper && prev == classLower:
+					flush(i)
+				case c == classLower && prev == classUpper && upperRun >= 2:
+					// "HTMLParser": the last capital starts the next word.
+					emit(strings.ToLower(text[start:prevIdx]))
+					start = prevIdx
+				}
+			}
+			if start < 0 {
+				start = i
+				upperRun = 0
+			}
+			if c == classUpper {
+				upperRun++
+			} else {
+				upperRun = 0
+			}
+		}
+		prev, prevIdx = c, i
+	}
+	flush(len(text))
 }

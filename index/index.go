@@ -31,7 +31,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-
 )
 
 // Tool is what the index knows about one tool. Pure: no MCP types.
@@ -128,6 +127,10 @@ func (ix *Index) build(tools []Tool) error {
 	// First pass: analyze every field once, keeping the terms, to learn
 	// the average field lengths BM25 normalizes by.
 	analyzed := make([][][]string, len(tools)) // tool -> field -> terms
+	// A server's name and description are the same for all its tools:
+	// analyze them once per server.
+	type serverKey struct{ name, desc string }
+	serverTerms := make(map[serverKey][2][]string)
 	total := make([]int, len(fields))
 	for i, t := range tools {
 		if t.Name == "" {
@@ -146,17 +149,28 @@ func (ix *Index) build(tools []Tool) error {
 
 		pnames, pdescs := schemaText(t.InputSchema)
 		texts := map[string]string{
-			fieldName:       baseName(t.Name, t.Server),
-			fieldTitle:      t.Title,
-			fieldDesc:       t.Description,
-			fieldServer:     t.Server,
-			fieldServerDesc: t.ServerDescription,
-			fieldParamName:  pnames,
-			fieldParamDesc:  pdescs,
+			fieldName:      baseName(t.Name, t.Server),
+			fieldTitle:     t.Title,
+			fieldDesc:      t.Description,
+			fieldParamName: pnames,
+			fieldParamDesc: pdescs,
+		}
+		sk := serverKey{t.Server, t.ServerDescription}
+		st, ok := serverTerms[sk]
+		if !ok {
+			st = [2][]string{ix.analyzer.termsBuild(t.Server), ix.analyzer.termsBuild(t.ServerDescription)}
+			serverTerms[sk] = st
 		}
 		analyzed[i] = make([][]string, len(fields))
 		for fi, f := range fields {
-			analyzed[i][fi] = ix.analyzer.terms(texts[f.name])
+			switch f.name {
+			case fieldServer:
+				analyzed[i][fi] = st[0]
+			case fieldServerDesc:
+				analyzed[i][fi] = st[1]
+			default:
+				analyzed[i][fi] = ix.analyzer.termsBuild(texts[f.name])
+			}
 			total[fi] += len(analyzed[i][fi])
 		}
 	}
@@ -204,9 +218,16 @@ func schemaText(raw json.RawMessage) (names, descs string) {
 	if len(raw) == 0 {
 		return "", ""
 	}
+	// Schemas in the wild carry odd shapes (boolean schemas, "items" as an
+	// array, non-string descriptions). json.Unmarshal skips a value of the
+	// wrong type, keeps decoding and reports an UnmarshalTypeError: keep
+	// what fitted. Only a syntax error loses the schema.
 	var s schemaNode
 	if err := json.Unmarshal(raw, &s); err != nil {
-		return "", ""
+		var te *json.UnmarshalTypeError
+		if !errors.As(err, &te) {
+			return "", ""
+		}
 	}
 	var nb, db strings.Builder
 	s.collect(&nb, &db, 0)
@@ -214,31 +235,9 @@ func schemaText(raw json.RawMessage) (names, descs string) {
 }
 
 type schemaNode struct {
-	Description string                `json:"description"`
-	Properties  map[string]schemaNode `json:"properties"`
-	Items       *schemaNode           `json:"items"`
-}
-
-func (s *schemaNode) UnmarshalJSON(b []byte) error {
-	// Schemas in the wild carry odd shapes (boolean schemas, "items" as an
-	// array, non-string descriptions); take what fits and ignore the rest.
-	var raw map[string]json.RawMessage
-	if err := json.Unmarshal(b, &raw); err != nil {
-		return nil
-	}
-	if d, ok := raw["description"]; ok {
-		_ = json.Unmarshal(d, &s.Description)
-	}
-	if p, ok := raw["properties"]; ok {
-		_ = json.Unmarshal(p, &s.Properties)
-	}
-	if it, ok := raw["items"]; ok {
-		var n schemaNode
-		if json.Unmarshal(it, &n) == nil {
-			s.Items = &n
-		}
-	}
-	return nil
+	Description string                 `json:"description"`
+	Properties  map[string]*schemaNode `json:"properties"`
+	Items       *schemaNode            `json:"items"`
 }
 
 func (s *schemaNode) collect(names, descs *strings.Builder, depth int) {
@@ -253,6 +252,10 @@ func (s *schemaNode) collect(names, descs *strings.Builder, depth int) {
 	for _, k := range keys {
 		p := s.Properties[k]
 		names.WriteString(k)
+		if p == nil {
+			names.WriteByte(' ')
+			continue
+		}
 		names.WriteByte(' ')
 		if p.Description != "" {
 			descs.WriteString(p.Description)

@@ -2,7 +2,9 @@ package upstream
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -26,9 +29,14 @@ func (u *Upstream) transport(ctx context.Context) (mcp.Transport, error) {
 	case TransportBuiltin:
 		return u.builtinTransport(ctx)
 	case TransportStreamable:
+		// The SDK's streamable connection has private hooks that a wrapper
+		// around it would hide, so notifications are counted below it, in
+		// the response bodies it reads.
+		client := u.httpClient()
+		client = &http.Client{Transport: &countingRoundTripper{base: client.Transport, counter: &u.counter}}
 		return &mcp.StreamableClientTransport{
 			Endpoint:   u.cfg.URL,
-			HTTPClient: u.httpClient(),
+			HTTPClient: client,
 			MaxRetries: -1, // the Upstream reconnects itself, with backoff
 		}, nil
 	case TransportSSE:
@@ -102,7 +110,7 @@ func (u *Upstream) logStderr(r io.Reader) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), 1024*1024)
 	for sc.Scan() {
-		u.log.Info("stderr", "line", sc.Text())
+		u.log.Info("stderr", "line", u.redact.String(sc.Text()))
 	}
 }
 
@@ -211,4 +219,77 @@ func (c *cancelConn) Close() error {
 	err := c.Connection.Close()
 	c.cancel()
 	return err
+}
+
+// countingRoundTripper counts log and progress notifications in streamable
+// HTTP responses (SSE streams) as the SDK reads them, before it can see the
+// response they precede (see notificationCounter).
+type countingRoundTripper struct {
+	base    http.RoundTripper
+	counter *notificationCounter
+}
+
+func (t *countingRoundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
+	base := t.base
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	resp, err := base.RoundTrip(req)
+	if err == nil && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		resp.Body = &countingBody{ReadCloser: resp.Body, counter: t.counter}
+	}
+	return resp, err
+}
+
+// maxCountedLine bounds the partial SSE line kept between reads; longer
+// lines are results, not the small notifications being counted.
+const maxCountedLine = 1 << 20
+
+// countingBody scans an SSE stream line by line as it is read.
+type countingBody struct {
+	io.ReadCloser
+	counter *notificationCounter
+	partial []byte // the current line, when a read ended inside it
+	skip    bool   // the current line is too long to be counted
+}
+
+func (b *countingBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	data := p[:n]
+	for len(data) > 0 {
+		i := bytes.IndexByte(data, '\n')
+		if i < 0 {
+			if !b.skip {
+				b.partial = append(b.partial, data...)
+				if len(b.partial) > maxCountedLine {
+					b.partial, b.skip = b.partial[:0], true
+				}
+			}
+			break
+		}
+		line := data[:i]
+		if len(b.partial) > 0 {
+			line = append(b.partial, line...)
+		}
+		if !b.skip {
+			b.scan(line)
+		}
+		b.partial, b.skip = b.partial[:0], false
+		data = data[i+1:]
+	}
+	return n, err
+}
+
+func (b *countingBody) scan(line []byte) {
+	data, ok := bytes.CutPrefix(line, []byte("data:"))
+	if !ok || !bytes.Contains(data, []byte("notifications/")) {
+		return
+	}
+	var msg struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	if json.Unmarshal(data, &msg) == nil && msg.ID == nil && (msg.Method == NotifyLog || msg.Method == NotifyProgress) {
+		b.counter.sawOne()
+	}
 }

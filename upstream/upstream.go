@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -47,7 +48,19 @@ type Options struct {
 	InitialBackoff time.Duration // first retry delay (500ms)
 	MaxBackoff     time.Duration // cap on the retry delay (30s)
 	UnhealthyAfter int           // consecutive failures before the upstream is marked unhealthy (5)
-	Logger         *slog.Logger
+	// Cooldown is how long an unhealthy upstream is left alone (calls fail
+	// fast) before one probe connection is tried (30s). The circuit breaker:
+	// a probe that fails, or a server that dies again before StableAfter,
+	// starts another cool-down.
+	Cooldown time.Duration
+	// StableAfter is how long a connection must last before its end no
+	// longer counts as a failure (10s).
+	StableAfter time.Duration
+	// Secrets are redacted from every log line, status and error this
+	// package produces, on top of the server's own header, env and URL
+	// credentials (Config.SecretValues).
+	Secrets []string
+	Logger  *slog.Logger
 	// SDKLogger receives the go-sdk client's own records (default: Logger).
 	SDKLogger *slog.Logger
 	// Builtin makes the in-process server for a 'builtin' upstream.
@@ -63,6 +76,12 @@ func (o *Options) defaults() {
 	}
 	if o.UnhealthyAfter <= 0 {
 		o.UnhealthyAfter = 5
+	}
+	if o.Cooldown <= 0 {
+		o.Cooldown = 30 * time.Second
+	}
+	if o.StableAfter <= 0 {
+		o.StableAfter = 10 * time.Second
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
@@ -101,6 +120,7 @@ type Upstream struct {
 	opts     Options
 	listener Listener
 	log      *slog.Logger
+	redact   *Redactor
 
 	// counter pairs notifications read off the wire with those forwarded, so
 	// a call's answer never overtakes its last log or progress message.
@@ -111,7 +131,9 @@ type Upstream struct {
 	session     *mcp.ClientSession
 	lists       Lists
 	lastErr     error
-	failures    int // consecutive failed connects
+	failures    int       // consecutive failed connects, and connections that ended before StableAfter
+	nextAttempt time.Time // when the loop tries again while down
+	dropped     error     // why dropSession ended the live session
 	restarts    int
 	connectTime time.Duration
 	lastLatency time.Duration
@@ -129,6 +151,7 @@ func New(cfg Config, listener Listener, opts Options) *Upstream {
 		opts:     opts,
 		listener: listener,
 		log:      opts.Logger.With("server", cfg.Name),
+		redact:   NewRedactor(opts.Secrets, cfg.SecretValues()),
 		state:    StateStarting,
 		ready:    make(chan struct{}),
 		done:     make(chan struct{}),
@@ -206,7 +229,7 @@ func (u *Upstream) Status() Status {
 		LastLatency: u.lastLatency,
 	}
 	if u.lastErr != nil {
-		s.LastError = u.lastErr.Error()
+		s.LastError = u.redact.String(u.lastErr.Error())
 	}
 	return s
 }
@@ -230,13 +253,26 @@ func (u *Upstream) run(ctx context.Context) {
 			if ctx.Err() != nil {
 				return
 			}
+			err = u.redact.Error(err)
 			u.log.Warn("upstream connection ended; reconnecting", "err", err)
 			// A server that dies soon after every start is crash-looping:
 			// count it like a failed start, so backoff grows and the
 			// breaker opens.
-			u.setDown(fmt.Errorf("connection ended: %v", orEOF(err)), time.Since(connected) < stableAfter)
+			cause := fmt.Errorf("connection ended: %v", orEOF(err))
+			u.mu.Lock()
+			if u.dropped != nil {
+				cause, u.dropped = u.dropped, nil
+			}
+			u.mu.Unlock()
+			u.setDown(cause, time.Since(connected) < u.opts.StableAfter, true)
 		}
 		delay := u.backoff()
+		u.mu.Lock()
+		u.nextAttempt = time.Now().Add(delay)
+		u.mu.Unlock()
+		if u.Status().State == StateUnhealthy {
+			u.log.Warn("upstream unhealthy; calls fail fast until the next probe", "failures", u.failureCount(), "probe_in", delay.Round(time.Millisecond))
+		}
 		select {
 		case <-ctx.Done():
 			return
@@ -254,34 +290,43 @@ func orEOF(err error) error {
 
 // backoff is the delay before the next attempt: exponential in the number
 // of consecutive failures, capped, with ±20% jitter so that many upstreams
-// failing together do not retry in lockstep.
+// failing together do not retry in lockstep. Once the breaker is open
+// (UnhealthyAfter consecutive failures) it is the cool-down instead.
 func (u *Upstream) backoff() time.Duration {
-	u.mu.Lock()
-	n := u.failures
-	u.mu.Unlock()
+	n := u.failureCount()
 	d := u.opts.InitialBackoff
-	for i := 1; i < n && d < u.opts.MaxBackoff; i++ {
-		d *= 2
+	if n >= u.opts.UnhealthyAfter {
+		d = u.opts.Cooldown
+	} else {
+		for i := 1; i < n && d < u.opts.MaxBackoff; i++ {
+			d *= 2
+		}
+		d = min(d, u.opts.MaxBackoff)
 	}
-	d = min(d, u.opts.MaxBackoff)
 	jitter := 0.8 + 0.4*rand.Float64()
 	return time.Duration(float64(d) * jitter)
 }
 
-// stableAfter is how long a connection must last before its end no longer
-// counts as a failure.
-const stableAfter = 10 * time.Second
+func (u *Upstream) failureCount() int {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.failures
+}
 
 // setDown records a failed or ended connection. failed is true for a
-// failed start, or a connection that ended before it was stable.
-func (u *Upstream) setDown(err error, failed bool) {
+// failed start, or a connection that ended before it was stable; ended is
+// true when a live connection ended (a restart).
+func (u *Upstream) setDown(err error, failed, ended bool) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	u.lastErr = err
 	if failed {
 		u.failures++
+	} else {
+		// A connection that was stable ends: start the count afresh.
+		u.failures = 0
 	}
-	if u.state == StateReady { // a live connection ended
+	if ended {
 		u.restarts++
 	}
 	switch {
@@ -302,24 +347,25 @@ func (u *Upstream) connect(ctx context.Context) (*mcp.ClientSession, error) {
 	defer cancel()
 	transport, err := u.transport(ctx)
 	if err != nil {
+		err = u.redact.Error(err)
 		u.log.Error("cannot start upstream", "err", err)
-		u.setDown(err, true)
+		u.setDown(err, true, false)
 		return nil, err
 	}
 	client := u.newClient()
 	cs, err := client.Connect(cctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: ProtocolVersion})
 	if err != nil {
-		err = fmt.Errorf("connect: %w", err)
+		err = u.redact.Error(fmt.Errorf("connect: %w", err))
 		u.log.Error("cannot connect to upstream", "err", err)
-		u.setDown(err, true)
+		u.setDown(err, true, false)
 		return nil, err
 	}
 	lists, err := listAll(cctx, cs)
 	if err != nil {
 		cs.Close()
-		err = fmt.Errorf("list: %w", err)
+		err = u.redact.Error(fmt.Errorf("list: %w", err))
 		u.log.Error("cannot list upstream", "err", err)
-		u.setDown(err, true)
+		u.setDown(err, true, false)
 		return nil, err
 	}
 	u.mu.Lock()
@@ -331,7 +377,9 @@ func (u *Upstream) connect(ctx context.Context) (*mcp.ClientSession, error) {
 	u.session = cs
 	u.lists = lists
 	u.state = StateReady
-	u.failures = 0
+	// failures is not reset here: a server that connects and dies again
+	// at once is crash-looping (see setDown), and a successful probe of an
+	// unhealthy server only closes the breaker once it stays up.
 	u.lastErr = nil
 	u.connectTime = time.Since(start)
 	u.mu.Unlock()
@@ -391,7 +439,7 @@ func (u *Upstream) relist(ctx context.Context) {
 	defer cancel()
 	lists, err := listAll(ctx, cs)
 	if err != nil {
-		u.log.Warn("re-list failed", "err", err)
+		u.log.Warn("re-list failed", "err", u.redact.Error(err))
 		return
 	}
 	u.mu.Lock()
@@ -406,10 +454,17 @@ type UnavailableError struct {
 	Server string
 	State  State
 	Cause  error
+	// Failures is the number of consecutive failures (for StateUnhealthy).
+	Failures int
+	// RetryIn is how long until the hub tries the server again, when known.
+	RetryIn time.Duration
 }
 
 func (e *UnavailableError) Error() string {
 	msg := fmt.Sprintf("server '%s' is %s", e.Server, e.State)
+	if e.State == StateUnhealthy && e.Failures > 0 {
+		msg += fmt.Sprintf(" after %d consecutive failures", e.Failures)
+	}
 	if e.Cause != nil {
 		msg += " (" + e.Cause.Error() + ")"
 	}
@@ -418,6 +473,11 @@ func (e *UnavailableError) Error() string {
 		return msg + "; enable it in the config to use its tools"
 	case StateClosed:
 		return msg
+	case StateUnhealthy:
+		if e.RetryIn > 0 {
+			return msg + fmt.Sprintf("; calls fail fast until the hub probes it again in %s", e.RetryIn.Round(100*time.Millisecond))
+		}
+		return msg + "; the hub is probing it again, retry in a moment"
 	}
 	return msg + "; the hub is reconnecting, retry in a moment"
 }
@@ -427,10 +487,56 @@ func (u *Upstream) Session() (*mcp.ClientSession, error) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if u.session == nil {
-		return nil, &UnavailableError{Server: u.cfg.Name, State: u.state, Cause: u.lastErr}
+		return nil, u.unavailableLocked(u.state, u.lastErr)
 	}
 	return u.session, nil
 }
+
+func (u *Upstream) unavailableLocked(state State, cause error) *UnavailableError {
+	e := &UnavailableError{Server: u.cfg.Name, State: state, Cause: cause, Failures: u.failures}
+	if !u.nextAttempt.IsZero() {
+		e.RetryIn = max(0, time.Until(u.nextAttempt))
+	}
+	return e
+}
+
+// dropSession ends cs if it is still the live session, so that the
+// connection loop re-initializes: for an HTTP upstream whose session is
+// gone (404) or that answers 5xx or refuses connections. The session ends
+// at once, so calls in the meantime fail fast instead of timing out.
+func (u *Upstream) dropSession(cs *mcp.ClientSession, cause error) {
+	u.mu.Lock()
+	live := u.session == cs
+	if live {
+		u.session = nil
+		u.lastErr = cause
+		u.dropped = cause
+		if u.state == StateReady {
+			u.state = StateRestarting
+		}
+	}
+	u.mu.Unlock()
+	if live {
+		u.log.Warn("upstream transport failed; re-initializing", "err", cause)
+		go cs.Close()
+	}
+}
+
+// transportFailure reports whether err says that the request did not get
+// an MCP answer from the server at all: the HTTP request failed (connection
+// refused or reset), the server answered with an HTTP error status and no
+// JSON-RPC error, or it no longer knows the session (404).
+func transportFailure(err error) bool {
+	if errors.Is(err, mcp.ErrSessionMissing) {
+		return true
+	}
+	var rpcErr *jsonrpc.Error
+	return errors.As(err, &rpcErr) && rpcErr.Code == codeRejected
+}
+
+// codeRejected is the code of the SDK's internal "rejected by transport"
+// error, which wraps HTTP-level failures of a request.
+const codeRejected = -32005
 
 // CallTool calls a tool by its upstream name, bounded by the server's
 // timeout. Log and progress notifications the upstream sent before its
@@ -452,13 +558,20 @@ func (u *Upstream) CallTool(ctx context.Context, params *mcp.CallToolParams) (*m
 	if err != nil {
 		switch {
 		case errors.Is(ctx.Err(), context.DeadlineExceeded):
-			return nil, fmt.Errorf("server '%s': tool '%s' timed out after %s (raise 'timeout' for this server): %w",
+			return nil, fmt.Errorf("server '%s': tool '%s' timed out after %s and was cancelled (raise 'timeout' for this server): %w",
 				u.cfg.Name, params.Name, u.cfg.CallTimeout(), context.DeadlineExceeded)
+		case errors.Is(err, mcp.ErrConnectionClosed) && u.cfg.Kind() == TransportStdio:
+			return nil, &UnavailableError{Server: u.cfg.Name, State: StateRestarting,
+				Cause: errors.New("the server exited during the call and was restarted")}
 		case errors.Is(err, mcp.ErrConnectionClosed):
 			return nil, &UnavailableError{Server: u.cfg.Name, State: StateRestarting,
-				Cause: errors.New("the server exited during the call and is being restarted")}
+				Cause: errors.New("the connection to the server ended during the call and is being re-established")}
+		case transportFailure(err) && ctx.Err() == nil:
+			cause := u.redact.Error(err)
+			u.dropSession(cs, cause)
+			return nil, &UnavailableError{Server: u.cfg.Name, State: StateRestarting, Cause: cause}
 		}
-		return nil, err
+		return nil, u.redact.Error(err)
 	}
 	return res, nil
 }

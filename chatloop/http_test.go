@@ -1,0 +1,98 @@
+package chatloop
+
+import (
+	"context"
+
+	"encoding/json"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+func TestHandler(t *testing.T) {
+	h := newTestHub(t)
+	p := newScripted(t, TypeOpenAI,
+		reply("", call("c1", "math__add", `{"a":2,"b":3}`)),
+		reply("2 + 3 = 5"),
+	)
+	var toolsets []string
+	connect := func(ctx contextT, toolset string, client clientT) (sessionT, error) {
+		toolsets = append(toolsets, toolset)
+		return h.connect(ctx, toolset, client)
+	}
+	srv := httptest.NewServer(Handler(testConfig(p), connect, testLogger(t)))
+	defer srv.Close()
+
+	body := `{"model":"m","toolset":"basics","messages":[{"role":"system","content":"Be terse."},{"role":"user","content":"What is 2+3?"}]}`
+	resp, err := http.Post(srv.URL, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out ChatResponse
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		t.Fatal(err)
+	}
+	eq(t, "status", resp.StatusCode, 200)
+	eq(t, "answer", out.Answer, "2 + 3 = 5")
+	eq(t, "messages", len(out.Messages), 4) // user, assistant(call), tool, assistant
+	eq(t, "tool result", out.Messages[2].ToolResults[0].Parts[0].Text, "5")
+	eq(t, "stats tool calls", out.Stats.ToolCalls, 1)
+	eq(t, "stats math", out.Stats.ToolCallsByServer["math"], 1)
+	eqSlice(t, "toolsets", toolsets, []string{"basics"})
+	sys := p.requests()[0]["messages"].([]any)[0].(map[string]any)
+	eq(t, "system override", sys["content"], any("Be terse."))
+
+	bad := []struct {
+		method, body string
+		status       int
+		want         string
+	}{
+		{"GET", "", 405, "use POST"},
+		{"POST", "{", 400, "invalid JSON body"},
+		{"POST", `{"model":"m","messages":[]}`, 400, "messages is empty"},
+		{"POST", `{"model":"m","messages":[{"role":"assistant","content":"x"}]}`, 400, `last message must have role "user"`},
+		{"POST", `{"model":"m","messages":[{"role":"wizard","content":"x"}]}`, 400, `unknown role "wizard"`},
+		{"POST", `{"model":"gpt-9","messages":[{"role":"user","content":"x"}]}`, 400, `unknown model "gpt-9"`},
+		{"POST", `{"model":"m","messages":[{"role":"user","content":"x"}],"extra":1}`, 400, "unknown field"},
+	}
+	for _, b := range bad {
+		req, _ := http.NewRequest(b.method, srv.URL, strings.NewReader(b.body))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var e struct{ Error string }
+		json.NewDecoder(resp.Body).Decode(&e)
+		resp.Body.Close()
+		if resp.StatusCode != b.status || !strings.Contains(e.Error, b.want) {
+			t.Errorf("%s %s: %d %q, want %d containing %q", b.method, b.body, resp.StatusCode, e.Error, b.status, b.want)
+		}
+	}
+}
+
+func TestHandlerProviderError(t *testing.T) {
+	h := newTestHub(t)
+	p := newScripted(t, TypeOpenAI, step{status: 401, raw: `{"error":{"message":"bad key"}}`})
+	srv := httptest.NewServer(Handler(testConfig(p), h.connect, nil))
+	defer srv.Close()
+	resp, err := http.Post(srv.URL, "application/json", strings.NewReader(`{"messages":[{"role":"user","content":"hi"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var e struct{ Error string }
+	json.NewDecoder(resp.Body).Decode(&e)
+	if resp.StatusCode != http.StatusBadGateway || !strings.Contains(e.Error, "provider local, model test-model: the API key was rejected") {
+		t.Errorf("%d %q", resp.StatusCode, e.Error)
+	}
+}
+
+// Aliases keep the connect wrapper's signature readable.
+type (
+	contextT = context.Context
+	clientT  = *mcp.Client
+	sessionT = *mcp.ClientSession
+)

@@ -1,0 +1,293 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"net/http"
+	"os"
+	"os/signal"
+	"slices"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/mcp-hub/mcp-hub/chatloop"
+	"github.com/mcp-hub/mcp-hub/hub"
+)
+
+func chatCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "chat",
+		Usage: "chat with an LLM that uses the hub's tools (REPL, or one-shot with -p)",
+		Description: `Drives a model from hub.yaml's models: through the hub, as an ordinary MCP client:
+it finds deferred tools with search_tools and calls them. Without -p it is a REPL
+(history kept across turns; /help for commands; Ctrl-C cancels the running answer,
+Ctrl-D quits). With -p it answers one prompt on stdout and exits non-zero on failure.`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "prompt", Aliases: []string{"p"}, Usage: "one-shot: answer `PROMPT` on stdout and exit"},
+			&cli.StringFlag{Name: "model", Aliases: []string{"m"}, Usage: "model `NAME` from hub.yaml models (default: chat.default_model)"},
+			&cli.StringFlag{Name: "toolset", Aliases: []string{"t"}, Usage: "restrict the session to toolset `NAME`"},
+			&cli.StringFlag{Name: "system", Usage: "system prompt (overrides the model's system and the default)"},
+			&cli.BoolFlag{Name: "json", Usage: "print the final messages and stats as JSON on stdout"},
+			&cli.BoolFlag{Name: "stats", Usage: "print stats (model calls, tokens, tool calls, searches) on stderr at the end"},
+		},
+		Action: runChat,
+	}
+}
+
+// chatLogger logs to stderr like the other commands, but at warn unless
+// --log-level was given: hub info lines would drown the conversation.
+func chatLogger(c *cli.Context, secrets []string) (*slog.Logger, error) {
+	for _, ctx := range c.Lineage() {
+		if ctx.IsSet("log-level") {
+			return newLogger(c, secrets)
+		}
+	}
+	var h slog.Handler = slog.NewTextHandler(c.App.ErrWriter, &slog.HandlerOptions{Level: slog.LevelWarn})
+	if len(secrets) > 0 {
+		h = redactHandler{Handler: h, r: strings.NewReplacer(redactPairs(secrets)...)}
+	}
+	return slog.New(h), nil
+}
+
+// chatConfig loads hub.yaml and decodes its chat sections.
+func chatConfig(c *cli.Context) (*hub.Config, *chatloop.Config, *slog.Logger, error) {
+	log, err := chatLogger(c, nil)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	cfg, err := loadConfig(c, log)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	log, err = chatLogger(c, cfg.Secrets)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	cc, err := decodeChatConfig(cfg)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return cfg, cc, log, nil
+}
+
+func decodeChatConfig(cfg *hub.Config) (*chatloop.Config, error) {
+	cc, err := chatloop.DecodeConfig(&cfg.Providers, &cfg.Models, &cfg.Chat)
+	if err != nil {
+		return nil, cli.Exit(fmt.Sprintf("config error in %s:\n%s", cfg.Path, indent(err.Error())), exitConfig)
+	}
+	return cc, nil
+}
+
+func runChat(c *cli.Context) error {
+	if c.Args().Present() {
+		return cli.Exit(fmt.Sprintf("unexpected argument %q; pass the prompt with -p \"...\"", c.Args().First()), exitConfig)
+	}
+	cfg, cc, log, err := chatConfig(c)
+	if err != nil {
+		return err
+	}
+	// Fail on a bad --model or a missing key before starting upstreams.
+	name, m, _, err := cc.ResolveModel(c.String("model"))
+	if err != nil {
+		return cli.Exit(err.Error(), exitConfig)
+	}
+	if _, err := cc.NewProvider(m.Provider); err != nil {
+		return cli.Exit(fmt.Sprintf("model %s: %v", name, err), exitConfig)
+	}
+
+	oneShot := c.IsSet("prompt")
+	// In the REPL the first Ctrl-C must cancel the running answer, not the
+	// program; main's signal context would end everything (the hub's
+	// upstreams included), so the REPL runs on a context only SIGTERM ends
+	// and takes Ctrl-C from its own channel.
+	ctx := c.Context
+	var interrupts chan os.Signal
+	if !oneShot {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(context.WithoutCancel(c.Context))
+		defer cancel()
+		interrupts = make(chan os.Signal, 1)
+		signal.Notify(interrupts, os.Interrupt)
+		defer signal.Stop(interrupts)
+		term := make(chan os.Signal, 1)
+		signal.Notify(term, syscall.SIGTERM)
+		defer signal.Stop(term)
+		go func() {
+			select {
+			case <-term:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+	}
+
+	h, err := hub.New(ctx, cfg, hub.Options{Logger: log})
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	session, err := chatloop.Dial(ctx, h.Connect, c.String("toolset"), log)
+	if err != nil {
+		return cli.Exit(err.Error(), 1)
+	}
+	defer session.Close()
+	chat, err := cc.NewChat(session, chatloop.ChatOptions{Model: name, System: c.String("system"), Logger: log})
+	if err != nil {
+		return cli.Exit(err.Error(), exitConfig)
+	}
+
+	stdout, stderr := c.App.Writer, c.App.ErrWriter
+	var turnErr error
+	if oneShot {
+		chat.SetObserver(chatloop.Observer{ToolDone: func(call chatloop.ToolCall, r chatloop.ToolResult, took time.Duration) {
+			printToolLine(stderr, call, r, took)
+		}})
+		var answer string
+		answer, turnErr = chat.Send(ctx, c.String("prompt"))
+		if !c.Bool("json") && turnErr == nil {
+			fmt.Fprintln(stdout, strings.TrimRight(answer, "\n"))
+		}
+	} else {
+		opts := chat.Options()
+		tools, _, _ := session.Tools(ctx)
+		fmt.Fprintf(stderr, "mcp-hub chat: model %s (%s via %s), %d tools; /help for commands, Ctrl-D to quit\n",
+			opts.ModelName, opts.Model, opts.Provider.Name(), len(tools))
+		turnErr = chatloop.RunREPL(ctx, chat, chatloop.REPLOptions{
+			In: c.App.Reader, Out: stdout, Err: stderr, Interrupts: interrupts,
+		})
+	}
+
+	stats := chat.Stats()
+	if c.Bool("json") {
+		out := struct {
+			Model    string             `json:"model"`
+			Messages []chatloop.Message `json:"messages"`
+			Stats    chatloop.Stats     `json:"stats"`
+			Error    string             `json:"error,omitempty"`
+		}{Model: chat.Options().ModelName, Messages: chat.History(), Stats: stats}
+		if turnErr != nil {
+			out.Error = turnErr.Error()
+		}
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(out); err != nil {
+			return err
+		}
+	}
+	if c.Bool("stats") {
+		stats.Write(stderr)
+	}
+	if turnErr != nil {
+		if errors.Is(turnErr, context.Canceled) {
+			return cli.Exit("cancelled", 130)
+		}
+		return cli.Exit(turnErr.Error(), 1)
+	}
+	return nil
+}
+
+// printToolLine is the -p mode's stderr line per tool call; the REPL
+// prints the same shape.
+func printToolLine(w io.Writer, call chatloop.ToolCall, r chatloop.ToolResult, took time.Duration) {
+	status := ""
+	if r.IsError {
+		status = " (error)"
+	}
+	args := strings.Join(strings.Fields(string(call.Arguments)), " ")
+	if len(args) > 100 {
+		args = args[:100] + "..."
+	}
+	fmt.Fprintf(w, "  [tool] %s %s (%s)%s\n", call.Name, args, took.Round(time.Millisecond), status)
+}
+
+func modelsCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "models",
+		Usage: "list the chat models and providers configured in hub.yaml",
+		Action: func(c *cli.Context) error {
+			_, cc, _, err := chatConfig(c)
+			if err != nil {
+				return err
+			}
+			writeModels(c.App.Writer, cc)
+			return nil
+		},
+	}
+}
+
+// writeModels prints the models table, then the providers, with one line
+// per provider that cannot be used for lack of a key.
+func writeModels(w io.Writer, cc *chatloop.Config) {
+	if len(cc.Models) == 0 {
+		fmt.Fprintln(w, `no models configured. Add to hub.yaml, for example:
+  providers:
+    ollama: {type: ollama}
+  models:
+    local: {provider: ollama, model: llama3.2}
+  chat:
+    default_model: local`)
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "MODEL\tPROVIDER\tMODEL ID\tDEFAULT")
+	for _, name := range slices.Sorted(maps.Keys(cc.Models)) {
+		m := cc.Models[name]
+		def := ""
+		if name == cc.Chat.DefaultModel {
+			def = "yes"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", name, m.Provider, m.Model, def)
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "PROVIDER\tTYPE\tBASE URL\tAPI KEY")
+	var problems []string
+	for _, name := range slices.Sorted(maps.Keys(cc.Providers)) {
+		p := cc.Providers[name]
+		base := p.BaseURL
+		if base == "" {
+			base = "(default)"
+		}
+		key := "set"
+		if p.APIKey == "" {
+			key = "none"
+		}
+		if msg := p.KeyProblem(name); msg != "" {
+			key = "MISSING"
+			problems = append(problems, msg)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", name, p.Type, base, key)
+	}
+	tw.Flush()
+	for _, p := range problems {
+		fmt.Fprintln(w, "warning:", p)
+	}
+}
+
+// chatAPIHandler is POST /v1/chat for `serve --http --chat-api`; serve
+// mounts it behind the same auth as /mcp.
+func chatAPIHandler(c *cli.Context, h *hub.Hub) (http.Handler, error) {
+	cfg := h.Config()
+	cc, err := decodeChatConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if len(cc.Models) == 0 {
+		return nil, cli.Exit("--chat-api: no models configured in "+cfg.Path+"; add providers: and models: sections (see `mcp-hub models`)", exitConfig)
+	}
+	log, err := newLogger(c, cfg.Secrets)
+	if err != nil {
+		return nil, err
+	}
+	return chatloop.Handler(cc, h.Connect, log), nil
+}

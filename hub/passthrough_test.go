@@ -1,0 +1,728 @@
+package hub
+
+// Pass-through tests: what a client gets through the hub is what it would
+// get from the upstream directly. Upstreams are real: the stdio fixture
+// with -features (sleep, log, progress, sample, elicit, roots, touch,
+// resources, a prompt and completions), the same fixture over streamable
+// HTTP, and in-process go-sdk servers.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-hub/mcp-hub/internal/fixture"
+	"github.com/mcp-hub/mcp-hub/upstream"
+)
+
+// agContentServer has a tool returning content of every type with
+// structuredContent and _meta, a tool returning isError, and a tool that
+// blocks until cancelled (reporting start and cancellation on channels).
+type agContentServer struct {
+	started   chan struct{}
+	cancelled chan struct{}
+}
+
+func newAgContentServer() *agContentServer {
+	return &agContentServer{started: make(chan struct{}, 10), cancelled: make(chan struct{}, 10)}
+}
+
+func agAllContent() *mcp.CallToolResult {
+	size := int64(5)
+	return &mcp.CallToolResult{
+		Meta: mcp.Meta{"vendor/trace": "abc"},
+		Content: []mcp.Content{
+			&mcp.TextContent{Text: "hello", Annotations: &mcp.Annotations{Audience: []mcp.Role{"user"}, Priority: 0.5}},
+			&mcp.ImageContent{Data: []byte{0x89, 'P', 'N', 'G'}, MIMEType: "image/png"},
+			&mcp.AudioContent{Data: []byte("RIFF....WAVE"), MIMEType: "audio/wav", Meta: mcp.Meta{"len": 1}},
+			&mcp.ResourceLink{URI: "file:///tmp/a.txt", Name: "a.txt", Title: "A", Description: "a file", MIMEType: "text/plain", Size: &size},
+			&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "mem://doc", MIMEType: "text/markdown", Text: "# doc"}},
+			&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "mem://bin", MIMEType: "application/octet-stream", Blob: []byte{0, 1, 2, 255}}},
+		},
+		StructuredContent: map[string]any{"count": 3, "items": []any{"a", map[string]any{"b": nil}}, "ok": true},
+	}
+}
+
+func (c *agContentServer) server() *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "content", Version: "1"}, &mcp.ServerOptions{
+		SubscribeHandler:   func(context.Context, *mcp.SubscribeRequest) error { return nil },
+		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
+	})
+	obj := json.RawMessage(`{"type":"object"}`)
+	s.AddTool(&mcp.Tool{Name: "all", InputSchema: obj}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return agAllContent(), nil
+	})
+	s.AddTool(&mcp.Tool{Name: "broken", InputSchema: obj}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "disk full"}},
+			StructuredContent: map[string]any{"code": 28}}, nil
+	})
+	s.AddTool(&mcp.Tool{Name: "rpcerror", InputSchema: obj}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return nil, &jsonrpc.Error{Code: -32042, Message: "custom failure", Data: json.RawMessage(`{"why":"test"}`)}
+	})
+	s.AddTool(&mcp.Tool{Name: "block", InputSchema: obj}, func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		c.started <- struct{}{}
+		select {
+		case <-ctx.Done():
+			c.cancelled <- struct{}{}
+			return nil, ctx.Err()
+		case <-time.After(20 * time.Second):
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "not cancelled"}}}, nil
+		}
+	})
+	s.AddResource(&mcp.Resource{URI: "mem://doc", Name: "doc", MIMEType: "text/markdown", Title: "Doc", Size: 5,
+		Annotations: &mcp.Annotations{Priority: 1}},
+		func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, MIMEType: "text/markdown", Text: "# doc"}}}, nil
+		})
+	s.AddResource(&mcp.Resource{URI: "mem://bin", Name: "bin", MIMEType: "application/octet-stream"},
+		func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, MIMEType: "application/octet-stream", Blob: []byte{0, 1, 2, 255}}}}, nil
+		})
+	return s
+}
+
+// agDirect connects a client straight to an in-process server.
+func agDirect(t *testing.T, s *mcp.Server) *mcp.ClientSession {
+	t.Helper()
+	ct, st := mcp.NewInMemoryTransports()
+	if _, err := s.Connect(agCtx(t), st, nil); err != nil {
+		t.Fatal(err)
+	}
+	// The hub speaks 2025-11-25 (see supportedVersions); compare like with like.
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "direct", Version: "0"}, nil).
+		Connect(agCtx(t), ct, &mcp.ClientSessionOptions{ProtocolVersion: upstream.ProtocolVersion})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// TestPassthroughToolResults: content of every type, structuredContent,
+// _meta and isError come back byte-for-byte as the upstream sent them,
+// over in-memory and HTTP upstreams; a JSON-RPC error keeps its code.
+func TestPassthroughToolResults(t *testing.T) {
+	cserv := newAgContentServer()
+	httpURL := agServeHTTP(t, newAgContentServer().server())
+	cfg := agConfig(
+		agUp{name: "mem", cfg: upstream.Config{Builtin: "content"}},
+		agUp{name: "web", cfg: upstream.Config{URL: httpURL}},
+	)
+	h, _ := agHub(t, cfg, Options{Builtin: agBuiltins(map[string]func() *mcp.Server{"content": cserv.server})})
+	cs := agClient(t, h, nil)
+	direct := agDirect(t, newAgContentServer().server())
+	for _, tool := range []string{"all", "broken"} {
+		want, err := direct.CallTool(agCtx(t), &mcp.CallToolParams{Name: tool})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, server := range []string{"mem", "web"} {
+			got := agCall(t, cs, server+"__"+tool, nil)
+			agSameJSON(t, server+"__"+tool+" result", got, want)
+		}
+	}
+	// The wire form, not just the decoded one.
+	agSameJSON(t, "all (wire)", agCall(t, cs, "mem__all", nil), json.RawMessage(agJSON(t, agAllContent())))
+	for _, server := range []string{"mem", "web"} {
+		_, err := cs.CallTool(agCtx(t), &mcp.CallToolParams{Name: server + "__rpcerror"})
+		var rpcErr *jsonrpc.Error
+		if !errors.As(err, &rpcErr) || rpcErr.Code != -32042 || rpcErr.Message != "custom failure" {
+			t.Errorf("%s__rpcerror: %v, want the upstream's JSON-RPC error -32042", server, err)
+		}
+	}
+}
+
+// agFeatures starts a hub with the feature fixture over stdio ("fx") and
+// over streamable HTTP ("web"), plus the in-process content server ("mem").
+func agFeatures(t *testing.T) (*Hub, *agLog, *agContentServer) {
+	t.Helper()
+	cserv := newAgContentServer()
+	webURL := fixture.StartHTTP(t, "-name", "web", "-features")
+	cfg := agConfig(
+		agUp{name: "fx", cfg: agStdio(t, "-name", "fx", "-features")},
+		agUp{name: "web", cfg: upstream.Config{URL: webURL}},
+		agUp{name: "mem", cfg: upstream.Config{Builtin: "content"}},
+	)
+	h, log := agHub(t, cfg, Options{Builtin: agBuiltins(map[string]func() *mcp.Server{"content": cserv.server})})
+	return h, log, cserv
+}
+
+// TestPassthroughResources: list, templates and read are routed by URI to
+// the server that offers it; subscribe/unsubscribe reach the upstream and
+// resources/updated comes back to subscribed sessions only.
+func TestPassthroughResources(t *testing.T) {
+	h, _, _ := agFeatures(t)
+	updates := make(chan string, 20)
+	cs := agClient(t, h, &mcp.ClientOptions{ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
+		updates <- req.Params.URI
+	}})
+	ctx := agCtx(t)
+	res, err := cs.ListResources(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var uris []string
+	for _, r := range res.Resources {
+		uris = append(uris, r.URI)
+		if r.URI == "mem://doc" && (r.Title != "Doc" || r.Size != 5 || r.Annotations == nil) {
+			t.Errorf("mem://doc listed as %+v", r)
+		}
+	}
+	slices.Sort(uris)
+	// Both fixtures list fixture://info: the first server owns it.
+	if want := []string{"fixture://info", "fixture://info", "mem://bin", "mem://doc"}; !slices.Equal(uris, want) {
+		t.Errorf("resources/list = %v, want %v", uris, want)
+	}
+	tres, err := cs.ListResourceTemplates(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tres.ResourceTemplates) != 2 || tres.ResourceTemplates[0].URITemplate != "fixture://item/{id}" {
+		t.Errorf("resources/templates/list = %s", agJSON(t, tres))
+	}
+	for uri, want := range map[string]string{
+		"fixture://item/7": "fx item 7",
+		"mem://doc":        "# doc",
+	} {
+		r, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+		if err != nil {
+			t.Errorf("read %s: %v", uri, err)
+			continue
+		}
+		if len(r.Contents) != 1 || r.Contents[0].Text != want || r.Contents[0].URI != uri {
+			t.Errorf("read %s = %s", uri, agJSON(t, r))
+		}
+	}
+	r, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "fixture://info"})
+	if err != nil || len(r.Contents) != 1 || !strings.Contains(r.Contents[0].Text, `"name":"fx"`) {
+		t.Errorf("read fixture://info = %v %v", agJSON(t, r), err)
+	}
+	r, err = cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "mem://bin"})
+	if err != nil || len(r.Contents) != 1 || !bytes.Equal(r.Contents[0].Blob, []byte{0, 1, 2, 255}) {
+		t.Errorf("read mem://bin = %v %v", agJSON(t, r), err)
+	}
+	// Errors from the upstream keep their code.
+	for _, uri := range []string{"fixture://item/missing", "nowhere://x"} {
+		_, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+		var rpcErr *jsonrpc.Error
+		if !errors.As(err, &rpcErr) || rpcErr.Code != mcp.CodeResourceNotFound {
+			t.Errorf("read %s: %v, want resource not found (%d)", uri, err, mcp.CodeResourceNotFound)
+		}
+	}
+
+	// Subscriptions: a second session subscribes too; one unsubscribing
+	// must not stop the other's updates.
+	updates2 := make(chan string, 20)
+	cs2 := agClient(t, h, &mcp.ClientOptions{ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
+		updates2 <- req.Params.URI
+	}})
+	expect := func(ch chan string, uri string, want bool, who string) {
+		t.Helper()
+		timeout := 5 * time.Second
+		if !want {
+			timeout = 300 * time.Millisecond
+		}
+		select {
+		case got := <-ch:
+			if !want {
+				t.Errorf("%s got resources/updated %s after unsubscribing", who, got)
+			} else if got != uri {
+				t.Errorf("%s got resources/updated %s, want %s", who, got, uri)
+			}
+		case <-time.After(timeout):
+			if want {
+				t.Errorf("%s got no resources/updated for %s", who, uri)
+			}
+		}
+	}
+	const item = "fixture://item/3"
+	if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: item}); err != nil {
+		t.Fatal(err)
+	}
+	if err := cs2.Subscribe(ctx, &mcp.SubscribeParams{URI: item}); err != nil {
+		t.Fatal(err)
+	}
+	agCall(t, cs, "fx__touch", map[string]any{"uri": item})
+	expect(updates, item, true, "session 1")
+	expect(updates2, item, true, "session 2")
+	if err := cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: item}); err != nil {
+		t.Fatal(err)
+	}
+	agCall(t, cs, "fx__touch", map[string]any{"uri": item})
+	expect(updates2, item, true, "session 2 (still subscribed)")
+	expect(updates, item, false, "session 1")
+	if err := cs2.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: item}); err != nil {
+		t.Fatal(err)
+	}
+	agCall(t, cs, "fx__touch", map[string]any{"uri": item})
+	expect(updates2, item, false, "session 2")
+}
+
+// TestPassthroughPrompts: prompts are listed under namespaced names, get
+// goes to the owner under the original name, and completion/complete is
+// routed for prompts and resource templates.
+func TestPassthroughPrompts(t *testing.T) {
+	h, _, _ := agFeatures(t)
+	cs := agClient(t, h, nil)
+	ctx := agCtx(t)
+	res, err := cs.ListPrompts(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, p := range res.Prompts {
+		names = append(names, p.Name)
+		if len(p.Arguments) != 1 || p.Arguments[0].Name != "name" || !p.Arguments[0].Required || p.Description != "Greet someone by name" {
+			t.Errorf("prompt %s = %s", p.Name, agJSON(t, p))
+		}
+	}
+	if want := []string{"fx__greet", "web__greet"}; !slices.Equal(names, want) {
+		t.Fatalf("prompts/list = %v, want %v", names, want)
+	}
+	for _, server := range []string{"fx", "web"} {
+		g, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: server + "__greet", Arguments: map[string]string{"name": "Ann"}})
+		if err != nil {
+			t.Fatalf("prompts/get: %v", err)
+		}
+		want := `{"description":"greeting from ` + server + `","messages":[{"content":{"type":"text","text":"Hello, Ann!"},"role":"user"}]}`
+		agSameJSON(t, server+"__greet", g, json.RawMessage(want))
+	}
+	if _, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "greet"}); err == nil || !strings.Contains(err.Error(), "greet") {
+		t.Errorf("get of an unknown prompt: %v", err)
+	}
+	c, err := cs.Complete(ctx, &mcp.CompleteParams{
+		Ref:      &mcp.CompleteReference{Type: "ref/prompt", Name: "web__greet"},
+		Argument: mcp.CompleteParamsArgument{Name: "name", Value: "al"},
+	})
+	if err != nil || !slices.Equal(c.Completion.Values, []string{"alice", "albert"}) {
+		t.Errorf("complete prompt = %v %v", agJSON(t, c), err)
+	}
+	c, err = cs.Complete(ctx, &mcp.CompleteParams{
+		Ref:      &mcp.CompleteReference{Type: "ref/resource", URI: "fixture://item/{id}"},
+		Argument: mcp.CompleteParamsArgument{Name: "id", Value: "1"},
+	})
+	if err != nil || !slices.Equal(c.Completion.Values, []string{"1", "10", "11", "12"}) || c.Completion.Total != 4 {
+		t.Errorf("complete resource = %v %v", agJSON(t, c), err)
+	}
+}
+
+// agWire records what a downstream client reads, in order.
+type agWire struct {
+	mu     sync.Mutex
+	events []string
+}
+
+func (w *agWire) add(e string) {
+	w.mu.Lock()
+	w.events = append(w.events, e)
+	w.mu.Unlock()
+}
+
+func (w *agWire) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return strings.Join(w.events, "\n")
+}
+
+type agRecTransport struct {
+	inner mcp.Transport
+	wire  *agWire
+}
+
+func (t agRecTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := t.inner.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &agRecConn{Connection: c, wire: t.wire}, nil
+}
+
+type agRecConn struct {
+	mcp.Connection
+	wire *agWire
+}
+
+func (c *agRecConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	msg, err := c.Connection.Read(ctx)
+	if err == nil {
+		if b, err := jsonrpc.EncodeMessage(msg); err == nil {
+			c.wire.add(string(b))
+		}
+	}
+	return msg, err
+}
+
+// agRecordedClient connects over the in-memory transport and records every
+// message the client reads (the in-memory client connection has no private
+// SDK hooks, so wrapping it loses nothing).
+func agRecordedClient(t *testing.T, h *Hub, opts *mcp.ClientOptions) (*mcp.ClientSession, *agWire) {
+	t.Helper()
+	s, err := h.NewSession("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ct, st := mcp.NewInMemoryTransports()
+	if _, err := s.server.Connect(agCtx(t), st, nil); err != nil {
+		t.Fatal(err)
+	}
+	wire := &agWire{}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "rec", Version: "0"}, opts).Connect(agCtx(t), agRecTransport{ct, wire}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs, wire
+}
+
+// agBodyRecorder keeps every HTTP response body a client reads, so a test
+// can check the order of events on a POST's SSE stream.
+type agBodyRecorder struct {
+	base http.RoundTripper
+	mu   sync.Mutex
+	// bodies maps a request body to the response body read so far.
+	bodies []*agBody
+}
+
+type agBody struct {
+	request string
+	mu      sync.Mutex
+	resp    bytes.Buffer
+}
+
+func (b *agBody) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.resp.String()
+}
+
+func (r *agBodyRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
+	rec := &agBody{}
+	if req.Body != nil {
+		data, _ := io.ReadAll(req.Body)
+		req.Body = io.NopCloser(bytes.NewReader(data))
+		rec.request = string(data)
+	}
+	resp, err := r.base.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	r.bodies = append(r.bodies, rec)
+	r.mu.Unlock()
+	resp.Body = &agTee{ReadCloser: resp.Body, rec: rec}
+	return resp, nil
+}
+
+// responseTo returns the response body of the request containing marker.
+func (r *agBodyRecorder) responseTo(marker string) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, b := range r.bodies {
+		if strings.Contains(b.request, marker) {
+			return b.String()
+		}
+	}
+	return ""
+}
+
+type agTee struct {
+	io.ReadCloser
+	rec *agBody
+}
+
+func (t *agTee) Read(p []byte) (int, error) {
+	n, err := t.ReadCloser.Read(p)
+	t.rec.mu.Lock()
+	t.rec.resp.Write(p[:n])
+	t.rec.mu.Unlock()
+	return n, err
+}
+
+// TestPassthroughLogging: logging/setLevel reaches the upstreams, and a log
+// message sent during a call arrives before the call's response, over the
+// in-memory and HTTP downstream transports, from stdio and HTTP upstreams.
+func TestPassthroughLogging(t *testing.T) {
+	h, _, _ := agFeatures(t)
+	ctx := agCtx(t)
+
+	var got atomic.Int64
+	logs := func(context.Context, *mcp.LoggingMessageRequest) { got.Add(1) }
+	mem, wire := agRecordedClient(t, h, &mcp.ClientOptions{LoggingMessageHandler: logs})
+	rec := &agBodyRecorder{base: http.DefaultTransport}
+	srv := httptest.NewServer(h.HTTPHandler(nil))
+	t.Cleanup(srv.Close)
+	hc, err := mcp.NewClient(&mcp.Implementation{Name: "http", Version: "0"}, &mcp.ClientOptions{LoggingMessageHandler: logs}).
+		Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp", HTTPClient: &http.Client{Transport: rec}, MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { hc.Close() })
+
+	for _, cs := range []*mcp.ClientSession{mem, hc} {
+		if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
+			t.Fatalf("setLevel: %v", err)
+		}
+	}
+	n := 0
+	for round := range 5 {
+		for _, server := range []string{"fx", "web"} {
+			for i, cs := range []*mcp.ClientSession{mem, hc} {
+				n++
+				msg := "message-" + strings.Repeat("x", round) + server + string(rune('A'+i))
+				res := agCall(t, cs, server+"__log", map[string]any{"level": "debug", "message": msg})
+				if agText(res) != "logged" {
+					t.Fatalf("log tool -> %q", agText(res))
+				}
+				var stream string
+				if cs == mem {
+					stream = wire.String()
+				} else {
+					stream = rec.responseTo(msg)
+				}
+				li := strings.Index(stream, `"data":"`+msg+`"`)
+				ri := strings.Index(stream[max(li, 0):], `"text":"logged"`)
+				if li < 0 || ri < 0 {
+					t.Fatalf("%s via %s: log message not before the response on the wire:\n%s", msg, server, stream)
+				}
+			}
+		}
+	}
+	// The go-sdk client runs notification handlers asynchronously.
+	agEventually(t, 2*time.Second, "the client to handle every log message", func() bool { return got.Load() == int64(n) })
+	// setLevel is forwarded: at "error", the upstream sends no info message.
+	if err := mem.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "error"}); err != nil {
+		t.Fatal(err)
+	}
+	before := wire.String()
+	agCall(t, mem, "fx__log", map[string]any{"level": "info", "message": "filtered-out"})
+	time.Sleep(100 * time.Millisecond)
+	if strings.Contains(wire.String()[len(before):], "filtered-out") {
+		t.Errorf("info message delivered at level error")
+	}
+}
+
+// TestPassthroughProgress: progress notifications carry the client's own
+// token (string or number), arrive before the response, and two sessions
+// using the same token each get only their own.
+func TestPassthroughProgress(t *testing.T) {
+	h, _, _ := agFeatures(t)
+	type got struct {
+		token    any
+		progress float64
+		message  string
+	}
+	var mu sync.Mutex
+	seen := map[string][]got{}
+	handler := func(who string) func(context.Context, *mcp.ProgressNotificationClientRequest) {
+		return func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			mu.Lock()
+			seen[who] = append(seen[who], got{req.Params.ProgressToken, req.Params.Progress, req.Params.Message})
+			mu.Unlock()
+		}
+	}
+	a, wire := agRecordedClient(t, h, &mcp.ClientOptions{ProgressNotificationHandler: handler("a")})
+	b := agClient(t, h, &mcp.ClientOptions{ProgressNotificationHandler: handler("b")})
+
+	for _, token := range []any{"tok-1", 42} {
+		for _, server := range []string{"fx", "web"} {
+			mu.Lock()
+			clear(seen)
+			mu.Unlock()
+			var wg sync.WaitGroup
+			for _, cs := range []*mcp.ClientSession{a, b} {
+				wg.Go(func() {
+					params := &mcp.CallToolParams{Name: server + "__progress", Arguments: map[string]any{"steps": 3}}
+					params.SetProgressToken(token)
+					res, err := cs.CallTool(agCtx(t), params)
+					if err != nil || agText(res) != "progress done: 3 steps" {
+						t.Errorf("progress call: %v %v", agJSON(t, res), err)
+					}
+				})
+			}
+			wg.Wait()
+			time.Sleep(20 * time.Millisecond) // b's handler runs asynchronously
+			mu.Lock()
+			for _, who := range []string{"a", "b"} {
+				if len(seen[who]) != 3 {
+					t.Errorf("%s via %s, token %v: %d notifications: %+v", who, server, token, len(seen[who]), seen[who])
+					continue
+				}
+				for i, g := range seen[who] {
+					if agJSON(t, g.token) != agJSON(t, token) || g.progress != float64(i+1) {
+						t.Errorf("%s via %s: notification %d = %+v, want token %v", who, server, i, g, token)
+					}
+				}
+			}
+			mu.Unlock()
+		}
+	}
+	// On the wire: the last progress notification precedes the response.
+	w := wire.String()
+	last := strings.LastIndex(w, `"message":"step 3 of 3"`)
+	resp := strings.LastIndex(w, `"text":"progress done: 3 steps"`)
+	if last < 0 || resp < last {
+		t.Errorf("progress after the response on the wire:\n%s", w)
+	}
+	if strings.Contains(w, "mcp-hub-") {
+		t.Errorf("the hub's own progress token leaked to the client:\n%s", w)
+	}
+}
+
+// TestPassthroughCancellation: a client cancelling a call cancels it
+// upstream, in-process and in a stdio subprocess.
+func TestPassthroughCancellation(t *testing.T) {
+	h, log, cserv := agFeatures(t)
+	cs := agClient(t, h, nil)
+
+	ctx, cancel := context.WithCancel(agCtx(t))
+	errc := make(chan error, 1)
+	go func() {
+		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "mem__block"})
+		errc <- err
+	}()
+	select {
+	case <-cserv.started:
+	case <-time.After(10 * time.Second):
+		t.Fatal("block never started")
+	}
+	cancel()
+	select {
+	case <-cserv.cancelled:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the upstream did not see the cancellation")
+	}
+	if err := <-errc; !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled call returned %v", err)
+	}
+
+	// The stdio fixture logs "sleep cancelled" on stderr, which the hub logs.
+	ctx, cancel = context.WithTimeout(agCtx(t), 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "fx__sleep", Arguments: map[string]any{"ms": 20000}})
+	if err == nil || time.Since(start) > 5*time.Second {
+		t.Fatalf("cancelled sleep returned %v after %s", err, time.Since(start))
+	}
+	log.waitFor(t, "the fixture to report the cancellation", 5*time.Second, func(s string) bool {
+		return strings.Contains(s, "sleep cancelled")
+	})
+	// The session is still usable.
+	if got := agText(agCall(t, cs, "fx__sleep", map[string]any{"ms": 1})); got != "slept" {
+		t.Errorf("sleep after a cancel -> %q", got)
+	}
+}
+
+// TestPassthroughPing: the hub answers ping on every transport.
+func TestPassthroughPing(t *testing.T) {
+	h, _, _ := agFeatures(t)
+	for _, cs := range []*mcp.ClientSession{
+		agClient(t, h, nil),
+		agHTTPClient(t, h, mcp.NewClient(&mcp.Implementation{Name: "p", Version: "0"}, nil)),
+	} {
+		if err := cs.Ping(agCtx(t), nil); err != nil {
+			t.Errorf("ping: %v", err)
+		}
+	}
+}
+
+// TestPassthroughServerRequests: sampling/createMessage, elicitation/create
+// and roots/list sent by an upstream during a call are answered by the
+// downstream client whose call caused them, for stdio and HTTP upstreams
+// and in-memory and HTTP downstream sessions.
+func TestPassthroughServerRequests(t *testing.T) {
+	h, _, _ := agFeatures(t)
+	newClient := func(who string) *mcp.Client {
+		c := mcp.NewClient(&mcp.Implementation{Name: who, Version: "0"}, &mcp.ClientOptions{
+			CreateMessageHandler: func(_ context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+				prompt := ""
+				if len(req.Params.Messages) > 0 {
+					if tc, ok := req.Params.Messages[0].Content.(*mcp.TextContent); ok {
+						prompt = tc.Text
+					}
+				}
+				return &mcp.CreateMessageResult{Model: who + "-model", Role: "assistant",
+					Content: &mcp.TextContent{Text: who + " answers " + prompt}}, nil
+			},
+			ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"answer": who + ":" + req.Params.Message}}, nil
+			},
+		})
+		c.AddRoots(&mcp.Root{URI: "file:///home/" + who, Name: who})
+		return c
+	}
+	sessions := map[string]*mcp.ClientSession{
+		"alice": agClientWith(t, h, newClient("alice")),
+		"bob":   agHTTPClient(t, h, newClient("bob")),
+	}
+	for _, server := range []string{"fx", "web"} {
+		for who, cs := range sessions {
+			if got := agText(agCall(t, cs, server+"__sample", map[string]any{"prompt": "2+2?"})); got != who+" answers 2+2?" {
+				t.Errorf("%s sample via %s -> %q", who, server, got)
+			}
+			res := agCall(t, cs, server+"__elicit", map[string]any{"message": "name?"})
+			if got := agText(res); got != `action=accept content={"answer":"`+who+`:name?"}` {
+				t.Errorf("%s elicit via %s -> %q", who, server, got)
+			}
+			if got := agText(agCall(t, cs, server+"__roots", nil)); got != "file:///home/"+who {
+				t.Errorf("%s roots via %s -> %q", who, server, got)
+			}
+		}
+	}
+	// A client without sampling support gets a clear error, not a hang.
+	plain := agClient(t, h, nil)
+	res, err := plain.CallTool(agCtx(t), &mcp.CallToolParams{Name: "fx__sample", Arguments: map[string]any{"prompt": "x"}})
+	if err == nil && !res.IsError {
+		t.Errorf("sample from a client without sampling -> %q", agText(res))
+	}
+}
+
+// TestPassthroughServerRequestAmbiguous: while two sessions have calls in
+// flight to the same shared upstream, a server-to-client request cannot be
+// attributed and is refused with a clear error rather than sent to the
+// wrong client.
+func TestPassthroughServerRequestAmbiguous(t *testing.T) {
+	h, _, _ := agFeatures(t)
+	a := agClient(t, h, nil)
+	b := agClientWith(t, h, mcp.NewClient(&mcp.Implementation{Name: "b", Version: "0"}, &mcp.ClientOptions{
+		CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			return &mcp.CreateMessageResult{Model: "m", Role: "assistant", Content: &mcp.TextContent{Text: "b"}}, nil
+		},
+	}))
+	ctx, cancel := context.WithCancel(agCtx(t))
+	defer cancel()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		a.CallTool(ctx, &mcp.CallToolParams{Name: "fx__sleep", Arguments: map[string]any{"ms": 10000}})
+	}()
+	agEventually(t, 5*time.Second, "a's call to be in flight", func() bool {
+		c, _ := h.routes.callerOf("fx")
+		return c != nil
+	})
+	res, err := b.CallTool(agCtx(t), &mcp.CallToolParams{Name: "fx__sample", Arguments: map[string]any{"prompt": "x"}})
+	if err == nil && !res.IsError {
+		t.Fatalf("ambiguous sampling was answered: %q", agText(res))
+	}
+	msg := agJSON(t, res)
+	if err != nil {
+		msg = err.Error()
+	}
+	if !strings.Contains(msg, "several client sessions") {
+		t.Errorf("ambiguous sampling error = %s", msg)
+	}
+	cancel()
+	<-done
+}

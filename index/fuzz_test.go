@@ -1,0 +1,150 @@
+package index
+
+// Fuzz targets for the query path (issue 6): Search with arbitrary query and
+// server strings, and Closest with arbitrary names.
+//
+//	go test -run '^$' -fuzz '^FuzzSearch$' -fuzztime 20s ./index
+//
+// Seed corpora: f.Add below, and testdata/fuzz/FuzzXxx/.
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// fuzzTools is a small catalog with awkward content: unicode, digits,
+// camelCase, an empty description, and schemas of odd shapes.
+func fuzzTools() []Tool {
+	return []Tool{
+		{Name: "weather__get_forecast", Server: "weather", Description: "Get weather forecast for a location.",
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"location":{"type":"string"},"units":{"type":"string","description":"celsius or fahrenheit"}}}`)},
+		{Name: "weather__get_current", Server: "weather", Description: "Get current weather conditions.",
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"location":{"type":"string"}}}`)},
+		{Name: "math__add", Server: "math", Description: "Add two numbers together.",
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"a":{"type":"number","description":"First number"},"b":{"type":"number"}}}`)},
+		{Name: "math__multiply", Server: "math", Description: "Multiply two numbers together."},
+		{Name: "clock__now", Server: "clock", Title: "Now", Description: "Get the current time in a timezone.",
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"tz":{"items":[{"description":5}],"properties":true}}}`)},
+		{Name: "gh__createIssueV2", Server: "gh", Description: "Create a GitHub issue (v2 API).", ServerDescription: "GitHub",
+			InputSchema: json.RawMessage(`not json`)},
+		{Name: "unicode__天気_予報", Server: "unicode", Description: "Prévisions météo: ünïcödé 🌧."},
+		{Name: "blank", Server: "", Description: ""},
+	}
+}
+
+// FuzzSearch: Search never panics; it returns at most k results, each a
+// tool of the index, each once, from the requested server when one is
+// given, best first.
+func FuzzSearch(f *testing.F) {
+	f.Add("weather forecast", "", 5)
+	f.Add("add numbers", "math", 3)
+	f.Add("get", "weather", 1)
+	f.Add("create issue v2", "gh", 10)
+	f.Add("createIssueV2", "", 2)
+	f.Add("天気", "unicode", 5)
+	f.Add("météo 🌧", "", 5)
+	f.Add("the a of", "", 5)
+	f.Add("", "", 5)
+	f.Add("time", "nope", 5)
+	f.Add("time", "", 0)
+	f.Add("time", "", -1)
+	f.Add("fetch retrieve obtain get", "", 1000000)
+	f.Add("a_b-c.d/e:f", "", 5)
+	f.Add("\x00\xff\xfe", "\xff", 5)
+	ix, err := New(fuzzTools())
+	if err != nil {
+		f.Fatal(err)
+	}
+	known := map[string]string{}
+	for _, t := range fuzzTools() {
+		known[t.Name] = t.Server
+	}
+	f.Fuzz(func(t *testing.T, query, server string, k int) {
+		rs := ix.Search(query, server, k)
+		if k <= 0 && len(rs) > 0 {
+			t.Fatalf("Search(%q, %q, %d) returned %d results for k <= 0", query, server, k, len(rs))
+		}
+		if k > 0 && len(rs) > k {
+			t.Fatalf("Search(%q, %q, %d) returned %d results", query, server, k, len(rs))
+		}
+		seen := map[string]bool{}
+		for i, r := range rs {
+			srv, ok := known[r.Name]
+			if !ok {
+				t.Fatalf("Search(%q, %q, %d) returned unknown tool %q", query, server, k, r.Name)
+			}
+			if r.Server != srv {
+				t.Fatalf("Search(%q, %q, %d): %q has server %q, want %q", query, server, k, r.Name, r.Server, srv)
+			}
+			if server != "" && srv != server {
+				t.Fatalf("Search(%q, %q, %d) returned %q of server %q", query, server, k, r.Name, srv)
+			}
+			if seen[r.Name] {
+				t.Fatalf("Search(%q, %q, %d) returned %q twice", query, server, k, r.Name)
+			}
+			seen[r.Name] = true
+			if r.Score != r.Score || r.Score < 0 { // NaN or negative
+				t.Fatalf("Search(%q, %q, %d): %q has score %v", query, server, k, r.Name, r.Score)
+			}
+			if i > 0 && r.Score > rs[i-1].Score {
+				t.Fatalf("Search(%q, %q, %d): results not best first: %v", query, server, k, rs)
+			}
+		}
+		// The same search again gives the same answer (scratch reuse).
+		if again := ix.Search(query, server, k); !slices.Equal(again, rs) {
+			t.Fatalf("Search(%q, %q, %d) not reproducible: %v then %v", query, server, k, rs, again)
+		}
+	})
+}
+
+// FuzzClosest: Closest never panics; it returns at most n distinct names,
+// all among the candidates. Candidates are the lines of the second input.
+func FuzzClosest(f *testing.F) {
+	f.Add("math__ad", "math__add\nmath__multiply\nweather__get_forecast", 3)
+	f.Add("weather__get_forcast", "weather__get_forecast\nweather__get_current", 3)
+	f.Add("add", "math__add\nmath__add", 1)
+	f.Add("getForecast", "weather__get_forecast", 2)
+	f.Add("", "a\nb", 3)
+	f.Add("x", "", 3)
+	f.Add("天気", "unicode__天気_予報\n天気", 5)
+	f.Add("\xff\xfe", "\xff\n\xfe", 2)
+	f.Add("aaaa", "aaaa\nAAAA\na_a_a_a", 0)
+	f.Add("a", "a", -5)
+	f.Fuzz(func(t *testing.T, name, cands string, n int) {
+		if len(name) > 256 || len(cands) > 4096 {
+			// Levenshtein is quadratic; the hub only compares tool names
+			// (at most 64 characters) against a catalog.
+			return
+		}
+		var candidates []string
+		if cands != "" {
+			candidates = strings.Split(cands, "\n")
+		}
+		got := Closest(name, candidates, n)
+		if n <= 0 && len(got) > 0 {
+			t.Fatalf("Closest(%q, %q, %d) = %q for n <= 0", name, candidates, n, got)
+		}
+		if n > 0 && len(got) > n {
+			t.Fatalf("Closest(%q, %q, %d) returned %d names", name, candidates, n, len(got))
+		}
+		seen := map[string]bool{}
+		for _, g := range got {
+			if !slices.Contains(candidates, g) {
+				t.Fatalf("Closest(%q, %q, %d) returned %q, not a candidate", name, candidates, n, g)
+			}
+			if seen[g] {
+				t.Fatalf("Closest(%q, %q, %d) returned %q twice", name, candidates, n, g)
+			}
+			seen[g] = true
+		}
+		// A candidate equal to the name is always suggested first.
+		if n > 0 && utf8.ValidString(name) && strings.TrimSpace(name) != "" && slices.Contains(candidates, name) {
+			if len(got) == 0 || !strings.EqualFold(got[0], name) && alnum(strings.ToLower(got[0])) != alnum(strings.ToLower(name)) {
+				t.Fatalf("Closest(%q, %q, %d) = %q: the exact name is not first", name, candidates, n, got)
+			}
+		}
+	})
+}

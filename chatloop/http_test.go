@@ -18,7 +18,7 @@ func TestHandler(t *testing.T) {
 		reply("2 + 3 = 5"),
 	)
 	var toolsets []string
-	connect := func(ctx contextT, toolset string, client clientT) (sessionT, error) {
+	connect := func(ctx context.Context, toolset string, client *mcp.Client) (*mcp.ClientSession, error) {
 		toolsets = append(toolsets, toolset)
 		return h.connect(ctx, toolset, client)
 	}
@@ -89,10 +89,3 @@ func TestHandlerProviderError(t *testing.T) {
 		t.Errorf("%d %q", resp.StatusCode, e.Error)
 	}
 }
-
-// Aliases keep the connect wrapper's signature readable.
-type (
-	contextT = context.Context
-	clientT  = *mcp.Client
-	sessionT = *mcp.ClientSession
-)

@@ -28,7 +28,7 @@ type step struct {
 type scriptCall struct{ id, name, args string }
 
 func reply(text string, calls ...scriptCall) step { return step{text: text, calls: calls} }
-func call(id, name, args string) scriptCall    { return scriptCall{id, name, args} }
+func call(id, name, args string) scriptCall       { return scriptCall{id, name, args} }
 
 // scripted is a local LLM endpoint that plays steps in order and records
 // every request body it received.

@@ -28,7 +28,10 @@ func (h *Hub) ServeStdio(ctx context.Context, toolset string, r io.ReadCloser, w
 		return err
 	}
 	maxLine := int(h.maxRequestBytes())
-	return s.server.Run(ctx, &mcp.IOTransport{Reader: r, Writer: w, MaxLineLength: maxLine})
+	out := &lockedWriter{w: w}
+	in := newStdinGuard(r, out, maxLine, h.log)
+	// The guard already bounds lines; the SDK's own limit stays as a backstop.
+	return s.server.Run(ctx, &mcp.IOTransport{Reader: in, Writer: out, MaxLineLength: maxLine + 16})
 }
 
 // Connect opens a session to the hub over an in-memory transport and
@@ -112,6 +115,15 @@ func (h *Hub) HTTPHandler(extra map[string]http.Handler) http.Handler {
 func (h *Hub) guard(next http.Handler) http.Handler {
 	tokens := h.cfg.Auth.Tokens
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// DNS rebinding: on a loopback listener the Host must be loopback
+		// too. The SDK checks this for /mcp; the other guarded handlers
+		// (/v1/chat) need it as much.
+		if local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && local != nil {
+			if lh, _, err := net.SplitHostPort(local.String()); err == nil && isLoopbackHost(lh) && !isLoopbackHost(hostOnly(r.Host)) {
+				http.Error(w, fmt.Sprintf("Forbidden: invalid Host header %q", r.Host), http.StatusForbidden)
+				return
+			}
+		}
 		if origin := r.Header.Get("Origin"); origin != "" && !h.originAllowed(origin) {
 			http.Error(w, fmt.Sprintf("Forbidden: origin %q is not allowed (add it to auth.allowed_origins)", origin), http.StatusForbidden)
 			return
@@ -150,6 +162,14 @@ func (h *Hub) originAllowed(origin string) bool {
 		return false
 	}
 	return isLoopbackHost(u.Hostname())
+}
+
+// hostOnly strips the port from a Host header value.
+func hostOnly(hostport string) string {
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		return h
+	}
+	return strings.Trim(hostport, "[]")
 }
 
 func isLoopbackHost(host string) bool {

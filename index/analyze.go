@@ -1,13 +1,14 @@
 package index
 
 import (
+	"fmt"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/blevesearch/bleve/v2/analysis"
 	"github.com/blevesearch/bleve/v2/analysis/lang/en"
-	porterstemmer "github.com/blevesearch/go-porterstemmer"
+	"github.com/blevesearch/bleve/v2/analysis/token/porter"
 )
 
 // analyzer turns text into index terms. The same value analyzes tools at
@@ -18,20 +19,22 @@ import (
 //     "HTMLParser" -> html parser) and at letter/digit boundaries ("v2api");
 //     each Han/kana character is a word of its own (no spaces in CJK text);
 //   - lowercased;
-//   - optionally English stop words dropped and Porter-stemmed.
+//   - optionally English stop words and numbers dropped, and stemmed.
 //
 // It is a single pass in Go rather than a bleve analysis chain (unicode
 // segmenter, regexp char filter, camelCase filter): building a 10,000-tool
 // index must stay well under a second. It reuses bleve's English stop list
-// and Porter stemmer.
+// and stemmers.
 type analyzer struct {
-	stop  map[string]bool
-	stem  bool
-	stems map[string]string // word -> stem, filled at build time, read-only after
+	dropNumbers bool
+	minLen      int
+	stop        map[string]bool
+	stemmer     analysis.TokenFilter // nil: no stemming
+	stems       map[string]string    // word -> stem, filled at build time, read-only after
 }
 
 func newAnalyzer(opts Options) (*analyzer, error) {
-	a := &analyzer{stem: opts.Stem}
+	a := &analyzer{dropNumbers: opts.DropNumbers, minLen: opts.MinWordLen}
 	if opts.StopWords {
 		words := analysis.NewTokenMap()
 		if err := words.LoadBytes(en.EnglishStopWords); err != nil {
@@ -45,7 +48,18 @@ func newAnalyzer(opts Options) (*analyzer, error) {
 			a.stop[w] = true
 		}
 	}
-	if a.stem {
+	switch opts.Stemmer {
+	case "":
+	case StemPorter:
+		a.stemmer = porter.NewPorterStemmer()
+	case StemSnowball:
+		a.stemmer = en.NewEnglishStemmerFilter()
+	case StemPlural:
+		a.stemmer = en.NewEnglishPluralStemmerFilter()
+	default:
+		return nil, fmt.Errorf("unknown stemmer %q", opts.Stemmer)
+	}
+	if a.stemmer != nil {
 		a.stems = make(map[string]string)
 	}
 	return a, nil
@@ -77,10 +91,10 @@ func (a *analyzer) termsBuild(text string) []string {
 func (a *analyzer) analyze(text string, memo bool) []string {
 	var out []string
 	a.words(text, func(w string) {
-		if a.stop[w] {
+		if a.stop[w] || len(w) < a.minLen || a.dropNumbers && isDigits(w) {
 			return
 		}
-		if a.stem {
+		if a.stemmer != nil {
 			w = a.stemWord(w, memo)
 		}
 		out = append(out, w)
@@ -94,7 +108,10 @@ func (a *analyzer) stemWord(w string, memo bool) string {
 	}
 	s := w
 	if len(w) > 2 && !isDigits(w) {
-		s = string(porterstemmer.StemWithoutLowerCasing([]rune(w)))
+		tok := &analysis.Token{Term: []byte(w)}
+		if out := a.stemmer.Filter(analysis.TokenStream{tok}); len(out) == 1 && len(out[0].Term) > 0 {
+			s = string(out[0].Term)
+		}
 	}
 	if memo {
 		a.stems[w] = s

@@ -55,6 +55,7 @@ const (
 	fieldName       = "name"
 	fieldTitle      = "title"
 	fieldDesc       = "desc"
+	fieldLead       = "lead"
 	fieldServer     = "server"
 	fieldServerDesc = "sdesc"
 	fieldParamName  = "pname"
@@ -69,7 +70,10 @@ type Index struct {
 	servers  map[string]int32     // server name -> server id
 	postings map[string][]posting // term -> tools holding it, by document number
 	synonyms map[string][]string
-	scratch  sync.Pool // *scratch, reused across searches
+	// byBaseName maps a lowercased multi-word tool name (without server
+	// prefix) to its tools, for Options.NameMention.
+	byBaseName map[string][]int32
+	scratch    sync.Pool // *scratch, reused across searches
 }
 
 type docInfo struct {
@@ -107,11 +111,13 @@ func NewWithOptions(tools []Tool, opts Options) (*Index, error) {
 		return nil, fmt.Errorf("index: build analyzer: %w", err)
 	}
 	ix := &Index{
-		opts:     opts,
-		analyzer: an,
-		servers:  make(map[string]int32),
-		postings: make(map[string][]posting),
+		opts:       opts,
+		analyzer:   an,
+		servers:    make(map[string]int32),
+		postings:   make(map[string][]posting),
+		byBaseName: make(map[string][]int32),
 	}
+
 	if err := ix.build(tools); err != nil {
 		return nil, err
 	}
@@ -146,12 +152,19 @@ func (ix *Index) build(tools []Tool) error {
 			ix.servers[t.Server] = sid
 		}
 		ix.tools = append(ix.tools, docInfo{name: t.Name, server: t.Server, sid: sid})
+		if base := baseName(t.Name, t.Server); len(ix.analyzer.termsBuild(base)) >= 2 {
+			// Only multi-word names: a request that says "search" is not
+			// naming the tool "search".
+			key := strings.ToLower(base)
+			ix.byBaseName[key] = append(ix.byBaseName[key], int32(i))
+		}
 
 		pnames, pdescs := schemaText(t.InputSchema)
 		texts := map[string]string{
 			fieldName:      baseName(t.Name, t.Server),
 			fieldTitle:     t.Title,
 			fieldDesc:      t.Description,
+			fieldLead:      leadSentence(t.Description),
 			fieldParamName: pnames,
 			fieldParamDesc: pdescs,
 		}
@@ -173,6 +186,7 @@ func (ix *Index) build(tools []Tool) error {
 			}
 			total[fi] += len(analyzed[i][fi])
 		}
+
 	}
 	avg := make([]float64, len(fields))
 	for fi := range fields {
@@ -197,6 +211,17 @@ func (ix *Index) build(tools []Tool) error {
 		}
 	}
 	return nil
+}
+
+// leadSentence is the first sentence of a description, which usually says
+// what the tool does (the rest: how, options, caveats).
+func leadSentence(s string) string {
+	for i := 0; i+1 < len(s); i++ {
+		if (s[i] == '.' || s[i] == '!' || s[i] == '?' || s[i] == '\n') && (s[i+1] == ' ' || s[i+1] == '\n') {
+			return s[:i]
+		}
+	}
+	return s
 }
 
 // baseName strips the "<server>__" prefix the hub adds, so the server's

@@ -7,6 +7,7 @@ type Options struct {
 	// the index altogether.
 	NameBoost              float64
 	TitleBoost             float64
+	LeadBoost              float64 // the first sentence of the description, on top of the description
 	DescriptionBoost       float64
 	ServerBoost            float64
 	ServerDescriptionBoost float64
@@ -16,15 +17,35 @@ type Options struct {
 	// StopWords drops English stop words and request phrasing ("please",
 	// "want") from documents and queries.
 	StopWords bool
-	// Stem applies the Porter stemmer ("forecasts" matches "forecast").
-	Stem bool
+	// Stemmer is StemPorter, StemSnowball, StemPlural or "" (none).
+	Stemmer string
 	// SynonymWeight is the weight of a verb synonym added to the query
 	// relative to the word itself; 0 disables synonyms.
 	SynonymWeight float64
+	// NameMention multiplies the score of a tool by 1 + NameMention when
+	// the query spells its (multi-word) name, as in "... using
+	// todoist_get_tasks".
+	NameMention float64
+	// QueryTF adds this weight to a query word for each repetition.
+	QueryTF float64
+	// DropNumbers leaves out words made only of digits: in requests they
+	// are values (IDs, dates, counts) that match unrelated example values
+	// in descriptions.
+	DropNumbers bool
+	// MinWordLen leaves out shorter words (single letters from split
+	// identifiers and abbreviations).
+	MinWordLen int
 	// K1 is BM25's term-frequency saturation, B its length normalization.
 	K1 float64
 	B  float64
 }
+
+// Stemmers for Options.Stemmer.
+const (
+	StemPorter   = "porter"   // Porter (1980): "forecasts", "forecasting" -> forecast
+	StemSnowball = "snowball" // Porter2, slightly less aggressive
+	StemPlural   = "plural"   // plurals only
+)
 
 // DefaultOptions are the tuned defaults (see TUNING.md).
 func DefaultOptions() Options {
@@ -33,12 +54,15 @@ func DefaultOptions() Options {
 		TitleBoost:             2,
 		DescriptionBoost:       1,
 		ServerBoost:            1,
-		ServerDescriptionBoost: 0.3,
+		ServerDescriptionBoost: 0,
 		ParamNameBoost:         0.5,
 		ParamDescriptionBoost:  0.3,
 		StopWords:              true,
-		Stem:                   true,
+		Stemmer:                StemPorter,
 		SynonymWeight:          0.5,
+		NameMention:            1,
+		DropNumbers:            true,
+		MinWordLen:             1,
 		K1:                     1.2,
 		B:                      0.75,
 	}
@@ -50,6 +74,7 @@ func (o Options) fields() []weightedField {
 	all := []weightedField{
 		{fieldName, o.NameBoost},
 		{fieldTitle, o.TitleBoost},
+		{fieldLead, o.LeadBoost},
 		{fieldDesc, o.DescriptionBoost},
 		{fieldServer, o.ServerBoost},
 		{fieldServerDesc, o.ServerDescriptionBoost},

@@ -5,6 +5,7 @@ import (
 	"math"
 	"sort"
 	"strings"
+	"unicode"
 )
 
 // scratch holds per-search accumulators indexed by document number, so a
@@ -33,6 +34,14 @@ func (ix *Index) queryTerms(text string) []queryTerm {
 	var out []queryTerm
 	for _, t := range terms {
 		if inQuery[t] {
+			if ix.opts.QueryTF > 0 {
+				// A word the request repeats is what it is about.
+				for i := range out {
+					if out[i].term == t {
+						out[i].weight += ix.opts.QueryTF
+					}
+				}
+			}
 			continue
 		}
 		inQuery[t] = true
@@ -100,6 +109,9 @@ func (ix *Index) Search(query, server string, k int) []Result {
 			}
 		}
 	}
+	if ix.opts.NameMention > 0 {
+		ix.boostMentioned(sc, query, sid)
+	}
 	top := ix.topK(sc, k)
 	out := make([]Result, len(top))
 	for i, d := range top {
@@ -110,6 +122,27 @@ func (ix *Index) Search(query, server string, k int) []Result {
 	}
 	sc.hits = sc.hits[:0]
 	return out
+}
+
+// boostMentioned boosts tools whose name appears verbatim in the query.
+func (ix *Index) boostMentioned(sc *scratch, query string, sid int32) {
+	for _, w := range strings.Fields(query) {
+		w = strings.ToLower(strings.TrimFunc(w, func(r rune) bool {
+			return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '_' && r != '-'
+		}))
+		for _, d := range ix.byBaseName[w] {
+			if sid >= 0 && ix.tools[d].sid != sid {
+				continue
+			}
+			if !sc.seen[d] {
+				// A mentioned tool without any other match still ranks.
+				sc.seen[d] = true
+				sc.hits = append(sc.hits, d)
+				sc.score[d] = math.SmallestNonzeroFloat64
+			}
+			sc.score[d] *= 1 + ix.opts.NameMention
+		}
+	}
 }
 
 // topK selects the k best hits with a bounded heap (a long query touches a

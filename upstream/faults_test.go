@@ -248,6 +248,7 @@ func TestFaultInFlightCallOnCrash(t *testing.T) {
 		t.Errorf("error %q should name the server and say it restarted", msg)
 	}
 	t.Logf("in-flight call failed after %v: %v", time.Since(start), err)
+	ftWait(t, "restart counted", func() bool { return u.Status().Restarts == 1 })
 	ftReady(t, u)
 	if got := ftText(ftCall(t, u, "sleep", map[string]any{"ms": 1})); got != "slept" {
 		t.Errorf("after restart: sleep = %q", got)
@@ -291,7 +292,7 @@ func TestFaultCircuitBreaker(t *testing.T) {
 	if !errors.As(err, &ue) || ue.State != StateUnhealthy {
 		t.Fatalf("err = %v, want unhealthy UnavailableError", err)
 	}
-	for _, want := range []string{"'fx' is unhealthy after 3 consecutive failures", "exit status 1", "probes it again in"} {
+	for _, want := range []string{"'fx' is unhealthy after 3 consecutive failures", "last stderr line: not today", "probes it again in"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q lacks %q", err, want)
 		}

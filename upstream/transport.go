@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -65,7 +66,11 @@ func (u *Upstream) commandTransport() (mcp.Transport, error) {
 	if err != nil {
 		return nil, err
 	}
-	go u.logStderr(stderr)
+	tail := &stderrTail{done: make(chan struct{})}
+	u.mu.Lock()
+	u.stderr = tail
+	u.mu.Unlock()
+	go u.logStderr(stderr, tail)
 	return &countingTransport{
 		inner:   &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second},
 		counter: &u.counter,
@@ -105,13 +110,53 @@ func (u *Upstream) childEnv() []string {
 }
 
 // logStderr copies a child's stderr into our log, one record per line,
-// tagged with the server name.
-func (u *Upstream) logStderr(r io.Reader) {
+// tagged with the server name, and keeps the last line for error reports.
+func (u *Upstream) logStderr(r io.Reader, tail *stderrTail) {
+	defer close(tail.done)
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), 1024*1024)
 	for sc.Scan() {
-		u.log.Info("stderr", "line", u.redact.String(sc.Text()))
+		line := u.redact.String(sc.Text())
+		u.log.Info("stderr", "line", line)
+		if strings.TrimSpace(line) != "" {
+			tail.mu.Lock()
+			tail.last = line
+			tail.mu.Unlock()
+		}
 	}
+}
+
+// stderrTail is the last line a child process wrote on stderr: why it
+// exited, usually.
+type stderrTail struct {
+	mu   sync.Mutex
+	last string
+	done chan struct{} // closed at EOF, when the process has exited
+}
+
+// withStderr adds a stdio server's last stderr line to err, after giving
+// the process's stderr a moment to drain: "EOF" alone says nothing.
+func (u *Upstream) withStderr(err error) error {
+	u.mu.Lock()
+	tail := u.stderr
+	u.mu.Unlock()
+	if tail == nil {
+		return err
+	}
+	select {
+	case <-tail.done:
+	case <-time.After(300 * time.Millisecond):
+	}
+	tail.mu.Lock()
+	last := tail.last
+	tail.mu.Unlock()
+	if last == "" {
+		return err
+	}
+	if len(last) > 300 {
+		last = last[:300] + "..."
+	}
+	return fmt.Errorf("%w (last stderr line: %s)", err, last)
 }
 
 // httpClient adds the configured headers to every request.

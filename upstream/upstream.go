@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"math/rand/v2"
 	"sync"
@@ -134,6 +135,7 @@ type Upstream struct {
 	failures    int       // consecutive failed connects, and connections that ended before StableAfter
 	nextAttempt time.Time // when the loop tries again while down
 	dropped     error     // why dropSession ended the live session
+	stderr      *stderrTail
 	restarts    int
 	connectTime time.Duration
 	lastLatency time.Duration
@@ -258,7 +260,7 @@ func (u *Upstream) run(ctx context.Context) {
 			// A server that dies soon after every start is crash-looping:
 			// count it like a failed start, so backoff grows and the
 			// breaker opens.
-			cause := fmt.Errorf("connection ended: %v", orEOF(err))
+			cause := u.withStderr(fmt.Errorf("connection ended: %v", orEOF(err)))
 			u.mu.Lock()
 			if u.dropped != nil {
 				cause, u.dropped = u.dropped, nil
@@ -355,7 +357,7 @@ func (u *Upstream) connect(ctx context.Context) (*mcp.ClientSession, error) {
 	client := u.newClient()
 	cs, err := client.Connect(cctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: ProtocolVersion})
 	if err != nil {
-		err = u.redact.Error(fmt.Errorf("connect: %w", err))
+		err = u.redact.Error(u.withStderr(fmt.Errorf("connect: %w", err)))
 		u.log.Error("cannot connect to upstream", "err", err)
 		u.setDown(err, true, false)
 		return nil, err
@@ -363,7 +365,7 @@ func (u *Upstream) connect(ctx context.Context) (*mcp.ClientSession, error) {
 	lists, err := listAll(cctx, cs)
 	if err != nil {
 		cs.Close()
-		err = u.redact.Error(fmt.Errorf("list: %w", err))
+		err = u.redact.Error(u.withStderr(fmt.Errorf("list: %w", err)))
 		u.log.Error("cannot list upstream", "err", err)
 		u.setDown(err, true, false)
 		return nil, err
@@ -534,6 +536,13 @@ func transportFailure(err error) bool {
 	return errors.As(err, &rpcErr) && rpcErr.Code == codeRejected
 }
 
+// connectionEnded reports whether a call failed because the connection
+// ended under it: the SDK says "connection closed" for calls made while it
+// shuts down, and passes the read side's EOF to calls in flight.
+func connectionEnded(err error) bool {
+	return errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
+}
+
 // codeRejected is the code of the SDK's internal "rejected by transport"
 // error, which wraps HTTP-level failures of a request.
 const codeRejected = -32005
@@ -560,10 +569,10 @@ func (u *Upstream) CallTool(ctx context.Context, params *mcp.CallToolParams) (*m
 		case errors.Is(ctx.Err(), context.DeadlineExceeded):
 			return nil, fmt.Errorf("server '%s': tool '%s' timed out after %s and was cancelled (raise 'timeout' for this server): %w",
 				u.cfg.Name, params.Name, u.cfg.CallTimeout(), context.DeadlineExceeded)
-		case errors.Is(err, mcp.ErrConnectionClosed) && u.cfg.Kind() == TransportStdio:
+		case connectionEnded(err) && u.cfg.Kind() == TransportStdio:
 			return nil, &UnavailableError{Server: u.cfg.Name, State: StateRestarting,
 				Cause: errors.New("the server exited during the call and was restarted")}
-		case errors.Is(err, mcp.ErrConnectionClosed):
+		case connectionEnded(err):
 			return nil, &UnavailableError{Server: u.cfg.Name, State: StateRestarting,
 				Cause: errors.New("the connection to the server ended during the call and is being re-established")}
 		case transportFailure(err) && ctx.Err() == nil:

@@ -6,14 +6,11 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
-
-	"gopkg.in/yaml.v3"
 )
 
 // chatScript is a local OpenAI-compatible endpoint that plays a model
@@ -73,32 +70,6 @@ func (s *chatScript) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-// bundledConfig returns the repository's hub.yaml, with the chat sections
-// from chatloop/testdata/hub-chat.yaml appended when it has none yet.
-func bundledConfig(t *testing.T) (path string, merged bool) {
-	t.Helper()
-	data, err := os.ReadFile("../../hub.yaml")
-	if err != nil {
-		t.Fatalf("bundled hub.yaml: %v", err)
-	}
-	var root map[string]yaml.Node
-	if err := yaml.Unmarshal(data, &root); err != nil {
-		t.Fatal(err)
-	}
-	if _, ok := root["providers"]; ok {
-		return "../../hub.yaml", false
-	}
-	chat, err := os.ReadFile("../../chatloop/testdata/hub-chat.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	path = filepath.Join(t.TempDir(), "hub.yaml")
-	if err := os.WriteFile(path, append(append(data, '\n'), chat...), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path, true
-}
-
 // TestChatOneShotBundledConfig is acceptance 3: `mcp-hub chat -p` against
 // the bundled hub.yaml (built-in servers only, so it works from a clean
 // clone) and a scripted local provider reached through the ollama
@@ -107,10 +78,7 @@ func TestChatOneShotBundledConfig(t *testing.T) {
 	script := &chatScript{}
 	srv := httptest.NewServer(script)
 	defer srv.Close()
-	path, merged := bundledConfig(t)
-	if merged {
-		t.Logf("hub.yaml has no chat sections yet; testing it with chatloop/testdata/hub-chat.yaml appended")
-	}
+	const path = "../../hub.yaml"
 	t.Setenv("OLLAMA_BASE_URL", srv.URL+"/v1")
 	t.Setenv("MCP_HUB_MODEL", "local")
 	t.Setenv("MCP_HUB_NOTES_FILE", filepath.Join(t.TempDir(), "notes.json"))
@@ -143,7 +111,7 @@ func TestChatOneShotBundledConfig(t *testing.T) {
 
 // TestChatCLIErrors checks the one-line failures that need no provider.
 func TestChatCLIErrors(t *testing.T) {
-	path, _ := bundledConfig(t)
+	const path = "../../hub.yaml"
 	t.Setenv("MCP_HUB_NOTES_FILE", filepath.Join(t.TempDir(), "notes.json"))
 	t.Setenv("ANTHROPIC_API_KEY", "")
 	cases := []struct {
@@ -177,7 +145,7 @@ func TestChatCLIErrors(t *testing.T) {
 }
 
 func TestModelsCommand(t *testing.T) {
-	path, _ := bundledConfig(t)
+	const path = "../../hub.yaml"
 	t.Setenv("OPENAI_API_KEY", "sk-test-secret")
 	t.Setenv("ANTHROPIC_API_KEY", "")
 	t.Setenv("OPENROUTER_API_KEY", "")

@@ -273,17 +273,17 @@ restart:
 
 // --- the sessions ------------------------------------------------------------
 
-// loadCallKind classifies one call's loadOutcome.
+// loadCallKind classifies one call's outcome.
 type loadCallKind int
 
 const (
 	callOK           loadCallKind = iota
-	callRetryable             // victim only: the hub's clean retryable error
-	callToolError             // isError result other than the retryable one
-	callRPCError              // JSON-RPC error
-	callTransport             // anything else: transport, closed session
-	callHang                  // no answer within the call timeout
-	callWrongContent          // a success whose content is not the echo we sent
+	callRetryable                 // victim only: the hub's clean retryable error
+	callToolError                 // isError result other than the retryable one
+	callRPCError                  // JSON-RPC error
+	callTransport                 // anything else: transport, closed session
+	callHang                      // no answer within the call timeout
+	callWrongContent              // a success whose content is not the echo we sent
 )
 
 func (k loadCallKind) String() string {

@@ -1,0 +1,131 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/urfave/cli/v2"
+)
+
+const (
+	fixtureCorpus  = "../../index/eval/testdata/corpus.json"
+	fixtureQueries = "../../index/eval/testdata/queries.jsonl"
+)
+
+// runEvalApp runs "mcp-hub eval ARGS" through a cli.App and returns its
+// stdout, stderr and error.
+func runEvalApp(t *testing.T, args ...string) (string, string, error) {
+	t.Helper()
+	var out, errw bytes.Buffer
+	app := &cli.App{
+		Name:      "mcp-hub",
+		Commands:  []*cli.Command{evalCommand()},
+		Writer:    &out,
+		ErrWriter: &errw,
+		// Keep cli.Exit from ending the test binary.
+		ExitErrHandler: func(*cli.Context, error) {},
+	}
+	err := app.Run(append([]string{"mcp-hub", "eval"}, args...))
+	return out.String(), errw.String(), err
+}
+
+func TestEvalJSON(t *testing.T) {
+	out, errOut, err := runEvalApp(t, "--corpus", fixtureCorpus, "--queries", fixtureQueries, "--json")
+	if err != nil {
+		t.Fatalf("eval: %v (%s)", err, errOut)
+	}
+	if errOut != "" {
+		t.Errorf("stderr not empty on a non-terminal: %q", errOut)
+	}
+	var m map[string]float64
+	if err := json.Unmarshal([]byte(out), &m); err != nil {
+		t.Fatalf("output %q: %v", out, err)
+	}
+	want := map[string]float64{
+		"hit_at_1": 0.625, "hit_at_5": 0.75, "hit_at_10": 0.75,
+		"recall_at_1": 0.5625, "recall_at_5": 0.75, "recall_at_10": 0.75,
+		"mrr_at_10": 0.6875, "queries": 8,
+	}
+	for k, v := range want {
+		if m[k] != v {
+			t.Errorf("%s = %v, want %v", k, m[k], v)
+		}
+	}
+	if len(m) != 11 {
+		t.Errorf("%d keys, want 11: %v", len(m), m)
+	}
+	for _, k := range []string{"ndcg_at_10", "p50_us", "p99_us"} {
+		if _, ok := m[k]; !ok {
+			t.Errorf("missing %s", k)
+		}
+	}
+}
+
+func TestEvalText(t *testing.T) {
+	out, _, err := runEvalApp(t, "--corpus", fixtureCorpus, "--queries", fixtureQueries, "--misses", "2", "--tokens", "--k", "1,3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"8 tools", "queries " + fixtureQueries + ": 8",
+		"hit@1   0.625", "hit@3   0.750", "MRR@10  0.688",
+		"latency p50", "all tools exposed:", "discovery, all deferred:", "saving:",
+		"worst 2 misses:", "- q5 (not in top 100): local results", "search__brave_local_search",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "q8") {
+		t.Errorf("--misses 2 printed a third miss:\n%s", out)
+	}
+}
+
+func TestEvalJSONTokens(t *testing.T) {
+	out, _, err := runEvalApp(t, "--corpus", fixtureCorpus, "--queries", fixtureQueries, "--json", "--tokens")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]float64
+	if err := json.Unmarshal([]byte(out), &m); err != nil {
+		t.Fatal(err)
+	}
+	if m["tokens_all_tools"] <= 0 || m["tokens_discovery"] <= 0 {
+		t.Errorf("token figures missing: %v", m)
+	}
+}
+
+func TestEvalErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no corpus", []string{"--queries", fixtureQueries}, "--corpus is required (benchmark sets: ../shared/bench/*/corpus.json)"},
+		{"no queries", []string{"--corpus", fixtureCorpus}, "--queries is required (benchmark sets: ../shared/bench/*/queries-dev.jsonl)"},
+		{"bad k", []string{"--corpus", fixtureCorpus, "--queries", fixtureQueries, "--k", "1,x"}, `--k: "x" is not a positive integer`},
+		{"zero k", []string{"--corpus", fixtureCorpus, "--queries", fixtureQueries, "--k", "0"}, `"0" is not a positive integer`},
+		{"missing corpus", []string{"--corpus", "nope.json", "--queries", fixtureQueries}, "read corpus"},
+		{"missing queries", []string{"--corpus", fixtureCorpus, "--queries", "nope.jsonl"}, "read queries"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := runEvalApp(t, tc.args...)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v, want it to contain %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestParseKs(t *testing.T) {
+	ks, err := parseKs(" 10, 1,5 ")
+	if err != nil || len(ks) != 3 || ks[0] != 10 || ks[2] != 5 {
+		t.Errorf("parseKs = %v, %v", ks, err)
+	}
+	if _, err := parseKs(","); err == nil {
+		t.Error("empty: want error")
+	}
+}

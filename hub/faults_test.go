@@ -1,0 +1,414 @@
+package hub
+
+// Upstream faults seen through the hub: real fixture processes that are
+// killed, hang, write garbage or offer broken schemas, and what clients
+// and /healthz see meanwhile. Helpers are prefixed "fh" (and reuse the
+// "sec" ones of security_test.go).
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-hub/mcp-hub/internal/fixture"
+	"github.com/mcp-hub/mcp-hub/upstream"
+)
+
+func fhWait(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func fhStatus(h *Hub, name string) upstream.Status {
+	for _, st := range h.Upstreams() {
+		if st.Name == name {
+			return st
+		}
+	}
+	return upstream.Status{}
+}
+
+// fhClient is an in-memory client session that counts tools/list_changed.
+type fhClient struct {
+	cs      *mcp.ClientSession
+	changed atomic.Int64
+}
+
+func fhConnect(t testing.TB, h *Hub) *fhClient {
+	t.Helper()
+	c := &fhClient{}
+	client := mcp.NewClient(&mcp.Implementation{Name: "fh", Version: "0"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { c.changed.Add(1) },
+	})
+	cs, err := h.Connect(secCtx(t), "", client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	c.cs = cs
+	return c
+}
+
+func (c *fhClient) call(t testing.TB, name string, args any) (string, bool) {
+	t.Helper()
+	res, err := c.cs.CallTool(secCtx(t), &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("call %s: %v", name, err)
+	}
+	var b strings.Builder
+	for _, ct := range res.Content {
+		if tc, ok := ct.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String(), res.IsError
+}
+
+func (c *fhClient) toolNames(t testing.TB) []string {
+	t.Helper()
+	res, err := c.cs.ListTools(secCtx(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, tool := range res.Tools {
+		out = append(out, tool.Name)
+	}
+	return out
+}
+
+func fhPID(t testing.TB, c *fhClient, tool string) int {
+	t.Helper()
+	text, isErr := c.call(t, tool, nil)
+	pid, err := strconv.Atoi(text)
+	if isErr || err != nil {
+		t.Fatalf("%s: %q", tool, text)
+	}
+	return pid
+}
+
+// TestHubFaultRestartKeepsLoadedTools: a stdio server killed with -9 during
+// a call: the call gets an isError result naming the server and saying it
+// restarted; the server is restarted and re-listed; tools the session
+// loaded stay loaded; the session hears list_changed only when the
+// server's tools changed.
+func TestHubFaultRestartKeepsLoadedTools(t *testing.T) {
+	dir := t.TempDir()
+	flag := filepath.Join(dir, "more-tools")
+	// With the flag file present the server starts with one more tool.
+	script := fmt.Sprintf(`if [ -e %q ]; then exec %q -name fx -features -tools extra; fi; exec %q -name fx -features`, flag, fixture.Build(t), fixture.Build(t))
+	fx := &ServerConfig{Config: upstream.Config{Command: "/bin/sh", Args: []string{"-c", script}}}
+	fx.Name = "fx"
+	cfg := secConfig(fx, secStdio(t, "other", "-tools", "a"))
+	cfg.Discovery = Discovery{Enabled: true}
+	yes, no := true, false
+	fx.DeferLoading, cfg.Servers["other"].DeferLoading = &yes, &no
+	h, _ := secHub(t, cfg)
+	c := fhConnect(t, h)
+	if text, isErr := c.call(t, SearchToolsName, map[string]any{"tool_names": []string{"fx__sleep", "fx__pid"}}); isErr {
+		t.Fatalf("search_tools: %s", text)
+	}
+	fhWait(t, "the loaded tools listed", func() bool { return strings.Contains(strings.Join(c.toolNames(t), ","), "fx__sleep") })
+	pid := fhPID(t, c, "fx__pid")
+
+	// A call in flight when the process is killed.
+	type result struct {
+		text  string
+		isErr bool
+	}
+	done := make(chan result, 1)
+	go func() {
+		text, isErr := c.call(t, "fx__sleep", map[string]any{"ms": 30000})
+		done <- result{text, isErr}
+	}()
+	time.Sleep(200 * time.Millisecond)
+	settled := c.changed.Load()
+	syscall.Kill(pid, syscall.SIGKILL)
+	select {
+	case r := <-done:
+		if !r.isErr || !strings.Contains(r.text, "'fx'") || !strings.Contains(r.text, "restart") {
+			t.Errorf("call in flight: isError=%v %q, want isError naming fx and saying it restarted", r.isErr, r.text)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("call in flight did not return")
+	}
+	fhWait(t, "restarted", func() bool { st := fhStatus(h, "fx"); return st.Restarts == 1 && st.State == upstream.StateReady })
+	// Loaded tools survive and work; the other server was never disturbed.
+	names := strings.Join(c.toolNames(t), ",")
+	if !strings.Contains(names, "fx__sleep") || !strings.Contains(names, "fx__pid") || !strings.Contains(names, "other__a") {
+		t.Errorf("after restart the session lists %s", names)
+	}
+	if pid2 := fhPID(t, c, "fx__pid"); pid2 == pid {
+		t.Error("same pid after restart")
+	}
+	time.Sleep(300 * time.Millisecond) // a list_changed would be debounced ~10ms
+	if n := c.changed.Load(); n != settled {
+		t.Errorf("%d list_changed after a restart that changed nothing", n-settled)
+	}
+
+	// Now the server comes back with another tool: the session is told.
+	if err := os.WriteFile(flag, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	syscall.Kill(fhPID(t, c, "fx__pid"), syscall.SIGKILL)
+	fhWait(t, "second restart", func() bool { st := fhStatus(h, "fx"); return st.Restarts == 2 && st.State == upstream.StateReady })
+	fhWait(t, "list_changed", func() bool { return c.changed.Load() > settled })
+	if _, ok := h.Catalog().Tool("fx__extra"); !ok {
+		t.Error("fx__extra not in the catalog after the restart")
+	}
+	if text, isErr := c.call(t, "fx__sleep", map[string]any{"ms": 1}); isErr || text != "slept" {
+		t.Errorf("loaded tool after the second restart: %q", text)
+	}
+}
+
+// TestHubFaultHungUpstream: a call that exceeds the server's timeout is
+// cancelled upstream (the fixture's sleep sees it) and returns isError;
+// meanwhile other servers and other sessions are served.
+func TestHubFaultHungUpstream(t *testing.T) {
+	slow := secStdio(t, "slow", "-features")
+	slow.Timeout = upstream.Duration(1500 * time.Millisecond)
+	h, lg := secHub(t, secConfig(slow, secStdio(t, "other", "-features")))
+	a, b := fhConnect(t, h), fhConnect(t, h)
+	type result struct {
+		text  string
+		isErr bool
+		took  time.Duration
+	}
+	done := make(chan result, 1)
+	begin := time.Now()
+	go func() {
+		text, isErr := a.call(t, "slow__sleep", map[string]any{"ms": 60000})
+		done <- result{text, isErr, time.Since(begin)}
+	}()
+	time.Sleep(100 * time.Millisecond)
+	var wg sync.WaitGroup
+	for _, c := range []*fhClient{a, b} {
+		for _, tool := range []string{"other__sleep", "slow__sleep"} {
+			wg.Go(func() {
+				s := time.Now()
+				if text, isErr := c.call(t, tool, map[string]any{"ms": 1}); isErr || text != "slept" {
+					t.Errorf("%s beside a hung call: %q", tool, text)
+				}
+				if d := time.Since(s); d > time.Second {
+					t.Errorf("%s beside a hung call took %v", tool, d)
+				}
+			})
+		}
+	}
+	wg.Wait()
+	r := <-done
+	if !r.isErr || !strings.Contains(r.text, "'slow'") || !strings.Contains(r.text, "timed out after 1.5s") {
+		t.Errorf("hung call: isError=%v %q", r.isErr, r.text)
+	}
+	if r.took > 10*time.Second {
+		t.Errorf("hung call returned after %v", r.took)
+	}
+	fhWait(t, "the upstream to see the cancellation", func() bool { return strings.Contains(lg.String(), "sleep cancelled") })
+	if st := fhStatus(h, "slow"); st.State != upstream.StateReady || st.Restarts != 0 {
+		t.Errorf("slow after a timeout: %+v", st)
+	}
+}
+
+// fhRawServer is a streamable HTTP MCP server written by hand, so it can
+// send tool definitions the SDK would refuse to produce.
+func fhRawServer(t *testing.T, tools string) string {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			w.WriteHeader(http.StatusMethodNotAllowed)
+			return
+		}
+		var req struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				ProtocolVersion string `json:"protocolVersion"`
+				Name            string `json:"name"`
+			} `json:"params"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		if req.ID == nil {
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
+		var result string
+		switch req.Method {
+		case "initialize":
+			result = `{"protocolVersion":"` + req.Params.ProtocolVersion + `","capabilities":{"tools":{}},"serverInfo":{"name":"raw","version":"1"}}`
+		case "tools/list":
+			result = `{"tools":` + tools + `}`
+		case "tools/call":
+			result = `{"content":[{"type":"text","text":"raw:` + req.Params.Name + `"}]}`
+		default:
+			result = `{}`
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":%s}`, req.ID, result)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// TestHubFaultIsolation: one server writing garbage on stdout, one offering
+// invalid schemas, one crashing at start: each is reported (state, last
+// error, catalog problems), and the hub serves everything else.
+func TestHubFaultIsolation(t *testing.T) {
+	raw := fhRawServer(t, `[
+		{"name":"good","inputSchema":{"type":"object"}},
+		{"name":"schema_string","inputSchema":"not a schema"},
+		{"name":"schema_array","inputSchema":[1,2]},
+		{"name":"schema_badtype","inputSchema":{"type":"string"}},
+		{"name":"bad_header","inputSchema":{"type":"object","properties":{"h":{"type":"string","x-mcp-header":"bad header\n"}}}}
+	]`)
+	broken := &ServerConfig{Config: upstream.Config{URL: raw + "/mcp"}}
+	broken.Name = "broken"
+	cfg := secConfig(secStdio(t, "garbage", "-tools", "g", "-garbage"), broken, secStdio(t, "dead", "-fail-start"), secStdio(t, "good", "-features"))
+	cfg.Restart.UnhealthyAfter = 2
+	cfg.Restart.Cooldown = upstream.Duration(time.Minute)
+	h, _ := secHub(t, cfg)
+	fhWait(t, "garbage and dead unhealthy", func() bool {
+		return fhStatus(h, "garbage").State == upstream.StateUnhealthy && fhStatus(h, "dead").State == upstream.StateUnhealthy
+	})
+	for _, name := range []string{"garbage", "dead"} {
+		if st := fhStatus(h, name); st.LastError == "" {
+			t.Errorf("%s: no last error: %+v", name, st)
+		}
+	}
+	if st := fhStatus(h, "dead"); !strings.Contains(st.LastError, "failing at start") {
+		t.Errorf("dead: last error %q should carry the server's last stderr line", st.LastError)
+	}
+	c := fhConnect(t, h)
+	names := strings.Join(c.toolNames(t), ",")
+	for _, want := range []string{"good__sleep", "broken__good"} {
+		if !strings.Contains(names, want) {
+			t.Errorf("tools/list lacks %s: %s", want, names)
+		}
+	}
+	if text, isErr := c.call(t, "good__sleep", map[string]any{"ms": 1}); isErr || text != "slept" {
+		t.Errorf("good__sleep: %q", text)
+	}
+	if text, isErr := c.call(t, "broken__good", nil); isErr || text != "raw:good" {
+		t.Errorf("broken__good: %q", text)
+	}
+	problems := strings.Join(h.Catalog().Problems, "\n")
+	for _, bad := range []string{"schema_string", "schema_array"} {
+		if !strings.Contains(problems, bad) {
+			t.Errorf("problems do not report %s:\n%s", bad, problems)
+		}
+		if strings.Contains(names, "broken__"+bad) {
+			t.Errorf("%s is served despite its schema", bad)
+		}
+	}
+	// A call to the garbage server's tool: a clear, fast error.
+	res, err := c.cs.CallTool(secCtx(t), &mcp.CallToolParams{Name: "garbage__g"})
+	if err == nil {
+		b, _ := json.Marshal(res)
+		if !res.IsError || !strings.Contains(string(b), "'garbage' is unhealthy") {
+			t.Errorf("call to the garbage server: %s", b)
+		}
+	} else if !strings.Contains(err.Error(), "garbage") {
+		t.Errorf("call to the garbage server: %v", err)
+	}
+}
+
+// TestHubFaultHealth: /healthz shows each upstream's state (ready,
+// starting, restarting, unhealthy, disabled), last error, restarts and
+// last call latency.
+func TestHubFaultHealth(t *testing.T) {
+	dir := t.TempDir()
+	flag := filepath.Join(dir, "up")
+	os.WriteFile(flag, nil, 0o644)
+	script := fmt.Sprintf(`if [ -e %q ]; then exec %q -name flaky -features; fi; echo "flaky is down" >&2; exit 1`, flag, fixture.Build(t))
+	flaky := &ServerConfig{Config: upstream.Config{Command: "/bin/sh", Args: []string{"-c", script}}}
+	flaky.Name = "flaky"
+	off := secStdio(t, "off", "-tools", "x")
+	off.Disabled = true
+	cfg := secConfig(secStdio(t, "ok", "-features"), flaky, secStdio(t, "slow", "-tools", "s", "-start-delay", "30s"), secStdio(t, "dead", "-fail-start"), off)
+	cfg.Restart.InitialBackoff = upstream.Duration(300 * time.Millisecond)
+	cfg.Restart.MaxBackoff = upstream.Duration(300 * time.Millisecond)
+	cfg.Restart.UnhealthyAfter = 3
+	cfg.Restart.Cooldown = upstream.Duration(time.Minute)
+	h, err := New(context.Background(), cfg, Options{Logger: slog.New(slog.DiscardHandler), StartupWait: 3 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	srv := httptest.NewServer(h.HTTPHandler(nil))
+	defer srv.Close()
+	health := func() map[string]ServerInfo {
+		resp, err := http.Get(srv.URL + "/healthz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var hl Health
+		if err := json.NewDecoder(resp.Body).Decode(&hl); err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]ServerInfo{}
+		for _, s := range hl.Servers {
+			out[s.Name] = s
+		}
+		if hl.Status != "degraded" {
+			t.Errorf("status %q with servers down", hl.Status)
+		}
+		return out
+	}
+	fhWait(t, "dead unhealthy, ok and flaky ready", func() bool {
+		s := health()
+		return s["dead"].State == "unhealthy" && s["ok"].State == "ready" && s["flaky"].State == "ready"
+	})
+	c := fhConnect(t, h)
+	if text, _ := c.call(t, "ok__sleep", map[string]any{"ms": 120}); text != "slept" {
+		t.Fatalf("ok__sleep: %q", text)
+	}
+	pid := fhPID(t, c, "flaky__pid")
+	os.Remove(flag)
+	syscall.Kill(pid, syscall.SIGKILL)
+	fhWait(t, "flaky restarting", func() bool { return health()["flaky"].State == "restarting" })
+	s := health()
+	if s["flaky"].Restarts != 1 || !strings.Contains(s["flaky"].LastError, "connection ended") {
+		t.Errorf("flaky: %+v", s["flaky"])
+	}
+	if s["slow"].State != "starting" {
+		t.Errorf("slow: %+v, want starting", s["slow"])
+	}
+	if s["off"].State != "disabled" || s["off"].Tools != 0 {
+		t.Errorf("off: %+v", s["off"])
+	}
+	if s["dead"].LastError == "" || s["dead"].Tools != 0 {
+		t.Errorf("dead: %+v", s["dead"])
+	}
+	if ms := s["ok"].LatencyMillis; ms < 100 || ms > 5000 {
+		t.Errorf("ok: last_call_ms = %v, want about 120", ms)
+	}
+	if s["ok"].ConnectMillis <= 0 || s["ok"].Tools == 0 {
+		t.Errorf("ok: %+v", s["ok"])
+	}
+	fhWait(t, "flaky unhealthy", func() bool { return health()["flaky"].State == "unhealthy" })
+	if last := health()["flaky"].LastError; !strings.Contains(last, "flaky is down") {
+		t.Errorf("flaky last error = %q", last)
+	}
+}

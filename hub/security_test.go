@@ -1,0 +1,508 @@
+package hub
+
+// Security and bad-input tests over real sockets and pipes: bearer auth,
+// Origin/Host checks, request size limits, malformed JSON-RPC and wrong
+// arguments from clients, and secrets kept out of logs, errors and
+// /healthz. Helpers are prefixed "sec" so they never clash with other
+// test files of the package.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-hub/mcp-hub/internal/fixture"
+	"github.com/mcp-hub/mcp-hub/upstream"
+)
+
+// secLog collects a hub's log.
+type secLog struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *secLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *secLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// secConfig is a config with the given servers, in order, and fast restarts.
+func secConfig(servers ...*ServerConfig) *Config {
+	cfg := &Config{Path: "test.yaml", Servers: map[string]*ServerConfig{}}
+	cfg.Restart.InitialBackoff = upstream.Duration(50 * time.Millisecond)
+	cfg.Restart.MaxBackoff = upstream.Duration(200 * time.Millisecond)
+	for _, sc := range servers {
+		cfg.Servers[sc.Name] = sc
+		cfg.ServerOrder = append(cfg.ServerOrder, sc.Name)
+	}
+	return cfg
+}
+
+func secStdio(t testing.TB, name string, args ...string) *ServerConfig {
+	sc := &ServerConfig{Config: upstream.Config{Command: fixture.Build(t), Args: append([]string{"-name", name}, args...)}}
+	sc.Name = name
+	return sc
+}
+
+func secHub(t testing.TB, cfg *Config) (*Hub, *secLog) {
+	t.Helper()
+	lg := &secLog{}
+	h, err := New(context.Background(), cfg, Options{Logger: slog.New(slog.NewTextHandler(lg, nil)), StartupWait: 20 * time.Second})
+	if err != nil {
+		t.Fatalf("hub: %v", err)
+	}
+	t.Cleanup(func() {
+		h.Close()
+		if t.Failed() {
+			t.Logf("hub log:\n%s", lg.String())
+		}
+	})
+	return h, lg
+}
+
+func secCtx(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// secHeaderTransport adds headers to every request.
+type secHeaderTransport map[string]string
+
+func (h secHeaderTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	for k, v := range h {
+		r.Header.Set(k, v)
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+func secHTTPClient(t testing.TB, url string, headers map[string]string) (*mcp.ClientSession, error) {
+	client := mcp.NewClient(&mcp.Implementation{Name: "sec-test", Version: "0"}, nil)
+	cs, err := client.Connect(secCtx(t), &mcp.StreamableClientTransport{
+		Endpoint: url, HTTPClient: &http.Client{Transport: secHeaderTransport(headers)}, MaxRetries: -1, DisableStandaloneSSE: true,
+	}, nil)
+	if err == nil {
+		t.Cleanup(func() { cs.Close() })
+	}
+	return cs, err
+}
+
+const secInit = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}`
+
+func secPost(t testing.TB, url, body string, headers map[string]string) *http.Response {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	for k, v := range headers {
+		if k == "Host" {
+			req.Host = v
+			continue
+		}
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("POST %s: %v", url, err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	return resp
+}
+
+// TestSecurityBearerAuth: with auth.tokens, /mcp, /mcp/<toolset> and the
+// extra handlers (/v1/chat) need a valid bearer token; /healthz does not.
+func TestSecurityBearerAuth(t *testing.T) {
+	cfg := secConfig(secStdio(t, "fx", "-tools", "a"))
+	cfg.Auth.Tokens = []string{"tok-first-1234", "tok-second-5678"}
+	cfg.Toolsets = map[string]*Toolset{"only": {Servers: map[string]*ToolSelection{"fx": {All: true}}}}
+	h, _ := secHub(t, cfg)
+	chat := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "chat ok") })
+	srv := httptest.NewServer(h.HTTPHandler(map[string]http.Handler{"/v1/chat": chat}))
+	defer srv.Close()
+
+	for _, path := range []string{"/mcp", "/mcp/only", "/v1/chat"} {
+		for name, auth := range map[string]string{"none": "", "wrong": "Bearer nope", "basic": "Basic dG9rLWZpcnN0LTEyMzQ=", "prefix": "Bearer tok-first-123"} {
+			hdr := map[string]string{}
+			if auth != "" {
+				hdr["Authorization"] = auth
+			}
+			resp := secPost(t, srv.URL+path, secInit, hdr)
+			if resp.StatusCode != http.StatusUnauthorized {
+				t.Errorf("%s with %s auth: status %d, want 401", path, name, resp.StatusCode)
+			}
+			if got := resp.Header.Get("WWW-Authenticate"); !strings.HasPrefix(got, "Bearer") {
+				t.Errorf("%s with %s auth: WWW-Authenticate = %q", path, name, got)
+			}
+		}
+	}
+	// Either token works, the scheme is case-insensitive.
+	for _, auth := range []string{"Bearer tok-first-1234", "bearer tok-second-5678"} {
+		cs, err := secHTTPClient(t, srv.URL+"/mcp", map[string]string{"Authorization": auth})
+		if err != nil {
+			t.Fatalf("connect with %q: %v", auth, err)
+		}
+		if _, err := cs.ListTools(secCtx(t), nil); err != nil {
+			t.Errorf("tools/list with %q: %v", auth, err)
+		}
+	}
+	if _, err := secHTTPClient(t, srv.URL+"/mcp", nil); err == nil {
+		t.Error("an MCP client without a token connected")
+	}
+	resp := secPost(t, srv.URL+"/v1/chat", "{}", map[string]string{"Authorization": "Bearer tok-first-1234"})
+	if b, _ := io.ReadAll(resp.Body); resp.StatusCode != 200 || string(b) != "chat ok" {
+		t.Errorf("/v1/chat with a token: %d %q", resp.StatusCode, b)
+	}
+	// /healthz is open, and tells nothing secret.
+	hresp, err := http.Get(srv.URL + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hresp.Body.Close()
+	body, _ := io.ReadAll(hresp.Body)
+	if hresp.StatusCode != 200 || strings.Contains(string(body), "tok-") {
+		t.Errorf("/healthz: %d %s", hresp.StatusCode, body)
+	}
+}
+
+// TestSecurityOriginAndHost: DNS-rebinding protection. A foreign Origin is
+// refused unless allowed; a loopback listener refuses a foreign Host.
+func TestSecurityOriginAndHost(t *testing.T) {
+	cfg := secConfig(secStdio(t, "fx", "-tools", "a"))
+	cfg.Auth.AllowedOrigins = []string{"https://app.example"}
+	h, _ := secHub(t, cfg)
+	chat := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "chat ok") })
+	srv := httptest.NewServer(h.HTTPHandler(map[string]http.Handler{"/v1/chat": chat}))
+	defer srv.Close()
+	cases := []struct {
+		path    string
+		headers map[string]string
+		want    int
+	}{
+		{"/mcp", map[string]string{"Origin": "https://evil.example"}, http.StatusForbidden},
+		{"/v1/chat", map[string]string{"Origin": "https://evil.example"}, http.StatusForbidden},
+		{"/mcp", map[string]string{"Origin": "https://app.example"}, http.StatusOK},
+		{"/mcp", map[string]string{"Origin": "http://localhost:3000"}, http.StatusOK},
+		{"/mcp", map[string]string{"Origin": "http://127.0.0.1:5173"}, http.StatusOK},
+		{"/mcp", map[string]string{"Host": "evil.example"}, http.StatusForbidden},
+		{"/mcp", map[string]string{"Host": "evil.example:80"}, http.StatusForbidden},
+		{"/v1/chat", map[string]string{"Host": "rebind.attacker.example"}, http.StatusForbidden},
+		{"/mcp", map[string]string{"Host": "localhost"}, http.StatusOK},
+		{"/v1/chat", nil, http.StatusOK},
+	}
+	for _, c := range cases {
+		resp := secPost(t, srv.URL+c.path, secInit, c.headers)
+		if resp.StatusCode != c.want {
+			b, _ := io.ReadAll(resp.Body)
+			t.Errorf("%s %v: status %d (%s), want %d", c.path, c.headers, resp.StatusCode, strings.TrimSpace(string(b)), c.want)
+		}
+	}
+}
+
+// TestSecurityOversizedHTTP: a body over max_request_bytes gets 413, and
+// the hub keeps serving.
+func TestSecurityOversizedHTTP(t *testing.T) {
+	cfg := secConfig(secStdio(t, "fx", "-tools", "a"))
+	cfg.MaxRequestBytes = 64 << 10
+	h, _ := secHub(t, cfg)
+	srv := httptest.NewServer(h.HTTPHandler(nil))
+	defer srv.Close()
+	cs, err := secHTTPClient(t, srv.URL+"/mcp", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"fx__a","arguments":{"pad":"` + strings.Repeat("x", 100<<10) + `"}}}`
+	resp := secPost(t, srv.URL+"/mcp", big, map[string]string{"Mcp-Session-Id": cs.ID(), "Mcp-Protocol-Version": cs.InitializeResult().ProtocolVersion})
+	if resp.StatusCode != http.StatusRequestEntityTooLarge {
+		b, _ := io.ReadAll(resp.Body)
+		t.Errorf("oversized body: status %d (%s), want 413", resp.StatusCode, b)
+	}
+	// A new session with an oversized initialize too.
+	if resp := secPost(t, srv.URL+"/mcp", big, nil); resp.StatusCode != http.StatusRequestEntityTooLarge {
+		t.Errorf("oversized first request: status %d, want 413", resp.StatusCode)
+	}
+	// The session that sent it still works, and just under the limit is fine.
+	res, err := cs.CallTool(secCtx(t), &mcp.CallToolParams{Name: "fx__a", Arguments: map[string]any{"pad": strings.Repeat("y", 60<<10)}})
+	if err != nil || res.IsError {
+		t.Errorf("call under the limit after an oversized one: %v %v", err, res)
+	}
+}
+
+// secStdioSession runs ServeStdio over pipes and speaks raw lines.
+type secStdioSession struct {
+	t    *testing.T
+	in   *io.PipeWriter
+	out  *bufio.Scanner
+	done chan error
+}
+
+func secServeStdio(t *testing.T, h *Hub) *secStdioSession {
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	s := &secStdioSession{t: t, in: inW, out: bufio.NewScanner(outR), done: make(chan error, 1)}
+	s.out.Buffer(make([]byte, 1<<20), 16<<20)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { s.done <- h.ServeStdio(ctx, "", inR, outW) }()
+	t.Cleanup(func() {
+		cancel()
+		inW.Close()
+		outR.Close()
+	})
+	return s
+}
+
+func (s *secStdioSession) send(line string) {
+	s.t.Helper()
+	if _, err := io.WriteString(s.in, line+"\n"); err != nil {
+		s.t.Fatalf("write: %v", err)
+	}
+}
+
+// recv returns the next message the hub writes, skipping notifications.
+func (s *secStdioSession) recv() map[string]any {
+	s.t.Helper()
+	type line struct {
+		m   map[string]any
+		err error
+	}
+	ch := make(chan line, 1)
+	go func() {
+		for s.out.Scan() {
+			var m map[string]any
+			if err := json.Unmarshal(s.out.Bytes(), &m); err != nil {
+				ch <- line{err: fmt.Errorf("hub wrote non-JSON %q: %v", s.out.Text(), err)}
+				return
+			}
+			if _, isNote := m["method"]; isNote && m["id"] == nil {
+				continue
+			}
+			ch <- line{m: m}
+			return
+		}
+		ch <- line{err: fmt.Errorf("stdout closed: %v", s.out.Err())}
+	}()
+	select {
+	case l := <-ch:
+		if l.err != nil {
+			s.t.Fatal(l.err)
+		}
+		return l.m
+	case <-time.After(20 * time.Second):
+		s.t.Fatal("no answer from the hub within 20s")
+		return nil
+	}
+}
+
+func secErrCode(m map[string]any) int {
+	e, _ := m["error"].(map[string]any)
+	code, _ := e["code"].(float64)
+	return int(code)
+}
+
+func secIsError(m map[string]any) (bool, string) {
+	r, _ := m["result"].(map[string]any)
+	isErr, _ := r["isError"].(bool)
+	b, _ := json.Marshal(r["content"])
+	return isErr, string(b)
+}
+
+// TestSecurityBadInputStdio sends real bad bytes on the hub's stdin. Every
+// one gets a JSON-RPC error or an isError result; the session keeps going.
+func TestSecurityBadInputStdio(t *testing.T) {
+	cfg := secConfig(secStdio(t, "fx", "-features"), secStdio(t, "other", "-tools", "a"))
+	cfg.Discovery = Discovery{Enabled: true}
+	cfg.Servers["other"].DeferLoading = new(bool)
+	*cfg.Servers["other"].DeferLoading = true
+	cfg.MaxRequestBytes = 32 << 10
+	h, lg := secHub(t, cfg)
+	s := secServeStdio(t, h)
+	s.send(secInit)
+	if m := s.recv(); m["result"] == nil {
+		t.Fatalf("initialize: %v", m)
+	}
+	s.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+
+	cases := []struct {
+		name, line string
+		code       int    // JSON-RPC error code, or 0 for an isError result
+		text       string // in the error message or result text
+	}{
+		{"not JSON", `{"jsonrpc":"2.0","id":10,"method":`, -32700, "parse error"},
+		{"garbage", `hello hub`, -32700, "parse error"},
+		{"oversized", `{"jsonrpc":"2.0","id":11,"method":"tools/list","params":{"pad":"` + strings.Repeat("z", 40<<10) + `"}}`, -32600, "max_request_bytes"},
+		{"unknown method", `{"jsonrpc":"2.0","id":12,"method":"tools/frobnicate","params":{}}`, -32601, ""},
+		{"wrong param type", `{"jsonrpc":"2.0","id":13,"method":"tools/call","params":{"name":42}}`, -32602, ""},
+		{"params not an object", `{"jsonrpc":"2.0","id":14,"method":"tools/call","params":"fx__sleep"}`, -32602, ""},
+		{"unknown tool", `{"jsonrpc":"2.0","id":15,"method":"tools/call","params":{"name":"fx__slep","arguments":{}}}`, -32602, "fx__sleep"},
+		{"arguments not matching the schema", `{"jsonrpc":"2.0","id":16,"method":"tools/call","params":{"name":"fx__sleep","arguments":{"ms":"soon"}}}`, -1, "ms"},
+		{"search_tools wrong type", `{"jsonrpc":"2.0","id":17,"method":"tools/call","params":{"name":"search_tools","arguments":{"query":5}}}`, 0, "invalid arguments for search_tools"},
+		{"search_tools tool_names not a list", `{"jsonrpc":"2.0","id":18,"method":"tools/call","params":{"name":"search_tools","arguments":{"tool_names":"other__a"}}}`, 0, "invalid arguments"},
+		{"call_tool wrong type", `{"jsonrpc":"2.0","id":19,"method":"tools/call","params":{"name":"call_tool","arguments":{"name":["x"]}}}`, 0, "call_tool needs"},
+		{"call_tool arguments not JSON", `{"jsonrpc":"2.0","id":20,"method":"tools/call","params":{"name":"call_tool","arguments":{"name":"fx__sleep","arguments":"{ms:"}}}`, 0, "not valid JSON"},
+		{"call_tool unknown tool", `{"jsonrpc":"2.0","id":21,"method":"tools/call","params":{"name":"call_tool","arguments":{"name":"nope__x"}}}`, 0, "Unknown tool"},
+	}
+	for _, c := range cases {
+		s.send(c.line)
+		m := s.recv()
+		switch {
+		case c.code == 0:
+			isErr, text := secIsError(m)
+			if !isErr || !strings.Contains(text, c.text) {
+				t.Errorf("%s: got %v, want an isError result containing %q", c.name, m, c.text)
+			}
+		case c.code == -1: // the upstream's verdict, passed through: either form is proper
+			isErr, text := secIsError(m)
+			if secErrCode(m) == 0 && !isErr {
+				t.Errorf("%s: got %v, want an error", c.name, m)
+			}
+			if !strings.Contains(fmt.Sprint(m["error"])+text, c.text) {
+				t.Errorf("%s: %v does not mention %q", c.name, m, c.text)
+			}
+		default:
+			if got := secErrCode(m); got != c.code {
+				t.Errorf("%s: got %v, want JSON-RPC error %d", c.name, m, c.code)
+			}
+			if e, _ := m["error"].(map[string]any); !strings.Contains(fmt.Sprint(e["message"]), c.text) {
+				t.Errorf("%s: message %v lacks %q", c.name, e["message"], c.text)
+			}
+		}
+	}
+	// The session still works after all that.
+	s.send(`{"jsonrpc":"2.0","id":99,"method":"tools/call","params":{"name":"fx__sleep","arguments":{"ms":1}}}`)
+	if isErr, text := secIsError(s.recv()); isErr || !strings.Contains(text, "slept") {
+		t.Errorf("after bad input: %s", text)
+	}
+	// Each bad line the hub answered itself was logged once.
+	log := lg.String()
+	if n := strings.Count(log, "not JSON; answered with a parse error"); n != 2 {
+		t.Errorf("parse errors logged %d times, want 2:\n%s", n, log)
+	}
+	if n := strings.Count(log, "client request too large"); n != 1 {
+		t.Errorf("oversized request logged %d times, want 1", n)
+	}
+}
+
+// TestSecurityBadInputHTTP: bad requests over HTTP get 4xx or JSON-RPC
+// errors and do not disturb another session.
+func TestSecurityBadInputHTTP(t *testing.T) {
+	h, _ := secHub(t, secConfig(secStdio(t, "fx", "-features")))
+	srv := httptest.NewServer(h.HTTPHandler(nil))
+	defer srv.Close()
+	good, err := secHTTPClient(t, srv.URL+"/mcp", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad, err := secHTTPClient(t, srv.URL+"/mcp", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hdr := map[string]string{"Mcp-Session-Id": bad.ID(), "Mcp-Protocol-Version": bad.InitializeResult().ProtocolVersion}
+	for name, body := range map[string]string{
+		"not JSON":    `{"jsonrpc":"2.0","id":5,"method":`,
+		"not JSONRPC": `[1,2,3]`,
+		"bad version": `{"jsonrpc":"1.0","id":6,"method":"tools/list"}`,
+	} {
+		resp := secPost(t, srv.URL+"/mcp", body, hdr)
+		if resp.StatusCode < 400 || resp.StatusCode >= 500 {
+			b, _ := io.ReadAll(resp.Body)
+			t.Errorf("%s: status %d (%s), want 4xx", name, resp.StatusCode, b)
+		}
+	}
+	// Wrong argument types, unknown tools, unknown methods: errors on that
+	// session, while the other one's calls keep working.
+	ctx := secCtx(t)
+	if _, err := bad.CallTool(ctx, &mcp.CallToolParams{Name: "fx__nope"}); err == nil || !strings.Contains(err.Error(), "Unknown tool") {
+		t.Errorf("unknown tool: %v", err)
+	}
+	res, err := bad.CallTool(ctx, &mcp.CallToolParams{Name: "fx__sleep", Arguments: map[string]any{"ms": "soon"}})
+	if err == nil && !res.IsError {
+		t.Errorf("arguments not matching the schema: no error")
+	}
+	for i := range 3 {
+		res, err := good.CallTool(ctx, &mcp.CallToolParams{Name: "fx__sleep", Arguments: map[string]any{"ms": 1}})
+		if err != nil || res.IsError {
+			t.Errorf("good session call %d: %v %v", i, err, res)
+		}
+	}
+}
+
+// TestSecuritySecretsNotInErrorsOrHealth: errors returned to clients and
+// /healthz's last_error never carry header values, env values, URL
+// credentials or ${VAR} expansions.
+func TestSecuritySecretsNotInErrorsOrHealth(t *testing.T) {
+	const token, key, varSecret = "hdr-tok-8c1e55", "qry-key-2b7d90", "var-exp-61aa3f"
+	t.Setenv("SEC_TEST_SECRET", varSecret)
+	yaml := `
+servers:
+  remote:
+    url: http://127.0.0.1:1/mcp?api_key=` + key + `&v=${SEC_TEST_SECRET}
+    headers: {Authorization: "Bearer ` + token + `"}
+  fx:
+    command: ` + fixture.Build(t) + `
+    args: [-name, fx, -tools, a]
+restart: {initial_backoff: 50ms, max_backoff: 100ms, unhealthy_after: 2, cooldown: 1m}
+`
+	cfg, err := ParseConfig("hub.yaml", []byte(yaml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, lg := secHub(t, cfg)
+	waitUntil := time.Now().Add(20 * time.Second)
+	for h.Upstreams()[0].State != upstream.StateUnhealthy && time.Now().Before(waitUntil) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	srv := httptest.NewServer(h.HTTPHandler(nil))
+	defer srv.Close()
+	resp, err := http.Get(srv.URL + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	health, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	// A call to a tool of the down server: the error text goes to the client.
+	cs, err := h.Connect(secCtx(t), "", mcp.NewClient(&mcp.Implementation{Name: "c"}, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(secCtx(t), &mcp.CallToolParams{Name: "remote__anything"})
+	var callText string
+	if err != nil {
+		callText = err.Error()
+	} else {
+		b, _ := json.Marshal(res)
+		callText = string(b)
+	}
+	if !strings.Contains(callText, "remote") {
+		t.Errorf("call to the down server: %s", callText)
+	}
+	for where, text := range map[string]string{"/healthz": string(health), "call result": callText, "log": lg.String()} {
+		for _, s := range []string{token, key, varSecret} {
+			if strings.Contains(text, s) {
+				t.Errorf("%s leaks %q:\n%s", where, s, text)
+			}
+		}
+	}
+	if !strings.Contains(string(health), "unhealthy") || !strings.Contains(string(health), upstream.Redacted) {
+		t.Errorf("/healthz = %s, want remote unhealthy with a redacted last_error", health)
+	}
+}

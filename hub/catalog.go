@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"maps"
 	"path"
+	"slices"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -78,14 +79,38 @@ func (c *Catalog) Names() []string {
 }
 
 // buildCatalog names, filters and partitions the upstreams' current lists.
-// The first server in config order keeps a contested name; the loser's
-// tool is dropped and the problem reported.
-func buildCatalog(cfg *Config, ups []*upstream.Upstream, log *slog.Logger) *Catalog {
+// A contested name stays with the server that had it in prev, so a server
+// joining late never takes over a name clients already call; otherwise the
+// first server in config order keeps it. The loser's tool is dropped and
+// the problem reported.
+func buildCatalog(cfg *Config, ups []*upstream.Upstream, log *slog.Logger, prev *Catalog) *Catalog {
 	c := &Catalog{
 		byName:    map[string]*Tool{},
 		prompts:   map[string]*Prompt{},
 		resources: map[string]string{},
 	}
+	position := make(map[string]int, len(ups))
+	for i, u := range ups {
+		position[u.Name()] = i
+	}
+	if prev != nil {
+		incumbent := map[string]bool{}
+		for _, t := range prev.Tools {
+			incumbent[t.Server] = true
+		}
+		for _, p := range prev.Prompts {
+			incumbent[p.Server] = true
+		}
+		ups = slices.Clone(ups)
+		slices.SortStableFunc(ups, func(a, b *upstream.Upstream) int {
+			return cmpBool(!incumbent[a.Name()], !incumbent[b.Name()])
+		})
+	}
+	defer func() {
+		// Listing order is config order, then upstream order.
+		slices.SortStableFunc(c.Tools, func(a, b *Tool) int { return position[a.Server] - position[b.Server] })
+		slices.SortStableFunc(c.Prompts, func(a, b *Prompt) int { return position[a.Server] - position[b.Server] })
+	}()
 	var deferred []index.Tool
 	for _, u := range ups {
 		name := u.Name()
@@ -150,6 +175,17 @@ func buildCatalog(cfg *Config, ups []*upstream.Upstream, log *slog.Logger) *Cata
 		c.index = ix
 	}
 	return c
+}
+
+// cmpBool orders false before true.
+func cmpBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case !a:
+		return -1
+	}
+	return 1
 }
 
 func (c *Catalog) problem(log *slog.Logger, msg string) {

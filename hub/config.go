@@ -7,13 +7,16 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/mcp-hub/mcp-hub/index"
 	"github.com/mcp-hub/mcp-hub/upstream"
 	"github.com/mcp-hub/mcp-hub/upstream/builtin"
 )
@@ -135,6 +138,10 @@ func ParseConfig(path string, data []byte) (*Config, error) {
 	if isJSONConfig(path, data) {
 		return parseClaudeJSON(path, data)
 	}
+	return parseYAML(path, data)
+}
+
+func parseYAML(path string, data []byte) (*Config, error) {
 	var root yaml.Node
 	if err := yaml.Unmarshal(data, &root); err != nil {
 		return nil, yamlError(path, err)
@@ -149,8 +156,8 @@ func ParseConfig(path string, data []byte) (*Config, error) {
 	strict.KnownFields(true)
 	var probe Config
 	if err := strict.Decode(&probe); err != nil {
-		if msg := unknownFieldErrors(err); msg != "" {
-			return nil, &ConfigError{Path: path, Msg: msg}
+		if err := unknownFieldErrors(path, &root, err); err != nil {
+			return nil, err
 		}
 	}
 	exp := expander{path: path}
@@ -172,7 +179,33 @@ func ParseConfig(path string, data []byte) (*Config, error) {
 			}
 		}
 	}
-	return cfg, cfg.validate(lineFinder(&root))
+	return cfg, redactConfigError(cfg.validate(lineFinder(&root)), cfg.Secrets)
+}
+
+// redactConfigError removes secrets from validation messages, which quote
+// values (a URL, say) after ${VAR} expansion.
+func redactConfigError(err error, secrets []string) error {
+	if err == nil || len(secrets) == 0 {
+		return err
+	}
+	r := upstream.NewRedactor(secrets)
+	var redact func(error) error
+	redact = func(err error) error {
+		switch e := err.(type) {
+		case *ConfigError:
+			c := *e
+			c.Msg = r.String(c.Msg)
+			return &c
+		case interface{ Unwrap() []error }:
+			var out []error
+			for _, inner := range e.Unwrap() {
+				out = append(out, redact(inner))
+			}
+			return errors.Join(out...)
+		}
+		return r.Error(err)
+	}
+	return redact(err)
 }
 
 // validate checks what can be checked without connecting.
@@ -230,20 +263,95 @@ func (c *Config) Deferred(server string) bool {
 
 var unknownField = regexp.MustCompile(`line (\d+): field (\S+) not found in type (\S+)`)
 
-// unknownFieldErrors turns yaml.v3's strict-mode errors into our wording,
-// and drops the type errors that ${VAR} placeholders cause before expansion.
-func unknownFieldErrors(err error) string {
-	var lines []string
+// unknownFieldErrors turns yaml.v3's strict-mode errors into our wording
+// (file:line, the server, the closest known key), and drops the type
+// errors that ${VAR} placeholders cause before expansion.
+func unknownFieldErrors(path string, root *yaml.Node, err error) error {
+	var errs []error
 	for _, m := range unknownField.FindAllStringSubmatch(err.Error(), -1) {
-		lines = append(lines, fmt.Sprintf("line %s: unknown key '%s' (check the spelling; see the config reference in README.md)", m[1], m[2]))
+		line, _ := strconv.Atoi(m[1])
+		msg := fmt.Sprintf("unknown key '%s'", m[2])
+		if close := index.Closest(m[2], yamlKeys(configTypes[m[3]]), 1); len(close) > 0 {
+			msg += fmt.Sprintf("; did you mean '%s'?", close[0])
+		}
+		msg += " (check the spelling; see the config reference in README.md)"
+		if m[3] == "hub.ServerConfig" || m[3] == "hub.ToolFilter" {
+			if server := serverAtLine(root, line); server != "" {
+				msg = fmt.Sprintf("server '%s': %s", server, msg)
+			}
+		}
+		errs = append(errs, &ConfigError{Path: path, Line: line, Msg: msg})
 	}
-	return strings.Join(lines, "; ")
+	return errors.Join(errs...)
 }
 
+// configTypes are the config structs by the name yaml.v3 gives them in errors.
+var configTypes = map[string]reflect.Type{
+	"hub.Config":       reflect.TypeFor[Config](),
+	"hub.ServerConfig": reflect.TypeFor[ServerConfig](),
+	"hub.ToolFilter":   reflect.TypeFor[ToolFilter](),
+	"hub.Discovery":    reflect.TypeFor[Discovery](),
+	"hub.Auth":         reflect.TypeFor[Auth](),
+	"hub.Restart":      reflect.TypeFor[Restart](),
+	"hub.Toolset":      reflect.TypeFor[Toolset](),
+}
+
+// yamlKeys lists the keys a struct type accepts, following inlined structs.
+func yamlKeys(t reflect.Type) []string {
+	if t == nil || t.Kind() != reflect.Struct {
+		return nil
+	}
+	var keys []string
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, opts, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		switch {
+		case name == "-" || !f.IsExported():
+		case strings.Contains(opts, "inline"):
+			keys = append(keys, yamlKeys(f.Type)...)
+		case name == "":
+			keys = append(keys, strings.ToLower(f.Name))
+		default:
+			keys = append(keys, name)
+		}
+	}
+	return keys
+}
+
+// serverAtLine names the server whose entry holds line.
+func serverAtLine(root *yaml.Node, line int) string {
+	servers := child(docMapping(root), "servers")
+	if servers == nil || servers.Kind != yaml.MappingNode {
+		return ""
+	}
+	name := ""
+	for i := 0; i+1 < len(servers.Content); i += 2 {
+		if servers.Content[i].Line > line {
+			break
+		}
+		name = servers.Content[i].Value
+	}
+	return name
+}
+
+var (
+	yamlLine     = regexp.MustCompile(`^line (\d+): `)
+	duplicateKey = regexp.MustCompile(`^mapping key "(.*)" already defined at line (\d+)$`)
+)
+
+// yamlError reports a YAML syntax or type error at its line.
 func yamlError(path string, err error) error {
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
 	msg = strings.ReplaceAll(msg, "unmarshal errors:\n  ", "")
-	return &ConfigError{Path: path, Msg: "invalid YAML: " + msg}
+	line := 0
+	if m := yamlLine.FindStringSubmatch(msg); m != nil {
+		line, _ = strconv.Atoi(m[1])
+		msg = msg[len(m[0]):]
+	}
+	if m := duplicateKey.FindStringSubmatch(msg); m != nil {
+		return &ConfigError{Path: path, Line: line, Msg: fmt.Sprintf("'%s' is defined twice (first at line %s): server names and keys must be unique; rename or remove one", m[1], m[2])}
+	}
+	return &ConfigError{Path: path, Line: line, Msg: "invalid YAML: " + msg}
 }
 
 // expander replaces ${VAR} and ${VAR:-default} in every scalar value.
@@ -371,11 +479,19 @@ func parseClaudeJSON(path string, data []byte) (*Config, error) {
 		Servers    map[string]json.RawMessage `json:"servers"` // VS Code's mcp.json
 	}
 	if err := json.Unmarshal(data, &file); err != nil {
-		return nil, &ConfigError{Path: path, Msg: fmt.Sprintf("invalid JSON: %v", err)}
+		line := 0
+		var syntax *json.SyntaxError
+		if errors.As(err, &syntax) && syntax.Offset <= int64(len(data)) {
+			line = bytes.Count(data[:syntax.Offset], []byte("\n")) + 1
+		}
+		return nil, &ConfigError{Path: path, Line: line, Msg: fmt.Sprintf("invalid JSON: %v", err)}
 	}
-	servers := file.MCPServers
+	servers, section := file.MCPServers, "mcpServers"
 	if servers == nil {
-		servers = file.Servers
+		servers, section = file.Servers, "servers"
+	}
+	if name, dup := duplicateJSONServer(data, section); dup {
+		return nil, &ConfigError{Path: path, Msg: fmt.Sprintf("server '%s' is defined twice in '%s': server names must be unique; rename or remove one", name, section)}
 	}
 	if servers == nil {
 		return nil, &ConfigError{Path: path, Msg: "no 'mcpServers' object: a JSON config must look like Claude Desktop's {\"mcpServers\": {...}}"}
@@ -420,11 +536,89 @@ func parseClaudeJSON(path string, data []byte) (*Config, error) {
 	if err != nil {
 		return nil, &ConfigError{Path: path, Msg: err.Error()}
 	}
-	cfg, err := ParseConfig(path+".yaml", out)
-	if cfg != nil {
-		cfg.Path = path
+	cfg, err := parseYAML(path, out)
+	return cfg, relineJSON(err, data)
+}
+
+// relineJSON points errors found in the YAML translation of a JSON config
+// at the JSON file's lines: the server's entry, or none.
+func relineJSON(err error, data []byte) error {
+	switch e := err.(type) {
+	case *ConfigError:
+		c := *e
+		c.Line = 0
+		if name, ok := strings.CutPrefix(c.Msg, "server '"); ok {
+			if name, _, ok = strings.Cut(name, "'"); ok {
+				c.Line = jsonKeyLine(data, name)
+			}
+		}
+		return &c
+	case interface{ Unwrap() []error }:
+		var out []error
+		for _, inner := range e.Unwrap() {
+			out = append(out, relineJSON(inner, data))
+		}
+		return errors.Join(out...)
 	}
-	return cfg, err
+	return err
+}
+
+// jsonKeyLine is the line of the first `"key":` in data, or 0.
+func jsonKeyLine(data []byte, key string) int {
+	k, _ := json.Marshal(key)
+	for off := 0; ; {
+		i := bytes.Index(data[off:], k)
+		if i < 0 {
+			return 0
+		}
+		off += i + len(k)
+		if rest := bytes.TrimLeft(data[off:], " \t\r\n"); len(rest) > 0 && rest[0] == ':' {
+			return bytes.Count(data[:off], []byte("\n")) + 1
+		}
+	}
+}
+
+// duplicateJSONServer finds a server name given twice in the servers
+// object (encoding/json silently keeps the last).
+func duplicateJSONServer(data []byte, section string) (string, bool) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return "", false
+	}
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return "", false
+		}
+		if key != section {
+			var skip json.RawMessage
+			if dec.Decode(&skip) != nil {
+				return "", false
+			}
+			continue
+		}
+		if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+			return "", false
+		}
+		seen := map[string]bool{}
+		for dec.More() {
+			name, err := dec.Token()
+			if err != nil {
+				return "", false
+			}
+			n, _ := name.(string)
+			if seen[n] {
+				return n, true
+			}
+			seen[n] = true
+			var skip json.RawMessage
+			if dec.Decode(&skip) != nil {
+				return "", false
+			}
+		}
+		return "", false
+	}
+	return "", false
 }
 
 // jsonServerKeys are the keys of a JSON server entry that mean something to the hub.

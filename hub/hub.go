@@ -47,6 +47,9 @@ type Hub struct {
 
 	routes router
 	subs   subscriptions
+	// serving is set once New returns: from then on a contested name
+	// stays with the server clients already call (see buildCatalog).
+	serving atomic.Bool
 }
 
 // New starts every configured upstream in parallel and waits until each has
@@ -112,8 +115,8 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Hub, error) {
 ready:
 	c := h.rebuildCatalog()
 	// A collision present at start-up is a config problem; one that
-	// appears later (a server adds a tool) is logged and the first server
-	// in config order keeps the name.
+	// appears later (a server adds a tool, or joins late) is logged and
+	// the server that already had the name keeps it.
 	if len(c.Collisions) > 0 {
 		h.Close()
 		return nil, &ConfigError{Path: cfg.Path, Msg: strings.Join(c.Collisions, "\n")}
@@ -122,6 +125,7 @@ ready:
 		h.Close()
 		return nil, err
 	}
+	h.serving.Store(true)
 	return h, nil
 }
 
@@ -199,7 +203,11 @@ func (h *Hub) UpstreamChanged(u *upstream.Upstream) {
 func (h *Hub) rebuildCatalog() *Catalog {
 	h.rebuild.Lock()
 	defer h.rebuild.Unlock()
-	c := buildCatalog(h.cfg, h.upstreams, h.log)
+	var prev *Catalog
+	if h.serving.Load() {
+		prev = h.catalog.Load()
+	}
+	c := buildCatalog(h.cfg, h.upstreams, h.log, prev)
 	old := h.catalog.Swap(c)
 	for _, s := range h.sessionList() {
 		s.sync(c)

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"runtime"
+	"runtime/metrics"
 	"slices"
 	"strings"
 	"time"
@@ -186,9 +187,12 @@ type Health struct {
 	Sessions int          `json:"sessions"`
 	Tools    int          `json:"tools"`
 	Servers  []ServerInfo `json:"servers"`
-	// Goroutines is the process's goroutine count: it should return to
-	// its idle level when sessions close (the load test watches it).
-	Goroutines int `json:"goroutines"`
+	// Go runtime figures, to watch for leaks (the load test reads them):
+	// the goroutine count and the live heap should return to their idle
+	// level after sessions close. HeapLiveBytes is as of the last GC.
+	Goroutines    int    `json:"goroutines"`
+	HeapLiveBytes uint64 `json:"heap_live_bytes"`
+	GCCycles      uint64 `json:"gc_cycles"`
 }
 
 // ServerInfo is one upstream's entry in Health.
@@ -206,6 +210,11 @@ type ServerInfo struct {
 // Health reports the hub's state.
 func (h *Hub) Health() Health {
 	out := Health{Status: "ok", Tools: len(h.Catalog().Tools), Sessions: len(h.sessionList()), Goroutines: runtime.NumGoroutine()}
+	rt := []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/gc/cycles/total:gc-cycles"}}
+	metrics.Read(rt)
+	if rt[0].Value.Kind() == metrics.KindUint64 && rt[1].Value.Kind() == metrics.KindUint64 {
+		out.HeapLiveBytes, out.GCCycles = rt[0].Value.Uint64(), rt[1].Value.Uint64()
+	}
 	for _, st := range h.Upstreams() {
 		if st.State != "ready" && st.State != "disabled" {
 			out.Status = "degraded"

@@ -30,7 +30,6 @@ type analyzer struct {
 	minLen      int
 	stop        map[string]bool
 	stemmer     analysis.TokenFilter // nil: no stemming
-	stems       map[string]string    // word -> stem, filled at build time, read-only after
 }
 
 func newAnalyzer(opts Options) (*analyzer, error) {
@@ -59,9 +58,7 @@ func newAnalyzer(opts Options) (*analyzer, error) {
 	default:
 		return nil, fmt.Errorf("unknown stemmer %q", opts.Stemmer)
 	}
-	if a.stemmer != nil {
-		a.stems = make(map[string]string)
-	}
+
 	return a, nil
 }
 
@@ -76,19 +73,16 @@ func extraStopWords() []string {
 	}
 }
 
-// terms returns the analyzed terms of text in order, duplicates kept. It is
-// safe for concurrent use once the index is built (see termsBuild).
+// terms returns the analyzed terms of text in order, duplicates kept. Safe
+// for concurrent use.
 func (a *analyzer) terms(text string) []string {
-	return a.analyze(text, false)
+	return a.termsMemo(text, nil)
 }
 
-// termsBuild is terms with stems memoized; only the single goroutine that
-// builds the index may call it.
-func (a *analyzer) termsBuild(text string) []string {
-	return a.analyze(text, true)
-}
-
-func (a *analyzer) analyze(text string, memo bool) []string {
+// termsMemo is terms with stems memoized in memo (word -> stem), which
+// saves most stemming in a build; memo must not be shared between
+// goroutines. A nil memo stems every word.
+func (a *analyzer) termsMemo(text string, memo map[string]string) []string {
 	var out []string
 	a.words(text, func(w string) {
 		if a.stop[w] || len(w) < a.minLen || a.dropNumbers && isDigits(w) {
@@ -102,8 +96,8 @@ func (a *analyzer) analyze(text string, memo bool) []string {
 	return out
 }
 
-func (a *analyzer) stemWord(w string, memo bool) string {
-	if s, ok := a.stems[w]; ok {
+func (a *analyzer) stemWord(w string, memo map[string]string) string {
+	if s, ok := memo[w]; ok {
 		return s
 	}
 	s := w
@@ -113,8 +107,8 @@ func (a *analyzer) stemWord(w string, memo bool) string {
 			s = string(out[0].Term)
 		}
 	}
-	if memo {
-		a.stems[w] = s
+	if memo != nil {
+		memo[w] = s
 	}
 	return s
 }
@@ -170,7 +164,7 @@ func (a *analyzer) words(text string, emit func(string)) {
 	var prev runeClass
 	flush := func(end int) {
 		if start >= 0 && end > start {
-			emit(strings.ToLower(text[start:end]))
+			emit(lower(text[start:end]))
 		}
 		start = -1
 	}
@@ -191,7 +185,7 @@ func (a *analyzer) words(text string, emit func(string)) {
 					flush(i)
 				case c == classLower && prev == classUpper && upperRun >= 2:
 					// "HTMLParser": the last capital starts the next word.
-					emit(strings.ToLower(text[start:prevIdx]))
+					emit(lower(text[start:prevIdx]))
 					start = prevIdx
 				}
 			}
@@ -208,4 +202,15 @@ func (a *analyzer) words(text string, emit func(string)) {
 		prev, prevIdx = c, i
 	}
 	flush(len(text))
+}
+
+// lower is strings.ToLower without the copy for a word that is already
+// lower case (most words): the build keeps millions of them.
+func lower(w string) string {
+	for i := 0; i < len(w); i++ {
+		if c := w[i]; c >= utf8.RuneSelf || 'A' <= c && c <= 'Z' {
+			return strings.ToLower(w)
+		}
+	}
+	return w
 }

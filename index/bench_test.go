@@ -7,13 +7,14 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 )
 
-// benchCorpus is the shared ETOM corpus (outside the repository); the
-// benchmarks skip without it. testdata/corpus.json is a small stand-in used
-// by the unit tests.
+// benchCorpusDir holds the shared ETOM corpus (outside the repository); the
+// benchmarks skip without it. testdata/corpus.json, in the same format, keeps
+// the loader and the repetition under unit test without ../shared.
 var benchCorpusDir = filepath.Join("..", "..", "shared", "bench", "etom-l2")
 
 type corpusFile struct {
@@ -85,6 +86,34 @@ func loadBenchQueries(tb testing.TB, path string) []string {
 		tb.Fatalf("no queries in %s", path)
 	}
 	return out
+}
+
+// TestCorpusRepetition checks the benchmark loader on the local fixture:
+// servers are repeated under new names until exactly n tools, and the
+// copies are searchable and filterable like the originals.
+func TestCorpusRepetition(t *testing.T) {
+	tools := loadCorpusTools(t, filepath.Join("testdata", "corpus.json"), 20)
+	if len(tools) != 20 {
+		t.Fatalf("%d tools, want 20", len(tools))
+	}
+	seen := map[string]bool{}
+	for _, tl := range tools {
+		if seen[tl.Name] {
+			t.Fatalf("duplicate name %s", tl.Name)
+		}
+		seen[tl.Name] = true
+	}
+	ix := mustNew(t, tools)
+	if ix.Len() != 20 {
+		t.Errorf("Len = %d", ix.Len())
+	}
+	got := ix.Search("weather forecast", "weather~2", 5)
+	if first(got) != "weather~2__get_forecast" {
+		t.Errorf("copy search = %v", names(got))
+	}
+	if all := ix.Search("multiply numbers", "", 10); len(all) < 3 || !strings.HasSuffix(first(all), "__multiply") {
+		t.Errorf("search over copies = %v", names(all))
+	}
 }
 
 func benchBuild(b *testing.B, n int) {

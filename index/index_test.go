@@ -87,6 +87,10 @@ func TestAnalyzerSplits(t *testing.T) {
 		{"WEATHER Forecast", []string{"weather", "forecast"}},
 		{"v2api", []string{"v", "2", "api"}},
 		{"s3Bucket", []string{"s", "3", "bucket"}},
+		{"HTMLParser", []string{"html", "parser"}},
+		{"parseHTTPResponse2xx", []string{"parse", "http", "response", "2", "xx"}},
+		{"天气预报", []string{"天", "气", "预", "报"}},
+		{"café_menu", []string{"café", "menu"}},
 		{"fetch, then: store!", []string{"fetch", "then", "store"}},
 		{"   ", nil},
 	}
@@ -100,6 +104,30 @@ func TestAnalyzerSplits(t *testing.T) {
 				t.Errorf("terms(%q) = %q, want %q", tc.in, got, tc.want)
 			}
 		})
+	}
+}
+
+// The default pipeline also drops stop words and numbers and stems plurals.
+func TestDefaultAnalyzer(t *testing.T) {
+	an, err := newAnalyzer(DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		in   string
+		want []string
+	}{
+		{"Please list the 25 newest files for me", []string{"list", "newest", "file"}},
+		{"get_issues", []string{"get", "issue"}},
+		{"I want to use the queries", []string{"query"}},
+	}
+	for _, tc := range tests {
+		if got := an.terms(tc.in); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("terms(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+	if _, err := newAnalyzer(Options{Stemmer: "klingon"}); err == nil {
+		t.Error("unknown stemmer: want error")
 	}
 }
 
@@ -226,7 +254,7 @@ func TestEmptyDescription(t *testing.T) {
 	}
 }
 
-// S4: tiny corpora. bleve's BM25 idf stays positive even when every tool
+// S4: tiny corpora. The non-negative BM25 idf stays positive even when every tool
 // holds the word, so a word in a tool always finds it.
 func TestTinyCorpus(t *testing.T) {
 	one := []Tool{{Name: "math__add", Server: "math", Description: "Add two numbers together."}}
@@ -332,6 +360,31 @@ func TestSynonyms(t *testing.T) {
 		if got := first(ix.Search(tc.query, "", 5)); got != tc.want {
 			t.Errorf("Search(%q) first = %q, want %q", tc.query, got, tc.want)
 		}
+	}
+}
+
+func TestBigramsAndMentions(t *testing.T) {
+	ix := mustNew(t, []Tool{
+		{Name: "links__delete_link", Server: "links", Description: "Delete a short link."},
+		{Name: "links__link_stats", Server: "links", Description: "Statistics of a link; delete old stats."},
+		{Name: "todo__get_tasks", Server: "todo", Description: "Tasks of a project."},
+		{Name: "todo__get_task_labels", Server: "todo", Description: "Labels of tasks of a project."},
+	})
+	tests := []struct{ query, want string }{
+		// Both tools hold "delete" and "link"; only one says "delete link".
+		{"delete the link", "links__delete_link"},
+		// The request names the tool.
+		{"labels of the tasks, using todo's get_tasks", "todo__get_tasks"},
+		{"use GET_TASK_LABELS please", "todo__get_task_labels"},
+	}
+	for _, tc := range tests {
+		if got := ix.Search(tc.query, "", 5); first(got) != tc.want {
+			t.Errorf("Search(%q) = %v, want first %q", tc.query, names(got), tc.want)
+		}
+	}
+	// A mentioned name respects the server filter.
+	if got := ix.Search("get_tasks", "links", 5); len(got) != 0 {
+		t.Errorf("mention leaked across servers: %v", names(got))
 	}
 }
 

@@ -3,11 +3,12 @@ package index
 // Options tune the index. New uses DefaultOptions; the figures behind the
 // defaults are in TUNING.md.
 type Options struct {
-	// Query-time boosts per field. A zero boost leaves the field out of
-	// the index altogether.
+	// Boosts per field (BM25F field weights). A zero boost leaves the field
+	// out of the index altogether: ServerDescriptionBoost is 0 by default
+	// because long, promotional server descriptions shared by all of a
+	// server's tools cost more precision than they add (TUNING.md).
 	NameBoost              float64
 	TitleBoost             float64
-	LeadBoost              float64 // the first sentence of the description, on top of the description
 	DescriptionBoost       float64
 	ServerBoost            float64
 	ServerDescriptionBoost float64
@@ -22,12 +23,19 @@ type Options struct {
 	// SynonymWeight is the weight of a verb synonym added to the query
 	// relative to the word itself; 0 disables synonyms.
 	SynonymWeight float64
+
 	// NameMention multiplies the score of a tool by 1 + NameMention when
 	// the query spells its (multi-word) name, as in "... using
 	// todoist_get_tasks".
 	NameMention float64
-	// QueryTF adds this weight to a query word for each repetition.
-	QueryTF float64
+	// Bigrams is the query weight of a pair of adjacent query words that
+	// also stand next to each other in a tool's name, title or description
+	// ("delete link", "create directory"): a cheap proximity signal. 0
+	// disables bigrams (and does not index them).
+	Bigrams float64
+	// BigramWindow also pairs words up to this many positions apart
+	// ("list open issues" pairs list+issues at 2); 1 is adjacent only.
+	BigramWindow int
 	// DropNumbers leaves out words made only of digits: in requests they
 	// are values (IDs, dates, counts) that match unrelated example values
 	// in descriptions.
@@ -58,9 +66,11 @@ func DefaultOptions() Options {
 		ParamNameBoost:         0.5,
 		ParamDescriptionBoost:  0.3,
 		StopWords:              true,
-		Stemmer:                StemPorter,
+		Stemmer:                StemPlural,
 		SynonymWeight:          0.5,
 		NameMention:            1,
+		Bigrams:                0.35,
+		BigramWindow:           2,
 		DropNumbers:            true,
 		MinWordLen:             1,
 		K1:                     1.2,
@@ -68,18 +78,17 @@ func DefaultOptions() Options {
 	}
 }
 
-// fields lists the indexed fields with their boosts, in a fixed order (the
-// order defines the bits of Index.termMask, at most 8).
+// fields lists the indexed fields with their boosts; bigrams are indexed in
+// the fields that describe what the tool does.
 func (o Options) fields() []weightedField {
 	all := []weightedField{
-		{fieldName, o.NameBoost},
-		{fieldTitle, o.TitleBoost},
-		{fieldLead, o.LeadBoost},
-		{fieldDesc, o.DescriptionBoost},
-		{fieldServer, o.ServerBoost},
-		{fieldServerDesc, o.ServerDescriptionBoost},
-		{fieldParamName, o.ParamNameBoost},
-		{fieldParamDesc, o.ParamDescriptionBoost},
+		{fieldName, o.NameBoost, true},
+		{fieldTitle, o.TitleBoost, true},
+		{fieldDesc, o.DescriptionBoost, true},
+		{fieldServer, o.ServerBoost, false},
+		{fieldServerDesc, o.ServerDescriptionBoost, false},
+		{fieldParamName, o.ParamNameBoost, false},
+		{fieldParamDesc, o.ParamDescriptionBoost, false},
 	}
 	out := all[:0]
 	for _, f := range all {

@@ -22,7 +22,7 @@ func newScratch(n int) *scratch {
 
 // queryTerm is one analyzed query word (or a synonym of one) and its weight.
 type queryTerm struct {
-	term   string
+	id     int32 // term ID
 	weight float64
 }
 
@@ -30,34 +30,30 @@ type queryTerm struct {
 // at reduced weight, dropping words no tool contains.
 func (ix *Index) queryTerms(text string) []queryTerm {
 	terms := ix.analyzer.terms(text)
-	inQuery := make(map[string]bool, len(terms))
+	inQuery := make(map[termKey]bool, len(terms))
 	var out []queryTerm
-	for _, t := range terms {
-		if inQuery[t] {
-			if ix.opts.QueryTF > 0 {
-				// A word the request repeats is what it is about.
-				for i := range out {
-					if out[i].term == t {
-						out[i].weight += ix.opts.QueryTF
-					}
-				}
-			}
-			continue
+	add := func(k termKey, weight float64) {
+		if inQuery[k] {
+			return
 		}
-		inQuery[t] = true
-		if _, ok := ix.postings[t]; ok {
-			out = append(out, queryTerm{t, 1})
+		inQuery[k] = true
+		if id, ok := ix.termIDs[k]; ok {
+			out = append(out, queryTerm{id, weight})
+		}
+	}
+	for _, t := range terms {
+		add(termKey{a: t}, 1)
+	}
+	if ix.opts.Bigrams > 0 {
+		for i := 1; i < len(terms); i++ {
+			for g := 1; g <= max(ix.opts.BigramWindow, 1) && g <= i; g++ {
+				add(termKey{terms[i-g], terms[i]}, ix.opts.Bigrams)
+			}
 		}
 	}
 	for _, t := range terms {
 		for _, s := range ix.synonyms[t] {
-			if inQuery[s] {
-				continue
-			}
-			inQuery[s] = true
-			if _, ok := ix.postings[s]; ok {
-				out = append(out, queryTerm{s, ix.opts.SynonymWeight})
-			}
+			add(termKey{a: s}, ix.opts.SynonymWeight)
 		}
 	}
 	return out
@@ -94,7 +90,7 @@ func (ix *Index) Search(query, server string, k int) []Result {
 	k1 := ix.opts.K1
 	n := float64(len(ix.tools))
 	for _, qt := range qts {
-		ps := ix.postings[qt.term]
+		ps := ix.postings[qt.id]
 		df := float64(len(ps))
 		w := qt.weight * math.Log(1+(n-df+0.5)/(df+0.5)) * (k1 + 1)
 		for _, p := range ps {

@@ -2,7 +2,7 @@
 # The test command of mcp-hub (README, CI). Needs Go, and Node/npm only the
 # first time: it installs Node 22 and the MCP conformance suite into .cache/
 # (git-ignored), then runs go vet, go test -race (including the conformance
-# run through the hub) and short fuzzing, and prints a summary.
+# run through the hub) and, on request, short fuzzing, and prints a summary.
 #
 #   ./scripts/test.sh                 everything
 #   ./scripts/test.sh -run Conformance -v   extra arguments go to `go test`
@@ -10,8 +10,9 @@
 # Tests always run (-count=1): the conformance test drives external programs
 # the test cache does not track, and its summary is printed below.
 #
-# Environment: MCP_HUB_FUZZTIME (default 10s per fuzz target, 0 = no fuzzing),
-# MCP_HUB_TEST_TIMEOUT (default 12m, the go test -timeout).
+# Environment: MCP_HUB_FUZZTIME (fuzz each target this long, e.g. 10s; default
+# 0 = no fuzzing), MCP_HUB_TEST_TIMEOUT (go test -timeout, default 8m: with
+# install, vet and compiling, a hung test still ends within CI's 15 minutes).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -25,8 +26,8 @@ conformance_js="$conformance_dir/dist/index.js"
 # suite's scenarios change between releases.
 conformance_version=0.1.16
 node_major=22
-fuzztime=${MCP_HUB_FUZZTIME:-10s}
-test_timeout=${MCP_HUB_TEST_TIMEOUT:-12m}
+fuzztime=${MCP_HUB_FUZZTIME:-0}
+test_timeout=${MCP_HUB_TEST_TIMEOUT:-8m}
 
 summary=()
 failed=0
@@ -100,32 +101,35 @@ else
 fi
 
 # --- 4. fuzzing --------------------------------------------------------------
-# FUZZ TARGETS GO HERE, automatically: every `func FuzzXxx(f *testing.F)` in a
-# _test.go file is run for $MCP_HUB_FUZZTIME (their seed corpora already ran
-# as ordinary tests above). Keep the total within the CI budget (15 min): a
-# handful of targets at 10s each.
-step "fuzz (${fuzztime} per target)"
+# FUZZ TARGETS: every `func FuzzXxx(f *testing.F)` in a _test.go file is found
+# here automatically. Their seed corpora already ran as ordinary tests above;
+# with MCP_HUB_FUZZTIME set (e.g. 10s) each is also fuzzed that long. Off by
+# default: fuzzing is not deterministic (a slow input can fail a run with
+# "context deadline exceeded"), so CI stays reproducible; run it before a
+# release, and keep targets x time within CI's budget if you turn it on there.
+fuzz_targets=()
+while IFS= read -r line; do fuzz_targets+=("$line"); done < <(
+	grep -rEo --include='*_test.go' --exclude-dir=.cache --exclude-dir=.git --exclude-dir=testdata \
+		'^func Fuzz[A-Za-z0-9_]*\(' . | sed -E 's#^\./##; s#:func (Fuzz[A-Za-z0-9_]*)\($#:\1#' | sort
+)
 t0=$SECONDS
-fuzz_failed=()
-fuzz_count=0
 if [[ $fuzztime == 0 || $fuzztime == 0s ]]; then
-	record fuzz skip 0 "MCP_HUB_FUZZTIME=0"
+	record fuzz skip 0 "${#fuzz_targets[@]} targets; MCP_HUB_FUZZTIME=10s to fuzz them"
 else
-	while IFS=: read -r file name; do
-		pkg="./$(dirname "$file")"
-		fuzz_count=$((fuzz_count + 1))
+	step "fuzz: ${#fuzz_targets[@]} targets, ${fuzztime} each"
+	fuzz_failed=()
+	for target in "${fuzz_targets[@]}"; do
+		pkg="./$(dirname "${target%%:*}")"
+		name=${target##*:}
 		echo "-- $pkg $name"
 		if ! go test -run '^$' -fuzz "^${name}\$" -fuzztime "$fuzztime" "$pkg"; then
 			fuzz_failed+=("$pkg:$name")
 		fi
-	done < <(grep -rEo --include='*_test.go' --exclude-dir=.cache --exclude-dir=.git --exclude-dir=testdata \
-		'^func Fuzz[A-Za-z0-9_]*\(' . | sed -E 's#^\./##; s#:func (Fuzz[A-Za-z0-9_]*)\($#:\1#' | sort)
+	done
 	if ((${#fuzz_failed[@]})); then
-		record fuzz FAIL $((SECONDS - t0)) "${fuzz_failed[*]} (crashers in testdata/fuzz/)"
-	elif ((fuzz_count == 0)); then
-		record fuzz ok 0 "no fuzz targets yet"
+		record fuzz FAIL $((SECONDS - t0)) "${fuzz_failed[*]} (a crasher, if any, is in the package's testdata/fuzz/)"
 	else
-		record fuzz ok $((SECONDS - t0)) "$fuzz_count targets"
+		record fuzz ok $((SECONDS - t0)) "${#fuzz_targets[@]} targets"
 	fi
 fi
 

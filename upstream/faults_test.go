@@ -37,7 +37,7 @@ import (
 // ftListener counts re-lists and drops everything else.
 type ftListener struct{ changed atomic.Int64 }
 
-func (l *ftListener) UpstreamChanged(*Upstream)                                     { l.changed.Add(1) }
+func (l *ftListener) UpstreamChanged(*Upstream)                                       { l.changed.Add(1) }
 func (l *ftListener) UpstreamNotified(context.Context, *Upstream, string, mcp.Params) {}
 func (l *ftListener) UpstreamRequest(context.Context, *Upstream, string, mcp.Params) (mcp.Result, error) {
 	return nil, errors.New("not supported in this test")
@@ -679,7 +679,9 @@ func TestSecretValues(t *testing.T) {
 func TestFaultChildEnv(t *testing.T) {
 	t.Setenv("MCP_HUB_TEST_HOST_SECRET", "host-only-value")
 	opts, _ := ftOpts(t)
-	env := func(u *Upstream, name string) string { return ftText(ftCall(t, u, "env", map[string]any{"name": name})) }
+	env := func(u *Upstream, name string) string {
+		return ftText(ftCall(t, u, "env", map[string]any{"name": name}))
+	}
 
 	u, _ := ftStart(t, Config{Command: fixture.Build(t), Args: []string{"-env-tool"}, Env: map[string]string{"GIVEN": "configured"}}, opts)
 	ftReady(t, u)

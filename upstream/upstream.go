@@ -7,7 +7,9 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
+	"os"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -538,9 +540,12 @@ func transportFailure(err error) bool {
 
 // connectionEnded reports whether a call failed because the connection
 // ended under it: the SDK says "connection closed" for calls made while it
-// shuts down, and passes the read side's EOF to calls in flight.
+// shuts down, and passes the read side's EOF to calls in flight. A call
+// sent just as a stdio server died fails on the write instead: "write |1:
+// broken pipe", or a closed file once the SDK has closed the pipe.
 func connectionEnded(err error) bool {
-	return errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
+	return errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.EPIPE) || errors.Is(err, os.ErrClosed) || errors.Is(err, io.ErrClosedPipe)
 }
 
 // codeRejected is the code of the SDK's internal "rejected by transport"

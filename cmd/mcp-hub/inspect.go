@@ -108,10 +108,16 @@ func serversCommand() *cli.Command {
 				return printJSON(c, health)
 			}
 			w := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(w, "SERVER\tTRANSPORT\tSTATE\tTOOLS\tCONNECT\tERROR")
+			fmt.Fprintln(w, "SERVER\tTRANSPORT\tSTATE\tTOOLS\tRESTARTS\tCONNECT\tLAST CALL\tERROR")
+			ms := func(v float64) string {
+				if v <= 0 {
+					return "-"
+				}
+				return (time.Duration(v * float64(time.Millisecond))).Round(time.Millisecond).String()
+			}
 			for _, s := range health.Servers {
-				fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%s\t%s\n", s.Name, s.Transport, s.State, s.Tools,
-					(time.Duration(s.ConnectMillis * float64(time.Millisecond))).Round(time.Millisecond), oneLine(s.LastError, 80))
+				fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n", s.Name, s.Transport, s.State, s.Tools, s.Restarts,
+					ms(s.ConnectMillis), ms(s.LatencyMillis), oneLine(s.LastError, 80))
 			}
 			return w.Flush()
 		},

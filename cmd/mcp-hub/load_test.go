@@ -183,19 +183,21 @@ restart:
 	}
 	hubPID := hubProc.cmd.Process.Pid
 
-	// Warm-up: one round of a few sessions, so that the baseline includes
-	// what the first sessions allocate once (HTTP server, SDK caches, the
-	// runtime's own pools) and the comparison after the load measures what
-	// the load left behind.
+	// Warm-up: the same number of sessions for a short while, without
+	// kills, so that what is allocated once (HTTP server, SDK caches, the
+	// upstream connections' buffers) is in the baseline. Both the baseline
+	// and the figures after the load are taken after the hub has collected
+	// its garbage (see loadCollect): an idle Go process keeps the heap it
+	// grew to until a GC, which the runtime forces only every 2 minutes.
 	cold := loadReadResources(t, base, hubPID)
 	lr := newLoadRun(t, set, base)
-	lr.runSessions(min(set.sessions, 4), time.Second, nil)
+	lr.runSessions(set.sessions, 2*time.Second, nil)
 	lr.closeIdle()
 	if !lr.healthyOK() {
 		t.Fatalf("warm-up failed:\n%s\nhub log:\n%s", lr.summary(), hubProc.logTail(60))
 	}
 	loadWaitSessions(t, base, 0, loadSettle)
-	before := loadSettleResources(t, base, hubPID, loadResources{}, 5*time.Second)
+	before := loadCollect(t, base, hubPID, loadSettle)
 
 	// The load, with the victim killed every killEvery.
 	lr = newLoadRun(t, set, base)
@@ -210,7 +212,8 @@ restart:
 	sample := func() {
 		if r, err := loadTryReadResources(base, hubPID); err == nil {
 			peakMu.Lock()
-			peak = loadResources{rssKB: max(peak.rssKB, r.rssKB), goroutines: max(peak.goroutines, r.goroutines), sessions: max(peak.sessions, r.sessions)}
+			peak = loadResources{rssKB: max(peak.rssKB, r.rssKB), goroutines: max(peak.goroutines, r.goroutines),
+				sessions: max(peak.sessions, r.sessions), heapLive: max(peak.heapLive, r.heapLive)}
 			peakMu.Unlock()
 		}
 	}
@@ -224,9 +227,9 @@ restart:
 	// Processes while the hub runs: one per stdio upstream.
 	running := loadWaitProcessCount(fx, 2, 10*time.Second)
 
-	// After: sessions gone, then loadResources back near the baseline.
+	// After: sessions gone, garbage collected, then the same figures.
 	sessionsGone := loadWaitSessions(t, base, 0, loadSettle)
-	after := loadSettleResources(t, base, hubPID, before, loadSettle)
+	after := loadCollect(t, base, hubPID, loadSettle)
 	health := loadFetchHealth(t, base)
 
 	// Stop the hub as a user would; its children must go with it.
@@ -481,7 +484,7 @@ var (
 	loadMaxMsgLen = 140
 )
 
-// normalizeMessage turns an error text into a kind: numbers (pids, ports,
+// loadNormalizeMessage turns an error text into a kind: numbers (pids, ports,
 // durations) become N, so equal errors are counted together.
 func loadNormalizeMessage(s string) string {
 	s = loadSpacesRE.ReplaceAllString(loadDigitsRE.ReplaceAllString(s, "N"), " ")
@@ -640,15 +643,16 @@ func (lr *loadRun) report(set loadSettings, elapsed time.Duration, kills int64, 
 		}
 	}
 	fmt.Fprintf(&b, "  session setup errors: %d\n", lr.setupErrs)
-	fmt.Fprintf(&b, "\n%-28s %10s %11s %9s\n", "hub", "RSS (KiB)", "goroutines", "sessions")
+	fmt.Fprintf(&b, "\n%-28s %10s %11s %9s %15s\n", "hub", "RSS (KiB)", "goroutines", "sessions", "heap live (KiB)")
 	for _, r := range []struct {
 		name string
 		r    loadResources
-	}{{"cold start", cold}, {"before (after warm-up)", before}, {"peak during load", peak}, {"after (sessions closed)", after}} {
-		fmt.Fprintf(&b, "%-28s %10d %11d %9d\n", r.name, r.r.rssKB, r.r.goroutines, r.r.sessions)
+	}{{"cold start", cold}, {"before (warm-up, GC)", before}, {"peak during load", peak}, {"after (sessions closed, GC)", after}} {
+		fmt.Fprintf(&b, "%-28s %10d %11d %9d %15d\n", r.name, r.r.rssKB, r.r.goroutines, r.r.sessions, r.r.heapLive/1024)
 	}
-	fmt.Fprintf(&b, "RSS after/before %+.1f%%, goroutines after/before %+.1f%%\n",
-		loadPct(after.rssKB, before.rssKB), loadPct(int64(after.goroutines), int64(before.goroutines)))
+	fmt.Fprintf(&b, "after vs before: RSS %+.1f%%, goroutines %+.1f%%, heap live %+.1f%%\n",
+		loadPct(after.rssKB, before.rssKB), loadPct(int64(after.goroutines), int64(before.goroutines)),
+		loadPct(int64(after.heapLive), int64(before.heapLive)))
 	if health != nil {
 		for _, s := range health.Servers {
 			fmt.Fprintf(&b, "upstream %-8s state %-10s restarts %d\n", s.Name, s.State, s.Restarts)
@@ -686,6 +690,8 @@ type loadResources struct {
 	rssKB      int64
 	goroutines int
 	sessions   int
+	heapLive   uint64 // live heap at the last GC
+	gcCycles   uint64
 }
 
 func loadFetchHealth(t *testing.T, base string) *hub.Health {
@@ -729,7 +735,7 @@ func loadTryReadResources(base string, pid int) (loadResources, error) {
 	if err != nil {
 		return loadResources{}, err
 	}
-	return loadResources{rssKB: rss, goroutines: h.Goroutines, sessions: h.Sessions}, nil
+	return loadResources{rssKB: rss, goroutines: h.Goroutines, sessions: h.Sessions, heapLive: h.HeapLiveBytes, gcCycles: h.GCCycles}, nil
 }
 
 func loadReadResources(t *testing.T, base string, pid int) loadResources {
@@ -741,30 +747,53 @@ func loadReadResources(t *testing.T, base string, pid int) loadResources {
 	return r
 }
 
-// settleResources polls until the hub's goroutines and RSS are within 10%
-// of target (zero target: until they stop falling), or d passes, and
-// returns the last reading. Go returns freed memory to the OS gradually,
-// so RSS needs the settle period.
-func loadSettleResources(t *testing.T, base string, pid int, target loadResources, d time.Duration) loadResources {
+// loadCollect makes the idle hub collect its garbage, waits until its RSS
+// stops falling (Go returns freed pages to the OS in the background) and
+// returns its figures. An idle hub allocates almost nothing, so a GC is
+// provoked from outside with requests whose bodies it reads and drops
+// (128 KiB of blanks as JSON-RPC, answered 400): two GC cycles, so that the
+// heap goal follows the smaller live heap and the scavenger releases the
+// rest.
+func loadCollect(t *testing.T, base string, pid int, d time.Duration) loadResources {
 	t.Helper()
 	deadline := time.Now().Add(d)
-	last := loadReadResources(t, base, pid)
-	for time.Now().Before(deadline) {
-		time.Sleep(500 * time.Millisecond)
-		r := loadReadResources(t, base, pid)
-		if target.rssKB > 0 {
-			if loadWithin(r.rssKB, target.rssKB, 0.10) && loadWithin(int64(r.goroutines), int64(target.goroutines), 0.10) {
-				return r
+	first := loadReadResources(t, base, pid)
+	// Small bodies: the one in flight when a GC marks counts as live.
+	junk := strings.Repeat(" ", 128<<10)
+	c := &http.Client{Timeout: 10 * time.Second}
+	r := first
+	for r.gcCycles < first.gcCycles+2 && time.Now().Before(deadline) {
+		for range 16 {
+			req, err := http.NewRequest(http.MethodPost, base+"/mcp", strings.NewReader(junk))
+			if err != nil {
+				t.Fatal(err)
 			}
-		} else if r.goroutines >= last.goroutines && r.rssKB >= last.rssKB {
-			return r
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			if resp, err := c.Do(req); err == nil {
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
 		}
-		last = r
+		r = loadReadResources(t, base, pid)
 	}
-	return last
+	c.CloseIdleConnections()
+	if r.gcCycles < first.gcCycles+2 {
+		t.Logf("the hub ran %d GC cycles within %s, not 2: its RSS may include garbage", r.gcCycles-first.gcCycles, d)
+	}
+	// RSS: until it has not fallen for 2 s.
+	low, lowAt := r.rssKB, time.Now()
+	for time.Since(lowAt) < 2*time.Second && time.Now().Before(deadline) {
+		time.Sleep(250 * time.Millisecond)
+		r = loadReadResources(t, base, pid)
+		if r.rssKB < low {
+			low, lowAt = r.rssKB, time.Now()
+		}
+	}
+	return r
 }
 
-// vmRSS reads a process's resident set size in KiB.
+// loadVmRSS reads a process's resident set size in KiB.
 func loadVmRSS(pid int) (int64, error) {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
@@ -778,7 +807,7 @@ func loadVmRSS(pid int) (int64, error) {
 	return 0, errors.New("no VmRSS line")
 }
 
-// waitHealthy waits until /healthz says every upstream is ready.
+// loadWaitHealthy waits until /healthz says every upstream is ready.
 func loadWaitHealthy(base string, c *child, d time.Duration) error {
 	deadline := time.Now().Add(d)
 	var last string
@@ -800,7 +829,7 @@ func loadWaitHealthy(base string, c *child, d time.Duration) error {
 	return fmt.Errorf("not healthy after %s; last: %s", d, last)
 }
 
-// waitSessions waits until the hub reports n sessions.
+// loadWaitSessions waits until the hub reports n sessions.
 func loadWaitSessions(t *testing.T, base string, n int, d time.Duration) bool {
 	t.Helper()
 	deadline := time.Now().Add(d)
@@ -815,7 +844,7 @@ func loadWaitSessions(t *testing.T, base string, n int, d time.Duration) bool {
 	}
 }
 
-// waitListening waits until addr accepts MCP at /mcp.
+// loadWaitListening waits until addr accepts MCP at /mcp.
 func loadWaitListening(t *testing.T, c *child, addr string) {
 	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
@@ -833,7 +862,7 @@ func loadWaitListening(t *testing.T, c *child, addr string) {
 	t.Fatalf("%s not listening on %s\n%s", c.name, addr, c.logTail(20))
 }
 
-// waitProcessCount waits until exactly n processes of exe (not started by
+// loadWaitProcessCount waits until exactly n processes of exe (not started by
 // the harness) run, and returns the count seen last.
 func loadWaitProcessCount(exe string, n int, d time.Duration) int {
 	deadline := time.Now().Add(d)
@@ -846,7 +875,7 @@ func loadWaitProcessCount(exe string, n int, d time.Duration) int {
 	}
 }
 
-// waitNoProcesses waits until no process of exe (not started by the
+// loadWaitNoProcesses waits until no process of exe (not started by the
 // harness) runs, and returns those left.
 func loadWaitNoProcesses(exe string, d time.Duration) []int {
 	deadline := time.Now().Add(d)

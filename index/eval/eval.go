@@ -186,15 +186,15 @@ type Options struct {
 
 // Report holds the metrics of one run.
 type Report struct {
-	Ks        []int
-	HitAt     map[int]float64 // share of queries with any gold tool in the top k
-	RecallAt  map[int]float64 // mean share of a query's gold tools in the top k
-	MRR10     float64         // mean reciprocal rank of the first gold tool within the top 10
-	NDCG10    float64         // binary-relevance nDCG over the top 10
-	P50, P99  time.Duration   // search latency
-	Queries   int
-	PerQuery  []QueryResult
-	searchers Searcher
+	Ks       []int
+	HitAt    map[int]float64 // share of queries with any gold tool in the top k
+	RecallAt map[int]float64 // mean share of a query's gold tools in the top k
+	MRR10    float64         // mean reciprocal rank of the first gold tool within the top 10
+	NDCG10   float64         // binary-relevance nDCG over the top 10
+	P50, P99 time.Duration   // search latency
+	Queries  int
+	PerQuery []QueryResult
+	searcher Searcher
 }
 
 // QueryResult is one query's outcome.
@@ -215,7 +215,7 @@ func Run(s Searcher, queries []Query, opts Options) *Report {
 	ks = append([]int(nil), ks...)
 	sort.Ints(ks)
 	depth := max(10, ks[len(ks)-1])
-	r := &Report{Ks: ks, HitAt: map[int]float64{}, RecallAt: map[int]float64{}, Queries: len(queries), searchers: s}
+	r := &Report{Ks: ks, HitAt: map[int]float64{}, RecallAt: map[int]float64{}, Queries: len(queries), searcher: s}
 	lat := make([]time.Duration, 0, len(queries))
 	for i, q := range queries {
 		gold := goldNames(q.Gold)
@@ -393,8 +393,8 @@ func (r *Report) Misses(n, depth int) []Miss {
 			continue
 		}
 		top := q.Top
-		if q.FirstHit == 0 && r.searchers != nil && depth > len(top) {
-			res := r.searchers.Search(q.Query.Query, "", depth)
+		if q.FirstHit == 0 && r.searcher != nil && depth > len(top) {
+			res := r.searcher.Search(q.Query.Query, "", depth)
 			top = make([]string, len(res))
 			for i, h := range res {
 				top[i] = h.Name

@@ -162,7 +162,7 @@ type fzHub struct {
 
 // fzNewHub starts a hub with discovery on: weather and math deferred,
 // clock eager. Each fuzz worker makes its own.
-func fzNewHub(f *testing.F) *fzHub {
+func fzNewHub(f testing.TB) *fzHub {
 	f.Helper()
 	tools := map[string][][3]string{ // server -> {name, description, schema}
 		"weather": {
@@ -281,5 +281,50 @@ func fzCheckOutcome(t *testing.T, via, tool string, data []byte, res *mcp.CallTo
 	}
 	if len(res.Content) == 0 {
 		t.Fatalf("%s: %s(%q): result without content", via, tool, data)
+	}
+}
+
+// TestMetaToolsBigArguments: what the fuzzers' small inputs cannot reach.
+// A client may send up to max_request_bytes (4 MiB) of arguments; the work
+// they cause must stay linear in their size. Before the fix, 40,000
+// tool_names (1 MiB) took 8 s (quadratic de-duplication, and suggestions
+// for every missing name) and a 4 MiB tool name 1.6 s of edit distances
+// per five catalog tools.
+func TestMetaToolsBigArguments(t *testing.T) {
+	fz := fzNewHub(t)
+	names := make([]string, 100_000)
+	for i := range names {
+		names[i] = fmt.Sprintf("weather__get_thing_%d", i)
+	}
+	names = append(names, "math__add", "math__ad")
+	bigNames, _ := json.Marshal(map[string]any{"tool_names": names})
+	bigName, _ := json.Marshal(map[string]any{"name": strings.Repeat("get_thing ", 400_000)})
+	for _, tc := range []struct {
+		tool string
+		args []byte
+		want string
+	}{
+		{SearchToolsName, bigNames, "math__add"},
+		{CallToolName, bigName, "Unknown tool"},
+	} {
+		s, err := fz.h.NewSession("")
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		res, err := s.handleTool(context.Background(), &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: tc.tool, Arguments: tc.args}})
+		took := time.Since(start)
+		if err != nil || res == nil {
+			t.Fatalf("%s with %d KiB of arguments: %v", tc.tool, len(tc.args)>>10, err)
+		}
+		if text := resultText(res); !strings.Contains(text, tc.want) {
+			t.Errorf("%s: result does not mention %q: %.200s", tc.tool, tc.want, text)
+		}
+		// Generous for -race on a loaded machine; the quadratic versions
+		// took minutes here.
+		if took > 10*time.Second {
+			t.Errorf("%s with %d KiB of arguments took %s", tc.tool, len(tc.args)>>10, took)
+		}
+		t.Logf("%s with %d KiB of arguments: %s", tc.tool, len(tc.args)>>10, took)
 	}
 }

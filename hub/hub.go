@@ -41,6 +41,8 @@ type Hub struct {
 	rebuild  sync.Mutex // serialises catalog rebuilds
 	lastSeen map[string]listSignature
 
+	closeOnce sync.Once
+
 	mu       sync.Mutex
 	sessions map[*Session]struct{}
 	nextID   int64
@@ -50,6 +52,11 @@ type Hub struct {
 	// serving is set once New returns: from then on a contested name
 	// stays with the server clients already call (see buildCatalog).
 	serving atomic.Bool
+	// started is set when New builds its first catalog; changes counts
+	// upstream list changes and built the count the current catalog saw.
+	started atomic.Bool
+	changes atomic.Int64
+	built   int64 // guarded by rebuild
 }
 
 // New starts every configured upstream in parallel and waits until each has
@@ -113,6 +120,7 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Hub, error) {
 		}
 	}
 ready:
+	h.started.Store(true)
 	c := h.rebuildCatalog()
 	// A collision present at start-up is a config problem; one that
 	// appears later (a server adds a tool, or joins late) is logged and
@@ -171,38 +179,58 @@ func (h *Hub) Upstreams() []upstream.Status {
 }
 
 // Close ends every session and upstream connection; stdio servers' processes exit.
+//
+// Upstreams go first: a session's close waits for its handlers, and a
+// handler waiting on an upstream call (a hung server) only returns once
+// that connection ends. Close may be called more than once.
 func (h *Hub) Close() error {
-	h.mu.Lock()
-	sessions := make([]*Session, 0, len(h.sessions))
-	for s := range h.sessions {
-		sessions = append(sessions, s)
-	}
-	h.mu.Unlock()
-	for _, s := range sessions {
-		s.close()
-	}
-	var wg sync.WaitGroup
-	for _, u := range h.upstreams {
-		wg.Go(func() { u.Close() })
-	}
-	wg.Wait()
-	if ix := h.Catalog().index; ix != nil {
-		ix.Close()
-	}
+	h.closeOnce.Do(func() {
+		var wg sync.WaitGroup
+		for _, u := range h.upstreams {
+			wg.Go(func() { u.Close() })
+		}
+		wg.Wait()
+		h.mu.Lock()
+		sessions := make([]*Session, 0, len(h.sessions))
+		for s := range h.sessions {
+			sessions = append(sessions, s)
+		}
+		h.mu.Unlock()
+		for _, s := range sessions {
+			s.close()
+		}
+		if ix := h.Catalog().index; ix != nil {
+			ix.Close()
+		}
+	})
 	return nil
 }
 
 // UpstreamChanged rebuilds the catalog after an upstream (re)listed, and
 // brings every session up to date. Part of upstream.Listener.
+// Before New's own build, upstreams that connect are only recorded: with
+// hundreds of servers, a rebuild per connect would make start-up
+// quadratic.
 func (h *Hub) UpstreamChanged(u *upstream.Upstream) {
+	h.changes.Add(1)
+	if !h.started.Load() {
+		return
+	}
 	h.rebuildCatalog()
 	h.notifyListChanges(u)
 }
 
-// rebuildCatalog swaps in a new catalog and syncs sessions to it.
+// rebuildCatalog swaps in a new catalog and syncs sessions to it. Changes
+// that arrive while a rebuild runs are folded into the next one: a caller
+// whose change an already finished rebuild has seen returns at once.
 func (h *Hub) rebuildCatalog() *Catalog {
+	want := h.changes.Load()
 	h.rebuild.Lock()
 	defer h.rebuild.Unlock()
+	if h.built >= want && want > 0 {
+		return h.catalog.Load()
+	}
+	h.built = h.changes.Load()
 	var prev *Catalog
 	if h.serving.Load() {
 		prev = h.catalog.Load()
@@ -213,9 +241,7 @@ func (h *Hub) rebuildCatalog() *Catalog {
 		s.sync(c)
 	}
 	if old != nil && old.index != nil && old.index != c.index {
-		// Searches in flight hold the old index only briefly; bleve's
-		// in-memory close just drops references.
-		old.index.Close()
+		old.index.Close() // in-memory: searches still holding it are unaffected
 	}
 	return c
 }

@@ -58,9 +58,15 @@ func (h *Hub) metaTools(c *Catalog, s *Session) []*mcp.Tool {
 	return tools
 }
 
+// manifestBudget is the size, in characters (about 4 per token), past
+// which the manifest drops tool names: with hundreds of deferred servers
+// the names alone would cost more tokens than deferring saves.
+const manifestBudget = 24000
+
 // manifest lists each server with deferred tools visible under ts: its
 // tool count, the names (the first four and "... and N more" past ten),
-// and a one-line summary.
+// and a one-line summary. Past manifestBudget, each server gets one line
+// with its count and summary; search_tools {server_name} lists its names.
 func (h *Hub) manifest(c *Catalog, ts *Toolset) string {
 	byServer := map[string][]*Tool{}
 	for _, t := range c.Tools {
@@ -68,8 +74,9 @@ func (h *Hub) manifest(c *Catalog, ts *Toolset) string {
 			byServer[t.Server] = append(byServer[t.Server], t)
 		}
 	}
+	servers := sortedKeys(byServer)
 	var b strings.Builder
-	for _, server := range sortedKeys(byServer) {
+	for _, server := range servers {
 		tools := byServer[server]
 		names := make([]string, len(tools))
 		for i, t := range tools {
@@ -82,6 +89,17 @@ func (h *Hub) manifest(c *Catalog, ts *Toolset) string {
 		fmt.Fprintf(&b, "- %s (%s): %s\n", server, plural(len(tools), "tool"), strings.Join(names, ", "))
 		if sum := h.serverSummary(server, tools); sum != "" {
 			fmt.Fprintf(&b, "  %s\n", sum)
+		}
+	}
+	if b.Len() > manifestBudget {
+		b.Reset()
+		for _, server := range servers {
+			tools := byServer[server]
+			fmt.Fprintf(&b, "- %s (%s)", server, plural(len(tools), "tool"))
+			if sum := h.serverSummary(server, tools); sum != "" {
+				fmt.Fprintf(&b, ": %s", sum)
+			}
+			b.WriteString("\n")
 		}
 	}
 	return strings.TrimRight(b.String(), "\n")
@@ -228,15 +246,22 @@ func (s *Session) searchTools(ctx context.Context, raw json.RawMessage) *mcp.Cal
 	limit := s.hub.cfg.Discovery.SearchLimit()
 	switch {
 	case len(args.ToolNames) > 0:
+		// Maps, not slice scans: the client may send many names, and
+		// this must stay linear in them.
+		byName := make(map[string]*Tool, len(pool))
+		for _, t := range pool {
+			byName[t.Name] = t
+		}
+		seen := make(map[string]bool, len(args.ToolNames))
 		for _, name := range args.ToolNames {
-			i := slices.IndexFunc(pool, func(t *Tool) bool { return t.Name == name })
-			switch {
-			case i < 0 || (server != "" && pool[i].Server != server):
-				if !slices.Contains(notFound, name) {
-					notFound = append(notFound, name)
-				}
-			case !slices.Contains(found, pool[i]):
-				found = append(found, pool[i])
+			if seen[name] {
+				continue
+			}
+			seen[name] = true
+			if t, ok := byName[name]; ok && (server == "" || t.Server == server) {
+				found = append(found, t)
+			} else {
+				notFound = append(notFound, name)
 			}
 		}
 	case query == "":
@@ -362,14 +387,19 @@ func (h *Hub) searchResultText(found []*Tool, added, already, notFound []string,
 	return strings.TrimRight(b.String(), "\n")
 }
 
-// writeSuggestions adds " Did you mean: x, y?" for names close to missing ones.
+// maxSuggested bounds how many missing names get "Did you mean"
+// suggestions: each costs a pass over the pool.
+const maxSuggested = 10
+
+// writeSuggestions adds " Did you mean: x, y?" for names close to missing
+// ones (the first maxSuggested of them).
 func (h *Hub) writeSuggestions(b *strings.Builder, missing []string, pool []*Tool) {
 	names := make([]string, len(pool))
 	for i, t := range pool {
 		names[i] = t.Name
 	}
 	var close []string
-	for _, m := range missing {
+	for _, m := range missing[:min(len(missing), maxSuggested)] {
 		for _, n := range index.Closest(m, names, 3) {
 			if !slices.Contains(close, n) {
 				close = append(close, n)

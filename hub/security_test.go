@@ -399,6 +399,9 @@ func TestSecurityBadInputStdio(t *testing.T) {
 	if n := strings.Count(log, "client request too large"); n != 1 {
 		t.Errorf("oversized request logged %d times, want 1", n)
 	}
+	if n := strings.Count(log, "Unknown tool 'fx__slep'"); n != 1 {
+		t.Errorf("unknown tool logged %d times, want 1:\n%s", n, log)
+	}
 }
 
 // TestSecurityBadInputHTTP: bad requests over HTTP get 4xx or JSON-RPC

@@ -56,9 +56,21 @@ func (h *Hub) NewSession(toolset string) (*Session, error) {
 			Completions: &mcp.CompletionCapabilities{},
 		},
 	})
-	s.server.AddReceivingMiddleware(s.route)
+	s.server.AddReceivingMiddleware(s.logErrors, s.route)
 	s.sync(h.Catalog())
 	return s, nil
+}
+
+// logErrors logs each request of the client that fails, once, at info:
+// bad input is the client's problem, but an operator should see it.
+func (s *Session) logErrors(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		if err != nil && ctx.Err() == nil {
+			s.hub.log.Info("client request failed", "session", s.id, "method", method, "err", s.hub.redact.String(err.Error()))
+		}
+		return res, err
+	}
 }
 
 // Server is the session's go-sdk server.

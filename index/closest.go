@@ -13,14 +13,22 @@ import (
 // "weather__get_current": 0.7).
 const closeEnough = 0.75
 
+// maxNameLen is the longest name Closest compares. No tool name is longer
+// (MCP allows 128 characters, the hub exposes at most 64), and the edit
+// distance costs len(name) x len(candidate) per candidate: a client that
+// sends a megabyte as a tool name must not make the hub spend seconds on
+// suggestions.
+const maxNameLen = 256
+
 // Closest returns up to n of candidates that are close to name, best first:
 // "Did you mean" suggestions for a mistyped tool name. Similarity is the
 // best of edit distance relative to length, containment (a name without its
 // server prefix, or a cut-off name) and word overlap (same words in another
 // order or with other separators). Candidates that are not genuinely close
-// are left out, so the result is often empty.
+// are left out, so the result is often empty, and always for a name longer
+// than maxNameLen bytes.
 func Closest(name string, candidates []string, n int) []string {
-	if n <= 0 || strings.TrimSpace(name) == "" {
+	if n <= 0 || strings.TrimSpace(name) == "" || len(name) > maxNameLen {
 		return nil
 	}
 	type scored struct {

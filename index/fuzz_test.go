@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 )
 
@@ -114,10 +115,8 @@ func FuzzClosest(f *testing.F) {
 	f.Add("aaaa", "aaaa\nAAAA\na_a_a_a", 0)
 	f.Add("a", "a", -5)
 	f.Fuzz(func(t *testing.T, name, cands string, n int) {
-		if len(name) > 256 || len(cands) > 4096 {
-			// Levenshtein is quadratic; the hub only compares tool names
-			// (at most 64 characters) against a catalog.
-			return
+		if len(cands) > 4096 {
+			return // candidates are a catalog's names, each at most 64 characters
 		}
 		var candidates []string
 		if cands != "" {
@@ -141,10 +140,33 @@ func FuzzClosest(f *testing.F) {
 			seen[g] = true
 		}
 		// A candidate equal to the name is always suggested first.
-		if n > 0 && utf8.ValidString(name) && strings.TrimSpace(name) != "" && slices.Contains(candidates, name) {
+		if n > 0 && len(name) <= maxNameLen && utf8.ValidString(name) && strings.TrimSpace(name) != "" && slices.Contains(candidates, name) {
 			if len(got) == 0 || !strings.EqualFold(got[0], name) && alnum(strings.ToLower(got[0])) != alnum(strings.ToLower(name)) {
 				t.Fatalf("Closest(%q, %q, %d) = %q: the exact name is not first", name, candidates, n, got)
 			}
 		}
 	})
+}
+
+// TestClosestLongName: a name longer than any tool name gets no
+// suggestions, at once. Found while writing FuzzClosest: the edit distance
+// made a 128 KiB name cost 0.9 s against 50 candidates, so one tools/call
+// with a 4 MiB name kept the hub busy for half a minute.
+func TestClosestLongName(t *testing.T) {
+	var cands []string
+	for i := range 1000 {
+		cands = append(cands, "server__get_thing_"+strings.Repeat("x", i%40))
+	}
+	name := strings.Repeat("get_thing ", 400_000)
+	start := time.Now()
+	if got := Closest(name, cands, 3); got != nil {
+		t.Errorf("Closest(4 MB name) = %q, want nil", got)
+	}
+	if took := time.Since(start); took > time.Second {
+		t.Errorf("Closest(4 MB name) took %s", took)
+	}
+	// Up to the bound, names are still compared.
+	if got := Closest("server__get_thing_xx", cands, 1); len(got) != 1 {
+		t.Errorf("Closest(short name) = %q, want one suggestion", got)
+	}
 }

@@ -13,7 +13,10 @@
 // nearby words of names and descriptions ("delete link"), which reward a
 // tool whose text says what the request says in the same order; a few verb
 // synonyms (get/fetch/retrieve, create/add, delete/remove, ...) join the
-// query at half weight; and a tool whose full name the request spells out
+// query at half weight, and so do the indexed words that share a query
+// word's Porter stem ("published" finds "publish", "limited" the parameter
+// "limit"; the index itself stems plurals only); and a tool whose full name
+// the request spells out
 // ("using todoist_get_tasks") gets its score doubled. TUNING.md has the
 // figures behind every choice.
 //
@@ -42,6 +45,9 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/blevesearch/bleve/v2/analysis"
+	"github.com/blevesearch/bleve/v2/analysis/token/porter"
 )
 
 // Tool is what the index knows about one tool. Pure: no MCP types.
@@ -81,6 +87,10 @@ type Index struct {
 	termIDs  map[termKey]int32 // term -> index into postings
 	postings [][]posting       // by term ID: tools holding the term, by document number
 	synonyms map[string][]string
+	// variants maps a Porter stem to the indexed words with that stem
+	// (Options.StemVariants).
+	variants map[string][]string
+	porter   analysis.TokenFilter // stateless, safe for concurrent use
 	// byBaseName maps a lowercased multi-word tool name (without server
 	// prefix) to its tools, for Options.NameMention.
 	byBaseName map[string][]int32
@@ -133,12 +143,16 @@ func NewWithOptions(tools []Tool, opts Options) (*Index, error) {
 		servers:    make(map[string]int32),
 		termIDs:    make(map[termKey]int32),
 		byBaseName: make(map[string][]int32),
+		porter:     porter.NewPorterStemmer(),
 	}
 
 	if err := ix.build(tools); err != nil {
 		return nil, err
 	}
 	ix.synonyms = buildSynonyms(an, opts)
+	if opts.StemVariants > 0 {
+		ix.variants = ix.buildVariants()
+	}
 	n := len(ix.tools)
 	ix.scratch.New = func() any { return newScratch(n) }
 	return ix, nil
@@ -268,6 +282,37 @@ func (ix *Index) build(tools []Tool) error {
 		}
 	}
 	return nil
+}
+
+// buildVariants groups the indexed words by their Porter stem. It stems
+// the vocabulary, not the documents, so it adds little to a build.
+func (ix *Index) buildVariants() map[string][]string {
+	groups := make(map[string][]string)
+	for k := range ix.termIDs {
+		if k.b != "" {
+			continue
+		}
+		if s := ix.porterStem(k.a); s != "" {
+			groups[s] = append(groups[s], k.a)
+		}
+	}
+	for _, words := range groups {
+		sort.Strings(words) // map order must not leak into query order
+	}
+	return groups
+}
+
+// porterStem returns the Porter stem of an analyzed word, or "" for words
+// too short to stem and numbers.
+func (ix *Index) porterStem(w string) string {
+	if len(w) <= 2 || isDigits(w) {
+		return ""
+	}
+	out := ix.porter.Filter(analysis.TokenStream{&analysis.Token{Term: []byte(w)}})
+	if len(out) != 1 || len(out[0].Term) == 0 {
+		return ""
+	}
+	return string(out[0].Term)
 }
 
 // baseName strips the "<server>__" prefix the hub adds, so the server's

@@ -12,7 +12,7 @@ func schema(t testing.TB, props ...string) json.RawMessage {
 	t.Helper()
 	// props: name, type, description triples.
 	p := map[string]any{}
-	for i := 0; i+2 < len(props)+1 && i+2 <= len(props)-1+1; i += 3 {
+	for i := 0; i+2 < len(props); i += 3 {
 		prop := map[string]any{"type": props[i+1]}
 		if props[i+2] != "" {
 			prop["description"] = props[i+2]

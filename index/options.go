@@ -23,6 +23,13 @@ type Options struct {
 	// SynonymWeight is the weight of a verb synonym added to the query
 	// relative to the word itself; 0 disables synonyms.
 	SynonymWeight float64
+	// StemVariants is the query weight of the indexed words that share a
+	// query word's Porter stem ("published" and "publishing" for
+	// "publish", "limit" for "limited"). Indexing with plural-only
+	// stemming keeps "forecast" and "forecasting" apart, which ranks
+	// better than conflating them (TUNING.md); the variants bring the
+	// recall of full stemming back at reduced weight. 0 disables them.
+	StemVariants float64
 
 	// NameMention multiplies the score of a tool by 1 + NameMention when
 	// the query spells its (multi-word) name, as in "... using
@@ -68,6 +75,7 @@ func DefaultOptions() Options {
 		StopWords:              true,
 		Stemmer:                StemPlural,
 		SynonymWeight:          0.5,
+		StemVariants:           0.5,
 		NameMention:            1,
 		Bigrams:                0.35,
 		BigramWindow:           2,

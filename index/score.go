@@ -27,7 +27,9 @@ type queryTerm struct {
 }
 
 // queryTerms analyzes the query: unique terms in order, then verb synonyms
-// at reduced weight, dropping words no tool contains.
+// and stem variants at reduced weight, dropping words no tool contains. A
+// term keeps the weight it is first added with: a word of the query is
+// never demoted to a synonym or variant of another.
 func (ix *Index) queryTerms(text string) []queryTerm {
 	terms := ix.analyzer.terms(text)
 	inQuery := make(map[termKey]bool, len(terms))
@@ -54,6 +56,13 @@ func (ix *Index) queryTerms(text string) []queryTerm {
 	for _, t := range terms {
 		for _, s := range ix.synonyms[t] {
 			add(termKey{a: s}, ix.opts.SynonymWeight)
+		}
+	}
+	if ix.variants != nil {
+		for _, t := range terms {
+			for _, v := range ix.variants[ix.porterStem(t)] {
+				add(termKey{a: v}, ix.opts.StemVariants)
+			}
 		}
 	}
 	return out

@@ -134,9 +134,10 @@ type Upstream struct {
 	session     *mcp.ClientSession
 	lists       Lists
 	lastErr     error
-	failures    int       // consecutive failed connects, and connections that ended before StableAfter
-	nextAttempt time.Time // when the loop tries again while down
-	dropped     error     // why dropSession ended the live session
+	failures    int             // consecutive failed connects, and connections that ended before StableAfter
+	nextAttempt time.Time       // when the loop tries again while down
+	dropped     error           // why dropSession ended the live session
+	life        context.Context // ends at Close; calls in flight end with it
 	stderr      *stderrTail
 	restarts    int
 	connectTime time.Duration
@@ -188,6 +189,9 @@ func (u *Upstream) Start(ctx context.Context) {
 		return
 	}
 	ctx, u.cancel = context.WithCancel(ctx)
+	u.mu.Lock()
+	u.life = ctx
+	u.mu.Unlock()
 	go u.run(ctx)
 }
 
@@ -562,6 +566,15 @@ func (u *Upstream) CallTool(ctx context.Context, params *mcp.CallToolParams) (*m
 	}
 	ctx, cancel := context.WithTimeout(ctx, u.cfg.CallTimeout())
 	defer cancel()
+	// Close must not wait for calls in flight (the SDK's close waits for
+	// them): they are cancelled upstream and end at once.
+	u.mu.Lock()
+	life := u.life
+	u.mu.Unlock()
+	if life != nil {
+		stop := context.AfterFunc(life, cancel)
+		defer stop()
+	}
 	start := time.Now()
 	res, err := cs.CallTool(ctx, params)
 	u.counter.wait()
@@ -571,6 +584,8 @@ func (u *Upstream) CallTool(ctx context.Context, params *mcp.CallToolParams) (*m
 	u.mu.Unlock()
 	if err != nil {
 		switch {
+		case life != nil && life.Err() != nil:
+			return nil, &UnavailableError{Server: u.cfg.Name, State: StateClosed, Cause: errors.New("the hub is shutting down")}
 		case errors.Is(ctx.Err(), context.DeadlineExceeded):
 			return nil, fmt.Errorf("server '%s': tool '%s' timed out after %s and was cancelled (raise 'timeout' for this server): %w",
 				u.cfg.Name, params.Name, u.cfg.CallTimeout(), context.DeadlineExceeded)

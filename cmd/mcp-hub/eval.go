@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/mcp-hub/mcp-hub/hub"
 	"github.com/mcp-hub/mcp-hub/index"
 	"github.com/mcp-hub/mcp-hub/index/eval"
 )
@@ -32,7 +34,7 @@ func evalCommand() *cli.Command {
 			&cli.StringFlag{Name: "k", Value: "1,5,10", Usage: "comma-separated cut-offs for hit@k and recall@k"},
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON object"},
 			&cli.IntFlag{Name: "misses", Usage: "print the `N` worst misses with what ranked above the gold tool"},
-			&cli.BoolFlag{Name: "tokens", Usage: "count tool-definition tokens (o200k_base) with and without discovery"},
+			&cli.BoolFlag{Name: "tokens", Usage: "count the tool-definition tokens (o200k_base) of a hub over the corpus: every tool exposed vs the first tools/list with every server deferred"},
 		},
 		Action: runEval,
 	}
@@ -75,15 +77,9 @@ func runEval(c *cli.Context) error {
 
 	var tokens *eval.TokenReport
 	if c.Bool("tokens") {
-		all, err := eval.ToolDefinitions(tools)
-		if err != nil {
-			return fmt.Errorf("eval: %w", err)
-		}
-		meta, err := eval.SpecMetaToolDefinitions(tools)
-		if err != nil {
-			return fmt.Errorf("eval: %w", err)
-		}
-		tr, err := eval.CompareTokens(all, meta)
+		// A real hub over the corpus (in-process servers, every one
+		// deferred): the definitions counted are the hub's own.
+		tr, err := eval.CorpusTokens(c.Context, corpus)
 		if err != nil {
 			return fmt.Errorf("eval: tokens: %w", err)
 		}
@@ -102,15 +98,48 @@ func runEval(c *cli.Context) error {
 	fmt.Fprintf(w, "MRR@10  %.3f   nDCG@10    %.3f\n", rep.MRR10, rep.NDCG10)
 	fmt.Fprintf(w, "latency p50 %dµs   p99 %dµs\n", rep.P50.Microseconds(), rep.P99.Microseconds())
 	if tokens != nil {
-		fmt.Fprintf(w, "tokens (o200k_base) of the first tools/list:\n")
+		fmt.Fprintf(w, "tokens (o200k_base) of the tool definitions, from a hub over the corpus:\n")
 		fmt.Fprintf(w, "  all tools exposed:           %d\n", tokens.AllTools)
-		fmt.Fprintf(w, "  discovery, all deferred:     %d\n", tokens.Discovery)
+		fmt.Fprintf(w, "  discovery, all deferred:     %d (first tools/list)\n", tokens.Discovery)
 		fmt.Fprintf(w, "  saving:                      %.1f%%\n", tokens.SavingPct)
 	}
 	if n := c.Int("misses"); n > 0 {
 		printMisses(w, rep.Misses(n, 100))
 	}
 	return nil
+}
+
+// tokensLine is the tokens line of `mcp-hub tools`: the o200k_base tokens
+// of the hub's first tools/list, and with discovery on, of every tool
+// exposed for comparison.
+func tokensLine(ctx context.Context, h *hub.Hub) (string, error) {
+	r, err := eval.HubTokens(ctx, h)
+	if err != nil {
+		return "", err
+	}
+	if !h.Config().Discovery.Enabled {
+		return fmt.Sprintf("tokens: first tools/list %s (discovery off)", thousands(r.Discovery)), nil
+	}
+	change := fmt.Sprintf("%.1f%% fewer", r.SavingPct)
+	if r.SavingPct < 0 {
+		change = fmt.Sprintf("%.1f%% more", -r.SavingPct)
+	}
+	return fmt.Sprintf("tokens: first tools/list %s (discovery on) vs %s with every tool exposed: %s",
+		thousands(r.Discovery), thousands(r.AllTools), change), nil
+}
+
+// thousands formats n with comma separators: 56789 -> "56,789".
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	if neg {
+		s = "-" + s
+	}
+	return s
 }
 
 func parseKs(s string) ([]int, error) {

@@ -2,11 +2,19 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"io"
+	"log/slog"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/mcp-hub/mcp-hub/hub"
+	"github.com/mcp-hub/mcp-hub/index/eval"
+	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
 const (
@@ -71,7 +79,7 @@ func TestEvalText(t *testing.T) {
 	for _, want := range []string{
 		"8 tools", "queries " + fixtureQueries + ": 8",
 		"hit@1   0.625", "hit@3   0.750", "MRR@10  0.688",
-		"latency p50", "all tools exposed:", "discovery, all deferred:", "saving:",
+		"latency p50", "all tools exposed:           333\n", "discovery, all deferred:     463 (first tools/list)\n", "saving:                      -39.0%\n",
 		"worst 2 misses:", "- q5 (not in top 100): local results", "search__brave_local_search",
 	} {
 		if !strings.Contains(out, want) {
@@ -92,8 +100,9 @@ func TestEvalJSONTokens(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &m); err != nil {
 		t.Fatal(err)
 	}
-	if m["tokens_all_tools"] <= 0 || m["tokens_discovery"] <= 0 {
-		t.Errorf("token figures missing: %v", m)
+	// Counted through a real hub over the fixture (index/eval's tokens test).
+	if m["tokens_all_tools"] != 333 || m["tokens_discovery"] != 463 {
+		t.Errorf("token figures %v, %v; want 333, 463", m["tokens_all_tools"], m["tokens_discovery"])
 	}
 }
 
@@ -127,5 +136,63 @@ func TestParseKs(t *testing.T) {
 	}
 	if _, err := parseKs(","); err == nil {
 		t.Error("empty: want error")
+	}
+}
+
+func TestThousands(t *testing.T) {
+	for n, want := range map[int]string{0: "0", 999: "999", 1000: "1,000", 56789: "56,789", 1234567: "1,234,567", -4200: "-4,200"} {
+		if got := thousands(n); got != want {
+			t.Errorf("thousands(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
+
+// TestToolsTokensLine: the tokens line of `mcp-hub tools`, discovery on
+// (the fixture corpus through a real hub, every server deferred: exact
+// counts) and off (a builtin server: only the total, which is every tool).
+func TestToolsTokensLine(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c, err := eval.LoadCorpus(fixtureCorpus)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := eval.NewHub(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	line, err := tokensLine(ctx, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Eight small tools cost less than the meta-tools with their manifest.
+	if want := "tokens: first tools/list 463 (discovery on) vs 333 with every tool exposed: 39.0% more"; line != want {
+		t.Errorf("discovery on:\n got %s\nwant %s", line, want)
+	}
+
+	cfg := &hub.Config{
+		Servers:     map[string]*hub.ServerConfig{"clock": {Config: upstream.Config{Name: "clock", Builtin: "time"}}},
+		ServerOrder: []string{"clock"},
+	}
+	off, err := hub.New(ctx, cfg, hub.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer off.Close()
+	line, err = tokensLine(ctx, off)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := off.AllToolDefinitions()
+	if err != nil || len(all) == 0 {
+		t.Fatalf("clock definitions: %d, %v", len(all), err)
+	}
+	n, err := eval.CountTokens(all)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "tokens: first tools/list " + thousands(n) + " (discovery off)"; line != want {
+		t.Errorf("discovery off:\n got %s\nwant %s", line, want)
 	}
 }

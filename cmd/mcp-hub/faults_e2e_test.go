@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -166,48 +167,60 @@ func TestE2EShutdownStdinClosed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Plain files and an os.Pipe, so that Wait never waits on copying.
+	stdinR, stdinW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	outPath := filepath.Join(t.TempDir(), "hub.out")
+	out, err := os.Create(outPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
 	cmd := exec.Command(self, "--config", feConfig(t), "serve")
 	cmd.Env = append(os.Environ(), envAsMain+"=1")
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdinR, out, out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	stdinR.Close()
+	done := make(chan struct{})
+	var waitErr error
+	go func() { waitErr = cmd.Wait(); close(done) }()
 	t.Cleanup(func() {
+		stdinW.Close()
 		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		<-done
 	})
-	// A real client on the pipes: initialize, and a call in flight.
-	client := mcp.NewClient(&mcp.Implementation{Name: "fe", Version: "0"}, nil)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cs, err := client.Connect(ctx, &mcp.IOTransport{Reader: stdout, Writer: stdin}, nil)
-	if err != nil {
-		t.Fatalf("connect over stdio: %v\n%s", err, stderr.String())
+	// A client on the pipe: initialize, initialized, and a call left in flight.
+	for _, line := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"fe","version":"0"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"one__sleep","arguments":{"ms":60000}}}`,
+	} {
+		if _, err := io.WriteString(stdinW, line+"\n"); err != nil {
+			t.Fatal(err)
+		}
 	}
 	feWait(t, "two child servers", 60*time.Second, func() bool { return len(feChildren(cmd.Process.Pid)) == 2 })
+	feWait(t, "the initialize answer", 60*time.Second, func() bool {
+		b, _ := os.ReadFile(outPath)
+		return bytes.Contains(b, []byte(`"id":1,"result"`))
+	})
 	kids := feChildren(cmd.Process.Pid)
-	go cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "one__sleep", Arguments: map[string]any{"ms": 60000}})
-	time.Sleep(200 * time.Millisecond)
-	stdin.Close()
+	time.Sleep(300 * time.Millisecond)
+	stdinW.Close()
 	select {
-	case err := <-done:
-		if err != nil {
-			t.Errorf("hub exit after stdin closed: %v", err)
+	case <-done:
+		if waitErr != nil {
+			b, _ := os.ReadFile(outPath)
+			t.Errorf("hub exit after stdin closed: %v\n%s", waitErr, b)
 		}
 	case <-time.After(15 * time.Second):
-		t.Fatal("hub still running 15s after stdin closed")
+		b, _ := os.ReadFile(outPath)
+		t.Fatalf("hub still running 15s after stdin closed:\n%s", b)
 	}
 	feNoOrphans(t, kids)
 }

@@ -64,7 +64,8 @@ var everything struct {
 func everythingServer(tb testing.TB) string {
 	tb.Helper()
 	everything.once.Do(func() {
-		dir, err := os.MkdirTemp("", "mcp-hub-everything-")
+		removeStaleBuildDirs()
+		dir, err := os.MkdirTemp("", fmt.Sprintf("%s%d-", buildDirPrefix, os.Getpid()))
 		if err != nil {
 			everything.err = err
 			return
@@ -76,6 +77,26 @@ func everythingServer(tb testing.TB) string {
 		tb.Fatalf("building %s: %v", everythingPkg, everything.err)
 	}
 	return everything.path
+}
+
+// buildDirPrefix names the temporary build folders; the pid after it tells
+// whether the test process that made one is still alive.
+const buildDirPrefix = "mcp-hub-everything-"
+
+// removeStaleBuildDirs removes the build folders of test processes that died
+// without running TestMain's cleanup (killed by the -timeout panic, say).
+func removeStaleBuildDirs() {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), buildDirPrefix+"*-*"))
+	for _, dir := range dirs {
+		pidText, _, ok := strings.Cut(strings.TrimPrefix(filepath.Base(dir), buildDirPrefix), "-")
+		pid, err := strconv.Atoi(pidText)
+		if !ok || err != nil || pid <= 0 {
+			continue
+		}
+		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+			os.RemoveAll(dir)
+		}
+	}
 }
 
 func buildEverythingServer(dir string) (string, error) {

@@ -66,6 +66,11 @@ func toolsCommand() *cli.Command {
 				fmt.Fprintf(c.App.Writer, " (%d eager, %d deferred)", eager, len(cat.Tools)-eager)
 			}
 			fmt.Fprintln(c.App.Writer)
+			line, err := tokensLine(c.Context, h)
+			if err != nil {
+				return fmt.Errorf("tools: count tokens: %w", err)
+			}
+			fmt.Fprintln(c.App.Writer, line)
 			return nil
 		},
 	}
@@ -95,7 +100,7 @@ func printJSON(c *cli.Context, v any) error {
 func serversCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "servers",
-		Usage: "show each upstream server's state, tool count and connect time",
+		Usage: "show each upstream server's state, tools, restarts, connect time, last call latency and last error",
 		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print JSON"}},
 		Action: func(c *cli.Context) error {
 			h, _, err := openHub(c)

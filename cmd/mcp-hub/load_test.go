@@ -183,30 +183,25 @@ restart:
 	}
 	hubPID := hubProc.cmd.Process.Pid
 
-	// Warm-up: the same number of sessions for a short while, without
-	// kills, so that what is allocated once (HTTP server, SDK caches, the
-	// upstream connections' buffers) is in the baseline. Both the baseline
-	// and the figures after the load are taken after the hub has collected
-	// its garbage (see loadCollect): an idle Go process keeps the heap it
-	// grew to until a GC, which the runtime forces only every 2 minutes.
+	// Warm-up: the same load (sessions and kills) for a short while, so
+	// that what is allocated once (HTTP server, SDK caches, connection
+	// buffers; under -race, the detector's shadow memory of the heap's
+	// high-water mark) is in the baseline. Both the baseline and the
+	// figures after the load are taken after the hub has collected its
+	// garbage (see loadCollect): an idle Go process keeps the heap it grew
+	// to until a GC, which the runtime forces only every 2 minutes.
 	cold := loadReadResources(t, base, hubPID)
+	warmup := min(set.duration, max(2*time.Second, set.killEvery+time.Second))
 	lr := newLoadRun(t, set, base)
-	lr.runSessions(set.sessions, 2*time.Second, nil)
-	lr.closeIdle()
+	lr.phase(warmup, nil)
 	if !lr.healthyOK() {
 		t.Fatalf("warm-up failed:\n%s\nhub log:\n%s", lr.summary(), hubProc.logTail(60))
 	}
 	loadWaitSessions(t, base, 0, loadSettle)
 	before := loadCollect(t, base, hubPID, loadSettle)
 
-	// The load, with the victim killed every killEvery.
+	// The load.
 	lr = newLoadRun(t, set, base)
-	stopKills := make(chan struct{})
-	var kills atomic.Int64
-	var killWG sync.WaitGroup
-	if set.killEvery > 0 {
-		killWG.Go(func() { lr.killLoop(set.killEvery, stopKills, &kills) })
-	}
 	var peak loadResources
 	var peakMu sync.Mutex
 	sample := func() {
@@ -218,11 +213,8 @@ restart:
 		}
 	}
 	start := time.Now()
-	lr.runSessions(set.sessions, set.duration, sample)
+	kills := lr.phase(set.duration, sample)
 	elapsed := time.Since(start)
-	close(stopKills)
-	killWG.Wait()
-	lr.closeIdle()
 
 	// Processes while the hub runs: one per stdio upstream.
 	running := loadWaitProcessCount(fx, 2, 10*time.Second)
@@ -237,7 +229,7 @@ restart:
 	leaked = loadWaitNoProcesses(fx, 5*time.Second)
 
 	// Report.
-	report := lr.report(set, elapsed, kills.Load(), cold, before, peak, after, health, running, leaked)
+	report := lr.report(set, elapsed, kills, cold, before, peak, after, health, running, leaked)
 	t.Log("\n" + report)
 	fmt.Println(report)
 
@@ -257,7 +249,7 @@ restart:
 	if n := lr.setupFailures(); n > 0 {
 		t.Errorf("%d session setups (connect, search_tools, close) failed; first: %s", n, lr.firstFailure())
 	}
-	if set.killEvery > 0 && set.duration > 2*set.killEvery && kills.Load() == 0 {
+	if set.killEvery > 0 && set.duration > 2*set.killEvery && kills == 0 {
 		t.Errorf("the victim was never killed")
 	}
 	if !loadWithin(after.rssKB, before.rssKB, 0.10) {
@@ -323,6 +315,23 @@ func newLoadRun(t *testing.T, set loadSettings, base string) *loadRun {
 // closeIdle drops the pooled client connections, so that the hub's
 // per-connection goroutines can end.
 func (lr *loadRun) closeIdle() { lr.http.CloseIdleConnections() }
+
+// phase runs the configured number of sessions for d while the victim is
+// killed every killEvery, and returns the number of kills. Idle client
+// connections are closed at the end.
+func (lr *loadRun) phase(d time.Duration, sample func()) int64 {
+	stop := make(chan struct{})
+	var kills atomic.Int64
+	var wg sync.WaitGroup
+	if lr.set.killEvery > 0 {
+		wg.Go(func() { lr.killLoop(lr.set.killEvery, stop, &kills) })
+	}
+	lr.runSessions(lr.set.sessions, d, sample)
+	close(stop)
+	wg.Wait()
+	lr.closeIdle()
+	return kills.Load()
+}
 
 // runSessions runs n sessions concurrently for d; sample, if set, is called
 // every 500 ms meanwhile.

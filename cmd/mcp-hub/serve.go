@@ -93,6 +93,9 @@ func serveHTTP(c *cli.Context, h *hub.Hub, log *slog.Logger, addr string) error 
 		return err
 	case <-c.Context.Done():
 	}
+	// Upstreams first: calls in flight end with an error at once, instead
+	// of holding Shutdown for its whole grace period.
+	h.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	srv.Shutdown(ctx)

@@ -20,16 +20,18 @@ type devSet struct {
 
 // TestDevSets guards retrieval quality on the dev queries when the shared
 // benchmark sets are present (skipped otherwise, and in -short mode). The
-// floors are the issue 5 targets, except etom-l2 hit@5: the target is 0.97,
-// the index reaches 0.961 (TUNING.md), so the floor guards that figure.
+// floors are the issue 5 targets (etom-l2 hit@1 0.88 and hit@5 0.97,
+// livemcpbench recall@5 0.40, etom-l1 hit@1 0.95), raised to the figure
+// reached where it is above: livemcpbench recall@5 is 0.438 (TUNING.md).
+// etom-l2 hit@5 is 0.974, one query above its floor.
 func TestDevSets(t *testing.T) {
 	if testing.Short() {
 		t.Skip("dev sets: skipped in -short mode")
 	}
 	sets := []devSet{
 		{"etom-l2", func(s Summary) float64 { return s.HitAt1 }, 0.88, "hit@1"},
-		{"etom-l2", func(s Summary) float64 { return s.HitAt5 }, 0.96, "hit@5"},
-		{"livemcpbench", func(s Summary) float64 { return s.RecallAt5 }, 0.40, "recall@5"},
+		{"etom-l2", func(s Summary) float64 { return s.HitAt5 }, 0.97, "hit@5"},
+		{"livemcpbench", func(s Summary) float64 { return s.RecallAt5 }, 0.43, "recall@5"},
 		{"etom-l1", func(s Summary) float64 { return s.HitAt1 }, 0.95, "hit@1"},
 	}
 	cache := map[string]Summary{}

@@ -12,8 +12,6 @@ package eval
 import (
 	"bufio"
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -24,6 +22,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcp-hub/mcp-hub/hub"
 	"github.com/mcp-hub/mcp-hub/index"
 )
 
@@ -120,45 +119,13 @@ func ParseQueries(r io.Reader) ([]Query, error) {
 	return out, nil
 }
 
-// maxNameLen is the longest exposed name clients accept (Claude, OpenAI,
-// Gemini, VS Code).
-const maxNameLen = 64
-
-// ExposedName is the hub's default exposed name for a server's tool:
-// server + "__" + tool, characters outside [A-Za-z0-9_-] replaced by "_",
-// and a name over 64 characters cut to 55 plus "_" and 8 hex digits of the
-// SHA-256 of the full name, so it stays unique and stable. The hub package
-// owns the canonical rule; this copy lets eval name tools exactly as the hub
-// would without depending on it.
-func ExposedName(server, tool string) string {
-	full := sanitize(server + "__" + tool)
-	if len(full) <= maxNameLen {
-		return full
-	}
-	sum := sha256.Sum256([]byte(full))
-	return full[:55] + "_" + hex.EncodeToString(sum[:])[:8]
-}
-
-func sanitize(s string) string {
-	var b strings.Builder
-	b.Grow(len(s))
-	for _, r := range s {
-		if r < 128 && (r == '_' || r == '-' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
-			b.WriteRune(r)
-		} else {
-			b.WriteByte('_')
-		}
-	}
-	return b.String()
-}
-
 // Tools turns the corpus into index records under their exposed names.
 func (c *Corpus) Tools() []index.Tool {
 	var out []index.Tool
 	for _, s := range c.Servers {
 		for _, t := range s.Tools {
 			out = append(out, index.Tool{
-				Name:              ExposedName(s.Name, t.Name),
+				Name:              hub.ExposedName(s.Name, t.Name),
 				Server:            s.Name,
 				Title:             t.Title,
 				Description:       t.Description,
@@ -259,7 +226,7 @@ func goldNames(gs []Gold) []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, g := range gs {
-		n := ExposedName(g.Server, g.Tool)
+		n := hub.ExposedName(g.Server, g.Tool)
 		if !seen[n] {
 			seen[n] = true
 			out = append(out, n)

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-hub/mcp-hub/hub"
 	"github.com/mcp-hub/mcp-hub/index"
 )
 
@@ -190,26 +191,17 @@ func TestSummaryJSONKeys(t *testing.T) {
 	}
 }
 
-func TestExposedName(t *testing.T) {
-	long := ExposedName("a very long server name.with dots", "export_spreadsheet_to_comma_separated_values_file")
-	tests := []struct{ server, tool, want string }{
-		{"weather", "get_forecast", "weather__get_forecast"},
-		{"my server", "get.thing/x", "my_server__get_thing_x"},
-		{"srv", "ünïcode", "srv___n_code"}, // one "_" per non-ASCII rune
-		{"a very long server name.with dots", "export_spreadsheet_to_comma_separated_values_file",
-			"a_very_long_server_name_with_dots__export_spreadsheet_t_c7659f67"},
+// TestCorpusNames: corpus tools and gold labels are named by the hub's own
+// rule (hub.ExposedName, tested in package hub), long names included.
+func TestCorpusNames(t *testing.T) {
+	server, tool := "a very long server name.with dots", "export_spreadsheet_to_comma_separated_values_file"
+	c := &Corpus{Servers: []Server{{Name: server, Tools: []CorpusTool{{Name: tool}}}}}
+	want := hub.ExposedName(server, tool)
+	if got := c.Tools()[0].Name; got != want || len(got) != 64 {
+		t.Errorf("tool name %q, want %q (64 characters)", got, want)
 	}
-	for _, tc := range tests {
-		got := ExposedName(tc.server, tc.tool)
-		if got != tc.want {
-			t.Errorf("ExposedName(%q, %q) = %q, want %q", tc.server, tc.tool, got, tc.want)
-		}
-		if len(got) > 64 {
-			t.Errorf("%q longer than 64", got)
-		}
-	}
-	if len(long) != 64 {
-		t.Errorf("long name has %d chars, want 64", len(long))
+	if got := goldNames([]Gold{{Server: server, Tool: tool}}); len(got) != 1 || got[0] != want {
+		t.Errorf("gold names %q, want [%q]", got, want)
 	}
 }
 

@@ -2,22 +2,24 @@ package eval
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
-	"sort"
-	"strconv"
-	"strings"
-	"unicode"
+	"io"
+	"log/slog"
+	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/tiktoken-go/tokenizer"
 
-	"github.com/mcp-hub/mcp-hub/index"
+	"github.com/mcp-hub/mcp-hub/hub"
+	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
 // TokenReport compares what a client's first tools/list costs in tokens.
 type TokenReport struct {
-	AllTools  int     // every tool exposed
-	Discovery int     // discovery on, every server deferred: only the meta-tools
+	AllTools  int     // every tool exposed (discovery off: what a plain aggregator lists)
+	Discovery int     // the hub's first tools/list with its discovery settings
 	SavingPct float64 // 100 * (AllTools - Discovery) / AllTools
 }
 
@@ -45,7 +47,7 @@ func CountTokens(defs []json.RawMessage) (int, error) {
 }
 
 // CompareTokens counts both lists of definitions: all tools exposed versus
-// the meta-tools of discovery.
+// a first tools/list with discovery.
 func CompareTokens(all, discovery []json.RawMessage) (TokenReport, error) {
 	a, err := CountTokens(all)
 	if err != nil {
@@ -53,7 +55,7 @@ func CompareTokens(all, discovery []json.RawMessage) (TokenReport, error) {
 	}
 	d, err := CountTokens(discovery)
 	if err != nil {
-		return TokenReport{}, fmt.Errorf("meta-tools: %w", err)
+		return TokenReport{}, fmt.Errorf("first tools/list: %w", err)
 	}
 	r := TokenReport{AllTools: a, Discovery: d}
 	if a > 0 {
@@ -62,163 +64,106 @@ func CompareTokens(all, discovery []json.RawMessage) (TokenReport, error) {
 	return r, nil
 }
 
-// toolDef is a tool definition as tools/list carries it (the fields that
-// cost tokens).
-type toolDef struct {
-	Name        string          `json:"name"`
-	Description string          `json:"description,omitempty"`
-	InputSchema json.RawMessage `json:"inputSchema"`
+// HubTokens counts the hub's own definitions: every catalog tool
+// (h.AllToolDefinitions) against what a new client of the default toolset
+// receives on its first tools/list (h.FirstToolsList: with discovery on, the
+// eager tools and the meta-tools with their manifest).
+func HubTokens(ctx context.Context, h *hub.Hub) (TokenReport, error) {
+	all, err := h.AllToolDefinitions()
+	if err != nil {
+		return TokenReport{}, fmt.Errorf("all tool definitions: %w", err)
+	}
+	first, err := h.FirstToolsList(ctx, "")
+	if err != nil {
+		return TokenReport{}, fmt.Errorf("first tools/list: %w", err)
+	}
+	return CompareTokens(all, first)
 }
 
-// ToolDefinitions returns the definitions of tools as a plain aggregator
-// would list them. A missing or invalid schema becomes {"type":"object"}.
-func ToolDefinitions(tools []index.Tool) ([]json.RawMessage, error) {
-	out := make([]json.RawMessage, 0, len(tools))
-	for _, t := range tools {
-		schema := t.InputSchema
-		if len(schema) == 0 || !json.Valid(schema) {
-			schema = json.RawMessage(`{"type":"object"}`)
+// CorpusTokens builds a real hub over the corpus with discovery on and
+// every server deferred, and counts its definitions (HubTokens).
+func CorpusTokens(ctx context.Context, c *Corpus) (TokenReport, error) {
+	h, err := NewHub(ctx, c)
+	if err != nil {
+		return TokenReport{}, err
+	}
+	defer h.Close()
+	return HubTokens(ctx, h)
+}
+
+// NewHub starts a hub whose upstreams are the corpus's servers, each an
+// in-process MCP server listing its corpus tools (calls return an error),
+// with discovery on and every server deferred. It fails unless every
+// corpus tool made it into the catalog. The caller closes the hub.
+func NewHub(ctx context.Context, c *Corpus) (*hub.Hub, error) {
+	cfg := &hub.Config{
+		Path:      "corpus",
+		Servers:   make(map[string]*hub.ServerConfig, len(c.Servers)),
+		Discovery: hub.Discovery{Enabled: true, DeferAll: true},
+	}
+	byName := make(map[string]*Server, len(c.Servers))
+	want := 0
+	for i := range c.Servers {
+		s := &c.Servers[i]
+		if _, dup := cfg.Servers[s.Name]; dup {
+			return nil, fmt.Errorf("corpus: duplicate server %q", s.Name)
 		}
-		b, err := json.Marshal(toolDef{Name: t.Name, Description: t.Description, InputSchema: schema})
+		cfg.Servers[s.Name] = &hub.ServerConfig{Config: upstream.Config{Name: s.Name, Builtin: s.Name}}
+		cfg.ServerOrder = append(cfg.ServerOrder, s.Name)
+		byName[s.Name] = s
+		want += len(s.Tools)
+	}
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	builtin := func(name string, _ map[string]string) (*mcp.Server, error) {
+		s := byName[name]
+		if s == nil {
+			return nil, fmt.Errorf("no corpus server %q", name)
+		}
+		return corpusServer(s, quiet)
+	}
+	h, err := hub.New(ctx, cfg, hub.Options{Logger: quiet, StartupWait: 5 * time.Minute, Builtin: builtin})
+	if err != nil {
+		return nil, fmt.Errorf("start hub: %w", err)
+	}
+	if got := len(h.Catalog().Tools); got != want {
+		h.Close()
+		return nil, fmt.Errorf("hub catalog has %d of the corpus's %d tools", got, want)
+	}
+	return h, nil
+}
+
+// corpusServer is an MCP server listing one corpus server's tools.
+func corpusServer(s *Server, log *slog.Logger) (*mcp.Server, error) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: s.Name, Version: "corpus"}, &mcp.ServerOptions{Logger: log})
+	for _, t := range s.Tools {
+		schema, err := objectSchema(t.InputSchema)
 		if err != nil {
 			return nil, fmt.Errorf("tool %s: %w", t.Name, err)
 		}
-		out = append(out, b)
+		srv.AddTool(&mcp.Tool{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: schema}, notCallable)
 	}
-	return out, nil
+	return srv, nil
 }
 
-// SpecMetaToolDefinitions builds the search_tools and call_tool definitions
-// a client sees when every server is deferred, following spec D1/D2 of
-// search_tools.md. It stands in for the hub's own builder: once the hub
-// exports it, feed its output to CompareTokens instead.
-func SpecMetaToolDefinitions(tools []index.Tool) ([]json.RawMessage, error) {
-	search := map[string]any{
-		"name": "search_tools",
-		"description": "Find and load tools that are not listed yet. The servers below have deferred tools: " +
-			"search them with a query describing what you want to do, list one server with server_name, " +
-			"or load exact tool_names. Loaded tools can then be called directly or through call_tool.\n\n" +
-			Manifest(tools),
-		"inputSchema": map[string]any{
-			"type": "object",
-			"properties": map[string]any{
-				"query":       map[string]any{"type": "string", "description": "What you want to do, in natural language."},
-				"server_name": map[string]any{"type": "string", "description": "Only tools of this server."},
-				"tool_names":  map[string]any{"type": "array", "items": map[string]any{"type": "string"}, "description": "Exact tool names to load."},
-			},
-		},
-	}
-	call := map[string]any{
-		"name":        "call_tool",
-		"description": "Call a tool loaded by search_tools, by its exact name, with its arguments.",
-		"inputSchema": map[string]any{
-			"type": "object",
-			"properties": map[string]any{
-				"name":      map[string]any{"type": "string", "description": "Exact tool name."},
-				"arguments": map[string]any{"type": "object", "description": "Arguments of the tool."},
-			},
-			"required": []string{"name"},
-		},
-	}
-	var out []json.RawMessage
-	for _, d := range []any{search, call} {
-		b, err := json.Marshal(d)
-		if err != nil {
-			return nil, fmt.Errorf("meta-tool definition: %w", err)
-		}
-		out = append(out, b)
-	}
-	return out, nil
+func notCallable(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	return nil, fmt.Errorf("corpus tools cannot be called")
 }
 
-// Manifest renders spec D2: one entry per server, sorted by name, with its
-// tool count, its tool names (first four and "... and N more" past ten) and
-// an indented one-line summary from the first sentences of its tool
-// descriptions (at most 80 characters).
-func Manifest(tools []index.Tool) string {
-	byServer := map[string][]index.Tool{}
-	for _, t := range tools {
-		byServer[t.Server] = append(byServer[t.Server], t)
+// objectSchema makes the schema's top-level type exactly "object", as the
+// hub does for the upstream tools it exposes (the SDK refuses any other
+// input schema). A missing or invalid schema becomes {"type":"object"}.
+func objectSchema(raw json.RawMessage) (json.RawMessage, error) {
+	var m map[string]any
+	if len(raw) == 0 || json.Unmarshal(raw, &m) != nil || m == nil {
+		return json.RawMessage(`{"type":"object"}`), nil
 	}
-	servers := make([]string, 0, len(byServer))
-	for s := range byServer {
-		servers = append(servers, s)
+	if m["type"] == "object" {
+		return raw, nil
 	}
-	sort.Strings(servers)
-	var b strings.Builder
-	for _, s := range servers {
-		ts := byServer[s]
-		names := make([]string, len(ts))
-		for i, t := range ts {
-			names[i] = t.Name
-		}
-		sort.Slice(names, func(i, j int) bool { return naturalLess(names[i], names[j]) })
-		noun := "tools"
-		if len(ts) == 1 {
-			noun = "tool"
-		}
-		listed := strings.Join(names, ", ")
-		if len(names) > 10 {
-			listed = strings.Join(names[:4], ", ") + fmt.Sprintf(", ... and %d more", len(names)-4)
-		}
-		fmt.Fprintf(&b, "- %s (%d %s): %s\n", s, len(ts), noun, listed)
-		var sentences []string
-		for _, t := range ts {
-			if f := firstSentence(t.Description); f != "" {
-				sentences = append(sentences, f)
-			}
-		}
-		if sum := cut(strings.Join(sentences, " "), 80); sum != "" {
-			fmt.Fprintf(&b, "  %s\n", sum)
-		}
+	m["type"] = "object"
+	b, err := json.Marshal(m)
+	if err != nil {
+		return nil, err
 	}
-	return b.String()
-}
-
-func firstSentence(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if i := strings.Index(s, ". "); i >= 0 {
-		return s[:i+1]
-	}
-	return s
-}
-
-func cut(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return strings.TrimRightFunc(string(r[:n-3]), unicode.IsSpace) + "..."
-}
-
-// naturalLess orders digit runs by value, so tool_2 sorts before tool_10.
-func naturalLess(a, b string) bool {
-	for a != "" && b != "" {
-		da, db := leadingDigits(a), leadingDigits(b)
-		if da != "" && db != "" {
-			na, _ := strconv.Atoi(da)
-			nb, _ := strconv.Atoi(db)
-			if na != nb || len(da) != len(db) {
-				if na != nb {
-					return na < nb
-				}
-				return len(da) < len(db)
-			}
-			a, b = a[len(da):], b[len(db):]
-			continue
-		}
-		if a[0] != b[0] {
-			return a[0] < b[0]
-		}
-		a, b = a[1:], b[1:]
-	}
-	return len(a) < len(b)
-}
-
-func leadingDigits(s string) string {
-	i := 0
-	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-		i++
-	}
-	return s[:i]
+	return b, nil
 }

@@ -1,69 +1,12 @@
 package eval
 
 import (
+	"context"
 	"encoding/json"
-	"fmt"
 	"strings"
 	"testing"
-
-	"github.com/mcp-hub/mcp-hub/index"
+	"time"
 )
-
-func TestManifest(t *testing.T) {
-	small := []index.Tool{
-		{Name: "weather__get_forecast", Server: "weather", Description: "Get weather forecast for a location."},
-		{Name: "weather__get_current", Server: "weather", Description: "Get current weather conditions."},
-		{Name: "math__add", Server: "math", Description: "Add two numbers together. Integers only."},
-		{Name: "solo__one", Server: "solo", Description: ""},
-	}
-	var big []index.Tool
-	for i := range 12 {
-		big = append(big, index.Tool{Name: fmt.Sprintf("bigserver__tool_%d", i), Server: "bigserver",
-			Description: fmt.Sprintf("Tool number %d on big server.", i)})
-	}
-	tests := []struct {
-		name    string
-		tools   []index.Tool
-		want    []string
-		notWant []string
-	}{
-		{"small", small, []string{
-			"- math (1 tool): math__add\n  Add two numbers together.\n",
-			"- solo (1 tool): solo__one\n",
-			"- weather (2 tools): weather__get_current, weather__get_forecast\n" +
-				"  Get weather forecast for a location. Get current weather conditions.\n",
-		}, []string{"1 tools", "Integers"}},
-		{"big", big, []string{
-			"- bigserver (12 tools): bigserver__tool_0, bigserver__tool_1, bigserver__tool_2, bigserver__tool_3, ... and 8 more\n",
-			"  Tool number 0 on big server. Tool number 1 on big server. Tool number 2 on bi...\n",
-		}, []string{"tool_4", "tool_10"}},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			m := Manifest(tc.tools)
-			for _, w := range tc.want {
-				if !strings.Contains(m, w) {
-					t.Errorf("manifest lacks %q:\n%s", w, m)
-				}
-			}
-			for _, w := range tc.notWant {
-				if strings.Contains(m, w) {
-					t.Errorf("manifest has %q:\n%s", w, m)
-				}
-			}
-		})
-	}
-	// Servers sorted by name.
-	m := Manifest(small)
-	if !(strings.Index(m, "- math") < strings.Index(m, "- solo") && strings.Index(m, "- solo") < strings.Index(m, "- weather")) {
-		t.Errorf("servers not sorted:\n%s", m)
-	}
-	for _, line := range strings.Split(Manifest(big), "\n") {
-		if strings.HasPrefix(line, "  ") && len([]rune(line)) > 82 {
-			t.Errorf("summary over 80 characters: %q", line)
-		}
-	}
-}
 
 func TestCountTokens(t *testing.T) {
 	n, err := CountTokens([]json.RawMessage{json.RawMessage(`{"name": "x"}`)})
@@ -82,53 +25,83 @@ func TestCountTokens(t *testing.T) {
 	}
 }
 
-func TestCompareTokensFixture(t *testing.T) {
+// TestCorpusTokensFixture counts the fixture corpus through a real hub:
+// every tool exposed against the first tools/list with every server
+// deferred (search_tools with its manifest, and call_tool).
+func TestCorpusTokensFixture(t *testing.T) {
 	c, _ := loadFixture(t)
-	tools := c.Tools()
-	all, err := ToolDefinitions(tools)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	h, err := NewHub(ctx, c)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(all) != len(tools) {
-		t.Fatalf("%d definitions for %d tools", len(all), len(tools))
-	}
-	var def struct {
-		Name        string          `json:"name"`
-		InputSchema json.RawMessage `json:"inputSchema"`
-	}
-	if err := json.Unmarshal(all[0], &def); err != nil || def.Name != "weather__get_forecast" || len(def.InputSchema) == 0 {
-		t.Errorf("first definition %s (%v)", all[0], err)
-	}
-	meta, err := SpecMetaToolDefinitions(tools)
+	defer h.Close()
+	all, err := h.AllToolDefinitions()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(meta) != 2 || !strings.Contains(string(meta[0]), `"name":"search_tools"`) || !strings.Contains(string(meta[1]), `"name":"call_tool"`) {
-		t.Fatalf("meta definitions %s", meta)
+	if len(all) != len(c.Tools()) {
+		t.Fatalf("%d definitions for %d tools", len(all), len(c.Tools()))
 	}
-	if !strings.Contains(string(meta[0]), "weather__get_current, weather__get_forecast") {
-		t.Errorf("search_tools description lacks the manifest: %s", meta[0])
+	if !strings.Contains(string(all[0]), `"name":"weather__get_current"`) || !strings.Contains(string(all[0]), `"inputSchema":{`) {
+		t.Errorf("first definition %s", all[0])
 	}
-	r, err := CompareTokens(all, meta)
+	first, err := h.FirstToolsList(ctx, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, _ := CountTokens(all)
-	d, _ := CountTokens(meta)
-	if r.AllTools != a || r.Discovery != d || a == 0 || d == 0 {
-		t.Errorf("report %+v, counts %d %d", r, a, d)
+	var names []string
+	for _, d := range first {
+		var def struct{ Name string }
+		if err := json.Unmarshal(d, &def); err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, def.Name)
 	}
-	if want := 100 * float64(a-d) / float64(a); r.SavingPct != want {
-		t.Errorf("saving %v, want %v", r.SavingPct, want)
+	if strings.Join(names, ",") != "call_tool,search_tools" {
+		t.Fatalf("first tools/list %v, want the two meta-tools", names)
+	}
+	if !strings.Contains(string(first[1]), "weather__get_current") {
+		t.Errorf("search_tools lacks the manifest: %s", first[1])
+	}
+
+	r, err := HubTokens(ctx, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Eight small tools: the meta-tools cost more than listing them all;
+	// discovery pays off from a few dozen tools (the etom corpus saves ~99%).
+	want := TokenReport{AllTools: 333, Discovery: 463}
+	want.SavingPct = 100 * float64(want.AllTools-want.Discovery) / float64(want.AllTools)
+	if r != want {
+		t.Errorf("tokens %+v, want %+v", r, want)
+	}
+	r2, err := CorpusTokens(ctx, c)
+	if err != nil || r2 != r {
+		t.Errorf("CorpusTokens = %+v, %v; want %+v", r2, err, r)
 	}
 }
 
-func TestToolDefinitionsBadSchema(t *testing.T) {
-	defs, err := ToolDefinitions([]index.Tool{{Name: "s__t", InputSchema: json.RawMessage(`nope`)}})
-	if err != nil {
-		t.Fatal(err)
+func TestObjectSchema(t *testing.T) {
+	for in, want := range map[string]string{
+		``:                                    `{"type":"object"}`,
+		`nope`:                                `{"type":"object"}`,
+		`null`:                                `{"type":"object"}`,
+		`{"type": "object", "x": 1}`:          `{"type": "object", "x": 1}`,
+		`{"type":["object","null"]}`:          `{"type":"object"}`,
+		`{"properties":{"a":{"type":"int"}}}`: `{"properties":{"a":{"type":"int"}},"type":"object"}`,
+	} {
+		got, err := objectSchema(json.RawMessage(in))
+		if err != nil || string(got) != want {
+			t.Errorf("objectSchema(%s) = %s, %v; want %s", in, got, err, want)
+		}
 	}
-	if got := string(defs[0]); got != `{"name":"s__t","inputSchema":{"type":"object"}}` {
-		t.Errorf("definition %s", got)
+}
+
+func TestNewHubErrors(t *testing.T) {
+	c := &Corpus{Servers: []Server{{Name: "a"}, {Name: "a"}}}
+	if _, err := NewHub(context.Background(), c); err == nil || !strings.Contains(err.Error(), "duplicate server") {
+		t.Errorf("duplicate server: %v", err)
 	}
 }

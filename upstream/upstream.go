@@ -638,8 +638,11 @@ func (c *notificationCounter) wait() {
 	if c.forwarded >= target {
 		return
 	}
-	deadline := time.Now().Add(200 * time.Millisecond)
-	stop := time.AfterFunc(200*time.Millisecond, c.cond.Broadcast)
+	// On a loaded machine forwarding one message can take a while; a
+	// second is still short for a stuck downstream, which pays it once.
+	const bound = time.Second
+	deadline := time.Now().Add(bound)
+	stop := time.AfterFunc(bound, c.cond.Broadcast)
 	defer stop.Stop()
 	for c.forwarded < target && time.Now().Before(deadline) {
 		c.cond.Wait()

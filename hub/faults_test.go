@@ -271,9 +271,10 @@ func fhRawServer(t *testing.T, tools string) string {
 	return srv.URL
 }
 
-// TestHubFaultIsolation: one server writing garbage on stdout, one offering
-// invalid schemas, one crashing at start: each is reported (state, last
-// error, catalog problems), and the hub serves everything else.
+// TestHubFaultIsolation: one server offering invalid schemas and one
+// crashing at start are reported (state, last error, catalog problems),
+// one writing garbage on stdout is served anyway (the line is skipped), and
+// the hub serves everything else.
 func TestHubFaultIsolation(t *testing.T) {
 	raw := fhRawServer(t, `[
 		{"name":"good","inputSchema":{"type":"object"}},
@@ -288,14 +289,9 @@ func TestHubFaultIsolation(t *testing.T) {
 	cfg.Restart.UnhealthyAfter = 2
 	cfg.Restart.Cooldown = upstream.Duration(time.Minute)
 	h, _ := secHub(t, cfg)
-	fhWait(t, "garbage and dead unhealthy", func() bool {
-		return fhStatus(h, "garbage").State == upstream.StateUnhealthy && fhStatus(h, "dead").State == upstream.StateUnhealthy
+	fhWait(t, "dead unhealthy, garbage ready", func() bool {
+		return fhStatus(h, "garbage").State == upstream.StateReady && fhStatus(h, "dead").State == upstream.StateUnhealthy
 	})
-	for _, name := range []string{"garbage", "dead"} {
-		if st := fhStatus(h, name); st.LastError == "" {
-			t.Errorf("%s: no last error: %+v", name, st)
-		}
-	}
 	if st := fhStatus(h, "dead"); !strings.Contains(st.LastError, "failing at start") {
 		t.Errorf("dead: last error %q should carry the server's last stderr line", st.LastError)
 	}
@@ -321,15 +317,8 @@ func TestHubFaultIsolation(t *testing.T) {
 			t.Errorf("%s is served despite its schema", bad)
 		}
 	}
-	// A call to the garbage server's tool: a clear, fast error.
-	res, err := c.cs.CallTool(secCtx(t), &mcp.CallToolParams{Name: "garbage__g"})
-	if err == nil {
-		b, _ := json.Marshal(res)
-		if !res.IsError || !strings.Contains(string(b), "'garbage' is unhealthy") {
-			t.Errorf("call to the garbage server: %s", b)
-		}
-	} else if !strings.Contains(err.Error(), "garbage") {
-		t.Errorf("call to the garbage server: %v", err)
+	if text, isErr := c.call(t, "garbage__g", map[string]any{"x": 1}); isErr || !strings.Contains(text, "garbage:g:") {
+		t.Errorf("garbage__g: %q", text)
 	}
 }
 

@@ -11,3 +11,14 @@ import (
 func setChildAttrs(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
 }
+
+// signalGroup signals the server's process group (it leads one, see
+// setChildAttrs), so that helpers it started stop with it.
+func signalGroup(cmd *exec.Cmd, sig syscall.Signal) {
+	if cmd.Process == nil {
+		return
+	}
+	if err := syscall.Kill(-cmd.Process.Pid, sig); err != nil {
+		cmd.Process.Signal(sig)
+	}
+}

@@ -71,10 +71,15 @@ func (u *Upstream) commandTransport() (mcp.Transport, error) {
 	u.stderr = tail
 	u.mu.Unlock()
 	go u.logStderr(stderr, tail)
-	return &countingTransport{
-		inner:   &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second},
-		counter: &u.counter,
-	}, nil
+	return &stdioTransport{cmd: cmd, counter: &u.counter, terminate: 2 * time.Second, noise: u.logNoise}, nil
+}
+
+// logNoise reports a stdout line that is not JSON-RPC; the connection goes on.
+func (u *Upstream) logNoise(line string) {
+	if len(line) > 200 {
+		line = line[:200] + "..."
+	}
+	u.log.Warn("server wrote a non-JSON-RPC line on stdout (ignored; servers must log to stderr)", "line", u.redact.String(line))
 }
 
 // childEnv is the environment of a stdio server: a minimal base from the

@@ -495,7 +495,12 @@ func (u *Upstream) Session() (*mcp.ClientSession, error) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if u.session == nil {
-		return nil, u.unavailableLocked(u.state, u.lastErr)
+		state := u.state
+		if state == StateReady {
+			// The connection just ended; the loop has not recorded it yet.
+			state = StateRestarting
+		}
+		return nil, u.unavailableLocked(state, u.lastErr)
 	}
 	return u.session, nil
 }

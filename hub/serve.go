@@ -104,8 +104,9 @@ func (h *Hub) HTTPHandler(extra map[string]http.Handler) http.Handler {
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/healthz", h.serveHealth)
-	mux.Handle("/mcp", h.guard(http.HandlerFunc(mcpHandler)))
-	mux.Handle("/mcp/{toolset}", h.guard(http.HandlerFunc(mcpHandler)))
+	mcpAll := h.guard(h.jsonRPCErrors(http.HandlerFunc(mcpHandler)))
+	mux.Handle("/mcp", mcpAll)
+	mux.Handle("/mcp/{toolset}", mcpAll)
 	for path, handler := range extra {
 		mux.Handle(path, h.guard(handler))
 	}

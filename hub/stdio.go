@@ -91,16 +91,38 @@ func (g *stdinGuard) reply(code int, msg string) {
 }
 
 // lockedWriter makes each Write atomic: the SDK writes one message per
-// Write, and the guard's answers must not land inside one.
+// Write, and the guard's answers must not land inside one. It also logs
+// the requests the SDK refuses before any hub code sees them (an unknown
+// method, params that do not decode): the session's logErrors middleware
+// logs everything else.
 type lockedWriter struct {
-	mu sync.Mutex
-	w  io.WriteCloser
+	mu  sync.Mutex
+	w   io.WriteCloser
+	log *slog.Logger
 }
 
 func (l *lockedWriter) Write(p []byte) (int, error) {
+	if l.log != nil && bytes.Contains(p, []byte(`"error":{"code":-3260`)) {
+		l.logRefusal(p)
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)
+}
+
+func (l *lockedWriter) logRefusal(p []byte) {
+	var resp struct {
+		Error struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(p, &resp) != nil {
+		return
+	}
+	if resp.Error.Code == -32601 || bytes.HasPrefix([]byte(resp.Error.Message), []byte("handling '")) {
+		l.log.Info("client request refused", "code", resp.Error.Code, "err", resp.Error.Message)
+	}
 }
 
 func (l *lockedWriter) Close() error { return l.w.Close() }

@@ -1,6 +1,7 @@
 package hub
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -244,8 +245,22 @@ func exposedDef(ut *mcp.Tool, exposed string, alwaysLoad bool) (*mcp.Tool, error
 }
 
 // objectSchema marshals a schema once (so every session's tools/list reuses
-// the bytes) and makes sure its top-level type is "object".
+// the bytes) and makes sure its top-level type is "object". A schema that
+// arrives as the upstream's own bytes and is already an object schema is
+// kept byte for byte (compacted), key order included.
 func objectSchema(schema any) (json.RawMessage, error) {
+	if raw, ok := schema.(json.RawMessage); ok {
+		var top struct {
+			Type json.RawMessage `json:"type"`
+		}
+		if json.Unmarshal(raw, &top) == nil && string(top.Type) == `"object"` {
+			var buf bytes.Buffer
+			if err := json.Compact(&buf, raw); err != nil {
+				return nil, err
+			}
+			return buf.Bytes(), nil
+		}
+	}
 	var m map[string]any
 	switch s := schema.(type) {
 	case nil:

@@ -29,14 +29,14 @@ const maxStdioMessage = 16 << 20
 //     message of the SDK's stdio connection (about 0.1 ms per call here);
 //   - robustness: a line on stdout that is not JSON-RPC (a banner, a stray
 //     print) is logged and skipped instead of ending the connection;
-//   - ordering: log and progress notifications are counted as they are read
-//     (see notificationCounter);
+//   - ordering and fidelity: every message goes through the wireTap as it
+//     is read (notifications counted, tool schemas kept verbatim);
 //   - shutdown: signals go to the server's whole process group, so an
 //     `npx` wrapper's node child stops too, and the exit status is kept to
 //     say why a server died.
 type stdioTransport struct {
 	cmd       *exec.Cmd
-	counter   *notificationCounter
+	tap       *wireTap
 	terminate time.Duration
 	// noise receives stdout lines that are not JSON-RPC messages.
 	noise func(line string)
@@ -113,10 +113,7 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			}
 			continue
 		}
-		if req, ok := msg.(*jsonrpc.Request); ok && !req.IsCall() &&
-			(req.Method == NotifyLog || req.Method == NotifyProgress) {
-			c.t.counter.sawOne()
-		}
+		c.t.tap.read(msg)
 		return msg, nil
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -34,7 +33,7 @@ func (u *Upstream) transport(ctx context.Context) (mcp.Transport, error) {
 		// around it would hide, so notifications are counted below it, in
 		// the response bodies it reads.
 		client := u.httpClient()
-		client = &http.Client{Transport: &countingRoundTripper{base: client.Transport, counter: &u.counter}}
+		client = &http.Client{Transport: &countingRoundTripper{base: client.Transport, tap: &u.tap}}
 		return &mcp.StreamableClientTransport{
 			Endpoint:   u.cfg.URL,
 			HTTPClient: client,
@@ -46,7 +45,7 @@ func (u *Upstream) transport(ctx context.Context) (mcp.Transport, error) {
 				inner: &mcp.SSEClientTransport{Endpoint: u.cfg.URL, HTTPClient: u.httpClient()},
 				life:  ctx,
 			},
-			counter: &u.counter,
+			tap: &u.tap,
 		}, nil
 	default:
 		return u.commandTransport()
@@ -71,7 +70,7 @@ func (u *Upstream) commandTransport() (mcp.Transport, error) {
 	u.stderr = tail
 	u.mu.Unlock()
 	go u.logStderr(stderr, tail)
-	return &stdioTransport{cmd: cmd, counter: &u.counter, terminate: 2 * time.Second, noise: u.logNoise}, nil
+	return &stdioTransport{cmd: cmd, tap: &u.tap, terminate: 2 * time.Second, noise: u.logNoise}, nil
 }
 
 // logNoise reports a stdout line that is not JSON-RPC; the connection goes on.
@@ -198,15 +197,14 @@ func (u *Upstream) builtinTransport(ctx context.Context) (mcp.Transport, error) 
 	if _, err := server.Connect(ctx, st, nil); err != nil {
 		return nil, fmt.Errorf("builtin %q: %w", u.cfg.Builtin, err)
 	}
-	return &countingTransport{inner: ct, counter: &u.counter}, nil
+	return &countingTransport{inner: ct, tap: &u.tap}, nil
 }
 
-// countingTransport counts log and progress notifications as they are read
-// (see notificationCounter). Only used where the inner connection has no
+// countingTransport passes every message it reads to the wireTap. Only used where the inner connection has no
 // private SDK hooks to lose: stdio, in-memory and SSE.
 type countingTransport struct {
-	inner   mcp.Transport
-	counter *notificationCounter
+	inner mcp.Transport
+	tap   *wireTap
 }
 
 func (t *countingTransport) Connect(ctx context.Context) (mcp.Connection, error) {
@@ -214,19 +212,18 @@ func (t *countingTransport) Connect(ctx context.Context) (mcp.Connection, error)
 	if err != nil {
 		return nil, err
 	}
-	return &countingConn{Connection: c, counter: t.counter}, nil
+	return &countingConn{Connection: c, tap: t.tap}, nil
 }
 
 type countingConn struct {
 	mcp.Connection
-	counter *notificationCounter
+	tap *wireTap
 }
 
 func (c *countingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	msg, err := c.Connection.Read(ctx)
-	if req, ok := msg.(*jsonrpc.Request); ok && !req.IsCall() &&
-		(req.Method == NotifyLog || req.Method == NotifyProgress) {
-		c.counter.sawOne()
+	if err == nil {
+		c.tap.read(msg)
 	}
 	return msg, err
 }
@@ -275,8 +272,8 @@ func (c *cancelConn) Close() error {
 // HTTP responses (SSE streams) as the SDK reads them, before it can see the
 // response they precede (see notificationCounter).
 type countingRoundTripper struct {
-	base    http.RoundTripper
-	counter *notificationCounter
+	base http.RoundTripper
+	tap  *wireTap
 }
 
 func (t *countingRoundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -286,7 +283,7 @@ func (t *countingRoundTripper) RoundTrip(req *http.Request) (*http.Response, err
 	}
 	resp, err := base.RoundTrip(req)
 	if err == nil && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		resp.Body = &countingBody{ReadCloser: resp.Body, counter: t.counter}
+		resp.Body = &countingBody{ReadCloser: resp.Body, tap: t.tap}
 	}
 	return resp, err
 }
@@ -298,7 +295,7 @@ const maxCountedLine = 1 << 20
 // countingBody scans an SSE stream line by line as it is read.
 type countingBody struct {
 	io.ReadCloser
-	counter *notificationCounter
+	tap     *wireTap
 	partial []byte // the current line, when a read ended inside it
 	skip    bool   // the current line is too long to be counted
 }
@@ -331,15 +328,7 @@ func (b *countingBody) Read(p []byte) (int, error) {
 }
 
 func (b *countingBody) scan(line []byte) {
-	data, ok := bytes.CutPrefix(line, []byte("data:"))
-	if !ok || !bytes.Contains(data, []byte("notifications/")) {
-		return
-	}
-	var msg struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
-	}
-	if json.Unmarshal(data, &msg) == nil && msg.ID == nil && (msg.Method == NotifyLog || msg.Method == NotifyProgress) {
-		b.counter.sawOne()
+	if data, ok := bytes.CutPrefix(line, []byte("data:")); ok {
+		b.tap.readSSE(data)
 	}
 }

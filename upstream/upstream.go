@@ -128,6 +128,7 @@ type Upstream struct {
 	// counter pairs notifications read off the wire with those forwarded, so
 	// a call's answer never overtakes its last log or progress message.
 	counter notificationCounter
+	tap     wireTap
 
 	mu          sync.Mutex
 	state       State
@@ -162,6 +163,7 @@ func New(cfg Config, listener Listener, opts Options) *Upstream {
 		done:     make(chan struct{}),
 	}
 	u.counter.cond = sync.NewCond(&u.counter.mu)
+	u.tap = wireTap{counter: &u.counter, schemas: &rawSchemas{}}
 	if cfg.Disabled {
 		u.state = StateDisabled
 		u.markAttempted()
@@ -368,7 +370,7 @@ func (u *Upstream) connect(ctx context.Context) (*mcp.ClientSession, error) {
 		u.setDown(err, true, false)
 		return nil, err
 	}
-	lists, err := listAll(cctx, cs)
+	lists, err := listAll(cctx, cs, u.tap.schemas)
 	if err != nil {
 		cs.Close()
 		err = u.redact.Error(u.withStderr(fmt.Errorf("list: %w", err)))
@@ -398,7 +400,7 @@ func (u *Upstream) connect(ctx context.Context) (*mcp.ClientSession, error) {
 }
 
 // listAll reads every page of everything the server says it has.
-func listAll(ctx context.Context, cs *mcp.ClientSession) (Lists, error) {
+func listAll(ctx context.Context, cs *mcp.ClientSession, schemas *rawSchemas) (Lists, error) {
 	init := cs.InitializeResult()
 	l := Lists{Capabilities: init.Capabilities, Instructions: init.Instructions, ServerInfo: init.ServerInfo}
 	caps := init.Capabilities
@@ -410,6 +412,7 @@ func listAll(ctx context.Context, cs *mcp.ClientSession) (Lists, error) {
 		if l.Tools, err = collect(cs.Tools(ctx, nil)); err != nil {
 			return l, fmt.Errorf("tools: %w", err)
 		}
+		schemas.apply(l.Tools)
 	}
 	if caps.Resources != nil {
 		if l.Resources, err = collect(cs.Resources(ctx, nil)); err != nil {
@@ -445,7 +448,7 @@ func (u *Upstream) relist(ctx context.Context) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, u.cfg.CallTimeout())
 	defer cancel()
-	lists, err := listAll(ctx, cs)
+	lists, err := listAll(ctx, cs, u.tap.schemas)
 	if err != nil {
 		u.log.Warn("re-list failed", "err", u.redact.Error(err))
 		return

@@ -441,7 +441,7 @@ func TestCountingBody(t *testing.T) {
 		if oneByte {
 			r = iotest.OneByteReader(r)
 		}
-		b := &countingBody{ReadCloser: io.NopCloser(r), counter: &c}
+		b := &countingBody{ReadCloser: io.NopCloser(r), tap: &wireTap{counter: &c, schemas: &rawSchemas{}}}
 		out, err := io.ReadAll(b)
 		if err != nil || string(out) != stream {
 			t.Fatalf("the body was altered: %v", err)

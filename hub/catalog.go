@@ -56,6 +56,8 @@ type Catalog struct {
 	// Collisions are the Problems that are name collisions after
 	// prefixing: fatal at start-up, logged when they appear later.
 	Collisions []string
+	// reported are the problems the previous catalog already logged.
+	reported map[string]bool
 }
 
 // Tool looks a tool up by exposed name.
@@ -89,6 +91,12 @@ func buildCatalog(cfg *Config, ups []*upstream.Upstream, log *slog.Logger, prev 
 		byName:    map[string]*Tool{},
 		prompts:   map[string]*Prompt{},
 		resources: map[string]string{},
+	}
+	if prev != nil {
+		c.reported = make(map[string]bool, len(prev.Problems))
+		for _, p := range prev.Problems {
+			c.reported[p] = true
+		}
 	}
 	position := make(map[string]int, len(ups))
 	for i, u := range ups {
@@ -189,9 +197,12 @@ func cmpBool(a, b bool) int {
 	return 1
 }
 
+// problem records msg, and logs it unless the previous catalog already did.
 func (c *Catalog) problem(log *slog.Logger, msg string) {
 	c.Problems = append(c.Problems, msg)
-	log.Error(msg)
+	if !c.reported[msg] {
+		log.Error(msg)
+	}
 }
 
 func (c *Catalog) collision(log *slog.Logger, msg string) {

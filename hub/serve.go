@@ -236,24 +236,19 @@ func (h *Hub) serveHealth(w http.ResponseWriter, r *http.Request) {
 }
 
 // FirstToolsList is what a new client session of the toolset receives on
-// its first tools/list, one JSON definition per tool, exactly as on the
-// wire. Token accounting counts these.
+// its first tools/list, one JSON definition per tool, as the session's
+// server marshals it. Token accounting counts these.
 func (h *Hub) FirstToolsList(ctx context.Context, toolset string) ([]json.RawMessage, error) {
-	cs, err := h.Connect(ctx, toolset, mcp.NewClient(&mcp.Implementation{Name: "mcp-hub-tokens", Version: Version}, nil))
+	s, err := h.NewSession(toolset)
 	if err != nil {
 		return nil, err
 	}
-	defer cs.Close()
-	var defs []json.RawMessage
-	for t, err := range cs.Tools(ctx, nil) {
-		if err != nil {
-			return nil, err
-		}
-		b, err := json.Marshal(t)
-		if err != nil {
-			return nil, err
-		}
-		defs = append(defs, b)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	names := sortedKeys(s.shown) // the SDK lists tools by name
+	defs := make([]json.RawMessage, len(names))
+	for i, name := range names {
+		defs[i] = json.RawMessage(s.shown[name]) // the fingerprint is the definition's JSON
 	}
 	return defs, nil
 }

@@ -40,6 +40,8 @@ type stdioTransport struct {
 	terminate time.Duration
 	// noise receives stdout lines that are not JSON-RPC messages.
 	noise func(line string)
+	// stderr reads the server's stderr until it ends.
+	stderr func(io.Reader)
 }
 
 func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
@@ -47,20 +49,37 @@ func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Our own pipe rather than StdoutPipe: exec's Wait would close that one
-	// as soon as the process exits, possibly before its last messages are
-	// read; this lets a goroutine wait for the exit from the start.
+	// Our own pipes rather than StdoutPipe and StderrPipe: exec's Wait
+	// closes those as soon as the process exits, possibly before its last
+	// message or its dying words on stderr are read; these let a goroutine
+	// wait for the exit from the start.
 	stdout, w, err := os.Pipe()
 	if err != nil {
 		return nil, err
 	}
-	t.cmd.Stdout = w
-	if err := t.cmd.Start(); err != nil {
+	errR, errW, err := os.Pipe()
+	if err != nil {
 		stdout.Close()
 		w.Close()
 		return nil, err
 	}
+	t.cmd.Stdout, t.cmd.Stderr = w, errW
+	err = t.cmd.Start()
 	w.Close()
+	errW.Close()
+	if err != nil {
+		stdout.Close()
+		errR.Close()
+		return nil, err
+	}
+	go func() {
+		defer errR.Close()
+		if t.stderr != nil {
+			t.stderr(errR)
+		} else {
+			io.Copy(io.Discard, errR)
+		}
+	}()
 	c := &stdioConn{
 		t:      t,
 		stdout: stdout,

@@ -61,16 +61,17 @@ func (u *Upstream) commandTransport() (mcp.Transport, error) {
 	cmd.Dir = u.cfg.Cwd
 	cmd.Env = u.childEnv()
 	setChildAttrs(cmd)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		return nil, err
-	}
 	tail := &stderrTail{done: make(chan struct{})}
 	u.mu.Lock()
 	u.stderr = tail
 	u.mu.Unlock()
-	go u.logStderr(stderr, tail)
-	return &stdioTransport{cmd: cmd, tap: &u.tap, terminate: 2 * time.Second, noise: u.logNoise}, nil
+	return &stdioTransport{
+		cmd:       cmd,
+		tap:       &u.tap,
+		terminate: 2 * time.Second,
+		noise:     u.logNoise,
+		stderr:    func(r io.Reader) { u.logStderr(r, tail) },
+	}, nil
 }
 
 // logNoise reports a stdout line that is not JSON-RPC; the connection goes on.

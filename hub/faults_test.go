@@ -229,54 +229,12 @@ func TestHubFaultHungUpstream(t *testing.T) {
 	}
 }
 
-// fhRawServer is a streamable HTTP MCP server written by hand, so it can
-// send tool definitions the SDK would refuse to produce.
-func fhRawServer(t *testing.T, tools string) string {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost {
-			w.WriteHeader(http.StatusMethodNotAllowed)
-			return
-		}
-		var req struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-			Params struct {
-				ProtocolVersion string `json:"protocolVersion"`
-				Name            string `json:"name"`
-			} `json:"params"`
-		}
-		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		if req.ID == nil {
-			w.WriteHeader(http.StatusAccepted)
-			return
-		}
-		var result string
-		switch req.Method {
-		case "initialize":
-			result = `{"protocolVersion":"` + req.Params.ProtocolVersion + `","capabilities":{"tools":{}},"serverInfo":{"name":"raw","version":"1"}}`
-		case "tools/list":
-			result = `{"tools":` + tools + `}`
-		case "tools/call":
-			result = `{"content":[{"type":"text","text":"raw:` + req.Params.Name + `"}]}`
-		default:
-			result = `{}`
-		}
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":%s}`, req.ID, result)
-	}))
-	t.Cleanup(srv.Close)
-	return srv.URL
-}
-
 // TestHubFaultIsolation: one server offering invalid schemas and one
 // crashing at start are reported (state, last error, catalog problems),
 // one writing garbage on stdout is served anyway (the line is skipped), and
 // the hub serves everything else.
 func TestHubFaultIsolation(t *testing.T) {
-	raw := fhRawServer(t, `[
+	raw := rawMCPServer(t, `[
 		{"name":"good","inputSchema":{"type":"object"}},
 		{"name":"schema_string","inputSchema":"not a schema"},
 		{"name":"schema_array","inputSchema":[1,2]},
@@ -305,7 +263,7 @@ func TestHubFaultIsolation(t *testing.T) {
 	if text, isErr := c.call(t, "good__sleep", map[string]any{"ms": 1}); isErr || text != "slept" {
 		t.Errorf("good__sleep: %q", text)
 	}
-	if text, isErr := c.call(t, "broken__good", nil); isErr || text != "raw:good" {
+	if text, isErr := c.call(t, "broken__good", nil); isErr || !strings.HasPrefix(text, "good:") {
 		t.Errorf("broken__good: %q", text)
 	}
 	problems := strings.Join(h.Catalog().Problems, "\n")

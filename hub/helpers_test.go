@@ -9,6 +9,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
@@ -377,4 +379,51 @@ func sorted(names ...string) []string {
 	out := slices.Clone(names)
 	slices.Sort(out)
 	return out
+}
+
+// rawMCPServer is a minimal hand-written MCP server over streamable HTTP
+// (JSON responses, no session) that lists the given tools JSON verbatim:
+// go-sdk servers refuse some schemas that real servers send.
+func rawMCPServer(t *testing.T, tools string) string {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			w.WriteHeader(http.StatusMethodNotAllowed)
+			return
+		}
+		var req struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				ProtocolVersion string          `json:"protocolVersion"`
+				Name            string          `json:"name"`
+				Arguments       json.RawMessage `json:"arguments"`
+			} `json:"params"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		if req.ID == nil {
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
+		var result string
+		switch req.Method {
+		case "initialize":
+			result = `{"protocolVersion":` + agJSON(t, req.Params.ProtocolVersion) + `,"capabilities":{"tools":{}},"serverInfo":{"name":"raw","version":"1"}}`
+		case "tools/list":
+			result = `{"tools":` + tools + `}`
+		case "tools/call":
+			result = `{"content":[{"type":"text","text":` + agJSON(t, req.Params.Name+":"+string(req.Params.Arguments)) + `}]}`
+		default:
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"method not found"}}`, req.ID)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":%s}`, req.ID, result)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
 }

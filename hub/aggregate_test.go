@@ -109,12 +109,6 @@ func agEventually(t *testing.T, d time.Duration, what string, cond func() bool) 
 	}
 }
 
-func agCtx(t testing.TB) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
-
 // agHub starts a hub; it is closed when the test ends.
 func agHub(t *testing.T, cfg *Config, opts Options) (*Hub, *agLog) {
 	t.Helper()
@@ -132,7 +126,7 @@ func agNew(t *testing.T, cfg *Config, opts Options) (*Hub, *agLog, error) {
 	if opts.StartupWait == 0 {
 		opts.StartupWait = 20 * time.Second
 	}
-	h, err := New(agCtx(t), cfg, opts)
+	h, err := New(testCtx(t), cfg, opts)
 	if err == nil {
 		t.Cleanup(func() { h.Close() })
 	}
@@ -147,7 +141,7 @@ func agClient(t *testing.T, h *Hub, opts *mcp.ClientOptions) *mcp.ClientSession 
 
 func agClientWith(t *testing.T, h *Hub, client *mcp.Client) *mcp.ClientSession {
 	t.Helper()
-	cs, err := h.Connect(agCtx(t), "", client)
+	cs, err := h.Connect(testCtx(t), "", client)
 	if err != nil {
 		t.Fatalf("connect to hub: %v", err)
 	}
@@ -160,7 +154,7 @@ func agHTTPClient(t *testing.T, h *Hub, client *mcp.Client) *mcp.ClientSession {
 	t.Helper()
 	srv := httptest.NewServer(h.HTTPHandler(nil))
 	t.Cleanup(srv.Close)
-	cs, err := client.Connect(agCtx(t), &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp", MaxRetries: -1}, nil)
+	cs, err := client.Connect(testCtx(t), &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp", MaxRetries: -1}, nil)
 	if err != nil {
 		t.Fatalf("connect to hub over HTTP: %v", err)
 	}
@@ -206,7 +200,7 @@ func agStdio(t testing.TB, args ...string) upstream.Config {
 
 func agToolNames(t *testing.T, cs *mcp.ClientSession) []string {
 	t.Helper()
-	res, err := cs.ListTools(agCtx(t), nil)
+	res, err := cs.ListTools(testCtx(t), nil)
 	if err != nil {
 		t.Fatalf("tools/list: %v", err)
 	}
@@ -220,7 +214,7 @@ func agToolNames(t *testing.T, cs *mcp.ClientSession) []string {
 
 func agCall(t *testing.T, cs *mcp.ClientSession, name string, args any) *mcp.CallToolResult {
 	t.Helper()
-	res, err := cs.CallTool(agCtx(t), &mcp.CallToolParams{Name: name, Arguments: args})
+	res, err := cs.CallTool(testCtx(t), &mcp.CallToolParams{Name: name, Arguments: args})
 	if err != nil {
 		t.Fatalf("tools/call %s: %v", name, err)
 	}
@@ -502,7 +496,7 @@ func TestFilters(t *testing.T) {
 		t.Fatalf("tools/list = %v, want %v", got, want)
 	}
 	// A filtered tool cannot be called either.
-	_, err := cs.CallTool(agCtx(t), &mcp.CallToolParams{Name: "deny__delete_file"})
+	_, err := cs.CallTool(testCtx(t), &mcp.CallToolParams{Name: "deny__delete_file"})
 	if err == nil || !strings.Contains(err.Error(), "Unknown tool 'deny__delete_file'") {
 		t.Errorf("call of a denied tool: %v", err)
 	}
@@ -539,7 +533,7 @@ func TestFailingServer(t *testing.T) {
 		t.Errorf("health status = %s, want degraded", health.Status)
 	}
 	for _, name := range []string{"bad__anything", "missing__tool"} {
-		res, err := cs.CallTool(agCtx(t), &mcp.CallToolParams{Name: name})
+		res, err := cs.CallTool(testCtx(t), &mcp.CallToolParams{Name: name})
 		if err != nil {
 			t.Errorf("%s: JSON-RPC error %v; want a retryable tool error", name, err)
 			continue
@@ -697,7 +691,7 @@ func TestVerbatimSchemas(t *testing.T) {
 	)
 	h, _ := agHub(t, cfg, Options{Builtin: agBuiltins(map[string]func() *mcp.Server{"schemas": mk})})
 	cs := agClient(t, h, nil)
-	res, err := cs.ListTools(agCtx(t), nil)
+	res, err := cs.ListTools(testCtx(t), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -708,15 +702,15 @@ func TestVerbatimSchemas(t *testing.T) {
 	// What the upstream itself lists, straight from it.
 	ct, st := mcp.NewInMemoryTransports()
 	direct := mk()
-	if _, err := direct.Connect(agCtx(t), st, nil); err != nil {
+	if _, err := direct.Connect(testCtx(t), st, nil); err != nil {
 		t.Fatal(err)
 	}
-	dcs, err := mcp.NewClient(&mcp.Implementation{Name: "direct", Version: "0"}, nil).Connect(agCtx(t), ct, nil)
+	dcs, err := mcp.NewClient(&mcp.Implementation{Name: "direct", Version: "0"}, nil).Connect(testCtx(t), ct, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer dcs.Close()
-	dres, err := dcs.ListTools(agCtx(t), nil)
+	dres, err := dcs.ListTools(testCtx(t), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -747,7 +741,7 @@ func TestToolTypePatched(t *testing.T) {
 	]`)
 	h, _ := agHub(t, agConfig(agUp{name: "raw", cfg: upstream.Config{URL: url}}), Options{})
 	cs := agClient(t, h, nil)
-	res, err := cs.ListTools(agCtx(t), nil)
+	res, err := cs.ListTools(testCtx(t), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

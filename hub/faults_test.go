@@ -28,17 +28,6 @@ import (
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
-func fhWait(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 func fhStatus(h *Hub, name string) upstream.Status {
 	for _, st := range h.Upstreams() {
 		if st.Name == name {
@@ -60,7 +49,7 @@ func fhConnect(t testing.TB, h *Hub) *fhClient {
 	client := mcp.NewClient(&mcp.Implementation{Name: "fh", Version: "0"}, &mcp.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { c.changed.Add(1) },
 	})
-	cs, err := h.Connect(secCtx(t), "", client)
+	cs, err := h.Connect(testCtx(t), "", client)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +60,7 @@ func fhConnect(t testing.TB, h *Hub) *fhClient {
 
 func (c *fhClient) call(t testing.TB, name string, args any) (string, bool) {
 	t.Helper()
-	res, err := c.cs.CallTool(secCtx(t), &mcp.CallToolParams{Name: name, Arguments: args})
+	res, err := c.cs.CallTool(testCtx(t), &mcp.CallToolParams{Name: name, Arguments: args})
 	if err != nil {
 		t.Fatalf("call %s: %v", name, err)
 	}
@@ -86,7 +75,7 @@ func (c *fhClient) call(t testing.TB, name string, args any) (string, bool) {
 
 func (c *fhClient) toolNames(t testing.TB) []string {
 	t.Helper()
-	res, err := c.cs.ListTools(secCtx(t), nil)
+	res, err := c.cs.ListTools(testCtx(t), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +117,7 @@ func TestHubFaultRestartKeepsLoadedTools(t *testing.T) {
 	if text, isErr := c.call(t, SearchToolsName, map[string]any{"tool_names": []string{"fx__sleep", "fx__pid"}}); isErr {
 		t.Fatalf("search_tools: %s", text)
 	}
-	fhWait(t, "the loaded tools listed", func() bool { return strings.Contains(strings.Join(c.toolNames(t), ","), "fx__sleep") })
+	waitFor(t, "the loaded tools listed", func() bool { return strings.Contains(strings.Join(c.toolNames(t), ","), "fx__sleep") })
 	pid := fhPID(t, c, "fx__pid")
 
 	// A call in flight when the process is killed.
@@ -152,7 +141,7 @@ func TestHubFaultRestartKeepsLoadedTools(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("call in flight did not return")
 	}
-	fhWait(t, "restarted", func() bool { st := fhStatus(h, "fx"); return st.Restarts == 1 && st.State == upstream.StateReady })
+	waitFor(t, "restarted", func() bool { st := fhStatus(h, "fx"); return st.Restarts == 1 && st.State == upstream.StateReady })
 	// Loaded tools survive and work; the other server was never disturbed.
 	names := strings.Join(c.toolNames(t), ",")
 	if !strings.Contains(names, "fx__sleep") || !strings.Contains(names, "fx__pid") || !strings.Contains(names, "other__a") {
@@ -171,8 +160,8 @@ func TestHubFaultRestartKeepsLoadedTools(t *testing.T) {
 		t.Fatal(err)
 	}
 	syscall.Kill(fhPID(t, c, "fx__pid"), syscall.SIGKILL)
-	fhWait(t, "second restart", func() bool { st := fhStatus(h, "fx"); return st.Restarts == 2 && st.State == upstream.StateReady })
-	fhWait(t, "list_changed", func() bool { return c.changed.Load() > settled })
+	waitFor(t, "second restart", func() bool { st := fhStatus(h, "fx"); return st.Restarts == 2 && st.State == upstream.StateReady })
+	waitFor(t, "list_changed", func() bool { return c.changed.Load() > settled })
 	if _, ok := h.Catalog().Tool("fx__extra"); !ok {
 		t.Error("fx__extra not in the catalog after the restart")
 	}
@@ -223,7 +212,7 @@ func TestHubFaultHungUpstream(t *testing.T) {
 	if r.took > 10*time.Second {
 		t.Errorf("hung call returned after %v", r.took)
 	}
-	fhWait(t, "the upstream to see the cancellation", func() bool { return strings.Contains(lg.String(), "sleep cancelled") })
+	waitFor(t, "the upstream to see the cancellation", func() bool { return strings.Contains(lg.String(), "sleep cancelled") })
 	if st := fhStatus(h, "slow"); st.State != upstream.StateReady || st.Restarts != 0 {
 		t.Errorf("slow after a timeout: %+v", st)
 	}
@@ -247,7 +236,7 @@ func TestHubFaultIsolation(t *testing.T) {
 	cfg.Restart.UnhealthyAfter = 2
 	cfg.Restart.Cooldown = upstream.Duration(time.Minute)
 	h, _ := secHub(t, cfg)
-	fhWait(t, "dead unhealthy, garbage ready", func() bool {
+	waitFor(t, "dead unhealthy, garbage ready", func() bool {
 		return fhStatus(h, "garbage").State == upstream.StateReady && fhStatus(h, "dead").State == upstream.StateUnhealthy
 	})
 	if st := fhStatus(h, "dead"); !strings.Contains(st.LastError, "failing at start") {
@@ -323,7 +312,7 @@ func TestHubFaultHealth(t *testing.T) {
 		}
 		return out
 	}
-	fhWait(t, "dead unhealthy, ok and flaky ready", func() bool {
+	waitFor(t, "dead unhealthy, ok and flaky ready", func() bool {
 		s := health()
 		return s["dead"].State == "unhealthy" && s["ok"].State == "ready" && s["flaky"].State == "ready"
 	})
@@ -334,7 +323,7 @@ func TestHubFaultHealth(t *testing.T) {
 	pid := fhPID(t, c, "flaky__pid")
 	os.Remove(flag)
 	syscall.Kill(pid, syscall.SIGKILL)
-	fhWait(t, "flaky restarting", func() bool { return health()["flaky"].State == "restarting" })
+	waitFor(t, "flaky restarting", func() bool { return health()["flaky"].State == "restarting" })
 	s := health()
 	if s["flaky"].Restarts != 1 || !strings.Contains(s["flaky"].LastError, "connection ended") {
 		t.Errorf("flaky: %+v", s["flaky"])
@@ -354,7 +343,7 @@ func TestHubFaultHealth(t *testing.T) {
 	if s["ok"].ConnectMillis <= 0 || s["ok"].Tools == 0 {
 		t.Errorf("ok: %+v", s["ok"])
 	}
-	fhWait(t, "flaky unhealthy", func() bool { return health()["flaky"].State == "unhealthy" })
+	waitFor(t, "flaky unhealthy", func() bool { return health()["flaky"].State == "unhealthy" })
 	if last := health()["flaky"].LastError; !strings.Contains(last, "flaky is down") {
 		t.Errorf("flaky last error = %q", last)
 	}

@@ -134,13 +134,6 @@ func (f *fixtures) handler(server, tool string) mcp.ToolHandler {
 	}
 }
 
-// server returns the live server made for a builtin name (nil before the hub connected).
-func (f *fixtures) server(name string) *mcp.Server {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.servers[name]
-}
-
 // addTool adds a tool to a live fixture server (and to its definition, for
 // reconnects). The server sends tools/list_changed to the hub.
 func (f *fixtures) addTool(name string, t fixtureTool) {
@@ -183,15 +176,14 @@ func (f *fixtures) allCalls() []fixtureCall {
 // serverOpt adjusts one server entry of a test config.
 type serverOpt func(*ServerConfig)
 
-func deferLoading(b bool) serverOpt  { return func(s *ServerConfig) { s.DeferLoading = &b } }
-func withPrefix(p string) serverOpt  { return func(s *ServerConfig) { s.Prefix = &p } }
-func withBuiltin(b string) serverOpt { return func(s *ServerConfig) { s.Builtin = b } }
+func deferLoading(b bool) serverOpt { return func(s *ServerConfig) { s.DeferLoading = &b } }
+func withPrefix(p string) serverOpt { return func(s *ServerConfig) { s.Prefix = &p } }
 func withDescription(d string) serverOpt {
 	return func(s *ServerConfig) { s.Description = d }
 }
 
 // fixtureServer is a server entry named name that runs the fixture of the
-// same name (withBuiltin picks another one).
+// same name.
 func fixtureServer(name string, opts ...serverOpt) *ServerConfig {
 	s := &ServerConfig{Config: upstream.Config{Name: name, Builtin: name}}
 	for _, o := range opts {
@@ -285,10 +277,10 @@ func connectClient(t testing.TB, h *Hub, toolset string) *testClient {
 	return c
 }
 
-// waitFor polls cond for up to 10 s.
+// waitFor polls cond for up to 30 s.
 func waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting until %s", what)
@@ -426,4 +418,11 @@ func rawMCPServer(t *testing.T, tools string) string {
 	}))
 	t.Cleanup(srv.Close)
 	return srv.URL
+}
+
+// testCtx bounds a test's calls; it ends with the test.
+func testCtx(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	return ctx
 }

@@ -98,12 +98,12 @@ func (c *agContentServer) server() *mcp.Server {
 func agDirect(t *testing.T, s *mcp.Server) *mcp.ClientSession {
 	t.Helper()
 	ct, st := mcp.NewInMemoryTransports()
-	if _, err := s.Connect(agCtx(t), st, nil); err != nil {
+	if _, err := s.Connect(testCtx(t), st, nil); err != nil {
 		t.Fatal(err)
 	}
 	// The hub speaks 2025-11-25 (see supportedVersions); compare like with like.
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "direct", Version: "0"}, nil).
-		Connect(agCtx(t), ct, &mcp.ClientSessionOptions{ProtocolVersion: upstream.ProtocolVersion})
+		Connect(testCtx(t), ct, &mcp.ClientSessionOptions{ProtocolVersion: upstream.ProtocolVersion})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +125,7 @@ func TestPassthroughToolResults(t *testing.T) {
 	cs := agClient(t, h, nil)
 	direct := agDirect(t, newAgContentServer().server())
 	for _, tool := range []string{"all", "broken"} {
-		want, err := direct.CallTool(agCtx(t), &mcp.CallToolParams{Name: tool})
+		want, err := direct.CallTool(testCtx(t), &mcp.CallToolParams{Name: tool})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -137,7 +137,7 @@ func TestPassthroughToolResults(t *testing.T) {
 	// The wire form, not just the decoded one.
 	agSameJSON(t, "all (wire)", agCall(t, cs, "mem__all", nil), json.RawMessage(agJSON(t, agAllContent())))
 	for _, server := range []string{"mem", "web"} {
-		_, err := cs.CallTool(agCtx(t), &mcp.CallToolParams{Name: server + "__rpcerror"})
+		_, err := cs.CallTool(testCtx(t), &mcp.CallToolParams{Name: server + "__rpcerror"})
 		var rpcErr *jsonrpc.Error
 		if !errors.As(err, &rpcErr) || rpcErr.Code != -32042 || rpcErr.Message != "custom failure" {
 			t.Errorf("%s__rpcerror: %v, want the upstream's JSON-RPC error -32042", server, err)
@@ -169,7 +169,7 @@ func TestPassthroughResources(t *testing.T) {
 	cs := agClient(t, h, &mcp.ClientOptions{ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
 		updates <- req.Params.URI
 	}})
-	ctx := agCtx(t)
+	ctx := testCtx(t)
 	res, err := cs.ListResources(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -277,7 +277,7 @@ func TestPassthroughResources(t *testing.T) {
 func TestPassthroughPrompts(t *testing.T) {
 	h, _, _ := agFeatures(t)
 	cs := agClient(t, h, nil)
-	ctx := agCtx(t)
+	ctx := testCtx(t)
 	res, err := cs.ListPrompts(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -375,11 +375,11 @@ func agRecordedClient(t *testing.T, h *Hub, opts *mcp.ClientOptions) (*mcp.Clien
 		t.Fatal(err)
 	}
 	ct, st := mcp.NewInMemoryTransports()
-	if _, err := s.server.Connect(agCtx(t), st, nil); err != nil {
+	if _, err := s.server.Connect(testCtx(t), st, nil); err != nil {
 		t.Fatal(err)
 	}
 	wire := &agWire{}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "rec", Version: "0"}, opts).Connect(agCtx(t), agRecTransport{ct, wire}, nil)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "rec", Version: "0"}, opts).Connect(testCtx(t), agRecTransport{ct, wire}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -456,7 +456,7 @@ func (t *agTee) Read(p []byte) (int, error) {
 // in-memory and HTTP downstream transports, from stdio and HTTP upstreams.
 func TestPassthroughLogging(t *testing.T) {
 	h, _, _ := agFeatures(t)
-	ctx := agCtx(t)
+	ctx := testCtx(t)
 
 	var got atomic.Int64
 	logs := func(context.Context, *mcp.LoggingMessageRequest) { got.Add(1) }
@@ -546,7 +546,7 @@ func TestPassthroughProgress(t *testing.T) {
 				wg.Go(func() {
 					params := &mcp.CallToolParams{Name: server + "__progress", Arguments: map[string]any{"steps": 3}}
 					params.SetProgressToken(token)
-					res, err := cs.CallTool(agCtx(t), params)
+					res, err := cs.CallTool(testCtx(t), params)
 					if err != nil || agText(res) != "progress done: 3 steps" {
 						t.Errorf("progress call: %v %v", agJSON(t, res), err)
 					}
@@ -587,7 +587,7 @@ func TestPassthroughCancellation(t *testing.T) {
 	h, log, cserv := agFeatures(t)
 	cs := agClient(t, h, nil)
 
-	ctx, cancel := context.WithCancel(agCtx(t))
+	ctx, cancel := context.WithCancel(testCtx(t))
 	errc := make(chan error, 1)
 	go func() {
 		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "mem__block"})
@@ -609,7 +609,7 @@ func TestPassthroughCancellation(t *testing.T) {
 	}
 
 	// The stdio fixture logs "sleep cancelled" on stderr, which the hub logs.
-	ctx, cancel = context.WithTimeout(agCtx(t), 300*time.Millisecond)
+	ctx, cancel = context.WithTimeout(testCtx(t), 300*time.Millisecond)
 	defer cancel()
 	start := time.Now()
 	_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "fx__sleep", Arguments: map[string]any{"ms": 20000}})
@@ -632,7 +632,7 @@ func TestPassthroughPing(t *testing.T) {
 		agClient(t, h, nil),
 		agHTTPClient(t, h, mcp.NewClient(&mcp.Implementation{Name: "p", Version: "0"}, nil)),
 	} {
-		if err := cs.Ping(agCtx(t), nil); err != nil {
+		if err := cs.Ping(testCtx(t), nil); err != nil {
 			t.Errorf("ping: %v", err)
 		}
 	}
@@ -683,7 +683,7 @@ func TestPassthroughServerRequests(t *testing.T) {
 	}
 	// A client without sampling support gets a clear error, not a hang.
 	plain := agClient(t, h, nil)
-	res, err := plain.CallTool(agCtx(t), &mcp.CallToolParams{Name: "fx__sample", Arguments: map[string]any{"prompt": "x"}})
+	res, err := plain.CallTool(testCtx(t), &mcp.CallToolParams{Name: "fx__sample", Arguments: map[string]any{"prompt": "x"}})
 	if err == nil && !res.IsError {
 		t.Errorf("sample from a client without sampling -> %q", agText(res))
 	}
@@ -701,7 +701,7 @@ func TestPassthroughServerRequestAmbiguous(t *testing.T) {
 			return &mcp.CreateMessageResult{Model: "m", Role: "assistant", Content: &mcp.TextContent{Text: "b"}}, nil
 		},
 	}))
-	ctx, cancel := context.WithCancel(agCtx(t))
+	ctx, cancel := context.WithCancel(testCtx(t))
 	defer cancel()
 	done := make(chan struct{})
 	go func() {
@@ -712,7 +712,7 @@ func TestPassthroughServerRequestAmbiguous(t *testing.T) {
 		c, _ := h.routes.callerOf("fx")
 		return c != nil
 	})
-	res, err := b.CallTool(agCtx(t), &mcp.CallToolParams{Name: "fx__sample", Arguments: map[string]any{"prompt": "x"}})
+	res, err := b.CallTool(testCtx(t), &mcp.CallToolParams{Name: "fx__sample", Arguments: map[string]any{"prompt": "x"}})
 	if err == nil && !res.IsError {
 		t.Fatalf("ambiguous sampling was answered: %q", agText(res))
 	}

@@ -79,12 +79,6 @@ func secHub(t testing.TB, cfg *Config) (*Hub, *secLog) {
 	return h, lg
 }
 
-func secCtx(t testing.TB) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
-
 // secHeaderTransport adds headers to every request.
 type secHeaderTransport map[string]string
 
@@ -98,7 +92,7 @@ func (h secHeaderTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 
 func secHTTPClient(t testing.TB, url string, headers map[string]string) (*mcp.ClientSession, error) {
 	client := mcp.NewClient(&mcp.Implementation{Name: "sec-test", Version: "0"}, nil)
-	cs, err := client.Connect(secCtx(t), &mcp.StreamableClientTransport{
+	cs, err := client.Connect(testCtx(t), &mcp.StreamableClientTransport{
 		Endpoint: url, HTTPClient: &http.Client{Transport: secHeaderTransport(headers)}, MaxRetries: -1, DisableStandaloneSSE: true,
 	}, nil)
 	if err == nil {
@@ -161,7 +155,7 @@ func TestSecurityBearerAuth(t *testing.T) {
 		if err != nil {
 			t.Fatalf("connect with %q: %v", auth, err)
 		}
-		if _, err := cs.ListTools(secCtx(t), nil); err != nil {
+		if _, err := cs.ListTools(testCtx(t), nil); err != nil {
 			t.Errorf("tools/list with %q: %v", auth, err)
 		}
 	}
@@ -241,7 +235,7 @@ func TestSecurityOversizedHTTP(t *testing.T) {
 		t.Errorf("oversized first request: status %d, want 413", resp.StatusCode)
 	}
 	// The session that sent it still works, and just under the limit is fine.
-	res, err := cs.CallTool(secCtx(t), &mcp.CallToolParams{Name: "fx__a", Arguments: map[string]any{"pad": strings.Repeat("y", 60<<10)}})
+	res, err := cs.CallTool(testCtx(t), &mcp.CallToolParams{Name: "fx__a", Arguments: map[string]any{"pad": strings.Repeat("y", 60<<10)}})
 	if err != nil || res.IsError {
 		t.Errorf("call under the limit after an oversized one: %v %v", err, res)
 	}
@@ -432,7 +426,7 @@ func TestSecurityBadInputHTTP(t *testing.T) {
 	}
 	// Wrong argument types, unknown tools, unknown methods: errors on that
 	// session, while the other one's calls keep working.
-	ctx := secCtx(t)
+	ctx := testCtx(t)
 	if _, err := bad.CallTool(ctx, &mcp.CallToolParams{Name: "fx__nope"}); err == nil || !strings.Contains(err.Error(), "Unknown tool") {
 		t.Errorf("unknown tool: %v", err)
 	}
@@ -482,12 +476,12 @@ restart: {initial_backoff: 50ms, max_backoff: 100ms, unhealthy_after: 2, cooldow
 	health, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	// A call to a tool of the down server: the error text goes to the client.
-	cs, err := h.Connect(secCtx(t), "", mcp.NewClient(&mcp.Implementation{Name: "c"}, nil))
+	cs, err := h.Connect(testCtx(t), "", mcp.NewClient(&mcp.Implementation{Name: "c"}, nil))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cs.Close()
-	res, err := cs.CallTool(secCtx(t), &mcp.CallToolParams{Name: "remote__anything"})
+	res, err := cs.CallTool(testCtx(t), &mcp.CallToolParams{Name: "remote__anything"})
 	var callText string
 	if err != nil {
 		callText = err.Error()

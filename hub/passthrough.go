@@ -3,6 +3,7 @@ package hub
 import (
 	"context"
 	"fmt"
+	"iter"
 	"strings"
 	"sync"
 
@@ -57,54 +58,53 @@ func (s *Session) shows(name string) bool {
 // listResources passes one upstream's pages through with their cursors;
 // with several upstreams it concatenates all their pages.
 func (h *Hub) listResources(ctx context.Context, p *mcp.ListResourcesParams) (*mcp.ListResourcesResult, error) {
-	ups := h.readyUpstreams(func(c *mcp.ServerCapabilities) bool { return c.Resources != nil })
-	if len(ups) == 1 {
-		cs, err := ups[0].Session()
-		if err != nil {
-			return nil, err
-		}
-		return cs.ListResources(ctx, p)
-	}
-	out := &mcp.ListResourcesResult{Resources: []*mcp.Resource{}}
-	for _, u := range ups {
-		cs, err := u.Session()
-		if err != nil {
-			continue
-		}
-		for r, err := range cs.Resources(ctx, nil) {
-			if err != nil {
-				h.log.Warn("resources/list failed", "server", u.Name(), "err", err)
-				break
-			}
-			out.Resources = append(out.Resources, r)
-		}
-	}
-	return out, nil
+	return listAcross(ctx, h, p, (*mcp.ClientSession).ListResources,
+		func(cs *mcp.ClientSession) iter.Seq2[*mcp.Resource, error] { return cs.Resources(ctx, nil) },
+		func(all []*mcp.Resource) *mcp.ListResourcesResult { return &mcp.ListResourcesResult{Resources: all} })
 }
 
 func (h *Hub) listResourceTemplates(ctx context.Context, p *mcp.ListResourceTemplatesParams) (*mcp.ListResourceTemplatesResult, error) {
+	return listAcross(ctx, h, p, (*mcp.ClientSession).ListResourceTemplates,
+		func(cs *mcp.ClientSession) iter.Seq2[*mcp.ResourceTemplate, error] {
+			return cs.ResourceTemplates(ctx, nil)
+		},
+		func(all []*mcp.ResourceTemplate) *mcp.ListResourceTemplatesResult {
+			return &mcp.ListResourceTemplatesResult{ResourceTemplates: all}
+		})
+}
+
+// listAcross is the shape of both resource lists: one upstream with
+// resources answers the request itself (cursor and all); several are read
+// page by page and concatenated, skipping one that fails.
+func listAcross[P, R any, T any](ctx context.Context, h *Hub, p P,
+	one func(*mcp.ClientSession, context.Context, P) (R, error),
+	pages func(*mcp.ClientSession) iter.Seq2[*T, error],
+	result func([]*T) R,
+) (R, error) {
 	ups := h.readyUpstreams(func(c *mcp.ServerCapabilities) bool { return c.Resources != nil })
 	if len(ups) == 1 {
 		cs, err := ups[0].Session()
 		if err != nil {
-			return nil, err
+			var zero R
+			return zero, err
 		}
-		return cs.ListResourceTemplates(ctx, p)
+		return one(cs, ctx, p)
 	}
-	out := &mcp.ListResourceTemplatesResult{ResourceTemplates: []*mcp.ResourceTemplate{}}
+	all := []*T{}
 	for _, u := range ups {
 		cs, err := u.Session()
 		if err != nil {
 			continue
 		}
-		for t, err := range cs.ResourceTemplates(ctx, nil) {
+		for item, err := range pages(cs) {
 			if err != nil {
+				h.log.Warn("resource list failed", "server", u.Name(), "err", err)
 				break
 			}
-			out.ResourceTemplates = append(out.ResourceTemplates, t)
+			all = append(all, item)
 		}
 	}
-	return out, nil
+	return result(all), nil
 }
 
 // resourceOwner finds the upstream serving a URI: the one that listed it,

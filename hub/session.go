@@ -7,6 +7,8 @@ import (
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
 // Session is one downstream client session. It owns a go-sdk *mcp.Server
@@ -261,5 +263,5 @@ func supportedVersions() []string {
 	return out
 }
 
-// Version is reported as serverInfo.version.
-const Version = "0.1.0"
+// Version is mcp-hub's version: serverInfo here, clientInfo upstream.
+const Version = upstream.Version

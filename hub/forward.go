@@ -19,7 +19,7 @@ import (
 )
 
 // handleTool is the handler of every upstream tool a session lists.
-func (s *Session) handleTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+func (s *Session) handleTool(ctx context.Context, req *mcp.CallToolRequest) (mcp.Result, error) {
 	if s.hub.cfg.Discovery.Enabled {
 		switch req.Params.Name {
 		case SearchToolsName:
@@ -45,11 +45,12 @@ func (s *Session) handleTool(ctx context.Context, req *mcp.CallToolRequest) (*mc
 //     hub-unique one and swapped back on every progress notification;
 //   - cancellation: the downstream request's context cancels the upstream
 //     call (the SDK sends notifications/cancelled);
-//   - result: returned as the upstream sent it (isError included);
+//   - result: returned as the upstream sent it (isError included), as its
+//     very bytes from a stdio upstream (upstream.RawResult);
 //   - errors: a JSON-RPC error from the upstream is passed on with its code;
 //     a server that is down, restarting or timed out gives an isError
 //     result that says so and invites a retry.
-func (s *Session) callUpstream(ctx context.Context, t *Tool, in *mcp.CallToolParamsRaw) (*mcp.CallToolResult, error) {
+func (s *Session) callUpstream(ctx context.Context, t *Tool, in *mcp.CallToolParamsRaw) (mcp.Result, error) {
 	h := s.hub
 	u, err := h.upstream(t.Server)
 	if err != nil {
@@ -69,7 +70,7 @@ func (s *Session) callUpstream(ctx context.Context, t *Tool, in *mcp.CallToolPar
 	}
 	start := time.Now()
 	res, err := u.CallTool(ctx, params)
-	s.recordCall(t, time.Since(start), err != nil || (res != nil && res.IsError))
+	s.recordCall(t, time.Since(start), err != nil || upstream.IsError(res))
 	if err != nil {
 		var rpcErr *jsonrpc.Error
 		switch {

@@ -244,7 +244,11 @@ func (fz *fzHub) check(t *testing.T, tool string, data []byte) {
 		t.Fatal(err)
 	}
 	req := &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: tool, Arguments: json.RawMessage(data)}}
-	res, err := s.handleTool(ctx, req)
+	raw, err := s.handleTool(ctx, req)
+	var res *mcp.CallToolResult
+	if err == nil {
+		res = typedResult(t, raw)
+	}
 	fzCheckOutcome(t, "handler", tool, data, res, err)
 	if ctx.Err() != nil {
 		t.Fatalf("handler: %s(%q) did not answer within 10s", tool, data)
@@ -317,7 +321,7 @@ func TestMetaToolsBigArguments(t *testing.T) {
 		if err != nil || res == nil {
 			t.Fatalf("%s with %d KiB of arguments: %v", tc.tool, len(tc.args)>>10, err)
 		}
-		if text := resultText(res); !strings.Contains(text, tc.want) {
+		if text := resultText(typedResult(t, res)); !strings.Contains(text, tc.want) {
 			t.Errorf("%s: result does not mention %q: %.200s", tc.tool, tc.want, text)
 		}
 		// Generous for -race on a loaded machine; the quadratic versions

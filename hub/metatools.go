@@ -482,7 +482,7 @@ type callArgs struct {
 
 // callTool implements call_tool: a way to call a loaded tool for clients
 // that do not refresh their tool list within a turn.
-func (s *Session) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+func (s *Session) callTool(ctx context.Context, req *mcp.CallToolRequest) (mcp.Result, error) {
 	var args callArgs
 	if err := decodeArgs(req.Params.Arguments, &args); err != nil || args.Name == "" {
 		return s.fail("Error: call_tool needs {\"name\": \"<tool name>\", \"arguments\": {...}}."), nil
@@ -535,7 +535,7 @@ func notLoaded(name string) *mcp.CallToolResult {
 // callHidden answers a tools/call for a name the session does not list:
 // a deferred tool (not loaded yet: an error, or loaded and run with
 // auto_load_on_call), or an unknown one (an error with the closest names).
-func (s *Session) callHidden(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+func (s *Session) callHidden(ctx context.Context, req *mcp.CallToolRequest) (mcp.Result, error) {
 	c := s.hub.Catalog()
 	t, ok := c.Tool(req.Params.Name)
 	if !ok || !s.visible(t) {

@@ -15,10 +15,10 @@ import (
 )
 
 // route is the session's receiving middleware. The SDK serves tools/list
-// and tools/call for the tools the session shows; route handles what the
-// hub proxies without registering it (resources, prompts), what must also
-// reach upstreams (logging/setLevel), and calls to tools the session does
-// not show (deferred, filtered, unknown).
+// for the tools the session shows; route answers tools/call (so that an
+// upstream's result passes through as bytes), what the hub proxies without
+// registering it (resources, prompts), and what must also reach upstreams
+// (logging/setLevel).
 func (s *Session) route(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		switch method {
@@ -27,6 +27,7 @@ func (s *Session) route(next mcp.MethodHandler) mcp.MethodHandler {
 			if !s.shows(r.Params.Name) {
 				return s.callHidden(ctx, r)
 			}
+			return s.handleTool(ctx, r)
 		case "resources/list":
 			return s.hub.listResources(ctx, req.(*mcp.ListResourcesRequest).Params)
 		case "resources/templates/list":

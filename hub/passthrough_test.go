@@ -726,3 +726,26 @@ func TestPassthroughServerRequestAmbiguous(t *testing.T) {
 	cancel()
 	<-done
 }
+
+// TestResultBytesKept: a stdio upstream's tools/call result reaches the
+// client byte for byte as the upstream wrote it. Decoded and re-encoded by
+// the SDK, structuredContent would come out with its keys sorted, and the
+// upstream's escaped "<" unescaped.
+func TestResultBytesKept(t *testing.T) {
+	// The fixture's verbatimStructured, as its go-sdk server escapes it.
+	const structured = `{"zeta":1,"alpha":{"y":"\u003cb\u003e","x":[3,1,2]}}`
+	h, _ := secHub(t, secConfig(secStdio(t, "fx", "-features")))
+	s := secServeStdio(t, h)
+	s.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}`)
+	s.recv()
+	s.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	s.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"fx__verbatim","arguments":{}}}`)
+	got := s.recvRaw()
+	want := `"structuredContent":` + structured
+	if !bytes.Contains(got, []byte(want)) {
+		t.Errorf("result changed on the way:\n got %s\nwant it to contain %s", got, want)
+	}
+	if !bytes.Contains(got, []byte(`"text":"verbatim \u003c\u0026\u003e"`)) {
+		t.Errorf("text changed on the way: %s", got)
+	}
+}

@@ -274,22 +274,35 @@ func (s *secStdioSession) send(line string) {
 // recv returns the next message the hub writes, skipping notifications.
 func (s *secStdioSession) recv() map[string]any {
 	s.t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(s.recvRaw(), &m); err != nil {
+		s.t.Fatal(err)
+	}
+	return m
+}
+
+// recvRaw is recv's line as the hub wrote it.
+func (s *secStdioSession) recvRaw() []byte {
+	s.t.Helper()
 	type line struct {
-		m   map[string]any
+		b   []byte
 		err error
 	}
 	ch := make(chan line, 1)
 	go func() {
 		for s.out.Scan() {
-			var m map[string]any
+			var m struct {
+				ID     json.RawMessage `json:"id"`
+				Method string          `json:"method"`
+			}
 			if err := json.Unmarshal(s.out.Bytes(), &m); err != nil {
 				ch <- line{err: fmt.Errorf("hub wrote non-JSON %q: %v", s.out.Text(), err)}
 				return
 			}
-			if _, isNote := m["method"]; isNote && m["id"] == nil {
+			if m.Method != "" && m.ID == nil {
 				continue
 			}
-			ch <- line{m: m}
+			ch <- line{b: bytes.Clone(s.out.Bytes())}
 			return
 		}
 		ch <- line{err: fmt.Errorf("stdout closed: %v", s.out.Err())}
@@ -299,7 +312,7 @@ func (s *secStdioSession) recv() map[string]any {
 		if l.err != nil {
 			s.t.Fatal(l.err)
 		}
-		return l.m
+		return l.b
 	case <-time.After(20 * time.Second):
 		s.t.Fatal("no answer from the hub within 20s")
 		return nil

@@ -3,6 +3,7 @@ package hub
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -208,8 +209,15 @@ func (s *Session) addTool(def *mcp.Tool) (err error) {
 			err = fmt.Errorf("rejected by the MCP SDK: %v", r)
 		}
 	}()
-	s.server.AddTool(def, s.handleTool)
+	s.server.AddTool(def, answeredByRoute)
 	return nil
+}
+
+// answeredByRoute is the handler AddTool requires. The SDK never calls it:
+// route answers every tools/call first, so that upstream results pass
+// through as bytes rather than as an *mcp.CallToolResult.
+func answeredByRoute(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	return nil, errors.New("mcp-hub: a tool call reached the SDK's handler instead of the hub's router")
 }
 
 // load adds deferred tools to the session's loaded set and re-syncs.

@@ -131,7 +131,7 @@ func ftCall(t testing.TB, u *Upstream, name string, args map[string]any) *mcp.Ca
 	if err != nil {
 		t.Fatalf("call %s: %v", name, err)
 	}
-	return res
+	return typed(t, res)
 }
 
 func ftPID(t testing.TB, u *Upstream) int {
@@ -407,7 +407,7 @@ func TestFaultGarbageStdout(t *testing.T) {
 		t.Errorf("the garbage line was not reported:\n%s", lg.String())
 	}
 	res, err := u.CallTool(ftCtx(t), &mcp.CallToolParams{Name: "a", Arguments: map[string]any{"x": 1}})
-	if err != nil || res.IsError {
+	if err != nil || IsError(res) {
 		t.Fatalf("call after garbage: %v %+v", err, res)
 	}
 	if st := u.Status(); st.Tools != 1 || st.Restarts != 0 {

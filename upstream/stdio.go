@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -42,6 +43,8 @@ type stdioTransport struct {
 	noise func(line string)
 	// stderr reads the server's stderr until it ends.
 	stderr func(io.Reader)
+	// conn is the connection Connect made, for raw calls.
+	conn *stdioConn
 }
 
 func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
@@ -91,6 +94,7 @@ func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 		c.exitErr = t.cmd.Wait()
 		close(c.exited)
 	}()
+	t.conn = c
 	return c, nil
 }
 
@@ -104,6 +108,8 @@ type stdioConn struct {
 
 	exited  chan struct{}
 	exitErr error // set before exited closes
+
+	calls rawCalls
 
 	closeOnce sync.Once
 }
@@ -119,10 +125,12 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		}
 		line, err := c.readLine()
 		if err != nil {
-			return nil, c.ended(err)
+			err = c.ended(err)
+			c.calls.end(err)
+			return nil, err
 		}
 		line = bytes.TrimSpace(line)
-		if len(line) == 0 {
+		if len(line) == 0 || c.calls.deliver(line) {
 			continue
 		}
 		msg, err := jsonrpc.DecodeMessage(line)
@@ -186,10 +194,60 @@ func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	return err
 }
 
+// Call sends a request of the hub's own and returns its result as the
+// server wrote it (see RawResult). Cancelling ctx sends
+// notifications/cancelled, as the SDK's client does for its calls.
+func (c *stdioConn) Call(ctx context.Context, method string, params any) (json.RawMessage, error) {
+	id, reply, err := c.calls.add()
+	if err != nil {
+		return nil, err
+	}
+	if err := c.writeJSON(rawMessage{ID: id, Method: method, Params: params}); err != nil {
+		c.calls.remove(id)
+		return nil, err
+	}
+	select {
+	case r := <-reply:
+		return r.result, r.err
+	case <-ctx.Done():
+		if c.calls.remove(id) {
+			c.writeJSON(rawMessage{Method: "notifications/cancelled", Params: map[string]string{
+				"requestId": id, "reason": context.Cause(ctx).Error(),
+			}})
+		}
+		return nil, ctx.Err()
+	}
+}
+
+// rawMessage is a request or notification sent by Call.
+type rawMessage struct {
+	JSONRPC string `json:"jsonrpc"`
+	ID      string `json:"id,omitempty"`
+	Method  string `json:"method"`
+	Params  any    `json:"params"`
+}
+
+// writeJSON writes one message as a line. HTML characters stay as they
+// are: the arguments a client sent reach the server byte for byte.
+func (c *stdioConn) writeJSON(msg rawMessage) error {
+	msg.JSONRPC = "2.0"
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(msg); err != nil {
+		return err
+	}
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	_, err := c.stdin.Write(buf.Bytes())
+	return err
+}
+
 // Close follows the MCP stdio shutdown: close the server's stdin, wait,
 // then SIGTERM, then SIGKILL, each to its process group.
 func (c *stdioConn) Close() error {
 	c.closeOnce.Do(func() {
+		c.calls.end(mcp.ErrConnectionClosed)
 		c.stdin.Close()
 		for _, sig := range []syscall.Signal{0, syscall.SIGTERM, syscall.SIGKILL} {
 			if sig != 0 {

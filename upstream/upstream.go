@@ -2,6 +2,7 @@ package upstream
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -133,6 +134,7 @@ type Upstream struct {
 	mu          sync.Mutex
 	state       State
 	session     *mcp.ClientSession
+	raw         *stdioConn // the session's connection, when it takes raw calls (stdio)
 	lists       Lists
 	lastErr     error
 	failures    int             // consecutive failed connects, and connections that ended before StableAfter
@@ -385,6 +387,10 @@ func (u *Upstream) connect(ctx context.Context) (*mcp.ClientSession, error) {
 		return nil, errors.New("closed")
 	}
 	u.session = cs
+	u.raw = nil
+	if st, ok := transport.(*stdioTransport); ok {
+		u.raw = st.conn
+	}
 	u.lists = lists
 	u.state = StateReady
 	// failures is not reset here: a server that connects and dies again
@@ -497,6 +503,10 @@ func (e *UnavailableError) Error() string {
 func (u *Upstream) Session() (*mcp.ClientSession, error) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
+	return u.sessionLocked()
+}
+
+func (u *Upstream) sessionLocked() (*mcp.ClientSession, error) {
 	if u.session == nil {
 		state := u.state
 		if state == StateReady {
@@ -567,8 +577,14 @@ const codeRejected = -32005
 // CallTool calls a tool by its upstream name, bounded by the server's
 // timeout. Log and progress notifications the upstream sent before its
 // answer are forwarded before CallTool returns.
-func (u *Upstream) CallTool(ctx context.Context, params *mcp.CallToolParams) (*mcp.CallToolResult, error) {
-	cs, err := u.Session()
+//
+// The result is a *RawResult, the server's own bytes, over stdio, and the
+// SDK's *mcp.CallToolResult over the other transports.
+func (u *Upstream) CallTool(ctx context.Context, params *mcp.CallToolParams) (mcp.Result, error) {
+	u.mu.Lock()
+	cs, err := u.sessionLocked()
+	raw, life := u.raw, u.life
+	u.mu.Unlock()
 	if err != nil {
 		return nil, err
 	}
@@ -576,15 +592,23 @@ func (u *Upstream) CallTool(ctx context.Context, params *mcp.CallToolParams) (*m
 	defer cancel()
 	// Close must not wait for calls in flight (the SDK's close waits for
 	// them): they are cancelled upstream and end at once.
-	u.mu.Lock()
-	life := u.life
-	u.mu.Unlock()
 	if life != nil {
 		stop := context.AfterFunc(life, cancel)
 		defer stop()
 	}
 	start := time.Now()
-	res, err := cs.CallTool(ctx, params)
+	var res mcp.Result
+	if raw != nil {
+		var data json.RawMessage
+		if data, err = raw.Call(ctx, "tools/call", params); err == nil {
+			res = &RawResult{JSON: data}
+		}
+	} else {
+		var typed *mcp.CallToolResult
+		if typed, err = cs.CallTool(ctx, params); err == nil {
+			res = typed
+		}
+	}
 	u.counter.wait()
 	elapsed := time.Since(start)
 	u.mu.Lock()

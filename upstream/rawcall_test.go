@@ -1,0 +1,106 @@
+package upstream
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// TestRawCallsDeliver: which lines off the wire answer a raw call, and
+// what the call gets; everything else is left for the SDK.
+func TestRawCallsDeliver(t *testing.T) {
+	tests := []struct {
+		name      string
+		line      string // %s is the pending call's ID
+		delivered bool   // taken off the wire (not for the SDK)
+		result    string // what the call gets, when answered
+		errCode   int64  // or this JSON-RPC error code
+		anyErr    bool   // or some other error
+	}{
+		{name: "result", line: `{"jsonrpc":"2.0","id":"%s","result":{"z":1,"a":[2]}}`, delivered: true, result: `{"z":1,"a":[2]}`},
+		{name: "keys in any order", line: `{"result":{"content":[]},"id":"%s","jsonrpc":"2.0"}`, delivered: true, result: `{"content":[]}`},
+		{name: "error", line: `{"jsonrpc":"2.0","id":"%s","error":{"code":-32602,"message":"bad"}}`, delivered: true, errCode: -32602},
+		{name: "null result", line: `{"jsonrpc":"2.0","id":"%s","result":null}`, delivered: true, anyErr: true},
+		{name: "the SDK's own response", line: `{"jsonrpc":"2.0","id":7,"result":{"note":"mcp-hub-1"}}`},
+		{name: "a notification mentioning the ID", line: `{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"%s"}}`},
+		{name: "a server request with a string ID", line: `{"jsonrpc":"2.0","id":"%s","method":"roots/list"}`},
+		{name: "a late answer to a call that gave up", line: `{"jsonrpc":"2.0","id":"mcp-hub-999","result":{}}`, delivered: true},
+		{name: "not JSON", line: `mcp-hub-1 is not json`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var calls rawCalls
+			id, reply, err := calls.add()
+			if err != nil {
+				t.Fatal(err)
+			}
+			line := strings.ReplaceAll(tc.line, "%s", id)
+			if got := calls.deliver([]byte(line)); got != tc.delivered {
+				t.Fatalf("deliver(%s) = %v, want %v", line, got, tc.delivered)
+			}
+			var r rawReply
+			select {
+			case r = <-reply:
+			default:
+				if tc.result != "" || tc.errCode != 0 || tc.anyErr {
+					t.Fatal("the call got no reply")
+				}
+				return
+			}
+			var rpcErr *jsonrpc.Error
+			switch {
+			case tc.result != "":
+				if r.err != nil || string(r.result) != tc.result {
+					t.Errorf("reply = %s, %v; want %s", r.result, r.err, tc.result)
+				}
+			case tc.errCode != 0:
+				if !errors.As(r.err, &rpcErr) || rpcErr.Code != tc.errCode {
+					t.Errorf("reply error = %v, want code %d", r.err, tc.errCode)
+				}
+			case tc.anyErr:
+				if r.err == nil {
+					t.Errorf("reply = %s, want an error", r.result)
+				}
+			default:
+				t.Errorf("unexpected reply %s, %v", r.result, r.err)
+			}
+		})
+	}
+}
+
+// TestRawCallsEnd: when the connection ends, waiting calls get its error
+// and later ones fail at once.
+func TestRawCallsEnd(t *testing.T) {
+	var calls rawCalls
+	_, reply, _ := calls.add()
+	calls.end(mcp.ErrConnectionClosed)
+	if r := <-reply; !errors.Is(r.err, mcp.ErrConnectionClosed) {
+		t.Errorf("waiting call got %v", r.err)
+	}
+	if _, _, err := calls.add(); !errors.Is(err, mcp.ErrConnectionClosed) {
+		t.Errorf("later call got %v", err)
+	}
+}
+
+func TestIsError(t *testing.T) {
+	tests := []struct {
+		res  mcp.Result
+		want bool
+	}{
+		{&RawResult{JSON: json.RawMessage(`{"content":[],"isError":true}`)}, true},
+		{&RawResult{JSON: json.RawMessage(`{"content":[],"isError":false}`)}, false},
+		{&RawResult{JSON: json.RawMessage(`{"content":[],"structuredContent":{"isError":true}}`)}, false},
+		{&RawResult{JSON: json.RawMessage(`{"content":[{"type":"text","text":"\"isError\":true"}]}`)}, false},
+		{&mcp.CallToolResult{IsError: true}, true},
+		{nil, false},
+	}
+	for _, tc := range tests {
+		if got := IsError(tc.res); got != tc.want {
+			t.Errorf("IsError(%v) = %v, want %v", tc.res, got, tc.want)
+		}
+	}
+}

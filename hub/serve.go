@@ -75,7 +75,10 @@ type sessionKey struct{}
 //     too (the SDK's DNS-rebinding check);
 //   - bodies over max_request_bytes get 413;
 //   - a POST without Mcp-Session-Id gets a fresh Session with its own
-//     server, so loaded tools never leak between sessions.
+//     server, so loaded tools never leak between sessions;
+//   - the SDK's plain-text refusals become JSON-RPC errors (jsonRPCErrors);
+//   - an answer that is complete at its first flush leaves in one write
+//     (answerInOneWrite); one that streams is streamed.
 func (h *Hub) HTTPHandler(extra map[string]http.Handler) http.Handler {
 	// A request with a session id is routed by the SDK to its session; the
 	// server returned for it is only asked which protocol versions it speaks.
@@ -104,7 +107,7 @@ func (h *Hub) HTTPHandler(extra map[string]http.Handler) http.Handler {
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/healthz", h.serveHealth)
-	mcpAll := h.guard(h.jsonRPCErrors(http.HandlerFunc(mcpHandler)))
+	mcpAll := h.guard(h.jsonRPCErrors(answerInOneWrite(http.HandlerFunc(mcpHandler))))
 	mux.Handle("/mcp", mcpAll)
 	mux.Handle("/mcp/{toolset}", mcpAll)
 	for path, handler := range extra {

@@ -97,13 +97,8 @@ func (r *rawCalls) deliver(line []byte) bool {
 	if !bytes.Contains(line, []byte(`"`+rawIDPrefix)) {
 		return false
 	}
-	var msg struct {
-		ID     *string         `json:"id"`
-		Method string          `json:"method"`
-		Result json.RawMessage `json:"result"`
-		Error  *jsonrpc.Error  `json:"error"`
-	}
-	if json.Unmarshal(line, &msg) != nil || msg.ID == nil || msg.Method != "" {
+	msg, ok := parseReply(line)
+	if !ok {
 		return false
 	}
 	r.mu.Lock()
@@ -124,6 +119,33 @@ func (r *rawCalls) deliver(line []byte) bool {
 	return true
 }
 
+// reply is a response line taken apart.
+type reply struct {
+	ID     *string         `json:"id"`
+	Method string          `json:"method"`
+	Result json.RawMessage `json:"result"`
+	Error  *jsonrpc.Error  `json:"error"`
+}
+
+// parseReply reads a response with a string ID. The shape most servers
+// write, {"jsonrpc":"2.0","id":"…","result":…}, is cut apart and its result
+// only validated, not decoded; any other is decoded.
+func parseReply(line []byte) (reply, bool) {
+	if rest, ok := bytes.CutPrefix(line, []byte(`{"jsonrpc":"2.0","id":"`)); ok {
+		if id, rest, ok := bytes.Cut(rest, []byte(`","result":`)); ok && plainString(string(id)) {
+			if result, ok := bytes.CutSuffix(rest, []byte("}")); ok && json.Valid(result) {
+				s := string(id)
+				return reply{ID: &s, Result: bytes.Clone(result)}, true
+			}
+		}
+	}
+	var msg reply
+	if json.Unmarshal(line, &msg) != nil || msg.ID == nil || msg.Method != "" {
+		return reply{}, false
+	}
+	return msg, true
+}
+
 // end fails every waiting call with err, and every later one.
 func (r *rawCalls) end(err error) {
 	r.mu.Lock()
@@ -136,4 +158,87 @@ func (r *rawCalls) end(err error) {
 		ch <- rawReply{err: err}
 		delete(r.pending, id)
 	}
+}
+
+// messageLine encodes a request (or, without id, a notification) as one
+// line. IDs and method names are the hub's own plain ASCII; params are
+// JSON already, compacted so that a pretty-printed argument cannot break
+// the line framing.
+func messageLine(id, method string, params json.RawMessage) []byte {
+	b := make([]byte, 0, 64+len(params))
+	b = append(b, `{"jsonrpc":"2.0",`...)
+	if id != "" {
+		b = append(b, `"id":"`...)
+		b = append(b, id...)
+		b = append(b, `",`...)
+	}
+	b = append(b, `"method":"`...)
+	b = append(b, method...)
+	b = append(b, `","params":`...)
+	b = appendCompact(b, params)
+	return append(b, "}\n"...)
+}
+
+func appendCompact(b []byte, js []byte) []byte {
+	if !bytes.ContainsAny(js, "\r\n\t ") {
+		return append(b, js...)
+	}
+	buf := bytes.NewBuffer(b)
+	if json.Compact(buf, js) != nil {
+		return append(b, js...) // invalid JSON is the encoder's error to report
+	}
+	return buf.Bytes()
+}
+
+// toolCallParams encodes tools/call params. The common shape (raw
+// arguments, an optional _meta) is written by hand: encoding/json's
+// reflection over mcp.CallToolParams was 5% of the hub's CPU per
+// proxied call. Anything else takes encoding/json.
+func toolCallParams(p *mcp.CallToolParams) (json.RawMessage, error) {
+	args, raw := p.Arguments.(json.RawMessage)
+	if p.Arguments == nil {
+		raw = true
+	}
+	if !raw || !plainString(p.Name) || p.InputResponses != nil || p.RequestState != "" {
+		return marshalNoEscape(p)
+	}
+	b := make([]byte, 0, 32+len(p.Name)+len(args))
+	b = append(b, `{"name":"`...)
+	b = append(b, p.Name...)
+	b = append(b, '"')
+	if len(args) > 0 {
+		b = append(b, `,"arguments":`...)
+		b = appendCompact(b, args)
+	}
+	if len(p.Meta) > 0 {
+		meta, err := marshalNoEscape(p.Meta)
+		if err != nil {
+			return nil, err
+		}
+		b = append(b, `,"_meta":`...)
+		b = append(b, meta...)
+	}
+	return append(b, '}'), nil
+}
+
+// plainString reports whether s can be written between quotes as it is.
+func plainString(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
+}
+
+// marshalNoEscape is json.Marshal that leaves <, > and & alone, so that
+// what a client sent reaches the server as it was.
+func marshalNoEscape(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }

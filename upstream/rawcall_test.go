@@ -22,6 +22,7 @@ func TestRawCallsDeliver(t *testing.T) {
 		anyErr    bool   // or some other error
 	}{
 		{name: "result", line: `{"jsonrpc":"2.0","id":"%s","result":{"z":1,"a":[2]}}`, delivered: true, result: `{"z":1,"a":[2]}`},
+		{name: "a key after the result", line: `{"jsonrpc":"2.0","id":"%s","result":{"a":"}"},"x":2}`, delivered: true, result: `{"a":"}"}`},
 		{name: "keys in any order", line: `{"result":{"content":[]},"id":"%s","jsonrpc":"2.0"}`, delivered: true, result: `{"content":[]}`},
 		{name: "error", line: `{"jsonrpc":"2.0","id":"%s","error":{"code":-32602,"message":"bad"}}`, delivered: true, errCode: -32602},
 		{name: "null result", line: `{"jsonrpc":"2.0","id":"%s","result":null}`, delivered: true, anyErr: true},
@@ -102,5 +103,42 @@ func TestIsError(t *testing.T) {
 		if got := IsError(tc.res); got != tc.want {
 			t.Errorf("IsError(%v) = %v, want %v", tc.res, got, tc.want)
 		}
+	}
+}
+
+// TestToolCallParams: the hand-written encoding says what encoding/json
+// says, on one line, with what the client sent kept as it was.
+func TestToolCallParams(t *testing.T) {
+	tests := []struct {
+		name   string
+		params *mcp.CallToolParams
+		want   string
+	}{
+		{"no arguments", &mcp.CallToolParams{Name: "t"}, `{"name":"t"}`},
+		{"raw arguments", &mcp.CallToolParams{Name: "t", Arguments: json.RawMessage(`{"q":"<a & b>"}`)}, `{"name":"t","arguments":{"q":"<a & b>"}}`},
+		{"pretty arguments", &mcp.CallToolParams{Name: "t", Arguments: json.RawMessage("{\n  \"q\": \"x y\",\n\t\"n\": [1, 2]\n}")}, `{"name":"t","arguments":{"q":"x y","n":[1,2]}}`},
+		{"meta", &mcp.CallToolParams{Name: "t", Arguments: json.RawMessage(`{}`), Meta: mcp.Meta{"progressToken": "p-1"}}, `{"name":"t","arguments":{},"_meta":{"progressToken":"p-1"}}`},
+		{"name to escape", &mcp.CallToolParams{Name: "a\"b\u00e9", Arguments: json.RawMessage(`{}`)}, `{"name":"a\"bé","arguments":{}}`},
+		{"typed arguments", &mcp.CallToolParams{Name: "t", Arguments: map[string]any{"x": 1}}, `{"name":"t","arguments":{"x":1}}`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := toolCallParams(tc.params)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != tc.want {
+				t.Errorf("got  %s\nwant %s", got, tc.want)
+			}
+			line := messageLine("mcp-hub-1", "tools/call", got)
+			var msg struct {
+				ID     string          `json:"id"`
+				Method string          `json:"method"`
+				Params json.RawMessage `json:"params"`
+			}
+			if strings.Count(string(line), "\n") != 1 || json.Unmarshal(line, &msg) != nil || msg.ID != "mcp-hub-1" || msg.Method != "tools/call" {
+				t.Errorf("not one JSON-RPC line: %q", line)
+			}
+		})
 	}
 }

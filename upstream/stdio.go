@@ -197,12 +197,12 @@ func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 // Call sends a request of the hub's own and returns its result as the
 // server wrote it (see RawResult). Cancelling ctx sends
 // notifications/cancelled, as the SDK's client does for its calls.
-func (c *stdioConn) Call(ctx context.Context, method string, params any) (json.RawMessage, error) {
+func (c *stdioConn) Call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 	id, reply, err := c.calls.add()
 	if err != nil {
 		return nil, err
 	}
-	if err := c.writeJSON(rawMessage{ID: id, Method: method, Params: params}); err != nil {
+	if err := c.writeLine(messageLine(id, method, params)); err != nil {
 		c.calls.remove(id)
 		return nil, err
 	}
@@ -211,35 +211,17 @@ func (c *stdioConn) Call(ctx context.Context, method string, params any) (json.R
 		return r.result, r.err
 	case <-ctx.Done():
 		if c.calls.remove(id) {
-			c.writeJSON(rawMessage{Method: "notifications/cancelled", Params: map[string]string{
-				"requestId": id, "reason": context.Cause(ctx).Error(),
-			}})
+			cancel, _ := json.Marshal(map[string]string{"requestId": id, "reason": context.Cause(ctx).Error()})
+			c.writeLine(messageLine("", "notifications/cancelled", cancel))
 		}
 		return nil, ctx.Err()
 	}
 }
 
-// rawMessage is a request or notification sent by Call.
-type rawMessage struct {
-	JSONRPC string `json:"jsonrpc"`
-	ID      string `json:"id,omitempty"`
-	Method  string `json:"method"`
-	Params  any    `json:"params"`
-}
-
-// writeJSON writes one message as a line. HTML characters stay as they
-// are: the arguments a client sent reach the server byte for byte.
-func (c *stdioConn) writeJSON(msg rawMessage) error {
-	msg.JSONRPC = "2.0"
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(msg); err != nil {
-		return err
-	}
+func (c *stdioConn) writeLine(line []byte) error {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
-	_, err := c.stdin.Write(buf.Bytes())
+	_, err := c.stdin.Write(line)
 	return err
 }
 

@@ -599,9 +599,11 @@ func (u *Upstream) CallTool(ctx context.Context, params *mcp.CallToolParams) (mc
 	start := time.Now()
 	var res mcp.Result
 	if raw != nil {
-		var data json.RawMessage
-		if data, err = raw.Call(ctx, "tools/call", params); err == nil {
-			res = &RawResult{JSON: data}
+		var p, data json.RawMessage
+		if p, err = toolCallParams(params); err == nil {
+			if data, err = raw.Call(ctx, "tools/call", p); err == nil {
+				res = &RawResult{JSON: data}
+			}
 		}
 	} else {
 		var typed *mcp.CallToolResult

@@ -144,7 +144,7 @@ func ParseConfig(path string, data []byte) (*Config, error) {
 func parseYAML(path string, data []byte) (*Config, error) {
 	var root yaml.Node
 	if err := yaml.Unmarshal(data, &root); err != nil {
-		return nil, yamlError(path, err)
+		return nil, yamlError(path, nil, err)
 	}
 	cfg := &Config{Path: path}
 	if len(root.Content) == 0 {
@@ -167,7 +167,7 @@ func parseYAML(path string, data []byte) (*Config, error) {
 	}
 	cfg.Secrets, cfg.Warnings = exp.secrets, exp.warnings
 	if err := root.Decode(cfg); err != nil {
-		return nil, yamlError(path, err)
+		return nil, yamlError(path, &root, err)
 	}
 	cfg.ServerOrder = mappingKeys(&root, "servers")
 	for _, name := range cfg.ServerOrder {
@@ -318,20 +318,37 @@ func yamlKeys(t reflect.Type) []string {
 	return keys
 }
 
-// serverAtLine names the server whose entry holds line.
+// serverAtLine names the server whose entry holds line, or "" when the
+// line is outside the servers section.
 func serverAtLine(root *yaml.Node, line int) string {
-	servers := child(docMapping(root), "servers")
-	if servers == nil || servers.Kind != yaml.MappingNode {
+	if root == nil || line <= 0 {
 		return ""
 	}
-	name := ""
-	for i := 0; i+1 < len(servers.Content); i += 2 {
-		if servers.Content[i].Line > line {
-			break
-		}
-		name = servers.Content[i].Value
+	doc := docMapping(root)
+	if doc.Kind != yaml.MappingNode {
+		return ""
 	}
-	return name
+	for i := 0; i+1 < len(doc.Content); i += 2 {
+		if doc.Content[i].Value != "servers" {
+			continue
+		}
+		if i+2 < len(doc.Content) && doc.Content[i+2].Line <= line {
+			return "" // in a later section
+		}
+		servers := doc.Content[i+1]
+		if servers.Kind != yaml.MappingNode {
+			return ""
+		}
+		name := ""
+		for j := 0; j+1 < len(servers.Content); j += 2 {
+			if servers.Content[j].Line > line {
+				break
+			}
+			name = servers.Content[j].Value
+		}
+		return name
+	}
+	return ""
 }
 
 var (
@@ -339,8 +356,9 @@ var (
 	duplicateKey = regexp.MustCompile(`^mapping key "(.*)" already defined at line (\d+)$`)
 )
 
-// yamlError reports a YAML syntax or type error at its line.
-func yamlError(path string, err error) error {
+// yamlError reports a YAML syntax or type error at its line, and names
+// the server when the line is in one (root is nil for syntax errors).
+func yamlError(path string, root *yaml.Node, err error) error {
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
 	msg = strings.ReplaceAll(msg, "unmarshal errors:\n  ", "")
 	line := 0
@@ -351,7 +369,13 @@ func yamlError(path string, err error) error {
 	if m := duplicateKey.FindStringSubmatch(msg); m != nil {
 		return &ConfigError{Path: path, Line: line, Msg: fmt.Sprintf("'%s' is defined twice (first at line %s): server names and keys must be unique; rename or remove one", m[1], m[2])}
 	}
-	return &ConfigError{Path: path, Line: line, Msg: "invalid YAML: " + msg}
+	switch server := serverAtLine(root, line); {
+	case root == nil:
+		msg = "invalid YAML: " + msg
+	case server != "":
+		msg = fmt.Sprintf("server '%s': %s", server, msg)
+	}
+	return &ConfigError{Path: path, Line: line, Msg: msg}
 }
 
 // expander replaces ${VAR} and ${VAR:-default} in every scalar value.

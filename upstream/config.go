@@ -1,6 +1,8 @@
 package upstream
 
 import (
+	"gopkg.in/yaml.v3"
+
 	"fmt"
 	"net/url"
 	"time"
@@ -123,6 +125,14 @@ func (d *Duration) UnmarshalText(b []byte) error {
 		return nil
 	}
 	return fmt.Errorf("invalid duration %q: write it like 30s or 2m", s)
+}
+
+// UnmarshalYAML is UnmarshalText with the value's line in the error.
+func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
+	if err := d.UnmarshalText([]byte(n.Value)); err != nil {
+		return fmt.Errorf("line %d: %w", n.Line, err)
+	}
+	return nil
 }
 
 // MarshalText writes Go duration syntax.

@@ -69,7 +69,7 @@ func (s *Session) callUpstream(ctx context.Context, t *Tool, in *mcp.CallToolPar
 		params.SetProgressToken(h.routes.mapProgress(call, token))
 	}
 	start := time.Now()
-	res, err := u.CallTool(ctx, params)
+	res, err := u.CallTool(ctx, s, params)
 	s.recordCall(t, time.Since(start), err != nil || upstream.IsError(res))
 	if err != nil {
 		var rpcErr *jsonrpc.Error
@@ -210,6 +210,43 @@ func (r *router) callerOf(server string) (c *call, ambiguous bool) {
 	return c, false
 }
 
+// callFrom finds a call of session s in flight to an upstream, for what
+// the upstream sends in s's own session (upstream.Owner): any of them
+// puts the message on s's streams.
+func (r *router) callFrom(server string, s *Session) *call {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for c := range r.calls[server] {
+		if c.session == s {
+			return c
+		}
+	}
+	return nil
+}
+
+// caller finds the session, and the call, that what an upstream sent
+// belongs to: the owner of the upstream session it came in, or else
+// (callerOf) the only session calling. c is nil outside a call.
+func (h *Hub) caller(ctx context.Context, u *upstream.Upstream) (s *Session, c *call, ambiguous bool) {
+	if owner, ok := upstream.Owner(ctx).(*Session); ok {
+		return owner, h.routes.callFrom(u.Name(), owner), false
+	}
+	c, ambiguous = h.routes.callerOf(u.Name())
+	if c != nil {
+		s = c.session
+	}
+	return s, c, ambiguous
+}
+
+// callContext is the context to forward with: the call's values, so the
+// message travels on its request's stream, and ctx's cancellation.
+func callContext(ctx context.Context, c *call) context.Context {
+	if c == nil {
+		return ctx
+	}
+	return withValuesOf(ctx, c.ctx)
+}
+
 func (r *router) forgetSession(s *Session) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -258,11 +295,11 @@ func (h *Hub) UpstreamNotified(ctx context.Context, u *upstream.Upstream, method
 		}
 	case upstream.NotifyLog:
 		p := params.(*mcp.LoggingMessageParams)
-		c, ambiguous := h.routes.callerOf(u.Name())
+		s, c, ambiguous := h.caller(ctx, u)
 		switch {
-		case c != nil:
-			if ss := c.session.serverSession(); ss != nil {
-				ss.Log(withValuesOf(ctx, c.ctx), p)
+		case s != nil:
+			if ss := s.serverSession(); ss != nil {
+				ss.Log(callContext(ctx, c), p)
 			}
 		case ambiguous:
 			h.log.Info("upstream log (several sessions calling; not forwarded)", "server", u.Name(), "level", p.Level, "data", p.Data)
@@ -275,7 +312,11 @@ func (h *Hub) UpstreamNotified(ctx context.Context, u *upstream.Upstream, method
 		}
 	case upstream.NotifyResourceUpdated:
 		p := params.(*mcp.ResourceUpdatedNotificationParams)
-		for _, s := range h.sessionList() {
+		sessions := h.sessionList()
+		if owner, ok := upstream.Owner(ctx).(*Session); ok {
+			sessions = []*Session{owner}
+		}
+		for _, s := range sessions {
 			s.server.ResourceUpdated(ctx, p)
 		}
 	}
@@ -284,12 +325,10 @@ func (h *Hub) UpstreamNotified(ctx context.Context, u *upstream.Upstream, method
 // UpstreamRequest forwards sampling, elicitation and roots requests to the
 // session whose call caused them. Part of upstream.Listener.
 func (h *Hub) UpstreamRequest(ctx context.Context, u *upstream.Upstream, method string, params mcp.Params) (mcp.Result, error) {
-	c, ambiguous := h.routes.callerOf(u.Name())
-	var s *Session
-	reqCtx := ctx
+	s, c, ambiguous := h.caller(ctx, u)
+	reqCtx := callContext(ctx, c)
 	switch {
-	case c != nil:
-		s, reqCtx = c.session, withValuesOf(ctx, c.ctx)
+	case s != nil:
 	case ambiguous:
 		return nil, fmt.Errorf("mcp-hub: cannot route %s from server '%s': several client sessions have calls in flight to it", method, u.Name())
 	default:

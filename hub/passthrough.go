@@ -41,7 +41,7 @@ func (s *Session) route(next mcp.MethodHandler) mcp.MethodHandler {
 		case "logging/setLevel":
 			res, err := next(ctx, method, req)
 			if err == nil {
-				s.hub.setLevel(ctx, req.GetParams().(*mcp.SetLoggingLevelParams))
+				s.hub.setLevel(ctx, s, req.GetParams().(*mcp.SetLoggingLevelParams))
 			}
 			return res, err
 		}
@@ -282,16 +282,13 @@ func (h *Hub) templateOwner(uri string) (*upstream.Upstream, error) {
 	return h.resourceOwner(uri)
 }
 
-// setLevel passes a session's logging level on to every upstream that logs.
-// Upstreams are shared, so the most recent setLevel wins there; each
-// session's own level still filters what it receives.
-func (h *Hub) setLevel(ctx context.Context, p *mcp.SetLoggingLevelParams) {
+// setLevel passes a session's logging level on to every upstream that logs:
+// to the session's own session with an HTTP upstream, and to the shared
+// one, where the most recent setLevel wins (a stdio upstream's logs during
+// anyone's calls); each session's own level still filters what it gets.
+func (h *Hub) setLevel(ctx context.Context, s *Session, p *mcp.SetLoggingLevelParams) {
 	for _, u := range h.readyUpstreams(func(c *mcp.ServerCapabilities) bool { return c.Logging != nil }) {
-		cs, err := u.Session()
-		if err != nil {
-			continue
-		}
-		if err := cs.SetLoggingLevel(ctx, p); err != nil {
+		if err := u.SetLoggingLevel(ctx, s, p); err != nil {
 			h.log.Warn("logging/setLevel not forwarded", "server", u.Name(), "err", strings.TrimSpace(err.Error()))
 		}
 	}

@@ -727,6 +727,49 @@ func TestPassthroughServerRequestAmbiguous(t *testing.T) {
 	<-done
 }
 
+// TestPassthroughServerRequestOwnSession: an HTTP upstream runs each
+// session's calls in a session of its own, so the case that is ambiguous
+// with a shared stdio process is not: b's sampling request reaches b while
+// a has a call in flight to the same server, and a's logs reach a only.
+func TestPassthroughServerRequestOwnSession(t *testing.T) {
+	h, _, _ := agFeatures(t)
+	var aLogs, bLogs atomic.Int64
+	a := agClient(t, h, &mcp.ClientOptions{LoggingMessageHandler: func(context.Context, *mcp.LoggingMessageRequest) { aLogs.Add(1) }})
+	b := agClientWith(t, h, mcp.NewClient(&mcp.Implementation{Name: "b", Version: "0"}, &mcp.ClientOptions{
+		CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			return &mcp.CreateMessageResult{Model: "m", Role: "assistant", Content: &mcp.TextContent{Text: "b"}}, nil
+		},
+		LoggingMessageHandler: func(context.Context, *mcp.LoggingMessageRequest) { bLogs.Add(1) },
+	}))
+	for _, cs := range []*mcp.ClientSession{a, b} {
+		if err := cs.SetLoggingLevel(testCtx(t), &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithCancel(testCtx(t))
+	defer cancel()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		a.CallTool(ctx, &mcp.CallToolParams{Name: "web__sleep", Arguments: map[string]any{"ms": 10000}})
+	}()
+	agEventually(t, 5*time.Second, "a's call to be in flight", func() bool {
+		c, _ := h.routes.callerOf("web")
+		return c != nil
+	})
+	if got := agText(agCall(t, b, "web__sample", map[string]any{"prompt": "x"})); got != "b" {
+		t.Errorf("b's sampling while a calls the same HTTP upstream -> %q, want b's answer", got)
+	}
+	agCall(t, a, "web__log", map[string]any{"level": "info", "message": "for a"})
+	agEventually(t, 5*time.Second, "a's log", func() bool { return aLogs.Load() > 0 })
+	time.Sleep(100 * time.Millisecond)
+	if n := bLogs.Load(); n != 0 {
+		t.Errorf("b received %d of a's log messages", n)
+	}
+	cancel()
+	<-done
+}
+
 // TestResultBytesKept: a stdio upstream's tools/call result reaches the
 // client byte for byte as the upstream wrote it. Decoded and re-encoded by
 // the SDK, structuredContent would come out with its keys sorted, and the

@@ -97,6 +97,9 @@ func (s *Session) initialized(ctx context.Context, req *mcp.InitializedRequest) 
 		req.Session.Wait()
 		s.hub.removeSession(s)
 		s.hub.routes.forgetSession(s)
+		for _, u := range s.hub.upstreams {
+			u.Forget(s)
+		}
 		s.hub.subs.forget(s)
 	}()
 }

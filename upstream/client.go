@@ -24,7 +24,24 @@ const (
 // every client capability, because any downstream client may turn out to
 // support them; a downstream that does not gets the upstream's request
 // refused with a clear error.
-func (u *Upstream) newClient() *mcp.Client {
+//
+// owner is nil for the shared connection, and the downstream session for
+// an owned one (see owned.go): what the server sends on it is handed to
+// the Listener with the owner in its context, and list changes are left
+// to the shared connection. counter is the connection's own (see
+// notificationCounter).
+func (u *Upstream) newClient(owner any, counter *notificationCounter) *mcp.Client {
+	mark := func(ctx context.Context) context.Context {
+		if owner == nil {
+			return ctx
+		}
+		return context.WithValue(ctx, ownerKey{}, owner)
+	}
+	relist := func(ctx context.Context) {
+		if owner == nil {
+			go u.relist(context.WithoutCancel(ctx))
+		}
+	}
 	opts := &mcp.ClientOptions{
 		Logger: u.opts.SDKLogger.With("server", u.cfg.Name),
 		Capabilities: &mcp.ClientCapabilities{
@@ -32,25 +49,19 @@ func (u *Upstream) newClient() *mcp.Client {
 			Sampling:    &mcp.SamplingCapabilities{},
 			Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}},
 		},
-		ToolListChangedHandler: func(ctx context.Context, _ *mcp.ToolListChangedRequest) {
-			go u.relist(context.WithoutCancel(ctx))
-		},
-		PromptListChangedHandler: func(ctx context.Context, _ *mcp.PromptListChangedRequest) {
-			go u.relist(context.WithoutCancel(ctx))
-		},
-		ResourceListChangedHandler: func(ctx context.Context, _ *mcp.ResourceListChangedRequest) {
-			go u.relist(context.WithoutCancel(ctx))
-		},
+		ToolListChangedHandler:     func(ctx context.Context, _ *mcp.ToolListChangedRequest) { relist(ctx) },
+		PromptListChangedHandler:   func(ctx context.Context, _ *mcp.PromptListChangedRequest) { relist(ctx) },
+		ResourceListChangedHandler: func(ctx context.Context, _ *mcp.ResourceListChangedRequest) { relist(ctx) },
 		ResourceUpdatedHandler: func(ctx context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
-			u.listener.UpstreamNotified(ctx, u, NotifyResourceUpdated, req.Params)
+			u.listener.UpstreamNotified(mark(ctx), u, NotifyResourceUpdated, req.Params)
 		},
 		LoggingMessageHandler: func(ctx context.Context, req *mcp.LoggingMessageRequest) {
-			defer u.counter.forwardedOne()
-			u.listener.UpstreamNotified(ctx, u, NotifyLog, req.Params)
+			defer counter.forwardedOne()
+			u.listener.UpstreamNotified(mark(ctx), u, NotifyLog, req.Params)
 		},
 		ProgressNotificationHandler: func(ctx context.Context, req *mcp.ProgressNotificationClientRequest) {
-			defer u.counter.forwardedOne()
-			u.listener.UpstreamNotified(ctx, u, NotifyProgress, req.Params)
+			defer counter.forwardedOne()
+			u.listener.UpstreamNotified(mark(ctx), u, NotifyProgress, req.Params)
 		},
 		// Keep the SDK's automatic multi-round-trip handling out of the way:
 		// the hub forwards requests, it does not answer them.
@@ -64,7 +75,7 @@ func (u *Upstream) newClient() *mcp.Client {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			switch method {
 			case MethodCreateMessage, MethodElicit, MethodListRoots:
-				return u.listener.UpstreamRequest(ctx, u, method, req.GetParams())
+				return u.listener.UpstreamRequest(mark(ctx), u, method, req.GetParams())
 			}
 			return next(ctx, method, req)
 		}

@@ -10,8 +10,15 @@
 // backoff and jitter. After repeated failures the upstream is marked
 // unhealthy and calls fail fast until a cool-down passes.
 //
-// The package knows nothing about discovery, namespacing or downstream
-// sessions. What the upstream sends on its own (log messages, progress,
-// resource updates, sampling, elicitation and roots requests) is handed to a
-// Listener, which the hub implements and which decides where it goes.
+// The package knows nothing about discovery or namespacing. What the
+// upstream sends on its own (log messages, progress, resource updates,
+// sampling, elicitation and roots requests) is handed to a Listener, which
+// the hub implements and which decides where it goes. Downstream sessions
+// appear only as opaque owners: an HTTP upstream runs each owner's calls in
+// a session of its own (owned.go), and says whose session a message came
+// in (Owner).
+//
+// Tool calls to a stdio server bypass the SDK's client: the request goes
+// out and the result comes back as bytes (RawResult), so the hub forwards
+// what the server wrote without decoding and re-encoding it.
 package upstream

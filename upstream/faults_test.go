@@ -127,7 +127,7 @@ func ftText(res *mcp.CallToolResult) string {
 
 func ftCall(t testing.TB, u *Upstream, name string, args map[string]any) *mcp.CallToolResult {
 	t.Helper()
-	res, err := u.CallTool(ftCtx(t), &mcp.CallToolParams{Name: name, Arguments: args})
+	res, err := u.CallTool(ftCtx(t), nil, &mcp.CallToolParams{Name: name, Arguments: args})
 	if err != nil {
 		t.Fatalf("call %s: %v", name, err)
 	}
@@ -228,7 +228,7 @@ func TestFaultInFlightCallOnCrash(t *testing.T) {
 	pid := ftPID(t, u)
 	errc := make(chan error, 1)
 	go func() {
-		_, err := u.CallTool(ftCtx(t), &mcp.CallToolParams{Name: "sleep", Arguments: map[string]any{"ms": 20000}})
+		_, err := u.CallTool(ftCtx(t), nil, &mcp.CallToolParams{Name: "sleep", Arguments: map[string]any{"ms": 20000}})
 		errc <- err
 	}()
 	time.Sleep(200 * time.Millisecond) // the call reaches the fixture
@@ -284,7 +284,7 @@ func TestFaultCircuitBreaker(t *testing.T) {
 	}
 	// Calls fail fast, with an error that says why and when the next probe is.
 	begin := time.Now()
-	_, err := u.CallTool(ftCtx(t), &mcp.CallToolParams{Name: "pid"})
+	_, err := u.CallTool(ftCtx(t), nil, &mcp.CallToolParams{Name: "pid"})
 	if took := time.Since(begin); took > 100*time.Millisecond {
 		t.Errorf("call to an unhealthy server took %v, want fail-fast", took)
 	}
@@ -369,7 +369,7 @@ func TestFaultCallTimeout(t *testing.T) {
 	errc := make(chan error, 1)
 	begin := time.Now()
 	go func() {
-		_, err := u.CallTool(context.Background(), &mcp.CallToolParams{Name: "sleep", Arguments: map[string]any{"ms": 60000}})
+		_, err := u.CallTool(context.Background(), nil, &mcp.CallToolParams{Name: "sleep", Arguments: map[string]any{"ms": 60000}})
 		errc <- err
 	}()
 	// Other calls to the same server go through while that one hangs.
@@ -406,7 +406,7 @@ func TestFaultGarbageStdout(t *testing.T) {
 	if !strings.Contains(lg.String(), "non-JSON-RPC line on stdout") || !strings.Contains(lg.String(), "fixture garbage line") {
 		t.Errorf("the garbage line was not reported:\n%s", lg.String())
 	}
-	res, err := u.CallTool(ftCtx(t), &mcp.CallToolParams{Name: "a", Arguments: map[string]any{"x": 1}})
+	res, err := u.CallTool(ftCtx(t), nil, &mcp.CallToolParams{Name: "a", Arguments: map[string]any{"x": 1}})
 	if err != nil || IsError(res) {
 		t.Fatalf("call after garbage: %v %+v", err, res)
 	}
@@ -497,7 +497,7 @@ func TestFaultHTTPGoesAway(t *testing.T) {
 	f.stop()
 	ftWait(t, "restarting", func() bool { return u.Status().State == StateRestarting })
 	begin := time.Now()
-	_, err := u.CallTool(ftCtx(t), &mcp.CallToolParams{Name: "pid"})
+	_, err := u.CallTool(ftCtx(t), nil, &mcp.CallToolParams{Name: "pid"})
 	if took := time.Since(begin); took > 200*time.Millisecond {
 		t.Errorf("call while down took %v", took)
 	}
@@ -560,7 +560,7 @@ func TestFaultHTTP5xx(t *testing.T) {
 	ftReady(t, u)
 	before := ftPID(t, u)
 	p.mode.Store("503")
-	_, err := u.CallTool(ftCtx(t), &mcp.CallToolParams{Name: "pid"})
+	_, err := u.CallTool(ftCtx(t), nil, &mcp.CallToolParams{Name: "pid"})
 	var ue *UnavailableError
 	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "'web'") || !strings.Contains(err.Error(), "Service Unavailable") {
 		t.Fatalf("call during 503: %v", err)
@@ -568,7 +568,7 @@ func TestFaultHTTP5xx(t *testing.T) {
 	ftWait(t, "not ready", func() bool { return u.Status().State != StateReady })
 	// Down: fast, clear errors.
 	begin := time.Now()
-	if _, err := u.CallTool(ftCtx(t), &mcp.CallToolParams{Name: "pid"}); err == nil || time.Since(begin) > 200*time.Millisecond {
+	if _, err := u.CallTool(ftCtx(t), nil, &mcp.CallToolParams{Name: "pid"}); err == nil || time.Since(begin) > 200*time.Millisecond {
 		t.Errorf("call while re-initializing: %v after %v", err, time.Since(begin))
 	}
 	p.mode.Store("pass")
@@ -593,7 +593,7 @@ func TestFaultHTTP404Session(t *testing.T) {
 	old := cs.ID()
 	listed := l.changed.Load()
 	p.mode.Store("404once")
-	_, err := u.CallTool(ftCtx(t), &mcp.CallToolParams{Name: "pid"})
+	_, err := u.CallTool(ftCtx(t), nil, &mcp.CallToolParams{Name: "pid"})
 	if err == nil || !strings.Contains(err.Error(), "'web'") {
 		t.Fatalf("call answered 404: %v", err)
 	}
@@ -626,7 +626,7 @@ func TestFaultSecretsRedacted(t *testing.T) {
 	u, _ := ftStart(t, Config{Name: "remote", URL: "http://" + extra + ":pw-" + extra + "@127.0.0.1:1/mcp?api_key=" + apiKey,
 		Headers: map[string]string{"Authorization": "Bearer " + token}}, opts)
 	ftWait(t, "unhealthy", func() bool { return u.Status().State == StateUnhealthy })
-	_, err := u.CallTool(ftCtx(t), &mcp.CallToolParams{Name: "x"})
+	_, err := u.CallTool(ftCtx(t), nil, &mcp.CallToolParams{Name: "x"})
 	st := u.Status()
 	for where, text := range map[string]string{"log": lg.String(), "last_error": st.LastError, "call error": fmt.Sprint(err)} {
 		for _, s := range []string{token, apiKey, extra} {

@@ -23,17 +23,18 @@ import (
 // inherit_env is off: enough to find programs and behave in the user's locale.
 var baseEnv = []string{"PATH", "HOME", "USER", "LANG", "LC_ALL", "TMPDIR", "TERM", "SYSTEMROOT", "APPDATA", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME"}
 
-// transport builds a fresh go-sdk transport for one connection attempt.
-func (u *Upstream) transport(ctx context.Context) (mcp.Transport, error) {
+// transport builds a fresh go-sdk transport for one connection attempt,
+// whose messages pass through tap.
+func (u *Upstream) transport(ctx context.Context, tap *wireTap) (mcp.Transport, error) {
 	switch u.cfg.Kind() {
 	case TransportBuiltin:
-		return u.builtinTransport(ctx)
+		return u.builtinTransport(ctx, tap)
 	case TransportStreamable:
 		// The SDK's streamable connection has private hooks that a wrapper
 		// around it would hide, so notifications are counted below it, in
 		// the response bodies it reads.
 		client := u.httpClient()
-		client = &http.Client{Transport: &countingRoundTripper{base: client.Transport, tap: &u.tap}}
+		client = &http.Client{Transport: &countingRoundTripper{base: client.Transport, tap: tap}}
 		return &mcp.StreamableClientTransport{
 			Endpoint:   u.cfg.URL,
 			HTTPClient: client,
@@ -45,14 +46,14 @@ func (u *Upstream) transport(ctx context.Context) (mcp.Transport, error) {
 				inner: &mcp.SSEClientTransport{Endpoint: u.cfg.URL, HTTPClient: u.httpClient()},
 				life:  ctx,
 			},
-			tap: &u.tap,
+			tap: tap,
 		}, nil
 	default:
-		return u.commandTransport()
+		return u.commandTransport(tap)
 	}
 }
 
-func (u *Upstream) commandTransport() (mcp.Transport, error) {
+func (u *Upstream) commandTransport(tap *wireTap) (mcp.Transport, error) {
 	path, err := exec.LookPath(u.cfg.Command)
 	if err != nil {
 		return nil, fmt.Errorf("command %q not found: install it or give its full path in 'command'", u.cfg.Command)
@@ -67,7 +68,7 @@ func (u *Upstream) commandTransport() (mcp.Transport, error) {
 	u.mu.Unlock()
 	return &stdioTransport{
 		cmd:       cmd,
-		tap:       &u.tap,
+		tap:       tap,
 		terminate: 2 * time.Second,
 		noise:     u.logNoise,
 		stderr:    func(r io.Reader) { u.logStderr(r, tail) },
@@ -186,7 +187,7 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // builtinTransport starts the in-process server and connects to it in memory.
-func (u *Upstream) builtinTransport(ctx context.Context) (mcp.Transport, error) {
+func (u *Upstream) builtinTransport(ctx context.Context, tap *wireTap) (mcp.Transport, error) {
 	if u.opts.Builtin == nil {
 		return nil, errors.New("builtin servers are not available in this build")
 	}
@@ -198,7 +199,7 @@ func (u *Upstream) builtinTransport(ctx context.Context) (mcp.Transport, error) 
 	if _, err := server.Connect(ctx, st, nil); err != nil {
 		return nil, fmt.Errorf("builtin %q: %w", u.cfg.Builtin, err)
 	}
-	return &countingTransport{inner: ct, tap: &u.tap}, nil
+	return &countingTransport{inner: ct, tap: tap}, nil
 }
 
 // countingTransport passes every message it reads to the wireTap. Only used where the inner connection has no

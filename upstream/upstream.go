@@ -134,7 +134,9 @@ type Upstream struct {
 	mu          sync.Mutex
 	state       State
 	session     *mcp.ClientSession
-	raw         *stdioConn // the session's connection, when it takes raw calls (stdio)
+	raw         *stdioConn               // the session's connection, when it takes raw calls (stdio)
+	owned       map[any]*ownedSession    // HTTP: each downstream session's own session
+	levels      map[any]mcp.LoggingLevel // HTTP: each downstream session's log level
 	lists       Lists
 	lastErr     error
 	failures    int             // consecutive failed connects, and connections that ended before StableAfter
@@ -164,7 +166,7 @@ func New(cfg Config, listener Listener, opts Options) *Upstream {
 		ready:    make(chan struct{}),
 		done:     make(chan struct{}),
 	}
-	u.counter.cond = sync.NewCond(&u.counter.mu)
+	u.counter.init()
 	u.tap = wireTap{counter: &u.counter, schemas: &rawSchemas{}}
 	if cfg.Disabled {
 		u.state = StateDisabled
@@ -215,6 +217,7 @@ func (u *Upstream) Close() error {
 	if cs != nil {
 		err = cs.Close()
 	}
+	u.closeOwned()
 	<-u.done
 	return err
 }
@@ -357,14 +360,14 @@ func (u *Upstream) connect(ctx context.Context) (*mcp.ClientSession, error) {
 	start := time.Now()
 	cctx, cancel := context.WithTimeout(ctx, u.cfg.CallTimeout())
 	defer cancel()
-	transport, err := u.transport(ctx)
+	transport, err := u.transport(ctx, &u.tap)
 	if err != nil {
 		err = u.redact.Error(err)
 		u.log.Error("cannot start upstream", "err", err)
 		u.setDown(err, true, false)
 		return nil, err
 	}
-	client := u.newClient()
+	client := u.newClient(nil, &u.counter)
 	cs, err := client.Connect(cctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: ProtocolVersion})
 	if err != nil {
 		err = u.redact.Error(u.withStderr(fmt.Errorf("connect: %w", err)))
@@ -578,15 +581,26 @@ const codeRejected = -32005
 // timeout. Log and progress notifications the upstream sent before its
 // answer are forwarded before CallTool returns.
 //
+// owner is the downstream session calling: an HTTP upstream runs the call
+// in owner's own session (see owned.go). It may be nil.
+//
 // The result is a *RawResult, the server's own bytes, over stdio, and the
 // SDK's *mcp.CallToolResult over the other transports.
-func (u *Upstream) CallTool(ctx context.Context, params *mcp.CallToolParams) (mcp.Result, error) {
+func (u *Upstream) CallTool(ctx context.Context, owner any, params *mcp.CallToolParams) (mcp.Result, error) {
 	u.mu.Lock()
 	cs, err := u.sessionLocked()
 	raw, life := u.raw, u.life
 	u.mu.Unlock()
 	if err != nil {
 		return nil, err
+	}
+	shared, counter := cs, &u.counter
+	if owner != nil && u.ownsSessions() {
+		if own, err := u.sessionOf(ctx, owner); err == nil {
+			cs, counter = own.cs, &own.counter
+		} else if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 	}
 	ctx, cancel := context.WithTimeout(ctx, u.cfg.CallTimeout())
 	defer cancel()
@@ -611,7 +625,7 @@ func (u *Upstream) CallTool(ctx context.Context, params *mcp.CallToolParams) (mc
 			res = typed
 		}
 	}
-	u.counter.wait()
+	counter.wait()
 	elapsed := time.Since(start)
 	u.mu.Lock()
 	u.lastLatency = elapsed
@@ -631,7 +645,11 @@ func (u *Upstream) CallTool(ctx context.Context, params *mcp.CallToolParams) (mc
 				Cause: errors.New("the connection to the server ended during the call and is being re-established")}
 		case transportFailure(err) && ctx.Err() == nil:
 			cause := u.redact.Error(err)
-			u.dropSession(cs, cause)
+			if cs == shared {
+				u.dropSession(cs, cause)
+			} else {
+				cs.Close() // its end forgets it; the next call opens another
+			}
 			return nil, &UnavailableError{Server: u.cfg.Name, State: StateRestarting, Cause: cause}
 		}
 		return nil, u.redact.Error(err)
@@ -649,6 +667,8 @@ type notificationCounter struct {
 	read      int64
 	forwarded int64
 }
+
+func (c *notificationCounter) init() { c.cond = sync.NewCond(&c.mu) }
 
 func (c *notificationCounter) sawOne() {
 	c.mu.Lock()

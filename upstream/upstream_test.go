@@ -48,10 +48,16 @@ func (l *testListener) UpstreamNotified(_ context.Context, _ *Upstream, method s
 	l.mu.Unlock()
 }
 
-func (l *testListener) UpstreamRequest(_ context.Context, _ *Upstream, method string, _ mcp.Params) (mcp.Result, error) {
+// UpstreamRequest answers roots/list with file:///<owner>, or
+// file:///listener from the shared session.
+func (l *testListener) UpstreamRequest(ctx context.Context, _ *Upstream, method string, _ mcp.Params) (mcp.Result, error) {
 	switch method {
 	case MethodListRoots:
-		return &mcp.ListRootsResult{Roots: []*mcp.Root{{URI: "file:///listener"}}}, nil
+		who, ok := Owner(ctx).(string)
+		if !ok {
+			who = "listener"
+		}
+		return &mcp.ListRootsResult{Roots: []*mcp.Root{{URI: "file:///" + who}}}, nil
 	}
 	return nil, fmt.Errorf("test listener: %s not supported", method)
 }
@@ -152,7 +158,7 @@ func typed(t testing.TB, res mcp.Result) *mcp.CallToolResult {
 
 func callText(t *testing.T, u *Upstream, name string, args any) string {
 	t.Helper()
-	res, err := u.CallTool(ctxT(t), &mcp.CallToolParams{Name: name, Arguments: args})
+	res, err := u.CallTool(ctxT(t), nil, &mcp.CallToolParams{Name: name, Arguments: args})
 	if err != nil {
 		t.Fatalf("call %s: %v", name, err)
 	}
@@ -284,7 +290,7 @@ func TestFailingStart(t *testing.T) {
 	if !ok || ue.Server != "bad" || ue.State != StateUnhealthy || !strings.Contains(err.Error(), "failing at start as requested") {
 		t.Errorf("Session() = %v", err)
 	}
-	if _, err := u.CallTool(ctxT(t), &mcp.CallToolParams{Name: "x"}); err == nil || !strings.Contains(err.Error(), "server 'bad' is unhealthy") {
+	if _, err := u.CallTool(ctxT(t), nil, &mcp.CallToolParams{Name: "x"}); err == nil || !strings.Contains(err.Error(), "server 'bad' is unhealthy") {
 		t.Errorf("call to a failing server: %v", err)
 	}
 	if l.changeCount() != 0 {
@@ -361,7 +367,7 @@ func TestCallTimeout(t *testing.T) {
 	u, _, _ := start(t, cfg, Options{})
 	waitReady(t, u)
 	u.cfg.Timeout = Duration(200 * time.Millisecond) // connect with the long one, call with the short one
-	_, err := u.CallTool(ctxT(t), &mcp.CallToolParams{Name: "sleep", Arguments: map[string]any{"ms": 5000}})
+	_, err := u.CallTool(ctxT(t), nil, &mcp.CallToolParams{Name: "sleep", Arguments: map[string]any{"ms": 5000}})
 	if err == nil || !strings.Contains(err.Error(), "server 'slow': tool 'sleep' timed out after 200ms") ||
 		!strings.Contains(err.Error(), "(raise 'timeout' for this server)") {
 		t.Errorf("timeout error = %v", err)

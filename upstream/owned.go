@@ -1,0 +1,199 @@
+package upstream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Owned sessions. An HTTP upstream gets a session of its own for each
+// downstream session that calls it, as a session there is only a header
+// away. What the server sends in it (sampling, elicitation, roots
+// requests, log messages) then belongs to exactly one downstream session,
+// with nothing to guess, and logging/setLevel applies to that session
+// alone. A stdio server is one process shared by every client: what it
+// sends is routed by the calls in flight (the hub's router), and refused
+// when that is ambiguous.
+//
+// The shared session still lists tools, resources and prompts, watches
+// list changes and serves everything but tool calls.
+
+// ownerKey marks the context of what an owned session's server sends.
+type ownerKey struct{}
+
+// Owner returns the downstream session that owns the upstream session a
+// Listener call comes from, or nil when it comes from the shared one.
+func Owner(ctx context.Context) any { return ctx.Value(ownerKey{}) }
+
+// ownedSession is one downstream session's connection to the server. It
+// counts its own notifications: the ordering fix (notificationCounter)
+// holds per connection, not across them.
+type ownedSession struct {
+	ready   chan struct{} // closed once connecting has ended
+	cs      *mcp.ClientSession
+	err     error
+	counter notificationCounter
+	tap     wireTap
+}
+
+// ownsSessions reports whether calls get a session per downstream session.
+func (u *Upstream) ownsSessions() bool {
+	k := u.cfg.Kind()
+	return k == TransportStreamable || k == TransportSSE
+}
+
+// sessionOf returns owner's own session, connecting it on first use. If
+// that fails, the error stays: the caller uses the shared session.
+func (u *Upstream) sessionOf(ctx context.Context, owner any) (*ownedSession, error) {
+	u.mu.Lock()
+	o := u.owned[owner]
+	if o != nil {
+		u.mu.Unlock()
+		select {
+		case <-o.ready:
+			return o, o.err
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	if u.owned == nil {
+		u.owned = map[any]*ownedSession{}
+	}
+	o = &ownedSession{ready: make(chan struct{})}
+	o.counter.init()
+	o.tap = wireTap{counter: &o.counter, schemas: &rawSchemas{}}
+	u.owned[owner] = o
+	u.mu.Unlock()
+
+	o.cs, o.err = u.connectOwned(owner, o)
+	if o.err != nil {
+		// Kept, so that this client's calls go to the shared session
+		// from now on rather than each trying again.
+		u.log.Warn("cannot open a session for a client; its calls share the hub's session", "err", o.err)
+	}
+	u.mu.Lock()
+	if u.owned[owner] != o && o.err == nil {
+		o.cs.Close()
+		o.cs, o.err = nil, errors.New("the client session ended")
+	}
+	u.mu.Unlock()
+	close(o.ready)
+	if o.err != nil {
+		return nil, o.err
+	}
+	go func() {
+		o.cs.Wait()
+		u.forgetOwned(owner, o)
+	}()
+	return o, nil
+}
+
+// connectOwned opens o's session for owner, at the log level owner chose.
+func (u *Upstream) connectOwned(owner any, o *ownedSession) (*mcp.ClientSession, error) {
+	u.mu.Lock()
+	life := u.life
+	u.mu.Unlock()
+	if life == nil {
+		life = context.Background()
+	}
+	ctx, cancel := context.WithTimeout(life, u.cfg.CallTimeout())
+	defer cancel()
+	transport, err := u.transport(life, &o.tap)
+	if err != nil {
+		return nil, u.redact.Error(err)
+	}
+	cs, err := u.newClient(owner, &o.counter).Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: ProtocolVersion})
+	if err != nil {
+		return nil, u.redact.Error(fmt.Errorf("connect a session for a client: %w", err))
+	}
+	u.mu.Lock()
+	level := u.levels[owner]
+	u.mu.Unlock()
+	if level != "" {
+		if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: level}); err != nil {
+			u.log.Warn("logging/setLevel not forwarded", "err", u.redact.Error(err))
+		}
+	}
+	return cs, nil
+}
+
+// forgetOwned drops o if it is still owner's session, and closes it.
+func (u *Upstream) forgetOwned(owner any, o *ownedSession) {
+	u.mu.Lock()
+	if u.owned[owner] == o {
+		delete(u.owned, owner)
+	}
+	u.mu.Unlock()
+	if o.cs != nil {
+		o.cs.Close()
+	}
+}
+
+// Forget closes owner's own session: the downstream session has ended.
+func (u *Upstream) Forget(owner any) {
+	u.mu.Lock()
+	o := u.owned[owner]
+	delete(u.owned, owner)
+	delete(u.levels, owner)
+	u.mu.Unlock()
+	if o != nil {
+		go func() {
+			<-o.ready
+			if o.cs != nil {
+				o.cs.Close()
+			}
+		}()
+	}
+}
+
+// SetLoggingLevel sets owner's log level: on its own session (now, or when
+// one is opened) and on the shared session, whose messages outside any
+// call go to every client.
+func (u *Upstream) SetLoggingLevel(ctx context.Context, owner any, p *mcp.SetLoggingLevelParams) error {
+	var own *mcp.ClientSession
+	u.mu.Lock()
+	if owner != nil && u.ownsSessions() {
+		if u.levels == nil {
+			u.levels = map[any]mcp.LoggingLevel{}
+		}
+		u.levels[owner] = p.Level
+		if o := u.owned[owner]; o != nil {
+			select {
+			case <-o.ready:
+				own = o.cs
+			default: // connecting: set it once connected
+				go func() {
+					<-o.ready
+					if o.cs != nil {
+						o.cs.SetLoggingLevel(context.WithoutCancel(ctx), p)
+					}
+				}()
+			}
+		}
+	}
+	shared := u.session
+	u.mu.Unlock()
+	var errs []error
+	for _, cs := range []*mcp.ClientSession{own, shared} {
+		if cs != nil {
+			errs = append(errs, cs.SetLoggingLevel(ctx, p))
+		}
+	}
+	return u.redact.Error(errors.Join(errs...))
+}
+
+// closeOwned closes every owned session, when the upstream closes.
+func (u *Upstream) closeOwned() {
+	u.mu.Lock()
+	owned := u.owned
+	u.owned = nil
+	u.mu.Unlock()
+	for _, o := range owned {
+		<-o.ready
+		if o.cs != nil {
+			o.cs.Close()
+		}
+	}
+}

@@ -18,7 +18,7 @@ import (
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
-// handleTool is the handler of every upstream tool a session lists.
+// handleTool answers a call to a tool the session lists (route calls it).
 func (s *Session) handleTool(ctx context.Context, req *mcp.CallToolRequest) (mcp.Result, error) {
 	if s.hub.cfg.Discovery.Enabled {
 		switch req.Params.Name {
@@ -44,9 +44,11 @@ func (s *Session) handleTool(ctx context.Context, req *mcp.CallToolRequest) (mcp
 //   - _meta: passed through, except a progress token, which is swapped for a
 //     hub-unique one and swapped back on every progress notification;
 //   - cancellation: the downstream request's context cancels the upstream
-//     call (the SDK sends notifications/cancelled);
+//     call (notifications/cancelled goes upstream);
 //   - result: returned as the upstream sent it (isError included), as its
 //     very bytes from a stdio upstream (upstream.RawResult);
+//   - session: an HTTP upstream runs the call in this session's own
+//     upstream session, so what it sends meanwhile is this session's;
 //   - errors: a JSON-RPC error from the upstream is passed on with its code;
 //     a server that is down, restarting or timed out gives an isError
 //     result that says so and invites a retry.

@@ -58,6 +58,10 @@ func (u *Upstream) sessionOf(ctx context.Context, owner any) (*ownedSession, err
 			return nil, ctx.Err()
 		}
 	}
+	if u.state == StateClosed {
+		u.mu.Unlock()
+		return nil, errors.New("the hub is shutting down")
+	}
 	if u.owned == nil {
 		u.owned = map[any]*ownedSession{}
 	}

@@ -45,8 +45,9 @@ func IsError(res mcp.Result) bool {
 }
 
 // rawIDPrefix starts the IDs of raw calls. The SDK's client numbers its
-// requests, so a string ID can never be one of its own.
-const rawIDPrefix = "mcp-hub-"
+// requests, so a string ID can never be one of its own; and it differs
+// from the hub's progress tokens (mcp-hub-N), which notifications carry.
+const rawIDPrefix = "mcp-hub-call-"
 
 // rawCalls are the requests a connection sends for the hub itself, outside
 // the SDK's client, and waits for by ID. Everything else on the connection

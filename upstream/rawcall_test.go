@@ -26,11 +26,11 @@ func TestRawCallsDeliver(t *testing.T) {
 		{name: "keys in any order", line: `{"result":{"content":[]},"id":"%s","jsonrpc":"2.0"}`, delivered: true, result: `{"content":[]}`},
 		{name: "error", line: `{"jsonrpc":"2.0","id":"%s","error":{"code":-32602,"message":"bad"}}`, delivered: true, errCode: -32602},
 		{name: "null result", line: `{"jsonrpc":"2.0","id":"%s","result":null}`, delivered: true, anyErr: true},
-		{name: "the SDK's own response", line: `{"jsonrpc":"2.0","id":7,"result":{"note":"mcp-hub-1"}}`},
+		{name: "the SDK's own response", line: `{"jsonrpc":"2.0","id":7,"result":{"note":"mcp-hub-call-1"}}`},
 		{name: "a notification mentioning the ID", line: `{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"%s"}}`},
 		{name: "a server request with a string ID", line: `{"jsonrpc":"2.0","id":"%s","method":"roots/list"}`},
-		{name: "a late answer to a call that gave up", line: `{"jsonrpc":"2.0","id":"mcp-hub-999","result":{}}`, delivered: true},
-		{name: "not JSON", line: `mcp-hub-1 is not json`},
+		{name: "a late answer to a call that gave up", line: `{"jsonrpc":"2.0","id":"mcp-hub-call-999","result":{}}`, delivered: true},
+		{name: "not JSON", line: `mcp-hub-call-1 is not json`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -12,7 +12,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"runtime"
 	"runtime/debug"
 	"syscall"
 
@@ -36,19 +35,6 @@ func tuneGC() {
 	}
 	if os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(1 << 30)
-	}
-}
-
-// shareCPUs gives the serving hub half the CPUs (at least one), leaving
-// the rest to its stdio upstreams, unless the user set GOMAXPROCS. A
-// proxied call is a chain of hand-offs between goroutines and processes;
-// with spare Ps, Go woke a sleeping core for each one, and on a small
-// virtual machine that cost more than the parallelism gave. On 2 cores,
-// one P took a call's p50 through the hub from 1.62x to 1.43x direct, and
-// the calls/s of 16 sessions from 0.97x to 1.02x (BenchmarkProxy).
-func shareCPUs() {
-	if os.Getenv("GOMAXPROCS") == "" {
-		runtime.GOMAXPROCS(max(1, runtime.GOMAXPROCS(0)/2))
 	}
 }
 

@@ -30,3 +30,28 @@ func TestMain(m *testing.M) {
 	}
 	os.Exit(code)
 }
+
+func TestNextProcs(t *testing.T) {
+	tests := []struct {
+		p, most      int
+		busy, queued float64
+		want         int
+	}{
+		{1, 2, 0.05, 0, 1},   // idle
+		{1, 2, 0.6, 0.01, 1}, // busy, one P keeps up
+		{1, 2, 0.95, 0, 2},   // saturated: take the second CPU
+		{1, 2, 0.7, 0.2, 2},  // goroutines queue for the one P
+		{2, 2, 1.9, 0.3, 2},  // saturated at the most
+		{2, 2, 1.2, 0, 2},    // one P would be near its limit
+		{2, 2, 0.3, 0, 1},    // the load went
+		{2, 2, 0.3, 0.02, 2}, // light, but still queueing
+		{4, 8, 3.5, 0, 5},    // saturated
+		{4, 8, 1.0, 0, 3},    // three do with room
+		{1, 1, 0.99, 0.5, 1}, // one CPU in all
+	}
+	for _, tc := range tests {
+		if got := nextProcs(tc.p, tc.most, tc.busy, tc.queued); got != tc.want {
+			t.Errorf("nextProcs(%d, %d, %.2f, %.2f) = %d, want %d", tc.p, tc.most, tc.busy, tc.queued, got, tc.want)
+		}
+	}
+}

@@ -41,7 +41,7 @@ func serveCommand() *cli.Command {
 				return err
 			}
 			defer h.Close()
-			shareCPUs() // after start-up, which builds the index on every core
+			shareCPUs(c.Context) // after start-up, which builds the index on every core
 			if addr := c.String("http"); addr != "" {
 				return serveHTTP(c, h, log, addr)
 			}

@@ -22,6 +22,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcp-hub/mcp-hub/internal/fixture"
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
@@ -247,7 +248,7 @@ func (fz *fzHub) check(t *testing.T, tool string, data []byte) {
 	raw, err := s.handleTool(ctx, req)
 	var res *mcp.CallToolResult
 	if err == nil {
-		res = typedResult(t, raw)
+		res = fixture.Result(t, raw)
 	}
 	fzCheckOutcome(t, "handler", tool, data, res, err)
 	if ctx.Err() != nil {
@@ -321,7 +322,7 @@ func TestMetaToolsBigArguments(t *testing.T) {
 		if err != nil || res == nil {
 			t.Fatalf("%s with %d KiB of arguments: %v", tc.tool, len(tc.args)>>10, err)
 		}
-		if text := resultText(typedResult(t, res)); !strings.Contains(text, tc.want) {
+		if text := resultText(fixture.Result(t, res)); !strings.Contains(text, tc.want) {
 			t.Errorf("%s: result does not mention %q: %.200s", tc.tool, tc.want, text)
 		}
 		// Generous for -race on a loaded machine; the quadratic versions

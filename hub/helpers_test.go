@@ -426,17 +426,3 @@ func testCtx(t testing.TB) context.Context {
 	t.Cleanup(cancel)
 	return ctx
 }
-
-// typedResult decodes a tools/call result as a client would.
-func typedResult(t testing.TB, res mcp.Result) *mcp.CallToolResult {
-	t.Helper()
-	data, err := json.Marshal(res)
-	if err != nil {
-		t.Fatalf("marshal %T: %v", res, err)
-	}
-	var out mcp.CallToolResult
-	if err := json.Unmarshal(data, &out); err != nil {
-		t.Fatalf("the result is not a CallToolResult: %v: %s", err, data)
-	}
-	return &out
-}

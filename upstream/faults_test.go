@@ -131,7 +131,7 @@ func ftCall(t testing.TB, u *Upstream, name string, args map[string]any) *mcp.Ca
 	if err != nil {
 		t.Fatalf("call %s: %v", name, err)
 	}
-	return typed(t, res)
+	return fixture.Result(t, res)
 }
 
 func ftPID(t testing.TB, u *Upstream) int {

@@ -22,7 +22,7 @@ func rootsOf(t *testing.T, u *Upstream, owner any) string {
 	if err != nil {
 		t.Fatalf("roots as %v: %v", owner, err)
 	}
-	return typed(t, res).Content[0].(*mcp.TextContent).Text
+	return fixture.Result(t, res).Content[0].(*mcp.TextContent).Text
 }
 
 // TestOwnedSessions: an HTTP upstream runs each downstream session's calls

@@ -142,20 +142,6 @@ func names[T any](items []*T, name func(*T) string) []string {
 	return out
 }
 
-// typed decodes a tools/call result as a client would.
-func typed(t testing.TB, res mcp.Result) *mcp.CallToolResult {
-	t.Helper()
-	data, err := json.Marshal(res)
-	if err != nil {
-		t.Fatalf("marshal %T: %v", res, err)
-	}
-	var out mcp.CallToolResult
-	if err := json.Unmarshal(data, &out); err != nil {
-		t.Fatalf("the result is not a CallToolResult: %v: %s", err, data)
-	}
-	return &out
-}
-
 func callText(t *testing.T, u *Upstream, name string, args any) string {
 	t.Helper()
 	res, err := u.CallTool(ctxT(t), nil, &mcp.CallToolParams{Name: name, Arguments: args})
@@ -163,7 +149,7 @@ func callText(t *testing.T, u *Upstream, name string, args any) string {
 		t.Fatalf("call %s: %v", name, err)
 	}
 	var b strings.Builder
-	for _, c := range typed(t, res).Content {
+	for _, c := range fixture.Result(t, res).Content {
 		if tc, ok := c.(*mcp.TextContent); ok {
 			b.WriteString(tc.Text)
 		}

@@ -504,12 +504,14 @@ func TestFilters(t *testing.T) {
 
 // TestFailingServer: a server that cannot start is reported and retried;
 // the hub serves the others, and a call to the failing server's tools gets
-// a retryable error, not "unknown tool".
+// a retryable error, not "unknown tool". A failing server without a prefix
+// cannot be recognised in a name: "unknown tool" says it may be one of its.
 func TestFailingServer(t *testing.T) {
 	cfg := agConfig(
 		agUp{name: "good", cfg: agStdio(t, "-name", "good", "-tools", "echo")},
 		agUp{name: "bad", cfg: agStdio(t, "-name", "bad", "-fail-start")},
 		agUp{name: "missing", cfg: upstream.Config{Command: "/nonexistent/mcp-server"}},
+		agUp{name: "bare", cfg: agStdio(t, "-name", "bare", "-fail-start"), prefix: agPrefix("")},
 	)
 	h, log := agHub(t, cfg, Options{})
 	cs := agClient(t, h, nil)
@@ -543,6 +545,11 @@ func TestFailingServer(t *testing.T) {
 			!strings.Contains(text, "server '"+strings.Split(name, "__")[0]+"'") {
 			t.Errorf("%s -> isError=%v %q; want a retryable error naming the server", name, res.IsError, text)
 		}
+	}
+	_, err := cs.CallTool(testCtx(t), &mcp.CallToolParams{Name: "search_web"})
+	if err == nil || !strings.Contains(err.Error(), "Unknown tool 'search_web'") ||
+		!strings.Contains(err.Error(), "Server 'bare' has no prefix and has not listed its tools yet") {
+		t.Errorf("unknown tool with an unprefixed server down: %v", err)
 	}
 	// The failure is retried in the background.
 	log.waitFor(t, "a retry of the failing server", 10*time.Second, func(s string) bool {

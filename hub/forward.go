@@ -101,7 +101,26 @@ func (s *Session) unknownToolMessage(c *Catalog, name string) string {
 	if close := index.Closest(name, s.visibleNames(c), 3); len(close) > 0 {
 		msg += " Did you mean: " + strings.Join(close, ", ") + "?"
 	}
+	for _, u := range s.hub.unlisted(func(prefix string) bool { return prefix == "" }) {
+		msg += fmt.Sprintf(" Server '%s' has no prefix and has not listed its tools yet (%s); the tool may be one of its: retry in a moment.", u.Name(), u.Status().State)
+	}
 	return msg
+}
+
+// unlisted returns the servers whose prefix passes match and that are down
+// without ever having listed their tools (they failed to start, or are
+// still starting).
+func (h *Hub) unlisted(match func(prefix string) bool) []*upstream.Upstream {
+	var out []*upstream.Upstream
+	for _, u := range h.upstreams {
+		if !match(serverPrefix(u.Name(), h.cfg.Servers[u.Name()])) {
+			continue
+		}
+		if _, err := u.Session(); err != nil && len(u.Lists().Tools) == 0 {
+			out = append(out, u)
+		}
+	}
+	return out
 }
 
 // unlistedServerError is the retryable error for a call to name when name
@@ -109,16 +128,14 @@ func (s *Session) unknownToolMessage(c *Catalog, name string) string {
 // tools (it failed to start, or is still starting): its tools are not
 // known, but "unknown tool" would send the client the wrong way.
 func (h *Hub) unlistedServerError(name string) error {
-	for _, u := range h.upstreams {
-		prefix := serverPrefix(u.Name(), h.cfg.Servers[u.Name()])
-		if prefix == "" || !strings.HasPrefix(name, sanitizeName(prefix)+prefixSeparator) {
-			continue
-		}
-		if _, err := u.Session(); err != nil && len(u.Lists().Tools) == 0 {
-			return err
-		}
+	down := h.unlisted(func(prefix string) bool {
+		return prefix != "" && strings.HasPrefix(name, sanitizeName(prefix)+prefixSeparator)
+	})
+	if len(down) == 0 {
+		return nil
 	}
-	return nil
+	_, err := down[0].Session()
+	return err
 }
 
 func (s *Session) visibleNames(c *Catalog) []string {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -34,9 +35,14 @@ type ownedSession struct {
 	ready   chan struct{} // closed once connecting has ended
 	cs      *mcp.ClientSession
 	err     error
+	failed  time.Time // when connecting failed
 	counter notificationCounter
 	tap     wireTap
 }
+
+// retryOwnedAfter is how long a client whose own session could not be
+// opened uses the shared one before the next try.
+const retryOwnedAfter = 30 * time.Second
 
 // ownsSessions reports whether calls get a session per downstream session.
 func (u *Upstream) ownsSessions() bool {
@@ -45,10 +51,20 @@ func (u *Upstream) ownsSessions() bool {
 }
 
 // sessionOf returns owner's own session, connecting it on first use. If
-// that fails, the error stays: the caller uses the shared session.
+// that fails, the error stays for retryOwnedAfter: the caller uses the
+// shared session meanwhile.
 func (u *Upstream) sessionOf(ctx context.Context, owner any) (*ownedSession, error) {
 	u.mu.Lock()
 	o := u.owned[owner]
+	if o != nil {
+		select {
+		case <-o.ready:
+			if o.err != nil && time.Since(o.failed) > retryOwnedAfter {
+				o = nil // try again
+			}
+		default: // connecting
+		}
+	}
 	if o != nil {
 		u.mu.Unlock()
 		select {
@@ -73,9 +89,10 @@ func (u *Upstream) sessionOf(ctx context.Context, owner any) (*ownedSession, err
 
 	o.cs, o.err = u.connectOwned(owner, o)
 	if o.err != nil {
-		// Kept, so that this client's calls go to the shared session
-		// from now on rather than each trying again.
-		u.log.Warn("cannot open a session for a client; its calls share the hub's session", "err", o.err)
+		// Kept, so that this client's calls go to the shared session for
+		// a while rather than each trying again.
+		o.failed = time.Now()
+		u.log.Warn("cannot open a session for a client; its calls share the hub's session for now", "err", o.err, "retry_in", retryOwnedAfter)
 	}
 	u.mu.Lock()
 	if u.owned[owner] != o && o.err == nil {

@@ -1,7 +1,9 @@
 package upstream
 
 import (
+	"errors"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -55,5 +57,27 @@ func TestOwnedSessions(t *testing.T) {
 	waitReady(t, stdio)
 	if got := rootsOf(t, stdio, "alice"); got != "file:///listener" || ownedCount(stdio) != 0 {
 		t.Errorf("stdio: roots as alice = %q with %d owned sessions; want the shared session", got, ownedCount(stdio))
+	}
+}
+
+// TestOwnedSessionRetry: a client whose own session could not be opened
+// uses the shared one, and gets its own again once retryOwnedAfter passed.
+func TestOwnedSessionRetry(t *testing.T) {
+	web, _, _ := start(t, Config{Name: "web", URL: fixture.StartHTTP(t, "-features")}, Options{})
+	waitReady(t, web)
+	failedAt := func(ago time.Duration) {
+		o := &ownedSession{ready: make(chan struct{}), err: errors.New("refused"), failed: time.Now().Add(-ago)}
+		close(o.ready)
+		web.mu.Lock()
+		web.owned = map[any]*ownedSession{"alice": o}
+		web.mu.Unlock()
+	}
+	failedAt(time.Second)
+	if got := rootsOf(t, web, "alice"); got != "file:///listener" {
+		t.Errorf("just after a failure: roots as alice = %q, want the shared session's", got)
+	}
+	failedAt(retryOwnedAfter + time.Second)
+	if got := rootsOf(t, web, "alice"); got != "file:///alice" {
+		t.Errorf("after retryOwnedAfter: roots as alice = %q, want alice's own session", got)
 	}
 }

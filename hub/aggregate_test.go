@@ -437,9 +437,11 @@ func TestCollisionLater(t *testing.T) {
 	log.waitFor(t, "the collision to be logged", 10*time.Second, func(s string) bool {
 		return strings.Contains(s, "collision") && strings.Contains(s, "server 'two'")
 	})
-	if p := h.Catalog().Problems; len(p) == 0 || !strings.Contains(p[0], "server 'one'") {
-		t.Errorf("catalog problems = %q", p)
-	}
+	// The catalog is published just after its problems are logged.
+	waitFor(t, "the collision in the catalog's problems", func() bool {
+		p := h.Catalog().Problems
+		return len(p) > 0 && strings.Contains(p[0], "server 'one'")
+	})
 	if got := agText(agCall(t, cs, "search", nil)); got != "one:search:{}" {
 		t.Errorf("search -> %q, want the first server's", got)
 	}

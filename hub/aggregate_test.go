@@ -7,7 +7,6 @@ package hub
 // files of the package.
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -19,7 +18,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -68,36 +66,6 @@ func agBuiltins(servers map[string]func() *mcp.Server) func(string, map[string]s
 	}
 }
 
-// agLog collects the hub's log for assertions and mirrors it to the test log.
-type agLog struct {
-	t  testing.TB
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *agLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	l.b.Write(p)
-	l.mu.Unlock()
-	func() {
-		defer func() { _ = recover() }() // the test may have finished
-		l.t.Log(strings.TrimRight(string(p), "\n"))
-	}()
-	return len(p), nil
-}
-
-func (l *agLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-// waitFor polls cond until it holds or d passes.
-func (l *agLog) waitFor(t *testing.T, what string, d time.Duration, cond func(string) bool) {
-	t.Helper()
-	agEventually(t, d, what, func() bool { return cond(l.String()) })
-}
-
 func agEventually(t *testing.T, d time.Duration, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(d)
@@ -110,7 +78,7 @@ func agEventually(t *testing.T, d time.Duration, what string, cond func() bool) 
 }
 
 // agHub starts a hub; it is closed when the test ends.
-func agHub(t *testing.T, cfg *Config, opts Options) (*Hub, *agLog) {
+func agHub(t *testing.T, cfg *Config, opts Options) (*Hub, *fixture.Log) {
 	t.Helper()
 	h, log, err := agNew(t, cfg, opts)
 	if err != nil {
@@ -119,9 +87,9 @@ func agHub(t *testing.T, cfg *Config, opts Options) (*Hub, *agLog) {
 	return h, log
 }
 
-func agNew(t *testing.T, cfg *Config, opts Options) (*Hub, *agLog, error) {
+func agNew(t *testing.T, cfg *Config, opts Options) (*Hub, *fixture.Log, error) {
 	t.Helper()
-	log := &agLog{t: t}
+	log := fixture.NewLog(t)
 	opts.Logger = slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	if opts.StartupWait == 0 {
 		opts.StartupWait = 20 * time.Second
@@ -434,7 +402,7 @@ func TestCollisionLater(t *testing.T) {
 		"one": func() *mcp.Server { return agEchoServer("one", "search") },
 	})})
 	cs := agClient(t, h, nil)
-	log.waitFor(t, "the collision to be logged", 10*time.Second, func(s string) bool {
+	log.WaitFor(t, "the collision to be logged", 10*time.Second, func(s string) bool {
 		return strings.Contains(s, "collision") && strings.Contains(s, "server 'two'")
 	})
 	// The catalog is published just after its problems are logged.
@@ -464,7 +432,7 @@ func TestCollisionLateJoiner(t *testing.T) {
 	if got := agText(agCall(t, cs, "search", nil)); got != "early:search:{}" {
 		t.Fatalf("search -> %q", got)
 	}
-	log.waitFor(t, "the late collision", 15*time.Second, func(s string) bool { return strings.Contains(s, "tool name collision") })
+	log.WaitFor(t, "the late collision", 15*time.Second, func(s string) bool { return strings.Contains(s, "tool name collision") })
 	agEventually(t, 5*time.Second, "the late server's other tool", func() bool {
 		return slices.Equal(agToolNames(t, cs), []string{"extra", "search"})
 	})
@@ -554,7 +522,7 @@ func TestFailingServer(t *testing.T) {
 		t.Errorf("unknown tool with an unprefixed server down: %v", err)
 	}
 	// The failure is retried in the background.
-	log.waitFor(t, "a retry of the failing server", 10*time.Second, func(s string) bool {
+	log.WaitFor(t, "a retry of the failing server", 10*time.Second, func(s string) bool {
 		return strings.Count(s, "server=bad") >= 2
 	})
 }

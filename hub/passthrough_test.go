@@ -147,7 +147,7 @@ func TestPassthroughToolResults(t *testing.T) {
 
 // agFeatures starts a hub with the feature fixture over stdio ("fx") and
 // over streamable HTTP ("web"), plus the in-process content server ("mem").
-func agFeatures(t *testing.T) (*Hub, *agLog, *agContentServer) {
+func agFeatures(t *testing.T) (*Hub, *fixture.Log, *agContentServer) {
 	t.Helper()
 	cserv := newAgContentServer()
 	webURL := fixture.StartHTTP(t, "-name", "web", "-features")
@@ -616,7 +616,7 @@ func TestPassthroughCancellation(t *testing.T) {
 	if err == nil || time.Since(start) > 5*time.Second {
 		t.Fatalf("cancelled sleep returned %v after %s", err, time.Since(start))
 	}
-	log.waitFor(t, "the fixture to report the cancellation", 5*time.Second, func(s string) bool {
+	log.WaitFor(t, "the fixture to report the cancellation", 5*time.Second, func(s string) bool {
 		return strings.Contains(s, "sleep cancelled")
 	})
 	// The session is still usable.

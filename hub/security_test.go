@@ -17,7 +17,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -26,24 +25,6 @@ import (
 	"github.com/mcp-hub/mcp-hub/internal/fixture"
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
-
-// secLog collects a hub's log.
-type secLog struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *secLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *secLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // secConfig is a config with the given servers, in order, and fast restarts.
 func secConfig(servers ...*ServerConfig) *Config {
@@ -63,9 +44,9 @@ func secStdio(t testing.TB, name string, args ...string) *ServerConfig {
 	return sc
 }
 
-func secHub(t testing.TB, cfg *Config) (*Hub, *secLog) {
+func secHub(t testing.TB, cfg *Config) (*Hub, *fixture.Log) {
 	t.Helper()
-	lg := &secLog{}
+	lg := &fixture.Log{}
 	h, err := New(context.Background(), cfg, Options{Logger: slog.New(slog.NewTextHandler(lg, nil)), StartupWait: 20 * time.Second})
 	if err != nil {
 		t.Fatalf("hub: %v", err)

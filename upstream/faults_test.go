@@ -23,7 +23,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -43,33 +42,9 @@ func (l *ftListener) UpstreamRequest(context.Context, *Upstream, string, mcp.Par
 	return nil, errors.New("not supported in this test")
 }
 
-// ftLog is a concurrency-safe log buffer, mirrored to the test log.
-type ftLog struct {
-	t  testing.TB
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *ftLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	l.b.Write(p)
-	l.mu.Unlock()
-	func() {
-		defer func() { _ = recover() }() // output after the test ended
-		l.t.Log(strings.TrimRight(string(p), "\n"))
-	}()
-	return len(p), nil
-}
-
-func (l *ftLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // ftOpts are fast reconnection settings for tests.
-func ftOpts(t testing.TB) (Options, *ftLog) {
-	lg := &ftLog{t: t}
+func ftOpts(t testing.TB) (Options, *fixture.Log) {
+	lg := fixture.NewLog(t)
 	return Options{
 		InitialBackoff: 50 * time.Millisecond,
 		MaxBackoff:     200 * time.Millisecond,

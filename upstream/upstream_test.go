@@ -68,31 +68,13 @@ func (l *testListener) changeCount() int {
 	return l.changed
 }
 
-// logBuffer is a concurrency-safe log sink.
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // start makes and starts an Upstream; it is closed when the test ends.
-func start(t *testing.T, cfg Config, opts Options) (*Upstream, *testListener, *logBuffer) {
+func start(t *testing.T, cfg Config, opts Options) (*Upstream, *testListener, *fixture.Log) {
 	t.Helper()
 	if cfg.Name == "" {
 		cfg.Name = "up"
 	}
-	logs := &logBuffer{}
+	logs := &fixture.Log{}
 	opts.Logger = slog.New(slog.NewTextHandler(logs, nil))
 	if opts.InitialBackoff == 0 {
 		opts.InitialBackoff = 20 * time.Millisecond

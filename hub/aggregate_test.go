@@ -66,17 +66,6 @@ func agBuiltins(servers map[string]func() *mcp.Server) func(string, map[string]s
 	}
 }
 
-func agEventually(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", d, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // agHub starts a hub; it is closed when the test ends.
 func agHub(t *testing.T, cfg *Config, opts Options) (*Hub, *fixture.Log) {
 	t.Helper()
@@ -433,7 +422,7 @@ func TestCollisionLateJoiner(t *testing.T) {
 		t.Fatalf("search -> %q", got)
 	}
 	log.WaitFor(t, "the late collision", 15*time.Second, func(s string) bool { return strings.Contains(s, "tool name collision") })
-	agEventually(t, 5*time.Second, "the late server's other tool", func() bool {
+	fixture.Eventually(t, 5*time.Second, "the late server's other tool", func() bool {
 		return slices.Equal(agToolNames(t, cs), []string{"extra", "search"})
 	})
 	if got := agText(agCall(t, cs, "search", nil)); got != "early:search:{}" {
@@ -536,11 +525,11 @@ func TestServerDownAfterStart(t *testing.T) {
 	if got := agText(agCall(t, cs, "flaky__echo", nil)); got != "flaky:echo:{}" {
 		t.Fatalf("first call -> %q", got)
 	}
-	agEventually(t, 10*time.Second, "the crash to be noticed", func() bool {
+	fixture.Eventually(t, 10*time.Second, "the crash to be noticed", func() bool {
 		return h.Upstreams()[0].Restarts > 0
 	})
 	// Until it is back, calls fail with a retryable error; afterwards they work.
-	agEventually(t, 15*time.Second, "the server to come back", func() bool {
+	fixture.Eventually(t, 15*time.Second, "the server to come back", func() bool {
 		res := agCall(t, cs, "flaky__echo", nil)
 		if res.IsError {
 			if text := agText(res); !strings.Contains(text, "retry") || strings.Contains(text, "Unknown tool") {
@@ -598,7 +587,7 @@ func TestUpstreamToolsChange(t *testing.T) {
 		changed <- struct{}{}
 	}})
 	want := []string{"dyn__added", "dyn__keep"}
-	agEventually(t, 10*time.Second, "the new tool list", func() bool {
+	fixture.Eventually(t, 10*time.Second, "the new tool list", func() bool {
 		return slices.Equal(agToolNames(t, cs), want)
 	})
 	select {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcp-hub/mcp-hub/internal/fixture"
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
@@ -280,13 +281,7 @@ func connectClient(t testing.TB, h *Hub, toolset string) *testClient {
 // waitFor polls cond for up to 30 s.
 func waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting until %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	fixture.Eventually(t, 30*time.Second, what, cond)
 }
 
 // settle waits out the SDK's ~10 ms list_changed debounce and delivery.
@@ -346,6 +341,18 @@ func (c *testClient) tool(name string) *mcp.Tool {
 }
 
 // toolNames lists the session's tool names, sorted.
+// unchanged checks that the session still lists before and got no
+// list_changed.
+func (c *testClient) unchanged(t testing.TB, before []string) {
+	t.Helper()
+	if got := c.toolNames(); !slices.Equal(got, before) {
+		t.Errorf("tools changed: %v -> %v", before, got)
+	}
+	if n := c.listChanged(); n != 0 {
+		t.Errorf("%d list_changed, want 0", n)
+	}
+}
+
 func (c *testClient) toolNames() []string {
 	c.t.Helper()
 	var names []string

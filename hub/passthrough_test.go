@@ -501,7 +501,7 @@ func TestPassthroughLogging(t *testing.T) {
 		}
 	}
 	// The go-sdk client runs notification handlers asynchronously.
-	agEventually(t, 2*time.Second, "the client to handle every log message", func() bool { return got.Load() == int64(n) })
+	fixture.Eventually(t, 2*time.Second, "the client to handle every log message", func() bool { return got.Load() == int64(n) })
 	// setLevel is forwarded: at "error", the upstream sends no info message.
 	if err := mem.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "error"}); err != nil {
 		t.Fatal(err)
@@ -708,7 +708,7 @@ func TestPassthroughServerRequestAmbiguous(t *testing.T) {
 		defer close(done)
 		a.CallTool(ctx, &mcp.CallToolParams{Name: "fx__sleep", Arguments: map[string]any{"ms": 10000}})
 	}()
-	agEventually(t, 5*time.Second, "a's call to be in flight", func() bool {
+	fixture.Eventually(t, 5*time.Second, "a's call to be in flight", func() bool {
 		c, _ := h.routes.callerOf("fx")
 		return c != nil
 	})
@@ -753,7 +753,7 @@ func TestPassthroughServerRequestOwnSession(t *testing.T) {
 		defer close(done)
 		a.CallTool(ctx, &mcp.CallToolParams{Name: "web__sleep", Arguments: map[string]any{"ms": 10000}})
 	}()
-	agEventually(t, 5*time.Second, "a's call to be in flight", func() bool {
+	fixture.Eventually(t, 5*time.Second, "a's call to be in flight", func() bool {
 		c, _ := h.routes.callerOf("web")
 		return c != nil
 	})
@@ -761,7 +761,7 @@ func TestPassthroughServerRequestOwnSession(t *testing.T) {
 		t.Errorf("b's sampling while a calls the same HTTP upstream -> %q, want b's answer", got)
 	}
 	agCall(t, a, "web__log", map[string]any{"level": "info", "message": "for a"})
-	agEventually(t, 5*time.Second, "a's log", func() bool { return aLogs.Load() > 0 })
+	fixture.Eventually(t, 5*time.Second, "a's log", func() bool { return aLogs.Load() > 0 })
 	time.Sleep(100 * time.Millisecond)
 	if n := bLogs.Load(); n != 0 {
 		t.Errorf("b received %d of a's log messages", n)

@@ -258,12 +258,7 @@ func TestSpecX1NoArguments(t *testing.T) {
 			t.Errorf("search_tools(%v) = %q (isError %v), want %q", args, text, isErr, errNoArgs)
 		}
 	}
-	if got := c.toolNames(); !slices.Equal(got, before) {
-		t.Errorf("tools changed: %v -> %v", before, got)
-	}
-	if n := c.listChanged(); n != 0 {
-		t.Errorf("%d list_changed, want 0", n)
-	}
+	c.unchanged(t, before)
 }
 
 func TestSpecX2UnknownServer(t *testing.T) {
@@ -284,12 +279,7 @@ func TestSpecX2UnknownServer(t *testing.T) {
 			t.Errorf("search_tools(%v) = %q (isError %v), want %q", args, text, isErr, want)
 		}
 	}
-	if got := c.toolNames(); !slices.Equal(got, before) {
-		t.Errorf("tools changed: %v -> %v", before, got)
-	}
-	if n := c.listChanged(); n != 0 {
-		t.Errorf("%d list_changed, want 0", n)
-	}
+	c.unchanged(t, before)
 }
 
 func TestSpecX3Precedence(t *testing.T) {
@@ -497,12 +487,7 @@ func TestSpecX6NoResults(t *testing.T) {
 			t.Errorf("search_tools(%v): no results is not an error", tc.args)
 		}
 	}
-	if got := c.toolNames(); !slices.Equal(got, before) {
-		t.Errorf("tools changed: %v -> %v", before, got)
-	}
-	if n := c.listChanged(); n != 0 {
-		t.Errorf("%d list_changed, want 0", n)
-	}
+	c.unchanged(t, before)
 }
 
 func TestSpecX7LoadTwice(t *testing.T) {

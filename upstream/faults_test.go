@@ -76,13 +76,7 @@ func ftCtx(t testing.TB) context.Context {
 // ftWait polls cond every 10ms for up to 30s.
 func ftWait(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	fixture.Eventually(t, 30*time.Second, what, cond)
 }
 
 func ftReady(t testing.TB, u *Upstream) {

@@ -96,18 +96,7 @@ func start(t *testing.T, cfg Config, opts Options) (*Upstream, *testListener, *f
 
 func waitReady(t *testing.T, u *Upstream) {
 	t.Helper()
-	eventually(t, 20*time.Second, "the upstream to be ready", func() bool { return u.Status().State == StateReady })
-}
-
-func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", d, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	fixture.Eventually(t, 20*time.Second, "the upstream to be ready", func() bool { return u.Status().State == StateReady })
 }
 
 func ctxT(t *testing.T) context.Context {
@@ -179,7 +168,7 @@ func TestListsAllPages(t *testing.T) {
 	if lists.Instructions != "use me" || lists.ServerInfo.Name != "paged" || lists.Capabilities.Tools == nil {
 		t.Errorf("instructions %q, server info %+v", lists.Instructions, lists.ServerInfo)
 	}
-	eventually(t, 5*time.Second, "UpstreamChanged", func() bool { return l.changeCount() == 1 })
+	fixture.Eventually(t, 5*time.Second, "UpstreamChanged", func() bool { return l.changeCount() == 1 })
 	st := u.Status()
 	if st.Transport != TransportBuiltin || st.Tools != 5 || st.ConnectTime <= 0 || st.LastError != "" {
 		t.Errorf("status = %+v", st)
@@ -201,7 +190,7 @@ func TestStdioServer(t *testing.T) {
 	if got := callText(t, u, "echo", map[string]any{"a": 1}); got != `proc:echo:{"a":1}` {
 		t.Errorf("echo -> %q", got)
 	}
-	eventually(t, 5*time.Second, "stderr in the log", func() bool {
+	fixture.Eventually(t, 5*time.Second, "stderr in the log", func() bool {
 		s := logs.String()
 		return strings.Contains(s, "server=proc") && strings.Contains(s, "proc stderr line 2")
 	})
@@ -252,7 +241,7 @@ func TestFailingStart(t *testing.T) {
 	if st.State == StateReady || !strings.Contains(st.LastError, "connect") {
 		t.Errorf("status after the first attempt = %+v", st)
 	}
-	eventually(t, 20*time.Second, "unhealthy", func() bool { return u.Status().State == StateUnhealthy })
+	fixture.Eventually(t, 20*time.Second, "unhealthy", func() bool { return u.Status().State == StateUnhealthy })
 	_, err := u.Session()
 	ue, ok := err.(*UnavailableError)
 	if !ok || ue.Server != "bad" || ue.State != StateUnhealthy || !strings.Contains(err.Error(), "failing at start as requested") {
@@ -287,7 +276,7 @@ func TestHangingStart(t *testing.T) {
 		t.Errorf("status = %+v", st)
 	}
 	if runtime.GOOS == "linux" {
-		eventually(t, 10*time.Second, "the hung child to be killed", func() bool { return countProcs(marker) == 0 })
+		fixture.Eventually(t, 10*time.Second, "the hung child to be killed", func() bool { return countProcs(marker) == 0 })
 	}
 }
 
@@ -313,15 +302,15 @@ func TestCrashRestart(t *testing.T) {
 	if got := callText(t, u, "echo", nil); got != marker+":echo:{}" {
 		t.Fatalf("echo -> %q", got)
 	}
-	eventually(t, 10*time.Second, "a restart", func() bool { return u.Status().Restarts >= 1 })
+	fixture.Eventually(t, 10*time.Second, "a restart", func() bool { return u.Status().Restarts >= 1 })
 	waitReady(t, u)
-	eventually(t, 5*time.Second, "a re-list", func() bool { return l.changeCount() >= 2 })
+	fixture.Eventually(t, 5*time.Second, "a re-list", func() bool { return l.changeCount() >= 2 })
 	if got := callText(t, u, "echo", nil); got != marker+":echo:{}" {
 		t.Errorf("echo after restart -> %q", got)
 	}
 	if runtime.GOOS == "linux" {
 		u.Close()
-		eventually(t, 5*time.Second, "the child to exit after Close", func() bool { return countProcs(marker) == 0 })
+		fixture.Eventually(t, 5*time.Second, "the child to exit after Close", func() bool { return countProcs(marker) == 0 })
 		if st := u.Status(); st.State != StateClosed {
 			t.Errorf("state after Close = %s", st.State)
 		}
@@ -406,7 +395,7 @@ func TestHTTPUpstreams(t *testing.T) {
 func TestRelistOnListChanged(t *testing.T) {
 	u, l, _ := start(t, Config{Name: "dyn", Command: fixture.Build(t), Args: []string{"-tools", "a", "-add-tool-after", "100ms", "-add-tool", "b"}}, Options{})
 	waitReady(t, u)
-	eventually(t, 10*time.Second, "tool b", func() bool {
+	fixture.Eventually(t, 10*time.Second, "tool b", func() bool {
 		return slices.Equal(names(u.Lists().Tools, func(x *mcp.Tool) string { return x.Name }), []string{"a", "b"})
 	})
 	if l.changeCount() < 2 {

@@ -20,9 +20,10 @@ import (
 	"github.com/mcp-hub/mcp-hub/internal/fixture"
 )
 
-// aggRun runs mcp-hub with args in a fresh directory and returns its
-// combined output and exit code.
-func aggRun(t *testing.T, args ...string) (string, int) {
+// runMain runs mcp-hub (this test binary) with args to completion, in a
+// fresh directory, with env added, and returns its combined output and
+// exit code.
+func runMain(t *testing.T, env []string, args ...string) (string, int) {
 	t.Helper()
 	self, err := os.Executable()
 	if err != nil {
@@ -31,7 +32,7 @@ func aggRun(t *testing.T, args ...string) (string, int) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, self, args...)
-	cmd.Env = append(os.Environ(), envAsMain+"=1")
+	cmd.Env = append(append(os.Environ(), env...), envAsMain+"=1")
 	cmd.Dir = t.TempDir()
 	out, err := cmd.CombinedOutput()
 	code := 0
@@ -79,7 +80,7 @@ func TestAggregateCLIConfigErrors(t *testing.T) {
 				commands = append(commands, []string{"serve"})
 			}
 			for _, args := range commands {
-				out, code := aggRun(t, append([]string{"--config", path}, args...)...)
+				out, code := runMain(t, nil, append([]string{"--config", path}, args...)...)
 				if code != exitConfig {
 					t.Errorf("%v: exit %d, want %d\n%s", args, code, exitConfig, out)
 				}

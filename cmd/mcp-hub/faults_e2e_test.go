@@ -252,7 +252,7 @@ func TestE2ESecretsNeverLogged(t *testing.T) {
 servers:
   broken: {url: "ftp://user:${E2E_SECRET_URL}@example.com/mcp"}
 `)
-	out, code := feRun(t, env, self, "--config", bad, "config", "check")
+	out, code := runMain(t, env, "--config", bad, "config", "check")
 	if code != exitConfig || !strings.Contains(out, "not an http(s) URL") {
 		t.Errorf("config check of a bad config: exit %d\n%s", code, out)
 	}
@@ -271,12 +271,12 @@ restart: {initial_backoff: 50ms, max_backoff: 200ms, unhealthy_after: 3, cooldow
 `, fx, "literal-env-secret-91c2", literal))
 
 	// mcp-hub servers: states, errors, no secrets.
-	out, _ = feRun(t, env, self, "--config", good, "servers")
+	out, _ = runMain(t, env, "--config", good, "servers")
 	if !strings.Contains(out, "RESTARTS") || !strings.Contains(out, "remote") || !strings.Contains(out, "connection refused") {
 		t.Errorf("servers:\n%s", out)
 	}
 	logs = append(logs, out)
-	out, _ = feRun(t, env, self, "--config", good, "servers", "--json")
+	out, _ = runMain(t, env, "--config", good, "servers", "--json")
 	var health struct {
 		Servers []struct {
 			Name      string `json:"name"`
@@ -367,22 +367,6 @@ func TestE2EBindWarning(t *testing.T) {
 	if b, _ := os.ReadFile(hub.logPath); bytes.Contains(b, []byte("LISTENING BEYOND")) {
 		t.Errorf("warning on a loopback bind:\n%s", b)
 	}
-}
-
-// feRun runs mcp-hub to completion and returns its combined output.
-func feRun(t *testing.T, env []string, self string, args ...string) (string, int) {
-	t.Helper()
-	cmd := exec.Command(self, args...)
-	cmd.Env = append(append(os.Environ(), env...), envAsMain+"=1")
-	cmd.Dir = t.TempDir()
-	out, err := cmd.CombinedOutput()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("%v: %v", args, err)
-	}
-	return string(out), code
 }
 
 func feAround(s, sub string) string {

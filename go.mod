@@ -56,3 +56,5 @@ require (
 )
 
 replace github.com/blevesearch/zapx/v17 v17.2.5 => github.com/blevesearch/zapx/v17 v17.2.3
+
+replace github.com/modelcontextprotocol/go-sdk => ./third_party/go-sdk

@@ -2,7 +2,6 @@ package hub
 
 import (
 	"io"
-	"net/http/httptest"
 	"strings"
 	"testing"
 )
@@ -33,22 +32,15 @@ func TestIsResponseEvent(t *testing.T) {
 // (one write); a call that streams progress first is streamed as before,
 // its notifications ahead of its result.
 func TestAnswerInOneWrite(t *testing.T) {
-	h, _ := secHub(t, secConfig(secStdio(t, "fx", "-features")))
-	srv := httptest.NewServer(h.HTTPHandler(nil))
-	defer srv.Close()
-	cs, err := secHTTPClient(t, srv.URL+"/mcp", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hdr := map[string]string{"Mcp-Session-Id": cs.ID(), "Mcp-Protocol-Version": cs.InitializeResult().ProtocolVersion}
+	url, hdr := secRawSession(t, secConfig(secStdio(t, "fx", "-features")))
 
-	resp := secPost(t, srv.URL+"/mcp", `{"jsonrpc":"2.0","id":"q1","method":"tools/call","params":{"name":"fx__pid","arguments":{}}}`, hdr)
+	resp := secPost(t, url, `{"jsonrpc":"2.0","id":"q1","method":"tools/call","params":{"name":"fx__pid","arguments":{}}}`, hdr)
 	body, _ := io.ReadAll(resp.Body)
 	if resp.ContentLength != int64(len(body)) || !strings.HasPrefix(string(body), `event: message`+"\n"+`data: {"jsonrpc":"2.0","id":"q1","result":`) {
 		t.Errorf("quick call: Content-Length %d, body %q; want one event with a Content-Length", resp.ContentLength, body)
 	}
 
-	resp = secPost(t, srv.URL+"/mcp", `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"fx__progress","arguments":{"steps":2},"_meta":{"progressToken":"tok"}}}`, hdr)
+	resp = secPost(t, url, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"fx__progress","arguments":{"steps":2},"_meta":{"progressToken":"tok"}}}`, hdr)
 	body, _ = io.ReadAll(resp.Body)
 	text := string(body)
 	first, result := strings.Index(text, `"progressToken":"tok"`), strings.Index(text, `"id":7,"result"`)

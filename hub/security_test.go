@@ -84,6 +84,20 @@ func secHTTPClient(t testing.TB, url string, headers map[string]string) (*mcp.Cl
 
 const secInit = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}`
 
+// secRawSession serves a hub for cfg over HTTP and opens a session on it for
+// raw POSTs: the URL of /mcp and the headers that name the session.
+func secRawSession(t testing.TB, cfg *Config) (url string, headers map[string]string) {
+	t.Helper()
+	h, _ := secHub(t, cfg)
+	srv := httptest.NewServer(h.HTTPHandler(nil))
+	t.Cleanup(srv.Close)
+	cs, err := secHTTPClient(t, srv.URL+"/mcp", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return srv.URL + "/mcp", map[string]string{"Mcp-Session-Id": cs.ID(), "Mcp-Protocol-Version": cs.InitializeResult().ProtocolVersion}
+}
+
 func secPost(t testing.TB, url, body string, headers map[string]string) *http.Response {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The test command of mcp-hub (README, CI). Needs Go, and Node/npm only the
 # first time: it installs Node 22 and the MCP conformance suite into .cache/
-# (git-ignored), then runs go vet, go test -race (including the conformance
-# run through the hub), a bounded load test and short fuzzing, and prints a summary.
+# (git-ignored), then runs go vet, checks third_party/go-sdk, go test -race
+# (including the conformance run through the hub), a bounded load test and
+# short fuzzing, and prints a summary.
 #
 #   ./scripts/test.sh                 everything
 #   ./scripts/test.sh -run Conformance -v   extra arguments go to `go test`
@@ -79,6 +80,15 @@ if go vet ./...; then
 	record vet ok $((SECONDS - t0))
 else
 	record vet FAIL $((SECONDS - t0))
+fi
+
+# --- 2b. third_party/go-sdk is go-sdk as published plus our patch ------------
+step "scripts/go-sdk.sh check"
+t0=$SECONDS
+if ./scripts/go-sdk.sh check; then
+	record go-sdk ok $((SECONDS - t0))
+else
+	record go-sdk FAIL $((SECONDS - t0)) "third_party/README.md"
 fi
 
 # --- 3. go test -race (the conformance test runs here) ----------------------

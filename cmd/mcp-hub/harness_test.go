@@ -8,7 +8,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -18,7 +17,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime/debug"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -30,7 +28,8 @@ import (
 )
 
 const (
-	everythingPkg = "github.com/modelcontextprotocol/go-sdk/conformance/everything-server"
+	sdkModule     = "github.com/modelcontextprotocol/go-sdk"
+	everythingPkg = sdkModule + "/conformance/everything-server"
 	// probeTool is a tool of everything-server; the hub counts as ready when it
 	// lists it (the hub may serve before its upstreams have connected).
 	probeTool = "test_simple_text"
@@ -99,27 +98,13 @@ func removeStaleBuildDirs() {
 	}
 }
 
+// buildEverythingServer builds the everything-server of go-sdk as published,
+// at the version of our go.mod: it stands for the upstream servers our users
+// run, so it must not pick up our patched copy (third_party/README.md). It
+// builds in a scratch copy of go.mod/go.sum without that replace directive,
+// with -mod=mod for the sums only the everything-server needs, rather than
+// editing the repository's files from a test.
 func buildEverythingServer(dir string) (string, error) {
-	out := filepath.Join(dir, "everything-server")
-	args := []string{"build", "-o", out}
-	if raceEnabled() {
-		args = append(args, "-race")
-	}
-	args = append(args, everythingPkg)
-
-	// First inside our module: same go-sdk version, nothing written.
-	cmd := exec.Command("go", args...)
-	output, err := cmd.CombinedOutput()
-	if err == nil {
-		return out, nil
-	}
-	if !bytes.Contains(output, []byte("missing go.sum entry")) {
-		return "", fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, output)
-	}
-
-	// Our go.sum lacks sums for packages only the everything-server imports.
-	// Build from a scratch copy of go.mod/go.sum with -mod=mod instead of
-	// editing the repository's go.sum from a test.
 	gomod, err := exec.Command("go", "env", "GOMOD").Output()
 	if err != nil {
 		return "", fmt.Errorf("go env GOMOD: %v", err)
@@ -131,20 +116,27 @@ func buildEverythingServer(dir string) (string, error) {
 	}
 	for _, name := range []string{"go.mod", "go.sum"} {
 		data, err := os.ReadFile(filepath.Join(root, name))
-		if err != nil && !(name == "go.sum" && errors.Is(err, os.ErrNotExist)) {
+		if err != nil {
 			return "", err
 		}
 		if err := os.WriteFile(filepath.Join(scratch, name), data, 0o644); err != nil {
 			return "", err
 		}
 	}
-	args = slices.Insert(args, 1, "-mod=mod")
-	cmd = exec.Command("go", args...)
-	cmd.Dir = scratch
-	output2, err := cmd.CombinedOutput()
-	if err != nil {
-		return "", fmt.Errorf("go %s (in a scratch copy of go.mod after %q failed for lack of go.sum entries): %v\n%s",
-			strings.Join(args, " "), "go build", err, output2)
+	out := filepath.Join(dir, "everything-server")
+	build := []string{"build", "-mod=mod", "-o", out}
+	if raceEnabled() {
+		build = append(build, "-race")
+	}
+	for _, args := range [][]string{
+		{"mod", "edit", "-dropreplace=" + sdkModule},
+		append(build, everythingPkg),
+	} {
+		cmd := exec.Command("go", args...)
+		cmd.Dir = scratch
+		if output, err := cmd.CombinedOutput(); err != nil {
+			return "", fmt.Errorf("go %s (in a scratch copy of go.mod): %v\n%s", strings.Join(args, " "), err, output)
+		}
 	}
 	return out, nil
 }

@@ -13,9 +13,15 @@ import (
 // quick call. The SDK answers over server-sent events and flushes after
 // each event: left alone, a tools/call took two writes (headers and the
 // event, then the end of a chunked body), and the client could not reuse
-// its connection before the second arrived. Held back until that first
-// flush, an answer that is the response itself goes out with a
-// Content-Length, as one write, exactly as early as before.
+// its connection before the second arrived. Held back until the SDK's
+// handler returns, which it does as soon as it has delivered that
+// response, an answer that is the response itself goes out with a
+// Content-Length, as one write.
+//
+// That write happens on the request's own goroutine, not on the SDK's
+// goroutine that flushed: that one runs the whole call and is one level
+// short of stack for net/http's writing, so writing there made Go copy its
+// stack on nearly every call (10% of the hub's CPU at one session).
 //
 // Anything else is untouched: a first event that is not the response (a
 // progress or log notification, a sampling request) is flushed at once and
@@ -72,11 +78,17 @@ func (w *oneWriteAnswer) WriteHeader(status int) {
 func (w *oneWriteAnswer) FlushError() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.holding && w.single() && isResponseEvent(w.buf.Bytes()) {
-		w.Header().Set("Content-Length", strconv.Itoa(w.buf.Len()))
+	if w.holding && w.answered() {
+		return nil // release sends it, when the handler returns
 	}
 	w.releaseLocked()
 	return http.NewResponseController(w.ResponseWriter).Flush()
+}
+
+// answered reports whether what is held is the whole answer: the response
+// to the one request of the POST.
+func (w *oneWriteAnswer) answered() bool {
+	return w.single() && isResponseEvent(w.buf.Bytes())
 }
 
 func (w *oneWriteAnswer) Flush() { w.FlushError() }
@@ -94,6 +106,9 @@ func (w *oneWriteAnswer) releaseLocked() {
 		return
 	}
 	w.holding = false
+	if w.answered() {
+		w.Header().Set("Content-Length", strconv.Itoa(w.buf.Len()))
+	}
 	if w.status != 0 {
 		w.ResponseWriter.WriteHeader(w.status)
 	}

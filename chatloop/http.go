@@ -37,10 +37,10 @@ type errorResponse struct {
 }
 
 // Handler serves POST /v1/chat. Each request opens its own hub session
-// through connect (so its loaded tools never leak to another request), runs
+// (so its loaded tools never leak to another request), runs
 // the loop to a final answer and closes the session. Authentication is the
 // caller's: mount it behind the same auth as /mcp.
-func Handler(cfg *Config, connect ConnectFunc, logger *slog.Logger) http.Handler {
+func Handler(cfg *Config, hub Hub, logger *slog.Logger) http.Handler {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
@@ -71,7 +71,7 @@ func Handler(cfg *Config, connect ConnectFunc, logger *slog.Logger) http.Handler
 		}
 
 		ctx := r.Context()
-		session, err := Dial(ctx, connect, req.Toolset, logger)
+		session, err := Dial(ctx, hub, req.Toolset, logger)
 		if err != nil {
 			writeJSON(w, http.StatusBadRequest, errorResponse{Error: err.Error()})
 			return

@@ -11,18 +11,25 @@ import (
 	"testing"
 )
 
+// toolsetsSeen is a testHub that records the toolset of each session.
+type toolsetsSeen struct {
+	*testHub
+	toolsets []string
+}
+
+func (r *toolsetsSeen) Connect(ctx context.Context, toolset string, client *mcp.Client) (*mcp.ClientSession, error) {
+	r.toolsets = append(r.toolsets, toolset)
+	return r.testHub.Connect(ctx, toolset, client)
+}
+
 func TestHandler(t *testing.T) {
 	h := newTestHub(t)
 	p := newScripted(t, TypeOpenAI,
 		reply("", call("c1", "math__add", `{"a":2,"b":3}`)),
 		reply("2 + 3 = 5"),
 	)
-	var toolsets []string
-	connect := func(ctx context.Context, toolset string, client *mcp.Client) (*mcp.ClientSession, error) {
-		toolsets = append(toolsets, toolset)
-		return h.connect(ctx, toolset, client)
-	}
-	srv := httptest.NewServer(Handler(testConfig(p), connect, testLogger(t)))
+	rec := &toolsetsSeen{testHub: h}
+	srv := httptest.NewServer(Handler(testConfig(p), rec, testLogger(t)))
 	defer srv.Close()
 
 	body := `{"model":"m","toolset":"basics","messages":[{"role":"system","content":"Be terse."},{"role":"user","content":"What is 2+3?"}]}`
@@ -40,8 +47,8 @@ func TestHandler(t *testing.T) {
 	eq(t, "messages", len(out.Messages), 4) // user, assistant(call), tool, assistant
 	eq(t, "tool result", out.Messages[2].ToolResults[0].Parts[0].Text, "5")
 	eq(t, "stats tool calls", out.Stats.ToolCalls, 1)
-	eq(t, "stats math", out.Stats.ToolCallsByServer["math"], 1)
-	eqSlice(t, "toolsets", toolsets, []string{"basics"})
+	eq(t, "stats by server", out.Stats.ToolCallsByServer["calculator"], 1)
+	eqSlice(t, "toolsets", rec.toolsets, []string{"basics"})
 	sys := p.requests()[0]["messages"].([]any)[0].(map[string]any)
 	eq(t, "system override", sys["content"], any("Be terse."))
 
@@ -76,7 +83,7 @@ func TestHandler(t *testing.T) {
 func TestHandlerProviderError(t *testing.T) {
 	h := newTestHub(t)
 	p := newScripted(t, TypeOpenAI, step{status: 401, raw: `{"error":{"message":"bad key"}}`})
-	srv := httptest.NewServer(Handler(testConfig(p), h.connect, nil))
+	srv := httptest.NewServer(Handler(testConfig(p), h, nil))
 	defer srv.Close()
 	resp, err := http.Post(srv.URL, "application/json", strings.NewReader(`{"messages":[{"role":"user","content":"hi"}]}`))
 	if err != nil {

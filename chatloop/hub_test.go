@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -124,9 +125,9 @@ func (h *testHub) callCount(name string) int {
 	return h.calls[name]
 }
 
-// connect is the hub's Connect for this server: a real MCP session over
+// Connect is the hub's Connect for this server: a real MCP session over
 // in-memory transports.
-func (h *testHub) connect(ctx context.Context, toolset string, client *mcp.Client) (*mcp.ClientSession, error) {
+func (h *testHub) Connect(ctx context.Context, toolset string, client *mcp.Client) (*mcp.ClientSession, error) {
 	st, ct := mcp.NewInMemoryTransports()
 	ss, err := h.server.Connect(ctx, st, nil)
 	if err != nil {
@@ -136,9 +137,19 @@ func (h *testHub) connect(ctx context.Context, toolset string, client *mcp.Clien
 	return client.Connect(ctx, ct, nil)
 }
 
+// ServerOf answers as the hub would if server "calculator" had prefix
+// "math": stats must take the hub's word, not split the name.
+func (h *testHub) ServerOf(tool string) (string, bool) {
+	if tool == "math__add" {
+		return "calculator", true
+	}
+	server, _, ok := strings.Cut(tool, "__")
+	return server, ok
+}
+
 func (h *testHub) dial(t *testing.T) *Session {
 	t.Helper()
-	s, err := Dial(context.Background(), h.connect, "", testLogger(t))
+	s, err := Dial(context.Background(), h, "", testLogger(t))
 	if err != nil {
 		t.Fatal(err)
 	}

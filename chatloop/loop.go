@@ -9,8 +9,6 @@ import (
 	"slices"
 	"sync"
 	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // DefaultSystemPrompt is used when neither --system nor the model's system
@@ -179,7 +177,7 @@ func (c *Chat) run(ctx context.Context) (string, error) {
 			return msg.Content, nil
 		}
 
-		results := c.runTools(ctx, tools, msg.ToolCalls)
+		results := c.runTools(ctx, msg.ToolCalls)
 		if err := ctx.Err(); err != nil {
 			return "", fmt.Errorf("request cancelled: %w", err)
 		}
@@ -191,7 +189,7 @@ func (c *Chat) run(ctx context.Context) (string, error) {
 
 // runTools executes every call of one assistant message and returns the
 // results in call order, whatever order they finished in.
-func (c *Chat) runTools(ctx context.Context, tools []*mcp.Tool, calls []ToolCall) []ToolResult {
+func (c *Chat) runTools(ctx context.Context, calls []ToolCall) []ToolResult {
 	results := make([]ToolResult, len(calls))
 	took := make([]time.Duration, len(calls))
 	one := func(i int) {
@@ -228,7 +226,7 @@ func (c *Chat) runTools(ctx context.Context, tools []*mcp.Tool, calls []ToolCall
 				name = a.Name
 			}
 		}
-		c.stats.recordTool(name, serverOf(tools, name), results[i].IsError)
+		c.stats.recordTool(name, c.session.serverOf(name), results[i].IsError)
 		c.opts.Logger.Debug("tool call", "tool", call.Name, "error", results[i].IsError, "took", took[i])
 	}
 	return results

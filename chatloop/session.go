@@ -6,22 +6,28 @@ import (
 	"fmt"
 	"log/slog"
 	"sort"
-	"strings"
 	"sync"
 	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// ConnectFunc opens an MCP session to the hub for the given toolset ("" =
-// all tools) with the given client. The hub's (*hub.Hub).Connect has this
-// signature; tests pass a function that connects to an in-process server.
-type ConnectFunc func(ctx context.Context, toolset string, client *mcp.Client) (*mcp.ClientSession, error)
+// Hub is what a chat needs of mcp-hub; *hub.Hub is one, and tests use an
+// in-process MCP server.
+type Hub interface {
+	// Connect opens an MCP session to the hub for the given toolset ("" =
+	// all tools) with the given client.
+	Connect(ctx context.Context, toolset string, client *mcp.Client) (*mcp.ClientSession, error)
+	// ServerOf names the upstream server of an exposed tool, for stats:
+	// only the hub knows, since a server's prefix may be anything, or "".
+	ServerOf(tool string) (server string, ok bool)
+}
 
 // Session is the chat's MCP session to the hub plus a cache of its
 // tools/list.
 type Session struct {
 	cs     *mcp.ClientSession
+	hub    Hub
 	logger *slog.Logger
 
 	// stale is set by notifications/tools/list_changed (from the SDK's
@@ -35,12 +41,12 @@ type Session struct {
 }
 
 // Dial builds the chat's MCP client, whose list_changed handler marks the
-// tool cache stale, and connects it through connect.
-func Dial(ctx context.Context, connect ConnectFunc, toolset string, logger *slog.Logger) (*Session, error) {
+// tool cache stale, and connects it to the hub.
+func Dial(ctx context.Context, hub Hub, toolset string, logger *slog.Logger) (*Session, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Session{logger: logger, seen: map[string]bool{}}
+	s := &Session{hub: hub, logger: logger, seen: map[string]bool{}}
 	s.stale.Store(true)
 	client := mcp.NewClient(&mcp.Implementation{Name: "mcp-hub-chat", Version: "1"}, &mcp.ClientOptions{
 		Logger: logger,
@@ -48,7 +54,7 @@ func Dial(ctx context.Context, connect ConnectFunc, toolset string, logger *slog
 			s.stale.Store(true)
 		},
 	})
-	cs, err := connect(ctx, toolset, client)
+	cs, err := hub.Connect(ctx, toolset, client)
 	if err != nil {
 		if toolset != "" {
 			return nil, fmt.Errorf("connect to hub (toolset %q): %w", toolset, err)
@@ -133,26 +139,15 @@ const (
 	callToolName   = "call_tool"
 	// hubServer is where stats file the meta-tools, as the hub does.
 	hubServer = "_hub"
-	// serverMetaKey is the _meta key under which the hub may name a tool's
-	// server; without it the default "<server>__" prefix is used.
-	serverMetaKey = "mcp-hub/server"
 )
 
 // serverOf names the upstream server of an exposed tool for stats.
-func serverOf(tools []*mcp.Tool, name string) string {
+func (s *Session) serverOf(name string) string {
 	if name == searchToolName || name == callToolName {
 		return hubServer
 	}
-	for _, t := range tools {
-		if t.Name == name {
-			if s, ok := t.Meta[serverMetaKey].(string); ok && s != "" {
-				return s
-			}
-			break
-		}
-	}
-	if i := strings.Index(name, "__"); i > 0 {
-		return name[:i]
+	if server, ok := s.hub.ServerOf(name); ok {
+		return server
 	}
 	return "unknown"
 }

@@ -317,6 +317,12 @@ func TestNamingPrefixes(t *testing.T) {
 	if !ok || tool.Server != "alpha" || tool.Original != long1 {
 		t.Errorf("catalog entry for %s = %+v", cut1, tool)
 	}
+	// The chat's stats ask the hub, not the name, which server a tool is from.
+	for name, want := range map[string]string{"b__search": "beta", "plain": "gamma", cut2: "alpha", "nope": ""} {
+		if got, ok := h.ServerOf(name); got != want || ok != (want != "") {
+			t.Errorf("ServerOf(%q) = %q, %v; want %q", name, got, ok, want)
+		}
+	}
 }
 
 func TestExposedName(t *testing.T) {

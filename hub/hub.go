@@ -169,6 +169,14 @@ func (h *Hub) Config() *Config { return h.cfg }
 // Catalog returns the current snapshot.
 func (h *Hub) Catalog() *Catalog { return h.catalog.Load() }
 
+// ServerOf names the server of an exposed tool, whatever its prefix.
+func (h *Hub) ServerOf(tool string) (server string, ok bool) {
+	if t, ok := h.Catalog().Tool(tool); ok {
+		return t.Server, true
+	}
+	return "", false
+}
+
 // Upstreams returns the status of every configured server, in config order.
 func (h *Hub) Upstreams() []upstream.Status {
 	out := make([]upstream.Status, len(h.upstreams))

@@ -135,7 +135,7 @@ func runChat(c *cli.Context) error {
 		return err
 	}
 	defer h.Close()
-	session, err := chatloop.Dial(ctx, h.Connect, c.String("toolset"), log)
+	session, err := chatloop.Dial(ctx, h, c.String("toolset"), log)
 	if err != nil {
 		return cli.Exit(err.Error(), 1)
 	}
@@ -289,5 +289,5 @@ func chatAPIHandler(c *cli.Context, h *hub.Hub) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	return chatloop.Handler(cc, h.Connect, log), nil
+	return chatloop.Handler(cc, h, log), nil
 }

@@ -35,7 +35,7 @@ import (
 const (
 	benchTool      = probeTool // test_simple_text: a tiny text result
 	warmUpPerSess  = 50
-	benchRounds    = 4    // direct and hub alternate this many times
+	benchRounds    = 10   // direct and hub alternate this many times
 	p50RatioTarget = 1.45 // hub p50 at most 1.45x direct
 	rpsRatioTarget = 1.0  // hub calls/s at 16 sessions at least 1.0x direct
 )

@@ -30,7 +30,7 @@ func (h *Hub) ServeStdio(ctx context.Context, toolset string, r io.ReadCloser, w
 	}
 	maxLine := int(h.maxRequestBytes())
 	out := &lockedWriter{w: w, log: h.log}
-	in := newStdinGuard(r, out, maxLine, h.log)
+	in := newStdinGuard(ctx, r, out, maxLine, h.log)
 	// The guard already bounds lines; the SDK's own limit stays as a backstop.
 	return s.server.Run(ctx, &mcp.IOTransport{Reader: in, Writer: out, MaxLineLength: maxLine + 16})
 }

@@ -3,12 +3,15 @@ package hub
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"strconv"
 	"sync"
+	"time"
 )
 
 // stdinGuard stands between the client's stdin and the SDK's decoder. It
@@ -18,7 +21,12 @@ import (
 // as JSON-RPC prescribes when the id cannot be read. The SDK's decoder
 // would end the session on either, and in stdio mode the session is the
 // hub: one bad line must not stop it.
+//
+// At the end of stdin it waits up to stdinDrain for the answers to the
+// requests still open (out counts them): `printf '...' | mcp-hub serve`
+// gets its answers, where the SDK would end the session and drop them.
 type stdinGuard struct {
+	ctx     context.Context
 	src     *bufio.Reader
 	closer  io.Closer
 	out     *lockedWriter
@@ -28,13 +36,21 @@ type stdinGuard struct {
 	err     error  // sticky read error, returned once pending is drained
 }
 
-func newStdinGuard(r io.ReadCloser, out *lockedWriter, max int, log *slog.Logger) *stdinGuard {
-	return &stdinGuard{src: bufio.NewReaderSize(r, 64<<10), closer: r, out: out, max: max, log: log}
+// stdinDrain bounds the wait for answers at the end of stdin. Closing stdin
+// is also how MCP clients stop a server, and they expect it to exit soon
+// (then send SIGTERM): long calls are not waited for.
+const stdinDrain = 2 * time.Second
+
+func newStdinGuard(ctx context.Context, r io.ReadCloser, out *lockedWriter, max int, log *slog.Logger) *stdinGuard {
+	return &stdinGuard{ctx: ctx, src: bufio.NewReaderSize(r, 64<<10), closer: r, out: out, max: max, log: log}
 }
 
 func (g *stdinGuard) Read(p []byte) (int, error) {
 	for len(g.pending) == 0 {
 		if g.err != nil {
+			if g.err == io.EOF {
+				g.out.open.wait(g.ctx, stdinDrain)
+			}
 			return 0, g.err
 		}
 		g.pending, g.err = g.nextLine()
@@ -78,6 +94,7 @@ func (g *stdinGuard) nextLine() ([]byte, error) {
 			g.reply(-32700, "parse error: the line is not valid JSON")
 			return nil, err
 		}
+		g.out.open.read(body)
 		if line[len(line)-1] != '\n' {
 			line = append(line, '\n')
 		}
@@ -96,15 +113,17 @@ func (g *stdinGuard) reply(code int, msg string) {
 // method, params that do not decode): the session's logErrors middleware
 // logs everything else.
 type lockedWriter struct {
-	mu  sync.Mutex
-	w   io.WriteCloser
-	log *slog.Logger
+	mu   sync.Mutex
+	w    io.WriteCloser
+	log  *slog.Logger
+	open openRequests
 }
 
 func (l *lockedWriter) Write(p []byte) (int, error) {
 	if l.log != nil && bytes.Contains(p, []byte(`"error":{"code":-3260`)) {
 		l.logRefusal(p)
 	}
+	l.open.written(p)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)
@@ -126,3 +145,106 @@ func (l *lockedWriter) logRefusal(p []byte) {
 }
 
 func (l *lockedWriter) Close() error { return l.w.Close() }
+
+// openRequests are the client's requests not answered yet, keyed by id.
+type openRequests struct {
+	mu       sync.Mutex
+	ids      map[string]bool
+	answered chan struct{} // closed (and replaced) when one is answered
+}
+
+// read notes a request, or the client cancelling one (which then gets no
+// answer), from a line the client sent.
+func (o *openRequests) read(line []byte) {
+	var msg struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Params struct {
+			RequestID json.RawMessage `json:"requestId"`
+		} `json:"params"`
+	}
+	if line[0] != '{' || json.Unmarshal(line, &msg) != nil || msg.Method == "" {
+		return
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if key, ok := idKey(msg.ID); ok {
+		if o.ids == nil {
+			o.ids = map[string]bool{}
+		}
+		o.ids[key] = true
+	}
+	if key, ok := idKey(msg.Params.RequestID); ok && msg.Method == "notifications/cancelled" {
+		o.closeLocked(key)
+	}
+}
+
+// written notes an answer the SDK sends, as it encodes them:
+// {"jsonrpc":"2.0","id":ID,"result"|"error"...
+func (o *openRequests) written(p []byte) {
+	rest, ok := bytes.CutPrefix(p, []byte(`{"jsonrpc":"2.0","id":`))
+	if !ok {
+		return
+	}
+	n := jsonIDLength(rest)
+	if n == 0 || !(bytes.HasPrefix(rest[n:], []byte(`,"result":`)) || bytes.HasPrefix(rest[n:], []byte(`,"error":`))) {
+		return
+	}
+	if key, ok := idKey(rest[:n]); ok {
+		o.mu.Lock()
+		o.closeLocked(key)
+		o.mu.Unlock()
+	}
+}
+
+func (o *openRequests) closeLocked(key string) {
+	if !o.ids[key] {
+		return
+	}
+	delete(o.ids, key)
+	if o.answered != nil {
+		close(o.answered)
+		o.answered = nil
+	}
+}
+
+// wait returns when every request is answered, ctx ends or limit passes.
+func (o *openRequests) wait(ctx context.Context, limit time.Duration) {
+	timer := time.NewTimer(limit)
+	defer timer.Stop()
+	for {
+		o.mu.Lock()
+		if len(o.ids) == 0 {
+			o.mu.Unlock()
+			return
+		}
+		if o.answered == nil {
+			o.answered = make(chan struct{})
+		}
+		answered := o.answered
+		o.mu.Unlock()
+		select {
+		case <-answered:
+		case <-ctx.Done():
+			return
+		case <-timer.C:
+			return
+		}
+	}
+}
+
+// idKey makes a JSON-RPC id comparable however it was spelled: 7, 7.0 and
+// 7e0 are one id, as are "a" and "\u0061". Null and other values are none.
+func idKey(raw json.RawMessage) (string, bool) {
+	var id any
+	if len(raw) == 0 || json.Unmarshal(raw, &id) != nil {
+		return "", false
+	}
+	switch id := id.(type) {
+	case string:
+		return "s" + id, true
+	case float64:
+		return "n" + strconv.FormatFloat(id, 'g', -1, 64), true
+	}
+	return "", false
+}

@@ -701,17 +701,7 @@ func TestPassthroughServerRequestAmbiguous(t *testing.T) {
 			return &mcp.CreateMessageResult{Model: "m", Role: "assistant", Content: &mcp.TextContent{Text: "b"}}, nil
 		},
 	}))
-	ctx, cancel := context.WithCancel(testCtx(t))
-	defer cancel()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		a.CallTool(ctx, &mcp.CallToolParams{Name: "fx__sleep", Arguments: map[string]any{"ms": 10000}})
-	}()
-	fixture.Eventually(t, 5*time.Second, "a's call to be in flight", func() bool {
-		c, _ := h.routes.callerOf("fx")
-		return c != nil
-	})
+	stop := agCallInFlight(t, h, a, "fx")
 	res, err := b.CallTool(testCtx(t), &mcp.CallToolParams{Name: "fx__sample", Arguments: map[string]any{"prompt": "x"}})
 	if err == nil && !res.IsError {
 		t.Fatalf("ambiguous sampling was answered: %q", agText(res))
@@ -723,8 +713,25 @@ func TestPassthroughServerRequestAmbiguous(t *testing.T) {
 	if !strings.Contains(msg, "several client sessions") {
 		t.Errorf("ambiguous sampling error = %s", msg)
 	}
-	cancel()
-	<-done
+	stop()
+}
+
+// agCallInFlight starts a long call by cs to server's sleep tool and waits
+// until the hub routes it; stop cancels it and waits for it to end.
+func agCallInFlight(t *testing.T, h *Hub, cs *mcp.ClientSession, server string) (stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(testCtx(t))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		cs.CallTool(ctx, &mcp.CallToolParams{Name: server + "__sleep", Arguments: map[string]any{"ms": 10000}})
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	fixture.Eventually(t, 5*time.Second, "the call to "+server+" to be in flight", func() bool {
+		c, _ := h.routes.callerOf(server)
+		return c != nil
+	})
+	return func() { cancel(); <-done }
 }
 
 // TestPassthroughServerRequestOwnSession: an HTTP upstream runs each
@@ -746,17 +753,7 @@ func TestPassthroughServerRequestOwnSession(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	ctx, cancel := context.WithCancel(testCtx(t))
-	defer cancel()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		a.CallTool(ctx, &mcp.CallToolParams{Name: "web__sleep", Arguments: map[string]any{"ms": 10000}})
-	}()
-	fixture.Eventually(t, 5*time.Second, "a's call to be in flight", func() bool {
-		c, _ := h.routes.callerOf("web")
-		return c != nil
-	})
+	stop := agCallInFlight(t, h, a, "web")
 	if got := agText(agCall(t, b, "web__sample", map[string]any{"prompt": "x"})); got != "b" {
 		t.Errorf("b's sampling while a calls the same HTTP upstream -> %q, want b's answer", got)
 	}
@@ -766,8 +763,7 @@ func TestPassthroughServerRequestOwnSession(t *testing.T) {
 	if n := bLogs.Load(); n != 0 {
 		t.Errorf("b received %d of a's log messages", n)
 	}
-	cancel()
-	<-done
+	stop()
 }
 
 // TestResultBytesKept: a stdio upstream's tools/call result reaches the

@@ -15,8 +15,8 @@ import (
 // RawResult is a result passed on as the upstream wrote it. It satisfies
 // mcp.Result and marshals to exactly those bytes, so the hub's server
 // sends the upstream's answer without decoding and re-encoding it: for a
-// proxy that only forwards, that round trip through Go types (and the
-// SDK's 32 KiB decoder buffer per unmarshal) was most of its work per call.
+// proxy that only forwards, that round trip through Go types was most of
+// its work per call.
 //
 // Its Meta is not sent: the SDK only sets it on results of draft protocol
 // versions, which the hub does not offer.

@@ -69,17 +69,6 @@ func feAlive(pid int) bool {
 	return state != "" && state != "Z"
 }
 
-func feWait(t *testing.T, what string, d time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", d, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 // feConfig has two stdio fixture servers.
 func feConfig(t *testing.T) string {
 	fx := fixture.Build(t)
@@ -126,7 +115,7 @@ func TestE2EShutdownSignals(t *testing.T) {
 		t.Run(sig.String(), func(t *testing.T) {
 			addr := freeAddr(t)
 			hub := startChild(t, "hub", []string{envAsMain + "=1"}, self, "--config", feConfig(t), "serve", "--http", addr)
-			feWait(t, "two child servers", 60*time.Second, func() bool { return len(feChildren(hub.cmd.Process.Pid)) == 2 })
+			fixture.Eventually(t, 60*time.Second, "two child servers", func() bool { return len(feChildren(hub.cmd.Process.Pid)) == 2 })
 			waitHealthy(t, "http://"+addr+"/healthz")
 			kids := feChildren(hub.cmd.Process.Pid)
 			// A session with a call in flight, so shutdown has work to end.
@@ -204,8 +193,8 @@ func TestE2EShutdownStdinClosed(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	feWait(t, "two child servers", 60*time.Second, func() bool { return len(feChildren(cmd.Process.Pid)) == 2 })
-	feWait(t, "the initialize answer", 60*time.Second, func() bool {
+	fixture.Eventually(t, 60*time.Second, "two child servers", func() bool { return len(feChildren(cmd.Process.Pid)) == 2 })
+	fixture.Eventually(t, 60*time.Second, "the initialize answer", func() bool {
 		b, _ := os.ReadFile(outPath)
 		return bytes.Contains(b, []byte(`"id":1,"result"`))
 	})
@@ -296,7 +285,7 @@ restart: {initial_backoff: 50ms, max_backoff: 200ms, unhealthy_after: 3, cooldow
 	port := strings.Split(freeAddr(t), ":")[1]
 	hub := startChild(t, "hub", append(env, envAsMain+"=1"), self, "--config", good, "--log-level", "debug", "serve", "--http", "0.0.0.0:"+port)
 	base := "http://127.0.0.1:" + port
-	feWait(t, "fx ready", 60*time.Second, func() bool {
+	fixture.Eventually(t, 60*time.Second, "fx ready", func() bool {
 		resp, err := http.Get(base + "/healthz")
 		if err != nil {
 			return false

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"syscall"
 
@@ -109,12 +110,36 @@ func newApp(stdin io.ReadCloser, stdout, stderr io.Writer) *cli.App {
 func versionCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "version",
-		Usage: "print the version",
+		Usage: "print the version, and how this binary was built",
 		Action: func(c *cli.Context) error {
 			fmt.Fprintln(c.App.Writer, "mcp-hub", hub.Version)
+			if info := buildInfo(); info != "" {
+				fmt.Fprintln(c.App.Writer, info)
+			}
 			return nil
 		},
 	}
+}
+
+// buildInfo says which module version and which go-sdk went into the
+// binary: the fast build replaces go-sdk with third_party/go-sdk
+// (go.fast.mod), `go install` builds the published one.
+func buildInfo() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return ""
+	}
+	sdk := "go-sdk ?"
+	for _, d := range bi.Deps {
+		if d.Path != "github.com/modelcontextprotocol/go-sdk" {
+			continue
+		}
+		sdk = "go-sdk " + d.Version + " (stock: built from go.mod, as go install does)"
+		if d.Replace != nil {
+			sdk = "go-sdk " + d.Version + " with third_party/go-sdk.patch (fast build: go.fast.mod)"
+		}
+	}
+	return fmt.Sprintf("module %s, %s, %s %s/%s", bi.Main.Version, sdk, bi.GoVersion, runtime.GOOS, runtime.GOARCH)
 }
 
 // configPath resolves --config: the flag, else ./hub.yaml, else

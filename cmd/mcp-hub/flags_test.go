@@ -152,3 +152,32 @@ func TestHoistFlags(t *testing.T) {
 		}
 	}
 }
+
+func TestCompletion(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		code int
+		want []string
+	}{
+		{[]string{"completion", "bash"}, 0, []string{"complete -o bashdefault -o default -o nospace -F _mcp-hub_bash_autocomplete mcp-hub", "--generate-bash-completion"}},
+		{[]string{"completion", "zsh"}, 0, []string{"#compdef mcp-hub", "compdef _mcp-hub_zsh_autocomplete mcp-hub"}},
+		{[]string{"completion", "fish"}, 0, []string{"complete -c mcp-hub", "-a 'import'", "-l config"}},
+		{[]string{"completion", "tcsh"}, exitConfig, []string{"name a shell: bash, zsh or fish"}},
+		// What the bash and zsh scripts ask: the commands, then a
+		// command's flags (in a process of its own: urfave/cli reads
+		// os.Args for it).
+		{[]string{"--generate-bash-completion"}, 0, []string{"serve\n", "import\n", "install\n", "completion\n"}},
+		{[]string{"install", "--cl", "--generate-bash-completion"}, 0, []string{"--client-config"}},
+		{[]string{"serve", "--con", "--generate-bash-completion"}, 0, []string{"--config"}},
+	} {
+		out, code := runMain(t, nil, tc.args...)
+		if code != tc.code {
+			t.Errorf("%q: exit %d, want %d\n%s", tc.args, code, tc.code, out)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(out, w) {
+				t.Errorf("%q: output lacks %q:\n%s", tc.args, w, out)
+			}
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -27,12 +28,28 @@ func globalFlags(root bool) []cli.Flag {
 }
 
 // addGlobalFlags gives every command below cmds, at any depth, the global
-// flags, so a command added later gets them without saying so.
+// flags, so a command added later gets them without saying so. A command
+// that defines a flag of the same name (or alias) keeps its own: urfave/cli
+// would panic on the second definition, and TestGlobalFlagsAnywhere fails
+// for that command instead.
 func addGlobalFlags(cmds []*cli.Command) {
 	for _, cmd := range cmds {
-		cmd.Flags = append(cmd.Flags, globalFlags(false)...)
+		for _, g := range globalFlags(false) {
+			if !slices.ContainsFunc(g.Names(), func(n string) bool { return hasFlag(cmd.Flags, n) }) {
+				cmd.Flags = append(cmd.Flags, g)
+			}
+		}
 		addGlobalFlags(cmd.Subcommands)
 	}
+}
+
+func hasFlag(flags []cli.Flag, name string) bool {
+	for _, f := range flags {
+		if slices.Contains(f.Names(), name) {
+			return true
+		}
+	}
+	return false
 }
 
 // globalString is a global flag's value: from the innermost command where

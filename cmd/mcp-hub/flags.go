@@ -23,7 +23,7 @@ func globalFlags(root bool) []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "config", Aliases: []string{"c"}, EnvVars: env,
 			Usage: "config `FILE` (hub.yaml, or a Claude Desktop JSON file); default ./hub.yaml, then <user config dir>/mcp-hub/hub.yaml; also MCP_HUB_CONFIG"},
-		&cli.StringFlag{Name: "log-level", Value: "info", Usage: "debug, info, warn or error"},
+		&cli.StringFlag{Name: "log-level", Value: "info", Usage: "`LEVEL`: debug, info, warn or error"},
 	}
 }
 

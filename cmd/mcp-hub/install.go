@@ -20,7 +20,7 @@ import (
 func clientFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "client-config", Usage: "edit this client config `FILE` instead of the client's usual one"},
-		&cli.StringFlag{Name: "scope", Usage: "user (default), project (the project's file: .mcp.json, .cursor/mcp.json, .vscode/mcp.json) or local (Claude Code: this project in ~/.claude.json)"},
+		&cli.StringFlag{Name: "scope", Usage: "`SCOPE`: user (default), project (the project's file: .mcp.json, .cursor/mcp.json, .vscode/mcp.json) or local (Claude Code: this project in ~/.claude.json)"},
 		&cli.StringFlag{Name: "name", Value: "hub", Usage: "the hub's entry `NAME` in the client"},
 	}
 }

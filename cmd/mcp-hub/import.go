@@ -40,10 +40,7 @@ func runImport(c *cli.Context) error {
 	if source == "" || c.Args().Len() > 1 {
 		return cli.Exit("import needs one SOURCE: a client ("+strings.Join(clientconfig.Clients, ", ")+") or a file", exitConfig)
 	}
-	env, err := clientconfig.CurrentEnv()
-	if err != nil {
-		return err
-	}
+	env := clientconfig.CurrentEnv()
 	servers, files, err := readSource(source, env)
 	if err != nil {
 		return err

@@ -74,11 +74,7 @@ func clientFile(c *cli.Context) (clientconfig.Location, []byte, error) {
 		}
 		return clientconfig.FileLocation(client, abs, data), data, nil
 	}
-	env, err := clientconfig.CurrentEnv()
-	if err != nil {
-		return clientconfig.Location{}, nil, err
-	}
-	loc, err := clientconfig.InstallLocation(client, c.String("scope"), env)
+	loc, err := clientconfig.InstallLocation(client, c.String("scope"), clientconfig.CurrentEnv())
 	if err != nil {
 		return clientconfig.Location{}, nil, cli.Exit(err.Error(), exitConfig)
 	}

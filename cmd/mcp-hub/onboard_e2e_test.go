@@ -276,3 +276,16 @@ func TestInstallErrors(t *testing.T) {
 		t.Errorf("a refused install changed the file: %s", b)
 	}
 }
+
+// TestImportWithoutHome: a file imports where no home directory is known
+// (a service's environment); a client name says what is missing.
+func TestImportWithoutHome(t *testing.T) {
+	src, _ := filepath.Abs(filepath.Join(clientsDir, "cursor-mcp.json"))
+	cfg := filepath.Join(t.TempDir(), "hub.yaml")
+	if out, code := runMain(t, []string{"HOME="}, "import", src, "-c", cfg); code != 0 {
+		t.Errorf("import FILE without HOME: exit %d\n%s", code, out)
+	}
+	if out, code := runMain(t, []string{"HOME="}, "import", "cursor", "-c", cfg); code != exitConfig || !strings.Contains(out, "home directory is unknown") {
+		t.Errorf("import cursor without HOME: exit %d\n%s", code, out)
+	}
+}

@@ -29,18 +29,17 @@ type Env struct {
 	Project    string // the project directory: the working directory
 }
 
-// CurrentEnv is the Env of this process.
-func CurrentEnv() (Env, error) {
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return Env{}, fmt.Errorf("home directory: %w", err)
-	}
+// CurrentEnv is the Env of this process. A home directory it cannot
+// find is left empty: reading a file by path does not need one, and
+// Locations says what is missing.
+func CurrentEnv() Env {
+	home, _ := os.UserHomeDir()
 	wd, err := os.Getwd()
 	if err != nil {
-		return Env{}, fmt.Errorf("working directory: %w", err)
+		wd = "."
 	}
 	return Env{OS: runtime.GOOS, Home: home, AppData: os.Getenv("APPDATA"),
-		ConfigHome: os.Getenv("XDG_CONFIG_HOME"), Project: wd}, nil
+		ConfigHome: os.Getenv("XDG_CONFIG_HOME"), Project: wd}
 }
 
 // join joins path elements with the separator of e.OS.
@@ -97,6 +96,9 @@ func (l Location) typed() bool { return l.Client == "vscode" || l.Client == "cla
 // them: a server defined in a later one overrides one of the same name in
 // an earlier one. Files that do not exist are listed too.
 func Locations(client string, e Env) ([]Location, error) {
+	if e.Home == "" && slices.Contains(Clients, client) {
+		return nil, fmt.Errorf("%s: the home directory is unknown (set HOME, or name the file)", client)
+	}
 	at := func(scope, p string, section ...string) Location {
 		return Location{Client: client, Scope: scope, Path: p, Section: section}
 	}

@@ -64,6 +64,9 @@ func TestLocations(t *testing.T) {
 	if _, err := Locations("zed", mac); err == nil || !strings.Contains(err.Error(), "claude-desktop, claude-code") {
 		t.Errorf("unknown client: %v", err)
 	}
+	if _, err := Locations("cursor", Env{OS: "linux"}); err == nil || !strings.Contains(err.Error(), "home directory is unknown") {
+		t.Errorf("no home: %v", err)
+	}
 }
 
 func TestInstallLocation(t *testing.T) {

@@ -24,6 +24,9 @@ packages=(mcp jsonrpc auth oauthex internal/json internal/jsonrpc2 internal/util
 
 cd "$(dirname "$0")/.."
 root=$(pwd)
+# This script names go.fast.mod itself where it means it; a -modfile in
+# GOFLAGS (scripts/test.sh sets one) would break `go mod download` below.
+unset GOFLAGS
 target=$root/third_party/go-sdk
 patch=$root/third_party/go-sdk.patch
 

@@ -275,4 +275,4 @@ func supportedVersions() []string {
 }
 
 // Version is mcp-hub's version: serverInfo here, clientInfo upstream.
-const Version = upstream.Version
+var Version = upstream.Version

@@ -83,5 +83,6 @@ func (u *Upstream) newClient(owner any, counter *notificationCounter) *mcp.Clien
 	return client
 }
 
-// Version is the hub's version, sent as clientInfo and serverInfo.
-const Version = "0.1.0"
+// Version is the hub's version, sent as clientInfo and serverInfo. The
+// release build stamps it (Makefile: -X github.com/mcp-hub/mcp-hub/upstream.Version=...).
+var Version = "0.1.0"

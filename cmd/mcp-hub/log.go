@@ -13,8 +13,9 @@ import (
 // protocol in stdio mode), with every secret replaced by "[REDACTED]".
 func newLogger(c *cli.Context, secrets []string) (*slog.Logger, error) {
 	var level slog.Level
-	if err := level.UnmarshalText([]byte(c.String("log-level"))); err != nil {
-		return nil, cli.Exit(fmt.Sprintf("--log-level %q: use debug, info, warn or error", c.String("log-level")), exitConfig)
+	name := globalString(c, "log-level")
+	if err := level.UnmarshalText([]byte(name)); err != nil {
+		return nil, cli.Exit(fmt.Sprintf("--log-level %q: use debug, info, warn or error", name), exitConfig)
 	}
 	h := slog.NewTextHandler(c.App.ErrWriter, &slog.HandlerOptions{Level: level})
 	if len(secrets) == 0 {

@@ -312,15 +312,14 @@ func TestFaultCircuitBreakerFailedProbe(t *testing.T) {
 // once, again and again, is a crash loop too: it ends up unhealthy
 // (a successful connect alone does not reset the count).
 func TestFaultCrashLoopAfterConnect(t *testing.T) {
-	if _, err := exec.LookPath("timeout"); err != nil {
-		t.Skip("needs coreutils timeout")
-	}
 	opts, _ := ftOpts(t)
 	opts.InitialBackoff = 20 * time.Millisecond
 	opts.UnhealthyAfter = 3
 	opts.Cooldown = time.Minute
-	opts.StableAfter = 5 * time.Second
-	u, _ := ftStart(t, Config{Command: "timeout", Args: []string{"0.3", fixture.Build(t), "-name", "fx", "-tools", "a"}}, opts)
+	opts.StableAfter = 10 * time.Second
+	// The fixture exits 200 ms after answering tools/list: always after
+	// the connect, however slow the machine.
+	u, _ := ftStart(t, Config{Command: fixture.Build(t), Args: []string{"-name", "fx", "-tools", "a", "-exit-after-list"}}, opts)
 	ftWait(t, "unhealthy", func() bool { return u.Status().State == StateUnhealthy })
 	st := u.Status()
 	if st.Restarts < 3 || !strings.Contains(st.LastError, "connection ended") {

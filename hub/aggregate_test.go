@@ -428,7 +428,7 @@ func TestCollisionLateJoiner(t *testing.T) {
 		t.Fatalf("search -> %q", got)
 	}
 	log.WaitFor(t, "the late collision", 15*time.Second, func(s string) bool { return strings.Contains(s, "tool name collision") })
-	fixture.Eventually(t, 5*time.Second, "the late server's other tool", func() bool {
+	fixture.Eventually(t, 30*time.Second, "the late server's other tool", func() bool {
 		return slices.Equal(agToolNames(t, cs), []string{"extra", "search"})
 	})
 	if got := agText(agCall(t, cs, "search", nil)); got != "early:search:{}" {
@@ -593,12 +593,12 @@ func TestUpstreamToolsChange(t *testing.T) {
 		changed <- struct{}{}
 	}})
 	want := []string{"dyn__added", "dyn__keep"}
-	fixture.Eventually(t, 10*time.Second, "the new tool list", func() bool {
+	fixture.Eventually(t, 30*time.Second, "the new tool list", func() bool {
 		return slices.Equal(agToolNames(t, cs), want)
 	})
 	select {
 	case <-changed:
-	case <-time.After(5 * time.Second):
+	case <-time.After(30 * time.Second):
 		t.Fatal("no tools/list_changed")
 	}
 }

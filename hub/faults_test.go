@@ -112,7 +112,7 @@ func TestHubFaultRestartKeepsLoadedTools(t *testing.T) {
 	cfg.Discovery = Discovery{Enabled: true}
 	yes, no := true, false
 	fx.DeferLoading, cfg.Servers["other"].DeferLoading = &yes, &no
-	h, _ := secHub(t, cfg)
+	h, lg := secHub(t, cfg)
 	c := fhConnect(t, h)
 	if text, isErr := c.call(t, SearchToolsName, map[string]any{"tool_names": []string{"fx__sleep", "fx__pid"}}); isErr {
 		t.Fatalf("search_tools: %s", text)
@@ -130,7 +130,7 @@ func TestHubFaultRestartKeepsLoadedTools(t *testing.T) {
 		text, isErr := c.call(t, "fx__sleep", map[string]any{"ms": 30000})
 		done <- result{text, isErr}
 	}()
-	time.Sleep(200 * time.Millisecond)
+	lg.WaitFor(t, "the call to reach the server", 30*time.Second, func(s string) bool { return strings.Contains(s, "sleeping 30000 ms") })
 	settled := c.changed.Load()
 	syscall.Kill(pid, syscall.SIGKILL)
 	select {
@@ -189,7 +189,7 @@ func TestHubFaultHungUpstream(t *testing.T) {
 		text, isErr := a.call(t, "slow__sleep", map[string]any{"ms": 60000})
 		done <- result{text, isErr, time.Since(begin)}
 	}()
-	time.Sleep(100 * time.Millisecond)
+	lg.WaitFor(t, "the call to reach the server", 30*time.Second, func(s string) bool { return strings.Contains(s, "sleeping 60000 ms") })
 	var wg sync.WaitGroup
 	for _, c := range []*fhClient{a, b} {
 		for _, tool := range []string{"other__sleep", "slow__sleep"} {

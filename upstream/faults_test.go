@@ -152,9 +152,8 @@ func TestFaultStdioExitRestarts(t *testing.T) {
 			if st.Tools == 0 || !strings.Contains(st.Transport, "stdio") {
 				t.Errorf("status after restart = %+v", st)
 			}
-			if l.changed.Load() <= listed {
-				t.Errorf("not re-listed after the restart (UpstreamChanged %d times, %d before)", l.changed.Load(), listed)
-			}
+			// The lists are stored a moment before they are handed on.
+			ftWait(t, "a re-list after the restart", func() bool { return l.changed.Load() > listed })
 			if pid2 := ftPID(t, u); pid2 == pid {
 				t.Errorf("same pid %d after restart", pid)
 			}
@@ -191,7 +190,7 @@ func TestFaultBackoffJitter(t *testing.T) {
 // TestFaultInFlightCallOnCrash: a call in flight when the server dies gets
 // an error that names the server and says it restarted; the server comes back.
 func TestFaultInFlightCallOnCrash(t *testing.T) {
-	opts, _ := ftOpts(t)
+	opts, lg := ftOpts(t)
 	u, _ := ftStart(t, Config{Command: fixture.Build(t), Args: []string{"-name", "fx", "-features"}}, opts)
 	ftReady(t, u)
 	pid := ftPID(t, u)
@@ -200,7 +199,7 @@ func TestFaultInFlightCallOnCrash(t *testing.T) {
 		_, err := u.CallTool(ftCtx(t), nil, &mcp.CallToolParams{Name: "sleep", Arguments: map[string]any{"ms": 20000}})
 		errc <- err
 	}()
-	time.Sleep(200 * time.Millisecond) // the call reaches the fixture
+	lg.WaitFor(t, "the call to reach the fixture", 30*time.Second, func(s string) bool { return strings.Contains(s, "sleeping 20000 ms") })
 	start := time.Now()
 	syscall.Kill(pid, syscall.SIGKILL)
 	var err error
@@ -341,7 +340,7 @@ func TestFaultCallTimeout(t *testing.T) {
 		errc <- err
 	}()
 	// Other calls to the same server go through while that one hangs.
-	time.Sleep(100 * time.Millisecond)
+	lg.WaitFor(t, "the hung call to reach the fixture", 30*time.Second, func(s string) bool { return strings.Contains(s, "sleeping 60000 ms") })
 	for range 3 {
 		s := time.Now()
 		if got := ftText(ftCall(t, u, "sleep", map[string]any{"ms": 1})); got != "slept" {
@@ -480,9 +479,7 @@ func TestFaultHTTPGoesAway(t *testing.T) {
 	if st := u.Status(); st.Restarts != 1 {
 		t.Errorf("restarts = %d, want 1", st.Restarts)
 	}
-	if l.changed.Load() <= listed {
-		t.Error("not re-listed after coming back")
-	}
+	ftWait(t, "a re-list after coming back", func() bool { return l.changed.Load() > listed })
 	ftCall(t, u, "pid", nil)
 }
 

@@ -463,5 +463,3 @@ func TestListChangedStormHub(t *testing.T) {
 		t.Errorf("a call after the storm: %+v", res)
 	}
 }
-
-

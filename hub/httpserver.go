@@ -156,9 +156,9 @@ func (h *Hub) refuseSession(w http.ResponseWriter) {
 type firstRequest int
 
 const (
-	otherRequest firstRequest = iota // the SDK answers it, in a session it ends at once
-	initializeRequest                // a session is built for it
-	batchRequest                     // refused: a session starts with an initialize alone
+	otherRequest      firstRequest = iota // the SDK answers it, in a session it ends at once
+	initializeRequest                     // a session is built for it
+	batchRequest                          // refused: a session starts with an initialize alone
 )
 
 // readFirstRequest reads a POST body once, bounded by max_request_bytes,

@@ -42,6 +42,8 @@ type Config struct {
 	// SessionIdleTimeout closes an HTTP session that has had no request
 	// for this long (default 30m).
 	SessionIdleTimeout upstream.Duration `yaml:"session_idle_timeout"`
+	// HTTP holds the HTTP server's timeouts and header limit.
+	HTTP HTTPLimits `yaml:"http"`
 
 	// The chat sections belong to package chatloop, which decodes them.
 	Providers yaml.Node `yaml:"providers"`
@@ -300,9 +302,13 @@ func (c *Config) validate(line func(keys ...string) int) error {
 		{"max_result_bytes", c.MaxResultBytes < 0},
 		{"max_sessions", c.MaxSessions < 0},
 		{"session_idle_timeout", c.SessionIdleTimeout < 0},
+		{"http.read_header_timeout", c.HTTP.ReadHeaderTimeout < 0},
+		{"http.body_read_timeout", c.HTTP.BodyReadTimeout < 0},
+		{"http.idle_timeout", c.HTTP.IdleTimeout < 0},
+		{"http.max_header_bytes", c.HTTP.MaxHeaderBytes < 0},
 	} {
 		if lim.negative {
-			errs = append(errs, &ConfigError{Path: c.Path, Line: line(lim.key), Msg: lim.key + " must be positive (or left out for its default)"})
+			errs = append(errs, &ConfigError{Path: c.Path, Line: line(strings.Split(lim.key, ".")...), Msg: lim.key + " must be positive (or left out for its default)"})
 		}
 	}
 	if c.Discovery.MaxSearchResults < 0 {
@@ -355,6 +361,7 @@ var configTypes = map[string]reflect.Type{
 	"hub.Discovery":    reflect.TypeFor[Discovery](),
 	"hub.Auth":         reflect.TypeFor[Auth](),
 	"hub.Restart":      reflect.TypeFor[Restart](),
+	"hub.HTTPLimits":   reflect.TypeFor[HTTPLimits](),
 	"hub.Toolset":      reflect.TypeFor[Toolset](),
 }
 

@@ -217,15 +217,15 @@ func TestResultLimitThroughHub(t *testing.T) {
 	}
 }
 
-// hdServer serves h with NewHTTPServer(opts) on 127.0.0.1 and returns its
-// base URL.
-func hdServer(t *testing.T, h *Hub, opts HTTPOptions) string {
+// hdServer serves h with NewHTTPServer on 127.0.0.1 and returns its base
+// URL.
+func hdServer(t *testing.T, h *Hub) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := h.NewHTTPServer(nil, opts)
+	srv := h.NewHTTPServer(nil)
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })
 	return "http://" + ln.Addr().String()
@@ -256,7 +256,7 @@ func TestHealthzGuarded(t *testing.T) {
 	cfg := secConfig(secStdio(t, "fx", "-tools", "a"))
 	cfg.Auth.Tokens = []string{"tok-health-4242"}
 	h, _ := secHub(t, cfg)
-	base := hdServer(t, h, HTTPOptions{})
+	base := hdServer(t, h)
 	cases := []struct {
 		name    string
 		headers map[string]string
@@ -293,7 +293,7 @@ func TestHTTPSessionLimits(t *testing.T) {
 	cfg.MaxSessions = 2
 	cfg.SessionIdleTimeout = upstream.Duration(400 * time.Millisecond)
 	h, _ := secHub(t, cfg)
-	url := hdServer(t, h, HTTPOptions{}) + "/mcp"
+	url := hdServer(t, h) + "/mcp"
 
 	built := func() int64 { h.mu.Lock(); defer h.mu.Unlock(); return h.nextID }
 	start := built()
@@ -348,9 +348,10 @@ func TestHTTPSessionLimits(t *testing.T) {
 // event stream, are not cut; an idle keep-alive connection is closed after
 // IdleTimeout; headers over MaxHeaderBytes get 431.
 func TestHTTPServerTimeouts(t *testing.T) {
-	h, _ := secHub(t, secConfig(secStdio(t, "fx", "-features")))
-	opts := HTTPOptions{BodyReadTimeout: 300 * time.Millisecond, IdleTimeout: 300 * time.Millisecond, MaxHeaderBytes: 8 << 10}
-	base := hdServer(t, h, opts)
+	cfg := secConfig(secStdio(t, "fx", "-features"))
+	cfg.HTTP = HTTPLimits{BodyReadTimeout: upstream.Duration(300 * time.Millisecond), IdleTimeout: upstream.Duration(300 * time.Millisecond), MaxHeaderBytes: 8 << 10}
+	h, _ := secHub(t, cfg)
+	base := hdServer(t, h)
 	addr := strings.TrimPrefix(base, "http://")
 
 	t.Run("slow body", func(t *testing.T) {

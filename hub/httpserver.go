@@ -13,27 +13,29 @@ import (
 	"time"
 
 	"github.com/mcp-hub/mcp-hub/internal/safe"
+	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
-// HTTPOptions are the limits of the hub's HTTP server. Zero values take
-// the defaults. None of them cuts a long-lived stream (the GET event
-// stream of a session) or a long tool call short: those are bounded by
-// session_idle_timeout and the servers' call timeouts.
-type HTTPOptions struct {
+// HTTPLimits is the config's `http:` section: the limits of the hub's
+// HTTP server. Zero values take the defaults. None of them cuts a
+// long-lived stream (the GET event stream of a session) or a long tool
+// call short: those are bounded by session_idle_timeout and the servers'
+// call timeouts.
+type HTTPLimits struct {
 	// ReadHeaderTimeout bounds reading a request's headers (10s).
-	ReadHeaderTimeout time.Duration
+	ReadHeaderTimeout upstream.Duration `yaml:"read_header_timeout"`
 	// BodyReadTimeout bounds reading a request's body (30s). It applies
 	// to the body only: once it is read the connection has no deadline.
-	BodyReadTimeout time.Duration
+	BodyReadTimeout upstream.Duration `yaml:"body_read_timeout"`
 	// IdleTimeout closes a keep-alive connection that has waited this
 	// long for its next request (90s).
-	IdleTimeout time.Duration
+	IdleTimeout upstream.Duration `yaml:"idle_timeout"`
 	// MaxHeaderBytes bounds a request's headers (64 KiB); past it the
 	// client gets 431.
-	MaxHeaderBytes int
+	MaxHeaderBytes int `yaml:"max_header_bytes"`
 }
 
-// Defaults of HTTPOptions.
+// Defaults of HTTPLimits.
 const (
 	DefaultReadHeaderTimeout = 10 * time.Second
 	DefaultBodyReadTimeout   = 30 * time.Second
@@ -41,30 +43,23 @@ const (
 	DefaultMaxHeaderBytes    = 64 << 10
 )
 
-func (o *HTTPOptions) defaults() {
-	if o.ReadHeaderTimeout <= 0 {
-		o.ReadHeaderTimeout = DefaultReadHeaderTimeout
+func orDefault[T ~int64 | ~int](v T, def T) T {
+	if v > 0 {
+		return v
 	}
-	if o.BodyReadTimeout <= 0 {
-		o.BodyReadTimeout = DefaultBodyReadTimeout
-	}
-	if o.IdleTimeout <= 0 {
-		o.IdleTimeout = DefaultIdleTimeout
-	}
-	if o.MaxHeaderBytes <= 0 {
-		o.MaxHeaderBytes = DefaultMaxHeaderBytes
-	}
+	return def
 }
 
 // NewHTTPServer returns the hub's HTTP server: HTTPHandler(extra) with the
-// timeouts and limits of opts. `mcp-hub serve --http` runs it; so do tests.
-func (h *Hub) NewHTTPServer(extra map[string]http.Handler, opts HTTPOptions) *http.Server {
-	opts.defaults()
+// timeouts and limits of the config's http section. `mcp-hub serve --http`
+// runs it; so do tests.
+func (h *Hub) NewHTTPServer(extra map[string]http.Handler) *http.Server {
+	l := h.cfg.HTTP
 	return &http.Server{
-		Handler:           bodyDeadline(h.HTTPHandler(extra), opts.BodyReadTimeout),
-		ReadHeaderTimeout: opts.ReadHeaderTimeout,
-		IdleTimeout:       opts.IdleTimeout,
-		MaxHeaderBytes:    opts.MaxHeaderBytes,
+		Handler:           bodyDeadline(h.HTTPHandler(extra), time.Duration(orDefault(l.BodyReadTimeout, upstream.Duration(DefaultBodyReadTimeout)))),
+		ReadHeaderTimeout: time.Duration(orDefault(l.ReadHeaderTimeout, upstream.Duration(DefaultReadHeaderTimeout))),
+		IdleTimeout:       time.Duration(orDefault(l.IdleTimeout, upstream.Duration(DefaultIdleTimeout))),
+		MaxHeaderBytes:    orDefault(l.MaxHeaderBytes, DefaultMaxHeaderBytes),
 		// net/http's own complaints (a panic it recovered, a TLS
 		// handshake) go through the hub's log, and its redaction.
 		ErrorLog: slog.NewLogLogger(h.log.Handler(), slog.LevelWarn),

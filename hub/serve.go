@@ -261,6 +261,10 @@ type ServerInfo struct {
 	LastError     string  `json:"last_error,omitempty"`
 	ConnectMillis float64 `json:"connect_ms"`
 	LatencyMillis float64 `json:"last_call_ms"`
+	// ListChanges counts the server's list_changed notifications, Relists
+	// the re-lists they caused (coalesced).
+	ListChanges int64 `json:"list_changes"`
+	Relists     int64 `json:"relists"`
 }
 
 // Health reports the hub's state.
@@ -280,6 +284,7 @@ func (h *Hub) Health() Health {
 			Restarts: st.Restarts, LastError: st.LastError,
 			ConnectMillis: float64(st.ConnectTime.Microseconds()) / 1000,
 			LatencyMillis: float64(st.LastLatency.Microseconds()) / 1000,
+			ListChanges:   st.ListChanges, Relists: st.Relists,
 		})
 	}
 	return out

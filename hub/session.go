@@ -121,6 +121,7 @@ func (s *Session) initialized(ctx context.Context, req *mcp.InitializedRequest) 
 	s.mu.Unlock()
 	s.hub.addSession(s)
 	go func() {
+		defer safe.Recover(s.hub.log, "closing a session", nil)
 		req.Session.Wait()
 		s.hub.removeSession(s)
 		s.hub.routes.forgetSession(s)

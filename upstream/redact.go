@@ -217,6 +217,16 @@ func (r *Redactor) JSON(data json.RawMessage) json.RawMessage {
 	return out
 }
 
+// Value redacts every string in a decoded JSON value (a log message's
+// data, say), in place where it can.
+func (r *Redactor) Value(v any) any {
+	if r == nil || r.r == nil {
+		return v
+	}
+	changed := false
+	return r.walk(v, &changed)
+}
+
 func (r *Redactor) walk(v any, changed *bool) any {
 	switch v := v.(type) {
 	case string:

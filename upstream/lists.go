@@ -87,10 +87,18 @@ func (u *Upstream) listAll(ctx context.Context, cs *mcp.ClientSession, schemas *
 	return l, nil
 }
 
-// pages reads a list page by page, up to MaxListPages pages and
-// MaxListItems items; a cursor seen before ends it too. Null entries are
-// dropped.
+// pages reads one of u's lists with ReadPages, warning in u's log.
 func pages[T any](ctx context.Context, u *Upstream, what string, page func(ctx context.Context, cursor string) ([]*T, string, error)) ([]*T, error) {
+	return ReadPages(ctx, page, func(msg string) {
+		u.log.Warn(fmt.Sprintf("server '%s' %s", u.cfg.Name, fmt.Sprintf(msg, what)))
+	})
+}
+
+// ReadPages reads a list page by page, up to MaxListPages pages and
+// MaxListItems items; a cursor seen before ends it too, and null entries
+// are dropped. Where it stops early it calls warn with a message that
+// has a %s for what is listed ("tools", ...), and returns what it read.
+func ReadPages[T any](ctx context.Context, page func(ctx context.Context, cursor string) ([]*T, string, error), warn func(format string)) ([]*T, error) {
 	var out []*T
 	seen := map[string]bool{}
 	cursor := ""
@@ -106,15 +114,15 @@ func pages[T any](ctx context.Context, u *Upstream, what string, page func(ctx c
 		}
 		switch {
 		case len(out) > MaxListItems:
-			u.log.Warn(fmt.Sprintf("server '%s' lists more %s than the hub reads; keeping the first %d", u.cfg.Name, what, MaxListItems))
+			warn(fmt.Sprintf("lists more %%s than the hub reads; keeping the first %d", MaxListItems))
 			return out[:MaxListItems], nil
 		case next == "":
 			return out, nil
 		case n >= MaxListPages:
-			u.log.Warn(fmt.Sprintf("server '%s' lists its %s in more pages than the hub reads; keeping the first %d pages", u.cfg.Name, what, MaxListPages), "items", len(out))
+			warn(fmt.Sprintf("lists its %%s in more pages than the hub reads; keeping the first %d pages (%d items)", MaxListPages, len(out)))
 			return out, nil
 		case seen[next]:
-			u.log.Warn(fmt.Sprintf("server '%s' sent a %s cursor it had sent before; stopping there", u.cfg.Name, what), "items", len(out))
+			warn("sent a %s cursor it had sent before; stopping there")
 			return out, nil
 		}
 		seen[next] = true

@@ -303,6 +303,8 @@ func TestHTTPSessionLimits(t *testing.T) {
 		"batch":        `[` + secInit + `]`,
 		"garbage":      `{"jsonrpc":"2.0","id":1,"method":"initialize"`,
 		"not JSON-RPC": `{"initialize": true}`,
+		"no params":    `{"jsonrpc":"2.0","id":1,"method":"initialize"}`,
+		"no version":   `{"id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"0"}}}`,
 	} {
 		resp := secPost(t, url, body, nil)
 		b, _ := io.ReadAll(resp.Body)

@@ -175,7 +175,8 @@ func (h *Hub) readFirstRequest(w http.ResponseWriter, r *http.Request) (kind fir
 	return classify(body), true
 }
 
-// classify tells an initialize request and a batch from anything else.
+// classify tells a valid initialize request and a batch from anything
+// else.
 func classify(body []byte) firstRequest {
 	body = bytes.TrimSpace(body)
 	switch {
@@ -185,9 +186,13 @@ func classify(body []byte) firstRequest {
 		return otherRequest
 	}
 	var msg struct {
-		Method string `json:"method"`
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Method  string          `json:"method"`
+		Params  json.RawMessage `json:"params"`
 	}
-	if json.Unmarshal(body, &msg) == nil && msg.Method == "initialize" {
+	if json.Unmarshal(body, &msg) == nil && msg.JSONRPC == "2.0" && msg.Method == "initialize" &&
+		len(msg.ID) > 0 && string(msg.ID) != "null" && bytes.HasPrefix(bytes.TrimSpace(msg.Params), []byte("{")) {
 		return initializeRequest
 	}
 	return otherRequest

@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -90,6 +91,16 @@ func (h *Hub) HTTPHandler(extra map[string]http.Handler) http.Handler {
 	// an initialize, in a session the SDK ends at once.
 	versions := mcp.NewServer(&mcp.Implementation{Name: "mcp-hub", Version: Version},
 		&mcp.ServerOptions{SupportedProtocolVersions: supportedVersions()})
+	// Only a hub Session takes an initialize: one the SDK would accept here
+	// would keep a session on this shared server.
+	versions.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "initialize" {
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "invalid initialize request: it must be a JSON-RPC 2.0 request with an id and params"}
+			}
+			return next(ctx, method, req)
+		}
+	})
 	stream := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
 		if s, ok := r.Context().Value(sessionKey{}).(*Session); ok {
 			return s.server

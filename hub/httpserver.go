@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"strconv"
 	"sync"
@@ -63,6 +64,12 @@ func (h *Hub) NewHTTPServer(extra map[string]http.Handler) *http.Server {
 		// net/http's own complaints (a panic it recovered, a TLS
 		// handshake) go through the hub's log, and its redaction.
 		ErrorLog: slog.NewLogLogger(h.log.Handler(), slog.LevelWarn),
+		// A connection that closes is work done, for LastActivity.
+		ConnState: func(_ net.Conn, state http.ConnState) {
+			if state == http.StateClosed {
+				h.active()
+			}
+		},
 	}
 }
 

@@ -56,6 +56,8 @@ type Hub struct {
 	routes router
 	subs   subscriptions
 	slots  sessionSlots // HTTP sessions open, against max_sessions
+	// lastActive is LastActivity, in unix nanoseconds.
+	lastActive atomic.Int64
 	// serving is set once New returns: from then on a contested name
 	// stays with the server clients already call (see buildCatalog).
 	serving atomic.Bool

@@ -13,6 +13,7 @@ import (
 	"runtime/metrics"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -148,7 +149,24 @@ func (h *Hub) HTTPHandler(extra map[string]http.Handler) http.Handler {
 	for path, handler := range extra {
 		mux.Handle(path, h.guard(handler))
 	}
-	return mux
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/healthz" { // a probe is not work
+			h.active()
+		}
+		mux.ServeHTTP(w, r)
+	})
+}
+
+func (h *Hub) active() { h.lastActive.Store(time.Now().UnixNano()) }
+
+// LastActivity is when the HTTP hub last had work: a request came (health
+// checks aside), a session ended, or (NewHTTPServer) a connection closed.
+// Zero before any.
+func (h *Hub) LastActivity() time.Time {
+	if ns := h.lastActive.Load(); ns != 0 {
+		return time.Unix(0, ns)
+	}
+	return time.Time{}
 }
 
 // holdSlot keeps s's session slot until its SDK session ends; a session
@@ -158,6 +176,7 @@ func (h *Hub) holdSlot(s *Session) {
 		go func() {
 			ss.Wait()
 			h.slots.release()
+			h.active()
 		}()
 		return
 	}

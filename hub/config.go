@@ -53,9 +53,9 @@ type Config struct {
 	// ServerOrder is the order servers appear in the file; the catalog
 	// lists tools in this order.
 	ServerOrder []string `yaml:"-"`
-	// Secrets are the values that came from ${VAR} expansion, and every
-	// server's header values, env values and URL credentials. Logs, errors
-	// and /healthz redact them.
+	// Secrets are the values that came from ${VAR} expansion, every
+	// server's literal credentials (upstream.Config.SecretValues) and the
+	// auth tokens. Logs, errors and /healthz redact them.
 	Secrets []string `yaml:"-"`
 	// Warnings are problems that do not stop the hub (an unset variable).
 	Warnings []string `yaml:"-"`

@@ -175,7 +175,7 @@ func TestHubFaultRestartKeepsLoadedTools(t *testing.T) {
 // meanwhile other servers and other sessions are served.
 func TestHubFaultHungUpstream(t *testing.T) {
 	slow := secStdio(t, "slow", "-features")
-	slow.Timeout = upstream.Duration(1500 * time.Millisecond)
+	slow.Timeout = upstream.Duration(4 * time.Second)
 	h, lg := secHub(t, secConfig(slow, secStdio(t, "other", "-features")))
 	a, b := fhConnect(t, h), fhConnect(t, h)
 	type result struct {
@@ -198,7 +198,8 @@ func TestHubFaultHungUpstream(t *testing.T) {
 				if text, isErr := c.call(t, tool, map[string]any{"ms": 1}); isErr || text != "slept" {
 					t.Errorf("%s beside a hung call: %q", tool, text)
 				}
-				if d := time.Since(s); d > time.Second {
+				// Well under the hung call's timeout, with room for a loaded machine.
+				if d := time.Since(s); d > 2500*time.Millisecond {
 					t.Errorf("%s beside a hung call took %v", tool, d)
 				}
 			})
@@ -206,10 +207,10 @@ func TestHubFaultHungUpstream(t *testing.T) {
 	}
 	wg.Wait()
 	r := <-done
-	if !r.isErr || !strings.Contains(r.text, "'slow'") || !strings.Contains(r.text, "timed out after 1.5s") {
+	if !r.isErr || !strings.Contains(r.text, "'slow'") || !strings.Contains(r.text, "timed out after 4s") {
 		t.Errorf("hung call: isError=%v %q", r.isErr, r.text)
 	}
-	if r.took > 10*time.Second {
+	if r.took > 20*time.Second {
 		t.Errorf("hung call returned after %v", r.took)
 	}
 	waitFor(t, "the upstream to see the cancellation", func() bool { return strings.Contains(lg.String(), "sleep cancelled") })

@@ -286,12 +286,10 @@ func hdInit(t *testing.T, url string) *http.Response {
 
 // TestHTTPSessionLimits: max_sessions refuses a new session with 503 and
 // Retry-After, and a slot frees when a session ends; a session is only
-// built for an initialize; an initialized-but-abandoned session ends after
-// session_idle_timeout.
+// built for an initialize.
 func TestHTTPSessionLimits(t *testing.T) {
 	cfg := secConfig(secStdio(t, "fx", "-tools", "a"))
 	cfg.MaxSessions = 2
-	cfg.SessionIdleTimeout = upstream.Duration(400 * time.Millisecond)
 	h, _ := secHub(t, cfg)
 	url := hdServer(t, h) + "/mcp"
 
@@ -341,7 +339,20 @@ func TestHTTPSessionLimits(t *testing.T) {
 	if resp := hdInit(t, url); resp.StatusCode != http.StatusOK {
 		t.Errorf("a session after one ended: %d", resp.StatusCode)
 	}
-	// Abandoned sessions end after session_idle_timeout.
+}
+
+// TestHTTPSessionIdleTimeout: sessions that are initialized and then
+// abandoned end after session_idle_timeout, and free their slots.
+func TestHTTPSessionIdleTimeout(t *testing.T) {
+	cfg := secConfig(secStdio(t, "fx", "-tools", "a"))
+	cfg.SessionIdleTimeout = upstream.Duration(300 * time.Millisecond)
+	h, _ := secHub(t, cfg)
+	url := hdServer(t, h) + "/mcp"
+	for range 5 {
+		if resp := hdInit(t, url); resp.StatusCode != http.StatusOK {
+			t.Fatalf("initialize: %d", resp.StatusCode)
+		}
+	}
 	waitFor(t, "idle sessions to end", func() bool { return h.slots.Open() == 0 })
 }
 
@@ -446,17 +457,25 @@ func TestListChangedStormHub(t *testing.T) {
 	c.call("fx__big", map[string]any{"bytes": 1})
 	rebuilds := h.changes.Load()
 	cpu := hdCPU(t)
+	begin := time.Now()
 	c.call("fx__storm", map[string]any{"n": 1000})
+	var arrived time.Duration
 	waitFor(t, "the storm handled", func() bool {
 		st := h.Upstreams()[0]
+		if st.ListChanges == 1000 && arrived == 0 {
+			arrived = time.Since(begin)
+		}
 		return st.ListChanges == 1000 && !st.Relisting
 	})
 	used := hdCPU(t) - cpu
 	st := h.Upstreams()[0]
 	n := h.changes.Load() - rebuilds
-	t.Logf("1000 list_changed: %d re-lists, %d catalog rebuilds, %v CPU", st.Relists, n, used)
-	if st.Relists > 4 || n > 4 {
-		t.Errorf("%d re-lists and %d rebuilds for 1000 notifications, want at most 4", st.Relists, n)
+	// A couple; on a machine so loaded that the notifications take long to
+	// arrive, one more per RelistInterval they took.
+	most := max(4, 2+int64(arrived/upstream.RelistInterval))
+	t.Logf("1000 list_changed in %v: %d re-lists, %d catalog rebuilds (at most %d), %v CPU", arrived, st.Relists, n, most, used)
+	if st.Relists > most || n > most {
+		t.Errorf("%d re-lists and %d rebuilds for 1000 notifications, want at most %d", st.Relists, n, most)
 	}
 	// Without coalescing this costs seconds (1,000 re-lists and rebuilds).
 	if used > 2*time.Second {

@@ -253,7 +253,7 @@ func TestFaultCircuitBreaker(t *testing.T) {
 	// Calls fail fast, with an error that says why and when the next probe is.
 	begin := time.Now()
 	_, err := u.CallTool(ftCtx(t), nil, &mcp.CallToolParams{Name: "pid"})
-	if took := time.Since(begin); took > 100*time.Millisecond {
+	if took := time.Since(begin); took > time.Second {
 		t.Errorf("call to an unhealthy server took %v, want fail-fast", took)
 	}
 	var ue *UnavailableError
@@ -331,7 +331,7 @@ func TestFaultCrashLoopAfterConnect(t *testing.T) {
 // server stays usable; a hung call does not block other calls.
 func TestFaultCallTimeout(t *testing.T) {
 	opts, lg := ftOpts(t)
-	u, _ := ftStart(t, Config{Command: fixture.Build(t), Args: []string{"-name", "fx", "-features"}, Timeout: Duration(1500 * time.Millisecond)}, opts)
+	u, _ := ftStart(t, Config{Command: fixture.Build(t), Args: []string{"-name", "fx", "-features"}, Timeout: Duration(4 * time.Second)}, opts)
 	ftReady(t, u)
 	errc := make(chan error, 1)
 	begin := time.Now()
@@ -346,21 +346,22 @@ func TestFaultCallTimeout(t *testing.T) {
 		if got := ftText(ftCall(t, u, "sleep", map[string]any{"ms": 1})); got != "slept" {
 			t.Errorf("sleep = %q", got)
 		}
-		if d := time.Since(s); d > time.Second {
+		// Well under the hung call's timeout, with room for a loaded machine.
+		if d := time.Since(s); d > 2500*time.Millisecond {
 			t.Errorf("a call beside a hung one took %v", d)
 		}
 	}
 	err := <-errc
 	took := time.Since(begin)
-	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "'fx'") || !strings.Contains(err.Error(), "timed out after 1.5s") {
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "'fx'") || !strings.Contains(err.Error(), "timed out after 4s") {
 		t.Fatalf("hung call: err = %v", err)
 	}
-	if took < 1400*time.Millisecond || took > 10*time.Second {
-		t.Errorf("hung call returned after %v, want about 1.5s", took)
+	if took < 3900*time.Millisecond || took > 20*time.Second {
+		t.Errorf("hung call returned after %v, want about 4s", took)
 	}
 	ftWait(t, "the fixture to see the cancellation", func() bool { return strings.Contains(lg.String(), "sleep cancelled: context canceled") })
-	if st := u.Status(); st.State != StateReady || st.Restarts != 0 || st.LastLatency < 1400*time.Millisecond {
-		t.Errorf("after a timeout: %+v (want ready, no restart, last latency ~1.5s)", st)
+	if st := u.Status(); st.State != StateReady || st.Restarts != 0 || st.LastLatency < 3900*time.Millisecond {
+		t.Errorf("after a timeout: %+v (want ready, no restart, last latency ~4s)", st)
 	}
 }
 
@@ -465,7 +466,7 @@ func TestFaultHTTPGoesAway(t *testing.T) {
 	ftWait(t, "restarting", func() bool { return u.Status().State == StateRestarting })
 	begin := time.Now()
 	_, err := u.CallTool(ftCtx(t), nil, &mcp.CallToolParams{Name: "pid"})
-	if took := time.Since(begin); took > 200*time.Millisecond {
+	if took := time.Since(begin); took > time.Second {
 		t.Errorf("call while down took %v", took)
 	}
 	var ue *UnavailableError
@@ -533,7 +534,7 @@ func TestFaultHTTP5xx(t *testing.T) {
 	ftWait(t, "not ready", func() bool { return u.Status().State != StateReady })
 	// Down: fast, clear errors.
 	begin := time.Now()
-	if _, err := u.CallTool(ftCtx(t), nil, &mcp.CallToolParams{Name: "pid"}); err == nil || time.Since(begin) > 200*time.Millisecond {
+	if _, err := u.CallTool(ftCtx(t), nil, &mcp.CallToolParams{Name: "pid"}); err == nil || time.Since(begin) > time.Second {
 		t.Errorf("call while re-initializing: %v after %v", err, time.Since(begin))
 	}
 	p.mode.Store("pass")

@@ -251,17 +251,21 @@ func TestStdioServerStopsReading(t *testing.T) {
 	pid := ftPID(t, u)
 	ftCall(t, u, "stall", nil)
 	// More than a pipe holds, so the write blocks.
-	pad := strings.Repeat("p", 4<<20)
+	args := json.RawMessage(`{"ms":1,"pad":"` + strings.Repeat("p", 4<<20) + `"}`)
 	begin := time.Now()
 	var wg sync.WaitGroup
 	errs := make([]error, 3)
 	for i := range errs {
 		wg.Go(func() {
-			_, errs[i] = u.CallTool(context.Background(), nil, &mcp.CallToolParams{Name: "sleep", Arguments: map[string]any{"ms": 1, "pad": pad}})
+			_, errs[i] = u.CallTool(context.Background(), nil, &mcp.CallToolParams{Name: "sleep", Arguments: args})
 		})
 	}
 	wg.Wait()
-	if took := time.Since(begin); took > timeout+3*time.Second {
+	// Without write deadlines these calls never return. With them, about
+	// the timeout; a loaded machine (-race, the suite twice) adds seconds.
+	took := time.Since(begin)
+	t.Logf("calls to a server that stopped reading returned after %v (timeout %v)", took, timeout)
+	if took > timeout+20*time.Second {
 		t.Errorf("calls to a server that stopped reading returned after %v, want about its timeout (%v)", took, timeout)
 	}
 	stalled := 0
@@ -314,15 +318,23 @@ func TestListChangedStorm(t *testing.T) {
 	u, l := ftStart(t, Config{Command: fixture.Build(t), Args: []string{"-name", "fx", "-hostile"}}, opts)
 	ftReady(t, u)
 	before := l.changed.Load()
+	begin := time.Now()
 	ftCall(t, u, "storm", map[string]any{"n": 1000})
+	var arrived time.Duration
 	ftWait(t, "every notification handled and re-listing done", func() bool {
 		st := u.Status()
+		if st.ListChanges == 1000 && arrived == 0 {
+			arrived = time.Since(begin)
+		}
 		return st.ListChanges == 1000 && !st.Relisting
 	})
 	st := u.Status()
-	t.Logf("1000 list_changed -> %d re-lists", st.Relists)
-	if st.Relists < 1 || st.Relists > 4 {
-		t.Errorf("%d re-lists for 1000 notifications, want 1 to 4", st.Relists)
+	// A couple; on a machine so loaded that the notifications take long to
+	// arrive, one more per RelistInterval they took.
+	most := max(4, 2+int64(arrived/RelistInterval))
+	t.Logf("1000 list_changed in %v -> %d re-lists (at most %d)", arrived, st.Relists, most)
+	if st.Relists < 1 || st.Relists > most {
+		t.Errorf("%d re-lists for 1000 notifications that arrived in %v, want 1 to %d", st.Relists, arrived, most)
 	}
 	if got := l.changed.Load() - before; got != st.Relists {
 		t.Errorf("%d list changes reported to the listener, want one per re-list (%d)", got, st.Relists)

@@ -51,7 +51,7 @@ func chatLogger(c *cli.Context, secrets []string) (*slog.Logger, error) {
 	}
 	var h slog.Handler = slog.NewTextHandler(c.App.ErrWriter, &slog.HandlerOptions{Level: slog.LevelWarn})
 	if len(secrets) > 0 {
-		h = redactHandler{Handler: h, r: strings.NewReplacer(redactPairs(secrets)...)}
+		h = redacting(h, secrets)
 	}
 	return slog.New(h), nil
 }

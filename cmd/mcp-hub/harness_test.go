@@ -298,14 +298,14 @@ func startHub(tb testing.TB, name, cfgYAML, upstreamExe string) (url string, c *
 // checkNoOrphans fails the test if a stdio upstream of a stopped hub is still
 // running (DESIGN.md: child processes die with the hub), then kills it.
 func checkNoOrphans(tb testing.TB, hubName, exe string) {
-	deadline := time.Now().Add(3 * time.Second)
+	deadline := time.Now().Add(10 * time.Second)
 	for {
 		pids := processesOf(exe)
 		if len(pids) == 0 {
 			return
 		}
 		if time.Now().After(deadline) {
-			tb.Errorf("%s: stdio upstream %s still running 3s after the hub exited (pids %v): child processes must die with the hub", hubName, exe, pids)
+			tb.Errorf("%s: stdio upstream %s still running 10s after the hub exited (pids %v): child processes must die with the hub", hubName, exe, pids)
 			for _, pid := range pids {
 				_ = syscall.Kill(pid, syscall.SIGKILL)
 			}

@@ -71,7 +71,10 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Hub, error) {
 		opts.StartupWait = 5 * time.Second
 	}
 	if opts.Builtin == nil {
-		opts.Builtin = builtin.New
+		bopts := builtin.Options{Logger: opts.Logger}
+		opts.Builtin = func(name string, env map[string]string) (*mcp.Server, error) {
+			return builtin.New(name, env, bopts)
+		}
 	}
 	h := &Hub{
 		cfg:      cfg,

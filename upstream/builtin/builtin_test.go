@@ -22,7 +22,7 @@ func connectOpts(t *testing.T, name string, env map[string]string, opts *mcp.Cli
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
-	srv, err := New(name, env)
+	srv, err := New(name, env, Options{})
 	if err != nil {
 		t.Fatalf("New(%q): %v", name, err)
 	}
@@ -75,7 +75,7 @@ func TestRegistry(t *testing.T) {
 	if Describe("nope") != "" {
 		t.Errorf("Describe of unknown builtin should be empty")
 	}
-	_, err := New("nope", nil)
+	_, err := New("nope", nil, Options{})
 	if err == nil || !strings.Contains(err.Error(), "calc, notes, text, time") {
 		t.Fatalf("New(unknown) error = %v, want one listing the available names", err)
 	}

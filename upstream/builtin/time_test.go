@@ -1,7 +1,6 @@
 package builtin
 
 import (
-	"context"
 	"testing"
 	"time"
 )
@@ -91,14 +90,14 @@ func TestWeekdaysBetween(t *testing.T) {
 	} {
 		a, _ := time.Parse("2006-01-02", tc.a)
 		b, _ := time.Parse("2006-01-02", tc.b)
-		if got, _ := weekdaysBetween(context.Background(), a, b); got != tc.want {
+		if got := weekdaysBetween(a, b); got != tc.want {
 			t.Errorf("weekdaysBetween(%s, %s) = %d, want %d", tc.a, tc.b, got, tc.want)
 		}
 	}
 }
 
 func TestTimeBadTZEnv(t *testing.T) {
-	if _, err := New("time", map[string]string{"TZ": "Nowhere/Land"}); err == nil {
+	if _, err := New("time", map[string]string{"TZ": "Nowhere/Land"}, Options{}); err == nil {
 		t.Fatal("New(time) with bad TZ succeeded")
 	}
 }

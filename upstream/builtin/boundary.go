@@ -1,0 +1,130 @@
+package builtin
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime/debug"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// guard installs the boundary of a builtin server: a receiving middleware
+// around every method the server handles (tools, resources, prompts,
+// completions, subscriptions, notifications). It makes three promises:
+//
+//   - A panic in a handler fails that request only: tools/call gets an
+//     isError result naming the tool, any other method a JSON-RPC internal
+//     error (-32603). The panic is logged once, with its stack, on
+//     opts.Logger; the client learns nothing but that the call failed.
+//   - A result larger than opts.MaxResultBytes (as encoded JSON) fails that
+//     request with an error naming the limit. The hub reads a builtin over
+//     an in-memory transport with a 16 MiB frame limit: a larger frame would
+//     end the connection, and with it every session's calls to the server.
+//   - A tools/call result that cannot be encoded, or a handler's error that
+//     the SDK would send as a bare JSON-RPC error, becomes an isError result
+//     naming the tool, as MCP asks for tool failures.
+//
+// Everything is per request, so the server, its other calls and its
+// connection to the hub go on.
+func guard(s *mcp.Server, name string, opts Options) {
+	b := boundary{server: name, opts: opts}
+	s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (res mcp.Result, err error) {
+			defer func() {
+				if v := recover(); v != nil {
+					res, err = b.panicked(method, req, v, debug.Stack())
+				}
+			}()
+			res, err = next(ctx, method, req)
+			return b.check(method, req, res, err)
+		}
+	})
+}
+
+type boundary struct {
+	server string
+	opts   Options
+}
+
+// toolName is the tool a tools/call request names, or "".
+func toolName(req mcp.Request) string {
+	if r, ok := req.(*mcp.CallToolRequest); ok && r.Params != nil {
+		return r.Params.Name
+	}
+	return ""
+}
+
+// what names the request in errors and logs: "tool 'text.slugify'" or
+// "resources/read on builtin 'notes'".
+func (b boundary) what(method string, req mcp.Request) string {
+	if method == "tools/call" {
+		return fmt.Sprintf("tool '%s.%s'", b.server, toolName(req))
+	}
+	return fmt.Sprintf("%s on builtin '%s'", method, b.server)
+}
+
+func (b boundary) panicked(method string, req mcp.Request, v any, stack []byte) (mcp.Result, error) {
+	b.opts.Logger.Error("builtin panicked; the request fails, the server goes on",
+		"server", b.server, "method", method, "tool", toolName(req), "panic", fmt.Sprint(v), "stack", string(stack))
+	msg := fmt.Sprintf("internal error in builtin %s (a bug in mcp-hub; it was logged): the call failed, the server is still running", b.what(method, req))
+	if method == "tools/call" {
+		return toolError(msg), nil
+	}
+	return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: msg}
+}
+
+// check applies the result limit, and turns what a tools/call must not
+// answer with (a bare error, an unencodable result) into an isError result.
+func (b boundary) check(method string, req mcp.Request, res mcp.Result, err error) (mcp.Result, error) {
+	if err != nil {
+		var wire *jsonrpc.Error
+		if method == "tools/call" && !errors.As(err, &wire) {
+			return toolError(fmt.Sprintf("builtin %s failed: %v", b.what(method, req), err)), nil
+		}
+		return nil, err
+	}
+	if res == nil {
+		return res, nil
+	}
+	data, merr := json.Marshal(res)
+	if merr != nil {
+		return b.fail(method, fmt.Sprintf("builtin %s produced a result that cannot be encoded as JSON (a bug in mcp-hub): %v", b.what(method, req), merr))
+	}
+	if len(data) > b.opts.MaxResultBytes {
+		return b.fail(method, fmt.Sprintf("the result of builtin %s is %s, over the %s limit on one result (max_result_bytes): ask for less, e.g. a shorter text or a smaller limit",
+			b.what(method, req), byteSize(len(data)), byteSize(b.opts.MaxResultBytes)))
+	}
+	return res, nil
+}
+
+func (b boundary) fail(method, msg string) (mcp.Result, error) {
+	if method == "tools/call" {
+		return toolError(msg), nil
+	}
+	return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: msg}
+}
+
+func toolError(msg string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: msg}}}
+}
+
+// byteSize prints n bytes for people: "8 MiB", "12.3 MiB", "900 KiB", "17 bytes".
+func byteSize(n int) string {
+	switch {
+	case n >= 1<<20:
+		return trimZero(fmt.Sprintf("%.1f", float64(n)/(1<<20))) + " MiB"
+	case n >= 1<<10:
+		return trimZero(fmt.Sprintf("%.1f", float64(n)/(1<<10))) + " KiB"
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+func trimZero(s string) string {
+	if len(s) > 2 && s[len(s)-2:] == ".0" {
+		return s[:len(s)-2]
+	}
+	return s
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -89,6 +90,9 @@ func (b boundary) check(method string, req mcp.Request, res mcp.Result, err erro
 	if res == nil {
 		return res, nil
 	}
+	if r, ok := res.(*mcp.CallToolResult); ok && r.IsError {
+		clipErrorText(r)
+	}
 	data, merr := json.Marshal(res)
 	if merr != nil {
 		return b.fail(method, fmt.Sprintf("builtin %s produced a result that cannot be encoded as JSON (a bug in mcp-hub): %v", b.what(method, req), merr))
@@ -105,6 +109,23 @@ func (b boundary) fail(method, msg string) (mcp.Result, error) {
 		return toolError(msg), nil
 	}
 	return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: msg}
+}
+
+// maxErrorText bounds the text of an isError result. Errors quote what they
+// reject, and the SDK's schema validation quotes a rejected value whole: a
+// multi-megabyte argument must not come back in the error.
+const maxErrorText = 2 << 10
+
+func clipErrorText(r *mcp.CallToolResult) {
+	for _, c := range r.Content {
+		if tc, ok := c.(*mcp.TextContent); ok && len(tc.Text) > maxErrorText {
+			cut := maxErrorText
+			for cut > 0 && !utf8.RuneStart(tc.Text[cut]) {
+				cut--
+			}
+			tc.Text = fmt.Sprintf("%s… (%d more bytes not shown)", tc.Text[:cut], len(tc.Text)-cut)
+		}
+	}
 }
 
 func toolError(msg string) *mcp.CallToolResult {

@@ -1,6 +1,7 @@
 package builtin
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -79,6 +80,9 @@ func tokenize(src string) ([]token, error) {
 			}
 			text := strings.ReplaceAll(src[i:j], "_", "")
 			v, err := strconv.ParseFloat(text, 64)
+			if errors.Is(err, strconv.ErrRange) {
+				return nil, &exprError{i, fmt.Sprintf("number %s is too large for a 64-bit float (over 1.8e308)", quote(src[i:j]))}
+			}
 			if err != nil {
 				return nil, &exprError{i, fmt.Sprintf("invalid number %s", quote(src[i:j]))}
 			}

@@ -87,17 +87,20 @@ func (f *notesFile) clone() *notesFile {
 // (flock is per open file description, not per goroutine), lockFile across
 // stores and processes. Waiting for either honours the call's context.
 type noteStore struct {
-	path string
-	now  func() time.Time
-	sem  chan struct{} // one slot
+	path     string
+	now      func() time.Time
+	maxBytes int           // file size limit: maxNotesFileBytes (tests lower it)
+	sem      chan struct{} // one slot
 
-	// Guarded by sem: the last file parsed or written, and its stat.
+	// Guarded by sem: the last file parsed or written, and its stat; and
+	// how many times the file was parsed (tests check the cache with it).
 	cache     *notesFile
 	cacheStat fs.FileInfo
+	parses    int
 }
 
 func newNoteStore(path string) *noteStore {
-	return &noteStore{path: path, now: time.Now, sem: make(chan struct{}, 1)}
+	return &noteStore{path: path, now: time.Now, maxBytes: maxNotesFileBytes, sem: make(chan struct{}, 1)}
 }
 
 // view runs fn on a consistent snapshot of the file. fn must not change it.
@@ -171,20 +174,21 @@ func (st *noteStore) load() (*notesFile, error) {
 	}
 	tooBig := func(size int64) error {
 		return fmt.Errorf("notes file %s is %s, over the %s limit: move notes out of it, or point NOTES_FILE at a new file",
-			st.path, byteSize(int(size)), byteSize(maxNotesFileBytes))
+			st.path, byteSize(int(size)), byteSize(st.maxBytes))
 	}
-	if info.Size() > maxNotesFileBytes {
+	if info.Size() > int64(st.maxBytes) {
 		return nil, tooBig(info.Size())
 	}
 	// Bounded again while reading: a device or a file that grows has no
 	// meaningful size.
-	data, err := io.ReadAll(io.LimitReader(file, maxNotesFileBytes+1))
+	data, err := io.ReadAll(io.LimitReader(file, int64(st.maxBytes)+1))
 	if err != nil {
 		return nil, fmt.Errorf("read notes file: %w", err)
 	}
-	if len(data) > maxNotesFileBytes {
+	if len(data) > st.maxBytes {
 		return nil, tooBig(int64(len(data)))
 	}
+	st.parses++
 	f := &notesFile{}
 	if len(bytes.TrimSpace(data)) > 0 {
 		if err := json.Unmarshal(data, f); err != nil {
@@ -264,9 +268,9 @@ func (st *noteStore) save(f *notesFile) error {
 	if err := enc.Encode(f); err != nil {
 		return fmt.Errorf("encode notes: %w", err)
 	}
-	if buf.Len() > maxNotesFileBytes {
+	if buf.Len() > st.maxBytes {
 		return fmt.Errorf("the notes file would grow to %s, over its %s limit: delete or shorten notes, or point NOTES_FILE at a new file",
-			byteSize(buf.Len()), byteSize(maxNotesFileBytes))
+			byteSize(buf.Len()), byteSize(st.maxBytes))
 	}
 	tmp, err := os.CreateTemp(dir, ".notes-*.tmp")
 	if err != nil {

@@ -96,7 +96,7 @@ func TestSlugify(t *testing.T) {
 func TestTextLimits(t *testing.T) {
 	cs, _ := connect(t, "text", nil)
 	html := strings.Repeat(`<a href="x">&</a>`, 3<<20/17) // 3 MiB, grows 3x as HTML entities
-	words := strings.Repeat("a ", 2<<20)                    // 4 MiB of one-letter words
+	words := strings.Repeat("a ", 2<<20)                  // 4 MiB of one-letter words
 	runToolCases(t, cs, []toolCase{
 		{name: "encode html", tool: "encode", args: map[string]any{"text": html, "encoding": "html"}, wantErr: "over the 4 MiB limit of text results"},
 		{name: "encode base64", tool: "encode", args: map[string]any{"text": strings.Repeat("x", 3500<<10), "encoding": "base64"}, wantErr: "over the 4 MiB limit"},

@@ -136,3 +136,23 @@ func TestBoundary(t *testing.T) {
 		t.Errorf("a result under the limit: %+v, %v", res, err)
 	}
 }
+
+// TestBoundaryFrameLimit: a configured limit above the in-memory
+// transport's frame applies as MaxResultFrame, so a result between the two
+// fails the call, not the connection.
+func TestBoundaryFrameLimit(t *testing.T) {
+	if got := (Options{MaxResultBytes: 1 << 30}).withDefaults().MaxResultBytes; got != MaxResultFrame {
+		t.Fatalf("MaxResultBytes 1 GiB became %d, want MaxResultFrame %d", got, MaxResultFrame)
+	}
+	rec := &logRecorder{}
+	srv := boomServer(rec, 1<<30)
+	cs := connectServer(t, srv, nil)
+	ctx := context.Background()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "sized", Arguments: map[string]any{"bytes": 17 << 20}})
+	if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "over the 15.9 MiB limit") {
+		t.Fatalf("a 17 MiB result: %v, %v", res, err)
+	}
+	if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "ok"}); err != nil || res.IsError {
+		t.Fatalf("the next call: %+v, %v", res, err)
+	}
+}

@@ -88,9 +88,15 @@ type Options struct {
 	Logger *slog.Logger
 	// MaxResultBytes bounds one result (a tool call, a resource read, a
 	// prompt, a list page) as encoded JSON; a larger one fails that request
-	// with an error naming the limit. 0 means DefaultMaxResultBytes.
+	// with an error naming the limit. 0 means DefaultMaxResultBytes; more
+	// than MaxResultFrame means MaxResultFrame.
 	MaxResultBytes int
 }
+
+// MaxResultFrame is the most MaxResultBytes can be: the hub reads a builtin
+// over go-sdk's in-memory transport, whose frames end at 16 MiB, and a
+// larger frame would end the connection rather than the call.
+const MaxResultFrame = mcp.DefaultMaxLineLength - 64<<10
 
 func (o Options) withDefaults() Options {
 	if o.Logger == nil {
@@ -99,6 +105,7 @@ func (o Options) withDefaults() Options {
 	if o.MaxResultBytes <= 0 {
 		o.MaxResultBytes = DefaultMaxResultBytes
 	}
+	o.MaxResultBytes = min(o.MaxResultBytes, MaxResultFrame)
 	return o
 }
 

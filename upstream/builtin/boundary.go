@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -93,13 +94,17 @@ func (b boundary) check(method string, req mcp.Request, res mcp.Result, err erro
 	if r, ok := res.(*mcp.CallToolResult); ok && r.IsError {
 		clipErrorText(r)
 	}
-	data, merr := json.Marshal(res)
-	if merr != nil {
-		return b.fail(method, fmt.Sprintf("builtin %s produced a result that cannot be encoded as JSON (a bug in mcp-hub): %v", b.what(method, req), merr))
+	size, ok := encodedSize(res)
+	if !ok {
+		data, err := json.Marshal(res)
+		if err != nil {
+			return b.fail(method, fmt.Sprintf("builtin %s produced a result that cannot be encoded as JSON (a bug in mcp-hub): %v", b.what(method, req), err))
+		}
+		size = len(data)
 	}
-	if len(data) > b.opts.MaxResultBytes {
+	if size > b.opts.MaxResultBytes {
 		return b.fail(method, fmt.Sprintf("the result of builtin %s is %s, over the %s limit on one result (max_result_bytes): ask for less, e.g. a shorter text or a smaller limit",
-			b.what(method, req), byteSize(len(data)), byteSize(b.opts.MaxResultBytes)))
+			b.what(method, req), byteSize(size), byteSize(b.opts.MaxResultBytes)))
 	}
 	return res, nil
 }
@@ -109,6 +114,70 @@ func (b boundary) fail(method, msg string) (mcp.Result, error) {
 		return toolError(msg), nil
 	}
 	return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: msg}
+}
+
+// encodedSize is the size of a tool result made of text and structured
+// content (every builtin's) as encoding/json writes it, counted without
+// encoding it: a multi-megabyte result is not encoded twice. ok is false
+// for other results, which the caller measures by encoding them. The count
+// allows a little for keys and punctuation, so it may exceed the true size
+// by a few hundred bytes, never fall short of it.
+func encodedSize(res mcp.Result) (n int, ok bool) {
+	r, ok := res.(*mcp.CallToolResult)
+	if !ok || r.Meta != nil {
+		return 0, false
+	}
+	const overhead = 128 // keys, type tags, isError, commas
+	n = overhead
+	for _, c := range r.Content {
+		tc, ok := c.(*mcp.TextContent)
+		if !ok || tc.Meta != nil || tc.Annotations != nil {
+			return 0, false
+		}
+		n += jsonStringLen(tc.Text) + overhead
+	}
+	switch sc := r.StructuredContent.(type) {
+	case nil:
+	case json.RawMessage:
+		// Compacted again on the way out, with <, > and & escaped (as
+		// \u003c) and U+2028, U+2029 too.
+		n += len(sc) + 5*strings.Count(string(sc), "<") + 5*strings.Count(string(sc), ">") + 5*strings.Count(string(sc), "&") +
+			3*strings.Count(string(sc), "\u2028") + 3*strings.Count(string(sc), "\u2029")
+	default:
+		return 0, false
+	}
+	return n, true
+}
+
+// jsonStringLen is len(json.Marshal(s)), as encoding/json escapes: quotes,
+// backslashes and \n-style controls take two bytes; other controls, <, >,
+// &, U+2028, U+2029 and each invalid UTF-8 byte (as \ufffd) six.
+func jsonStringLen(s string) int {
+	n := 2
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"' || c == '\\' || c == '\n' || c == '\r' || c == '\t' || c == '\b' || c == '\f':
+				n += 2
+			case c < 0x20 || c == '<' || c == '>' || c == '&':
+				n += 6
+			default:
+				n++
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1, r == '\u2028', r == '\u2029':
+			n += 6
+		default:
+			n += size
+		}
+		i += size
+	}
+	return n
 }
 
 // maxErrorText bounds the text of an isError result. Errors quote what they

@@ -2,6 +2,7 @@ package builtin
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"strings"
@@ -155,4 +156,37 @@ func TestBoundaryFrameLimit(t *testing.T) {
 	if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "ok"}); err != nil || res.IsError {
 		t.Fatalf("the next call: %+v, %v", res, err)
 	}
+}
+
+// TestEncodedSize: the boundary's count of a result's size never falls
+// short of encoding/json's, and exceeds it by little.
+func TestEncodedSize(t *testing.T) {
+	for _, text := range []string{"", "plain", `<a href="x">&</a>`, "\x00\x01\n\t\"\\", "é\u2028\u2029🚀", "\xff\xfe bad", strings.Repeat("<&>", 1000)} {
+		for _, structured := range []any{nil, json.RawMessage(`{"result":` + string(mustMarshal(t, text)) + `}`)} {
+			res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}, &mcp.TextContent{Text: text + "x"}}, StructuredContent: structured}
+			data, err := json.Marshal(res)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, ok := encodedSize(res)
+			if !ok || got < len(data) || got > len(data)+512 {
+				t.Errorf("encodedSize(%q, %v) = %d, %v; encoding/json writes %d bytes", text, structured != nil, got, ok, len(data))
+			}
+		}
+		if n := jsonStringLen(text); n != len(mustMarshal(t, text)) {
+			t.Errorf("jsonStringLen(%q) = %d, want %d", text, n, len(mustMarshal(t, text)))
+		}
+	}
+	if _, ok := encodedSize(&mcp.CallToolResult{Content: []mcp.Content{&mcp.ImageContent{Data: []byte("x")}}}); ok {
+		t.Error("encodedSize counts image content; it should leave it to encoding")
+	}
+}
+
+func mustMarshal(t *testing.T, v any) []byte {
+	t.Helper()
+	data, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
 }

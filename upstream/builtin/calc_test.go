@@ -132,7 +132,7 @@ func TestCalcTools(t *testing.T) {
 		{name: "convert overflows", tool: "convert_units", args: map[string]any{"value": 1e308, "from": "PB", "to": "bit"}, wantErr: "too large for a 64-bit float"},
 		{name: "percentage overflows", tool: "percentage", args: map[string]any{"operation": "increase", "a": 1e308, "b": 1e308}, wantErr: "too large for a 64-bit float"},
 		{name: "change overflows", tool: "percentage", args: map[string]any{"operation": "change", "a": 5e-324, "b": 1e308}, wantErr: "too large"},
-		{name: "long expression quoted short", tool: "evaluate", args: map[string]any{"expression": strings.Repeat("1+", 1<<20)}, wantErr: "(2097152 bytes): expression too long"},
-		{name: "long unit quoted short", tool: "convert_units", args: map[string]any{"value": 1, "from": strings.Repeat("k", 1<<20), "to": "m"}, wantErr: "(1048576 bytes); known units"},
+		{name: "long expression quoted short", tool: "evaluate", args: map[string]any{"expression": strings.Repeat("1+", 32<<10)}, wantErr: "(65536 bytes): expression too long"},
+		{name: "long unit quoted short", tool: "convert_units", args: map[string]any{"value": 1, "from": strings.Repeat("k", 64<<10), "to": "m"}, wantErr: "(65536 bytes); known units"},
 	})
 }

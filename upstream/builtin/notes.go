@@ -242,7 +242,7 @@ func (ns *notesServer) addNote(ctx context.Context, _ *mcp.CallToolRequest, in a
 	}
 	var n Note
 	err = ns.store.update(ctx, func(f *notesFile) error {
-		if len(f.Notes) >= maxNotes {
+		if len(f.Notes) >= ns.store.maxNotes {
 			return fmt.Errorf("the notes file holds %d notes, the most it may: delete notes you no longer need, or point NOTES_FILE at a new file", len(f.Notes))
 		}
 		now := ns.store.now().UTC()

@@ -90,6 +90,7 @@ type noteStore struct {
 	path     string
 	now      func() time.Time
 	maxBytes int           // file size limit: maxNotesFileBytes (tests lower it)
+	maxNotes int           // note count limit: maxNotes (tests lower it)
 	sem      chan struct{} // one slot
 
 	// Guarded by sem: the last file parsed or written, and its stat; and
@@ -100,7 +101,7 @@ type noteStore struct {
 }
 
 func newNoteStore(path string) *noteStore {
-	return &noteStore{path: path, now: time.Now, maxBytes: maxNotesFileBytes, sem: make(chan struct{}, 1)}
+	return &noteStore{path: path, now: time.Now, maxBytes: maxNotesFileBytes, maxNotes: maxNotes, sem: make(chan struct{}, 1)}
 }
 
 // view runs fn on a consistent snapshot of the file. fn must not change it.

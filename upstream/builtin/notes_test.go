@@ -295,22 +295,28 @@ func TestNotesLimits(t *testing.T) {
 		{name: "body", tool: "add_note", args: map[string]any{"title": "x", "body": strings.Repeat("b", maxNoteBody+1)}, wantErr: "at most 100 KiB per note: split the text into several notes"},
 		{name: "append past the body limit", tool: "update_note", args: map[string]any{"id": "1", "append_body": strings.Repeat("a", 20)}, wantErr: "at most 100 KiB per note"},
 		{name: "replace body past the limit", tool: "update_note", args: map[string]any{"id": "1", "body": strings.Repeat("b", maxNoteBody+1)}, wantErr: "at most 100 KiB"},
-		{name: "too many tags", tool: "add_note", args: map[string]any{"title": "x", "tags": make([]string, 100_000)}, wantErr: "100000 tags, at most 20 per note"},
+		{name: "too many tags", tool: "add_note", args: map[string]any{"title": "x", "tags": make([]string, 5000)}, wantErr: "5000 tags, at most 20 per note"},
 		{name: "long tag", tool: "update_note", args: map[string]any{"id": "1", "tags": []string{strings.Repeat("t", 51)}}, wantErr: "longer than 50 characters"},
 		{name: "too many query words", tool: "search_notes", args: map[string]any{"query": strings.Repeat("w ", 33)}, wantErr: "the query has 33 words, at most 32"},
-		{name: "long query quoted short", tool: "search_notes", args: map[string]any{"query": strings.Repeat("z", 1<<20)}, text: []string{"(1048576 bytes)"}},
-		{name: "long id quoted short", tool: "read_note", args: map[string]any{"id": strings.Repeat("9", 1<<20)}, wantErr: "(1048576 bytes)"},
+		{name: "long query quoted short", tool: "search_notes", args: map[string]any{"query": strings.Repeat("z", 64<<10)}, text: []string{"(65536 bytes)"}},
+		{name: "long id quoted short", tool: "read_note", args: map[string]any{"id": strings.Repeat("9", 64<<10)}, wantErr: "(65536 bytes)"},
 		{name: "unchanged", tool: "read_note", args: map[string]any{"id": "1"}, fields: map[string]string{"title": `"one"`}},
 	})
 
+	// The note count limit, lowered to 1,100 notes (the check is the same).
 	full := filepath.Join(dir, "full.json")
-	saveNotes(t, full, maxNotes, 0)
+	saveNotes(t, full, 1100, 0)
 	cs, _ = connect(t, "notes", map[string]string{"NOTES_FILE": full})
 	runToolCases(t, cs, []toolCase{
-		{name: "note count", tool: "add_note", args: map[string]any{"title": "x"}, wantErr: "holds 10000 notes, the most it may: delete notes you no longer need, or point NOTES_FILE at a new file"},
-		{name: "list limit capped", tool: "list_notes", args: map[string]any{"limit": 1 << 40}, fields: map[string]string{"total": "10000"}, text: []string{"10000 note(s), showing 1000"}},
-		{name: "search limit capped", tool: "search_notes", args: map[string]any{"query": "note", "limit": 5000}, fields: map[string]string{"total": "10000"}, text: []string{"showing 1000"}},
+		{name: "list limit capped", tool: "list_notes", args: map[string]any{"limit": 1 << 40}, fields: map[string]string{"total": "1100"}, text: []string{"1100 note(s), showing 1000"}},
+		{name: "search limit capped", tool: "search_notes", args: map[string]any{"query": "note", "limit": 5000}, fields: map[string]string{"total": "1100"}, text: []string{"showing 1000"}},
 	})
+	counted := &notesServer{store: newNoteStore(full), notify: &notifier{server: mcp.NewServer(&mcp.Implementation{Name: "n"}, nil), updated: map[string]bool{}}}
+	counted.store.maxNotes = 1100
+	if _, _, err := counted.addNote(context.Background(), nil, addNoteIn{Title: "x"}); err == nil ||
+		!strings.Contains(err.Error(), "holds 1100 notes, the most it may: delete notes you no longer need, or point NOTES_FILE at a new file") {
+		t.Errorf("add_note past the note count: %v", err)
+	}
 
 	// The file limit, lowered to 1 MiB so that the test does not encode
 	// 16 MiB files (seconds under -race); the check is the same.

@@ -22,7 +22,10 @@ import (
 )
 
 func newTextServer(map[string]string, Options) (*mcp.Server, error) {
-	ts := &textServer{fold: foldTable()}
+	return (&textServer{fold: foldTable(), maxResult: maxTextResult}).server()
+}
+
+func (ts *textServer) server() (*mcp.Server, error) {
 	s := newServer("text", "Deterministic text utilities: exact counts, case conversion, slugs, encodings, UUIDs and hashes.", nil)
 
 	mcp.AddTool(s, &mcp.Tool{
@@ -40,7 +43,7 @@ func newTextServer(map[string]string, Options) (*mcp.Server, error) {
 		Description: "Convert text to UPPER CASE, lower case, Title Case, Sentence case, camelCase, PascalCase, snake_case, kebab-case or CONSTANT_CASE (e.g. for variable names or headings).",
 		InputSchema: caseSchema,
 		Annotations: readOnly("Change case"),
-	}, changeCase)
+	}, ts.changeCase)
 
 	mcp.AddTool(s, &mcp.Tool{
 		Name:        "slugify",
@@ -57,7 +60,7 @@ func newTextServer(map[string]string, Options) (*mcp.Server, error) {
 		Description: "Encode text as base64, URL-safe base64, URL percent-encoding (query escaping), hexadecimal or HTML entities.",
 		InputSchema: encSchema,
 		Annotations: readOnly("Encode text"),
-	}, encodeText)
+	}, ts.encodeText)
 	decSchema, err := schemaWithEnum[codecIn]("encoding", "base64", "base64url", "url", "hex", "html")
 	if err != nil {
 		return nil, err
@@ -208,7 +211,7 @@ func capitalize(w string) string {
 	return string(unicode.ToUpper(r)) + strings.ToLower(w[n:])
 }
 
-func changeCase(_ context.Context, _ *mcp.CallToolRequest, in changeCaseIn) (*mcp.CallToolResult, textOut, error) {
+func (ts *textServer) changeCase(_ context.Context, _ *mcp.CallToolRequest, in changeCaseIn) (*mcp.CallToolResult, textOut, error) {
 	var r string
 	mode := strings.ToLower(strings.TrimSpace(in.Case))
 	switch mode {
@@ -246,8 +249,8 @@ func changeCase(_ context.Context, _ *mcp.CallToolRequest, in changeCaseIn) (*mc
 	default:
 		return nil, textOut{}, fmt.Errorf("change_case: unknown case %s (use upper, lower, title, sentence, camel, pascal, snake, kebab or constant)", quote(in.Case))
 	}
-	if len(r) > maxTextResult {
-		return nil, textOut{}, tooLarge("change_case", len(r))
+	if len(r) > ts.maxResult {
+		return nil, textOut{}, ts.tooLarge("change_case", len(r))
 	}
 	return textResult("%s", r), textOut{r}, nil
 }
@@ -305,9 +308,11 @@ func foldTable() map[rune]string {
 }
 
 // textServer holds what the text tools share: the accent table, built once
-// per server.
+// per server, and the limit on a result's text (maxTextResult; tests lower
+// it).
 type textServer struct {
-	fold map[rune]string
+	fold      map[rune]string
+	maxResult int
 }
 
 // foldRune is how r appears in a slug: ASCII letters and digits as they
@@ -363,8 +368,8 @@ func (ts *textServer) slugify(_ context.Context, _ *mcp.CallToolRequest, in slug
 		flush()
 	}
 	flush()
-	if size > maxTextResult {
-		return nil, textOut{}, tooLarge("slugify", size)
+	if size > ts.maxResult {
+		return nil, textOut{}, ts.tooLarge("slugify", size)
 	}
 	slug := joinWithin(words, sep, in.MaxLength)
 	return textResult("%s", slug), textOut{slug}, nil
@@ -402,8 +407,8 @@ func joinWithin(words []string, sep string, max int) string {
 // twice, as text and as structured content): 4 MiB.
 const maxTextResult = 4 << 20
 
-func tooLarge(tool string, size int) error {
-	return fmt.Errorf("%s: the result would be %s, over the %s limit of text results: pass a shorter text (split it into parts)", tool, byteSize(size), byteSize(maxTextResult))
+func (ts *textServer) tooLarge(tool string, size int) error {
+	return fmt.Errorf("%s: the result would be %s, over the %s limit of text results: pass a shorter text (split it into parts)", tool, byteSize(size), byteSize(ts.maxResult))
 }
 
 type codecIn struct {
@@ -411,12 +416,12 @@ type codecIn struct {
 	Encoding string `json:"encoding" jsonschema:"base64, base64url, url, hex or html"`
 }
 
-func encodeText(_ context.Context, _ *mcp.CallToolRequest, in codecIn) (*mcp.CallToolResult, textOut, error) {
+func (ts *textServer) encodeText(_ context.Context, _ *mcp.CallToolRequest, in codecIn) (*mcp.CallToolResult, textOut, error) {
 	// Every encoding grows the text: at most 5 times (html, "&#34;" for a
 	// quote). The exact size is known up front where it is cheap to know.
 	enc := strings.ToLower(strings.TrimSpace(in.Encoding))
-	if size := encodedLen(enc, len(in.Text)); size > maxTextResult {
-		return nil, textOut{}, tooLarge("encode", size)
+	if size := encodedLen(enc, len(in.Text)); size > ts.maxResult {
+		return nil, textOut{}, ts.tooLarge("encode", size)
 	}
 	var r string
 	switch enc {
@@ -433,8 +438,8 @@ func encodeText(_ context.Context, _ *mcp.CallToolRequest, in codecIn) (*mcp.Cal
 	default:
 		return nil, textOut{}, fmt.Errorf("encode: unknown encoding %s (use base64, base64url, url, hex or html)", quote(in.Encoding))
 	}
-	if len(r) > maxTextResult {
-		return nil, textOut{}, tooLarge("encode", len(r))
+	if len(r) > ts.maxResult {
+		return nil, textOut{}, ts.tooLarge("encode", len(r))
 	}
 	return textResult("%s", r), textOut{r}, nil
 }

@@ -83,8 +83,24 @@ func (b boundary) panicked(method string, req mcp.Request, v any, stack []byte) 
 func (b boundary) check(method string, req mcp.Request, res mcp.Result, err error) (mcp.Result, error) {
 	if err != nil {
 		var wire *jsonrpc.Error
-		if method == "tools/call" && !errors.As(err, &wire) {
-			return toolError(fmt.Sprintf("builtin %s failed: %v", b.what(method, req), err)), nil
+		if !errors.As(err, &wire) {
+			if method == "tools/call" {
+				return toolError(clipText(fmt.Sprintf("builtin %s failed: %v", b.what(method, req), err))), nil
+			}
+			return nil, err
+		}
+		if len(wire.Message) > maxErrorText || len(wire.Data) > maxErrorText || len(wire.Data) > 0 && !json.Valid(wire.Data) {
+			// A JSON-RPC error quoting a multi-megabyte argument is cut like
+			// a tool's. The SDK's "resource not found" quotes the URI in
+			// its data with Go's %q, which is not JSON for every string
+			// (\a, \x01): such data could not be encoded, and the request
+			// would never be answered.
+			clipped := *wire
+			clipped.Message = clipText(wire.Message)
+			if len(wire.Data) > maxErrorText || !json.Valid(wire.Data) {
+				clipped.Data = nil
+			}
+			return nil, &clipped
 		}
 		return nil, err
 	}
@@ -187,14 +203,23 @@ const maxErrorText = 2 << 10
 
 func clipErrorText(r *mcp.CallToolResult) {
 	for _, c := range r.Content {
-		if tc, ok := c.(*mcp.TextContent); ok && len(tc.Text) > maxErrorText {
-			cut := maxErrorText
-			for cut > 0 && !utf8.RuneStart(tc.Text[cut]) {
-				cut--
-			}
-			tc.Text = fmt.Sprintf("%s… (%d more bytes not shown)", tc.Text[:cut], len(tc.Text)-cut)
+		if tc, ok := c.(*mcp.TextContent); ok {
+			tc.Text = clipText(tc.Text)
 		}
 	}
+}
+
+// clipText cuts s after maxErrorText bytes (at a character boundary),
+// saying how much it left out.
+func clipText(s string) string {
+	if len(s) <= maxErrorText {
+		return s
+	}
+	cut := maxErrorText
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s… (%d more bytes not shown)", s[:cut], len(s)-cut)
 }
 
 func toolError(msg string) *mcp.CallToolResult {

@@ -362,6 +362,19 @@ func TestNotesLimits(t *testing.T) {
 	if !errors.As(err, &rpc) || rpc.Code != jsonrpc.CodeInvalidParams {
 		t.Errorf("resources/list with cursor -1: %v, want JSON-RPC invalid params", err)
 	}
+	// The SDK's "resource not found" quotes the URI with %q, which is not
+	// JSON for a control character: the boundary drops such data, or the
+	// answer could not be encoded and would never come.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "note://\a\x01"}); !errors.As(err, &rpc) || rpc.Code != mcp.CodeResourceNotFound {
+		t.Errorf("resources/read of a URI with control characters: %v, want resource not found", err)
+	}
+	// The SDK's "resource not found" quotes the URI: the boundary cuts it.
+	_, err = cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "note://" + strings.Repeat("9", 1<<20)})
+	if !errors.As(err, &rpc) || len(rpc.Message) > 3<<10 || len(rpc.Data) > 3<<10 {
+		t.Errorf("resources/read of a 1 MiB URI: %d-byte message, %d bytes of data (%v)", len(rpc.Message), len(rpc.Data), err != nil)
+	}
 }
 
 // TestNotesIDs: a hand-edited id near the top of int does not wrap the next

@@ -80,7 +80,10 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Hub, error) {
 		opts.StartupWait = 5 * time.Second
 	}
 	if opts.Builtin == nil {
-		opts.Builtin = builtin.New
+		bopts := builtin.Options{Logger: opts.Logger, MaxResultBytes: int(min(cfg.ResultLimit(), builtin.MaxResultFrame))}
+		opts.Builtin = func(name string, env map[string]string) (*mcp.Server, error) {
+			return builtin.New(name, env, bopts)
+		}
 	}
 	h := &Hub{
 		cfg:      cfg,

@@ -15,7 +15,7 @@ import (
 
 	"github.com/mcp-hub/mcp-hub/hub"
 	"github.com/mcp-hub/mcp-hub/index"
-	"github.com/mcp-hub/mcp-hub/index/eval"
+	"github.com/mcp-hub/mcp-hub/hub/eval"
 )
 
 // evalCommand measures retrieval quality (and optionally token savings) of

@@ -118,11 +118,20 @@ func listAcross[P, R any, T any](ctx context.Context, h *Hub, what string, p P,
 	return result(all), nil
 }
 
+// MaxResourceURIBytes bounds the URI of a resources/read or subscribe
+// request. Matching a URI against the upstreams' templates costs a few
+// microseconds a byte (the uritemplate matcher allocates at every step),
+// so a multi-MiB URI would hold a CPU for minutes; real URIs are short.
+const MaxResourceURIBytes = 8 << 10
+
 // resourceOwner finds the upstream serving a URI: the one that listed it,
 // else one whose template matches, else the only upstream with resources.
 func (h *Hub) resourceOwner(uri string) (*upstream.Upstream, error) {
 	if name, ok := h.Catalog().resources[uri]; ok {
 		return h.upstream(name)
+	}
+	if len(uri) > MaxResourceURIBytes {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("resource URI of %d bytes is over the limit of %d bytes: no server serves such a URI", len(uri), MaxResourceURIBytes)}
 	}
 	ups := h.readyUpstreams(func(c *mcp.ServerCapabilities) bool { return c.Resources != nil })
 	for _, u := range ups {

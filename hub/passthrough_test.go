@@ -222,6 +222,18 @@ func TestPassthroughResources(t *testing.T) {
 			t.Errorf("read %s: %v, want resource not found (%d)", uri, err, mcp.CodeResourceNotFound)
 		}
 	}
+	// A URI over MaxResourceURIBytes is refused before any template is
+	// matched against it (a 3 MiB one held a CPU for minutes).
+	long := "fixture://item/" + strings.Repeat("9", 3<<20)
+	for what, call := range map[string]func() error{
+		"read":      func() error { _, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: long}); return err },
+		"subscribe": func() error { return cs.Subscribe(ctx, &mcp.SubscribeParams{URI: long}) },
+	} {
+		var rpcErr *jsonrpc.Error
+		if err := call(); !errors.As(err, &rpcErr) || rpcErr.Code != jsonrpc.CodeInvalidParams || !strings.Contains(rpcErr.Message, "over the limit") {
+			t.Errorf("%s of a 3 MiB URI: %v, want invalid params naming the limit", what, err)
+		}
+	}
 
 	// Subscriptions: a second session subscribes too; one unsubscribing
 	// must not stop the other's updates.

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
@@ -50,7 +52,14 @@ func TestBuiltinsContained(t *testing.T) {
 		{"a multi-MiB request", "text__hash", map[string]any{"text": strings.Repeat("<", 3<<20)}, false, "sha256"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			res := a.call(tc.tool, tc.args)
+			// Multi-MiB arguments under -race on a loaded machine take
+			// seconds of CPU: the bound is generous, the answer is checked.
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			res, err := a.cs.CallTool(ctx, &mcp.CallToolParams{Name: tc.tool, Arguments: tc.args})
+			if err != nil {
+				t.Fatalf("tools/call %s: %v", tc.tool, err)
+			}
 			text := resultText(res)
 			if res.IsError != tc.isError || !strings.Contains(text, tc.want) && !strings.Contains(agJSON(t, res.StructuredContent), tc.want) {
 				t.Errorf("%s: isError=%v %.300q; want isError=%v with %q", tc.tool, res.IsError, text, tc.isError, tc.want)

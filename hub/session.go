@@ -19,9 +19,9 @@ import (
 // of its own, so that the tools it has loaded, and the list_changed
 // notifications loading causes, never reach another session.
 type Session struct {
-	hub     *Hub
-	id      int64
-	server  *mcp.Server
+	hub    *Hub
+	id     int64
+	server *mcp.Server
 	// toolset is the definition of toolsetName ("" for all tools, nil);
 	// a reload may replace it (reload.go).
 	toolset     atomic.Pointer[Toolset]

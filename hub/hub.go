@@ -21,8 +21,9 @@ import (
 // Options tune a Hub beyond its Config.
 type Options struct {
 	Logger *slog.Logger
-	// StartupWait bounds how long New waits for upstreams before serving
-	// (default 5s). Slower servers join later and sessions get list_changed.
+	// StartupWait bounds how long New waits for upstreams before serving,
+	// and Apply for the servers it starts (default 5s). Slower servers
+	// join later and sessions get list_changed.
 	StartupWait time.Duration
 	// Builtin overrides how builtin servers are made (tests use it to run
 	// fixture servers in-process). Default: package builtin.

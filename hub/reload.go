@@ -248,15 +248,6 @@ func (h *Hub) Apply(ctx context.Context, cfg *Config) error {
 		h.notifyListChanges(u)
 	}
 
-	var stopped []*upstream.Upstream
-	for _, name := range append(slices.Clone(d.Removed), d.Changed...) {
-		stopped = append(stopped, old.byName[name])
-	}
-	closeAll(stopped)
-	for _, name := range d.Removed {
-		h.forgetLists(name)
-	}
-
 	var problems []string
 	if err := h.checkToolsets(c); err != nil {
 		h.log.Error("config applied, but a toolset does not match the servers' tools", "err", err)
@@ -278,6 +269,16 @@ func (h *Hub) Apply(ctx context.Context, cfg *Config) error {
 	}
 	r.reloads++
 	r.mu.Unlock()
+
+	// The new config is in service: what it dropped goes now.
+	var stopped []*upstream.Upstream
+	for _, name := range append(slices.Clone(d.Removed), d.Changed...) {
+		stopped = append(stopped, old.byName[name])
+	}
+	closeAll(stopped)
+	for _, name := range d.Removed {
+		h.forgetLists(name)
+	}
 	return nil
 }
 

@@ -19,6 +19,9 @@
 // Hub ties them together: New starts the upstreams, and ServeStdio,
 // HTTPHandler (NewHTTPServer, with the server's timeouts) and Connect
 // attach sessions over stdio, streamable HTTP and in-memory transports.
+// Apply (reload.go) makes a running hub serve an edited config: the config
+// and its upstreams are one value swapped atomically, servers are diffed
+// by their entries, and sessions survive with their loaded tools.
 //
 // Each boundary where a client's input enters the hub recovers from a
 // panic (package internal/safe): a session's requests (Session.guard,

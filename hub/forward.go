@@ -20,7 +20,7 @@ import (
 
 // handleTool answers a call to a tool the session lists (route calls it).
 func (s *Session) handleTool(ctx context.Context, req *mcp.CallToolRequest) (mcp.Result, error) {
-	if s.hub.cfg.Discovery.Enabled {
+	if s.hub.Config().Discovery.Enabled {
 		switch req.Params.Name {
 		case SearchToolsName:
 			s.recordMetaCall(SearchToolsName)
@@ -112,8 +112,9 @@ func (s *Session) unknownToolMessage(c *Catalog, name string) string {
 // still starting).
 func (h *Hub) unlisted(match func(prefix string) bool) []*upstream.Upstream {
 	var out []*upstream.Upstream
-	for _, u := range h.upstreams {
-		if !match(serverPrefix(u.Name(), h.cfg.Servers[u.Name()])) {
+	l := h.live.Load()
+	for _, u := range l.upstreams {
+		if !match(serverPrefix(u.Name(), l.cfg.Servers[u.Name()])) {
 			continue
 		}
 		if _, err := u.Session(); err != nil && len(u.Lists().Tools) == 0 {

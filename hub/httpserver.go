@@ -55,7 +55,7 @@ func orDefault[T ~int64 | ~int](v T, def T) T {
 // timeouts and limits of the config's http section. `mcp-hub serve --http`
 // runs it; so do tests.
 func (h *Hub) NewHTTPServer(extra map[string]http.Handler) *http.Server {
-	l := h.cfg.HTTP
+	l := h.Config().HTTP
 	return &http.Server{
 		Handler:           bodyDeadline(h.HTTPHandler(extra), time.Duration(orDefault(l.BodyReadTimeout, upstream.Duration(DefaultBodyReadTimeout)))),
 		ReadHeaderTimeout: time.Duration(orDefault(l.ReadHeaderTimeout, upstream.Duration(DefaultReadHeaderTimeout))),
@@ -147,7 +147,7 @@ const sessionRetryAfter = 10
 // refuseSession answers a new session past max_sessions: 503 with
 // Retry-After.
 func (h *Hub) refuseSession(w http.ResponseWriter) {
-	limit := h.cfg.SessionLimit()
+	limit := h.Config().SessionLimit()
 	h.log.Warn("new HTTP session refused: max_sessions reached", "max_sessions", limit)
 	w.Header().Set("Retry-After", strconv.Itoa(sessionRetryAfter))
 	http.Error(w, fmt.Sprintf("Service Unavailable: the hub has %d sessions open (max_sessions); retry in %d s, or raise max_sessions in the config",

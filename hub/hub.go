@@ -21,8 +21,9 @@ import (
 // Options tune a Hub beyond its Config.
 type Options struct {
 	Logger *slog.Logger
-	// StartupWait bounds how long New waits for upstreams before serving
-	// (default 5s). Slower servers join later and sessions get list_changed.
+	// StartupWait bounds how long New waits for upstreams before serving,
+	// and Apply for the servers it starts (default 5s). Slower servers
+	// join later and sessions get list_changed.
 	StartupWait time.Duration
 	// Builtin overrides how builtin servers are made (tests use it to run
 	// fixture servers in-process). Default: package builtin.
@@ -36,12 +37,13 @@ type Options struct {
 // Hub is a running aggregation of upstream servers: the upstream
 // connections, the current Catalog, and the downstream sessions.
 type Hub struct {
-	cfg       *Config
-	log       *slog.Logger
-	sdkLog    *slog.Logger         // quieter: the SDK logs every session at info
-	upstreams []*upstream.Upstream // config order
-	byName    map[string]*upstream.Upstream
-	redact    *upstream.Redactor // secrets out of errors sent to clients
+	log    *slog.Logger
+	sdkLog *slog.Logger // quieter: the SDK logs every session at info
+	// live is the config and the upstreams it names; Apply swaps it
+	// (reload.go). Read it once per use: h.live.Load().
+	live   atomic.Pointer[live]
+	redact redactor // secrets out of errors sent to clients
+	reload reloadState
 
 	catalog  atomic.Pointer[Catalog]
 	rebuild  sync.Mutex // serialises catalog rebuilds
@@ -86,43 +88,29 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Hub, error) {
 		}
 	}
 	h := &Hub{
-		cfg:      cfg,
 		log:      opts.Logger,
 		sdkLog:   quieter(opts.Logger),
-		byName:   map[string]*upstream.Upstream{},
 		sessions: map[*Session]struct{}{},
 		lastSeen: map[string]listSignature{},
 	}
 	h.routes.init()
 	h.subs = subscriptions{hub: h, by: map[string]map[*Session]bool{}}
 	h.catalog.Store(&Catalog{byName: map[string]*Tool{}, prompts: map[string]*Prompt{}, resources: map[string]string{}})
-	uopts := upstream.Options{
-		InitialBackoff: time.Duration(cfg.Restart.InitialBackoff),
-		MaxBackoff:     time.Duration(cfg.Restart.MaxBackoff),
-		UnhealthyAfter: cfg.Restart.UnhealthyAfter,
-		Cooldown:       time.Duration(cfg.Restart.Cooldown),
-		Secrets:        cfg.Secrets,
-		Logger:         opts.Logger,
-		SDKLogger:      h.sdkLog,
-		Builtin:        opts.Builtin,
-		MaxResultBytes: cfg.ResultLimit(),
-		HTTPTransport:  opts.HTTPTransport,
-	}
-	secrets := cfg.Secrets
+	h.reload.init(opts)
+	l := &live{cfg: cfg, byName: map[string]*upstream.Upstream{}}
 	for _, name := range cfg.ServerOrder {
-		sc := cfg.Servers[name]
-		secrets = append(secrets[:len(secrets):len(secrets)], sc.SecretValues()...)
-		u := upstream.New(sc.Config, h, uopts)
-		h.upstreams = append(h.upstreams, u)
-		h.byName[name] = u
+		u := h.newUpstream(cfg, name)
+		l.upstreams = append(l.upstreams, u)
+		l.byName[name] = u
 	}
-	h.redact = upstream.NewRedactor(secrets, cfg.Auth.Tokens)
-	for _, u := range h.upstreams {
+	h.live.Store(l)
+	h.redact.add(cfg)
+	for _, u := range l.upstreams {
 		u.Start(context.WithoutCancel(ctx))
 	}
 	timer := time.NewTimer(opts.StartupWait)
 	defer timer.Stop()
-	for _, u := range h.upstreams {
+	for _, u := range l.upstreams {
 		select {
 		case <-u.Attempted():
 		case <-timer.C:
@@ -178,7 +166,7 @@ func (m minLevel) WithGroup(g string) slog.Handler {
 }
 
 // Config returns the hub's configuration.
-func (h *Hub) Config() *Config { return h.cfg }
+func (h *Hub) Config() *Config { return h.live.Load().cfg }
 
 // Catalog returns the current snapshot.
 func (h *Hub) Catalog() *Catalog { return h.catalog.Load() }
@@ -193,8 +181,9 @@ func (h *Hub) ServerOf(tool string) (server string, ok bool) {
 
 // Upstreams returns the status of every configured server, in config order.
 func (h *Hub) Upstreams() []upstream.Status {
-	out := make([]upstream.Status, len(h.upstreams))
-	for i, u := range h.upstreams {
+	ups := h.live.Load().upstreams
+	out := make([]upstream.Status, len(ups))
+	for i, u := range ups {
 		out[i] = u.Status()
 	}
 	return out
@@ -207,8 +196,13 @@ func (h *Hub) Upstreams() []upstream.Status {
 // that connection ends. Close may be called more than once.
 func (h *Hub) Close() error {
 	h.closeOnce.Do(func() {
+		// An Apply under way gives up (or finishes swapping) and none
+		// starts: the upstreams closed below are all there are.
+		h.reload.stop()
+		h.reload.apply.Lock()
+		defer h.reload.apply.Unlock()
 		var wg sync.WaitGroup
-		for _, u := range h.upstreams {
+		for _, u := range h.live.Load().upstreams {
 			wg.Go(func() { u.Close() })
 		}
 		wg.Wait()
@@ -235,8 +229,8 @@ func (h *Hub) Close() error {
 // quadratic.
 func (h *Hub) UpstreamChanged(u *upstream.Upstream) {
 	h.changes.Add(1)
-	if !h.started.Load() {
-		return
+	if !h.started.Load() || !h.isLive(u) {
+		return // New's first build, or Apply's, reads its lists
 	}
 	h.rebuildCatalog()
 	h.notifyListChanges(u)
@@ -278,7 +272,8 @@ func (h *Hub) rebuildCatalog() *Catalog {
 // and the previous catalog stays in service.
 func (h *Hub) buildCatalog(prev *Catalog) (c *Catalog) {
 	defer safe.Recover(h.log, "catalog rebuild (the previous catalog stays)", func(error) { c = nil })
-	return buildCatalog(h.cfg, h.upstreams, h.log, prev)
+	l := h.live.Load()
+	return buildCatalog(l.cfg, l.upstreams, h.log, prev)
 }
 
 // listSignature tells whether an upstream's resources or prompts changed.
@@ -345,7 +340,7 @@ func (h *Hub) removeSession(s *Session) {
 
 // upstream returns the named upstream.
 func (h *Hub) upstream(name string) (*upstream.Upstream, error) {
-	u, ok := h.byName[name]
+	u, ok := h.live.Load().byName[name]
 	if !ok {
 		return nil, fmt.Errorf("no server '%s'", name)
 	}
@@ -355,7 +350,7 @@ func (h *Hub) upstream(name string) (*upstream.Upstream, error) {
 // readyUpstreams returns the connected upstreams whose capabilities pass has.
 func (h *Hub) readyUpstreams(has func(*mcp.ServerCapabilities) bool) []*upstream.Upstream {
 	var out []*upstream.Upstream
-	for _, u := range h.upstreams {
+	for _, u := range h.live.Load().upstreams {
 		if _, err := u.Session(); err != nil {
 			continue
 		}
@@ -369,15 +364,16 @@ func (h *Hub) readyUpstreams(has func(*mcp.ServerCapabilities) bool) []*upstream
 
 // checkToolsets validates every configured toolset against the live catalog.
 func (h *Hub) checkToolsets(c *Catalog) error {
-	names := sortedKeys(h.cfg.Toolsets)
+	cfg := h.Config()
+	names := sortedKeys(cfg.Toolsets)
 	var errs []string
 	for _, n := range names {
-		if err := h.cfg.Toolsets[n].validate(n, h, c); err != nil {
+		if err := cfg.Toolsets[n].validate(n, h, c); err != nil {
 			errs = append(errs, err.Error())
 		}
 	}
 	if len(errs) > 0 {
-		return &ConfigError{Path: h.cfg.Path, Msg: strings.Join(errs, "\n")}
+		return &ConfigError{Path: cfg.Path, Msg: strings.Join(errs, "\n")}
 	}
 	return nil
 }

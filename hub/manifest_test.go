@@ -21,7 +21,8 @@ func TestManifestCompactPastBudget(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprint(tt.servers), func(t *testing.T) {
-			h := &Hub{cfg: &Config{Servers: map[string]*ServerConfig{}}}
+			h := &Hub{}
+			h.live.Store(&live{cfg: &Config{Servers: map[string]*ServerConfig{}}})
 			c := &Catalog{}
 			for i := range tt.servers {
 				server := fmt.Sprintf("server%03d", i)

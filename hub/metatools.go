@@ -35,7 +35,7 @@ func (h *Hub) metaTools(c *Catalog, s *Session) []*mcp.Tool {
 			"Pass `query` (what you want to do, in plain words) to search, `server_name` to load a whole server's tools " +
 			"(or to search within it, with `query`), or `tool_names` (exact names from the list below) to load specific tools. " +
 			"Loaded tools join your tool list and can be called directly, or through call_tool in the same turn.\n\n" +
-			"Deferred tools by server:\n" + h.manifest(c, s.toolset),
+			"Deferred tools by server:\n" + h.manifest(c, s.toolset.Load()),
 		InputSchema: json.RawMessage(`{"type":"object","properties":{` +
 			`"query":{"type":"string","description":"What you want to do, in plain words (searched by keywords)."},` +
 			`"server_name":{"type":"string","description":"Load all tools of this server, or restrict the query to it."},` +
@@ -43,7 +43,7 @@ func (h *Hub) metaTools(c *Catalog, s *Session) []*mcp.Tool {
 		Meta: alwaysLoad,
 	}
 	tools := []*mcp.Tool{search}
-	if h.cfg.Discovery.CallToolEnabled() {
+	if h.Config().Discovery.CallToolEnabled() {
 		tools = append(tools, &mcp.Tool{
 			Name: CallToolName,
 			Description: "Call a tool by name with arguments. Use it for tools that search_tools has just loaded, " +
@@ -110,7 +110,7 @@ func (h *Hub) manifest(c *Catalog, ts *Toolset) string {
 func (h *Hub) serverSummary(server string, tools []*Tool) string {
 	const limit = 80
 	text := ""
-	if sc := h.cfg.Servers[server]; sc != nil && sc.Description != "" {
+	if sc := h.Config().Servers[server]; sc != nil && sc.Description != "" {
 		text = sc.Description
 	} else {
 		var parts []string
@@ -189,7 +189,7 @@ func digitsPrefix(s string) string {
 // instructions are the server instructions sent at initialize: how to use
 // the meta-tools, and the same manifest as search_tools.
 func (h *Hub) instructions(c *Catalog, ts *Toolset) string {
-	if !h.cfg.Discovery.Enabled {
+	if !h.Config().Discovery.Enabled {
 		return ""
 	}
 	m := h.manifest(c, ts)
@@ -199,7 +199,7 @@ func (h *Hub) instructions(c *Catalog, ts *Toolset) string {
 	text := "This server (mcp-hub) gives access to many tools. Some are not in your tool list until you load them: " +
 		"call search_tools with a plain-words query (or server_name, or exact tool_names) to find and load them. " +
 		"Loaded tools join your tool list"
-	if h.cfg.Discovery.CallToolEnabled() {
+	if h.Config().Discovery.CallToolEnabled() {
 		text += "; if they do not appear there yet, call them through call_tool {name, arguments}"
 	}
 	return text + ".\n\nDeferred tools by server:\n" + m
@@ -243,7 +243,7 @@ func (s *Session) searchTools(ctx context.Context, raw json.RawMessage) *mcp.Cal
 
 	var found []*Tool
 	var notFound []string
-	limit := s.hub.cfg.Discovery.SearchLimit()
+	limit := s.hub.Config().Discovery.SearchLimit()
 	switch {
 	case len(args.ToolNames) > 0:
 		// Maps, not slice scans: the client may send many names, and
@@ -379,7 +379,7 @@ func (h *Hub) searchResultText(found []*Tool, added, already, notFound []string,
 			}
 		}
 		b.WriteString("\nThese tools are now loaded: call them directly by name")
-		if h.cfg.Discovery.CallToolEnabled() {
+		if h.Config().Discovery.CallToolEnabled() {
 			b.WriteString(", or through call_tool {name, arguments} if they are not in your tool list yet")
 		}
 		b.WriteString(".")
@@ -513,7 +513,7 @@ func (s *Session) callTool(ctx context.Context, req *mcp.CallToolRequest) (mcp.R
 		return errorResult("Error: " + s.unknownToolMessage(c, args.Name)), nil
 	}
 	if t.Deferred && !s.isLoaded(t.Name) {
-		if !s.hub.cfg.Discovery.AutoLoadOnCall {
+		if !s.hub.Config().Discovery.AutoLoadOnCall {
 			s.recordError()
 			return notLoaded(t.Name), nil
 		}
@@ -546,7 +546,7 @@ func (s *Session) callHidden(ctx context.Context, req *mcp.CallToolRequest) (mcp
 		return nil, s.unknownTool(c, req.Params.Name)
 	}
 	if t.Deferred && !s.isLoaded(t.Name) {
-		if !s.hub.cfg.Discovery.AutoLoadOnCall {
+		if !s.hub.Config().Discovery.AutoLoadOnCall {
 			s.recordError()
 			return notLoaded(t.Name), nil
 		}

@@ -291,7 +291,7 @@ func (s *Session) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.
 }
 
 func (h *Hub) templateOwner(uri string) (*upstream.Upstream, error) {
-	for _, u := range h.upstreams {
+	for _, u := range h.live.Load().upstreams {
 		for _, t := range u.Lists().Templates {
 			if t.URITemplate == uri {
 				return u, nil

@@ -56,8 +56,8 @@ func (h *Hub) Connect(ctx context.Context, toolset string, client *mcp.Client) (
 }
 
 func (h *Hub) maxRequestBytes() int64 {
-	if h.cfg.MaxRequestBytes > 0 {
-		return h.cfg.MaxRequestBytes
+	if h.Config().MaxRequestBytes > 0 {
+		return h.Config().MaxRequestBytes
 	}
 	return DefaultMaxRequestBytes
 }
@@ -109,7 +109,7 @@ func (h *Hub) HTTPHandler(extra map[string]http.Handler) http.Handler {
 		return versions
 	}, &mcp.StreamableHTTPOptions{
 		Logger:              h.sdkLog,
-		SessionTimeout:      h.cfg.SessionTimeout(),
+		SessionTimeout:      h.Config().SessionTimeout(),
 		MaxRequestBodyBytes: h.maxRequestBytes(),
 	})
 	mcpHandler := func(w http.ResponseWriter, r *http.Request) {
@@ -129,7 +129,7 @@ func (h *Hub) HTTPHandler(extra map[string]http.Handler) http.Handler {
 		case kind == otherRequest:
 			stream.ServeHTTP(w, r)
 			return
-		case !h.slots.take(h.cfg.SessionLimit()):
+		case !h.slots.take(h.Config().SessionLimit()):
 			h.refuseSession(w)
 			return
 		}
@@ -197,7 +197,7 @@ func (h *Hub) guard(next http.Handler) http.Handler {
 
 // authorized reports whether r carries one of auth.tokens, or none are set.
 func (h *Hub) authorized(r *http.Request) bool {
-	tokens := h.cfg.Auth.Tokens
+	tokens := h.Config().Auth.Tokens
 	return len(tokens) == 0 || bearerOK(r.Header.Get("Authorization"), tokens)
 }
 
@@ -238,7 +238,7 @@ func bearerOK(header string, tokens []string) bool {
 }
 
 func (h *Hub) originAllowed(origin string) bool {
-	if slices.Contains(h.cfg.Auth.AllowedOrigins, origin) || slices.Contains(h.cfg.Auth.AllowedOrigins, "*") {
+	if slices.Contains(h.Config().Auth.AllowedOrigins, origin) || slices.Contains(h.Config().Auth.AllowedOrigins, "*") {
 		return true
 	}
 	u, err := url.Parse(origin)
@@ -279,6 +279,9 @@ type Health struct {
 	Goroutines    int    `json:"goroutines"`
 	HeapLiveBytes uint64 `json:"heap_live_bytes"`
 	GCCycles      uint64 `json:"gc_cycles"`
+	// Config is the config file in service, when it was applied, and
+	// the last reload's error (reload.go).
+	Config ConfigStatus `json:"config"`
 }
 
 // ServerInfo is one upstream's entry in Health.
@@ -299,7 +302,7 @@ type ServerInfo struct {
 
 // Health reports the hub's state.
 func (h *Hub) Health() Health {
-	out := Health{Status: "ok", Tools: len(h.Catalog().Tools), Sessions: len(h.sessionList()), HTTPSessions: h.slots.Open(), Goroutines: runtime.NumGoroutine()}
+	out := Health{Status: "ok", Tools: len(h.Catalog().Tools), Sessions: len(h.sessionList()), HTTPSessions: h.slots.Open(), Goroutines: runtime.NumGoroutine(), Config: h.ConfigStatus()}
 	rt := []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/gc/cycles/total:gc-cycles"}}
 	metrics.Read(rt)
 	if rt[0].Value.Kind() == metrics.KindUint64 && rt[1].Value.Kind() == metrics.KindUint64 {

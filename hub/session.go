@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -18,10 +19,13 @@ import (
 // of its own, so that the tools it has loaded, and the list_changed
 // notifications loading causes, never reach another session.
 type Session struct {
-	hub     *Hub
-	id      int64
-	server  *mcp.Server
-	toolset *Toolset
+	hub    *Hub
+	id     int64
+	server *mcp.Server
+	// toolset is the definition of toolsetName ("" for all tools, nil);
+	// a reload may replace it (reload.go).
+	toolset     atomic.Pointer[Toolset]
+	toolsetName string
 
 	// syncMu serialises sync, so that a session never ends up showing an
 	// older catalog than the current one.
@@ -43,7 +47,8 @@ func (h *Hub) NewSession(toolset string) (*Session, error) {
 	h.nextID++
 	id := h.nextID
 	h.mu.Unlock()
-	s := &Session{hub: h, id: id, toolset: ts, loaded: map[string]bool{}, shown: map[string]string{}}
+	s := &Session{hub: h, id: id, toolsetName: toolset, loaded: map[string]bool{}, shown: map[string]string{}}
+	s.toolset.Store(ts)
 	s.stats.init()
 	s.server = mcp.NewServer(&mcp.Implementation{Name: "mcp-hub", Version: Version}, &mcp.ServerOptions{
 		Instructions:              h.instructions(h.Catalog(), ts),
@@ -125,7 +130,7 @@ func (s *Session) initialized(ctx context.Context, req *mcp.InitializedRequest) 
 		req.Session.Wait()
 		s.hub.removeSession(s)
 		s.hub.routes.forgetSession(s)
-		for _, u := range s.hub.upstreams {
+		for _, u := range s.hub.live.Load().upstreams {
 			u.Forget(s)
 		}
 		s.hub.subs.forget(s)
@@ -145,7 +150,7 @@ func (s *Session) close() {
 }
 
 // visible reports whether the session's toolset lets t through.
-func (s *Session) visible(t *Tool) bool { return s.toolset.allows(t) }
+func (s *Session) visible(t *Tool) bool { return s.toolset.Load().allows(t) }
 
 // partition splits the catalog for this session: eager tools, deferred
 // tools it has loaded, and deferred tools it has not.

@@ -83,7 +83,7 @@ func (ts *Toolset) validate(name string, h *Hub, c *Catalog) error {
 	var errs []string
 	for _, srv := range sortedKeys(ts.Servers) {
 		sel := ts.Servers[srv]
-		u, ok := h.byName[srv]
+		u, ok := h.live.Load().byName[srv]
 		if !ok {
 			errs = append(errs, fmt.Sprintf("toolset '%s': Server '%s' not found in configuration", name, srv))
 			continue
@@ -122,9 +122,9 @@ func (h *Hub) Toolset(name string) (*Toolset, error) {
 	if name == "" {
 		return nil, nil
 	}
-	ts, ok := h.cfg.Toolsets[name]
+	ts, ok := h.Config().Toolsets[name]
 	if !ok || ts == nil {
-		return nil, fmt.Errorf("toolset '%s' not found; toolsets: %s", name, strings.Join(sortedKeys(h.cfg.Toolsets), ", "))
+		return nil, fmt.Errorf("toolset '%s' not found; toolsets: %s", name, strings.Join(sortedKeys(h.Config().Toolsets), ", "))
 	}
 	return ts, nil
 }

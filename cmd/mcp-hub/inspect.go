@@ -124,7 +124,15 @@ func serversCommand() *cli.Command {
 				fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n", s.Name, s.Transport, s.State, s.Tools, s.Restarts,
 					ms(s.ConnectMillis), ms(s.LatencyMillis), oneLine(s.LastError, 80))
 			}
-			return w.Flush()
+			if err := w.Flush(); err != nil {
+				return err
+			}
+			cs := health.Config
+			fmt.Fprintf(c.App.Writer, "\nconfig %s applied %s (%d reloads)\n", cs.Path, cs.AppliedAt.Format(time.RFC3339), cs.Reloads)
+			if cs.LastReloadError != "" {
+				fmt.Fprintf(c.App.Writer, "last reload refused %s: %s\n", cs.LastReloadErrorAt.Format(time.RFC3339), cs.LastReloadError)
+			}
+			return nil
 		},
 	}
 }

@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
+	"sync"
+	"sync/atomic"
 
 	"github.com/urfave/cli/v2"
 
@@ -19,22 +22,49 @@ func newLogger(c *cli.Context, secrets []string) (*slog.Logger, error) {
 		return nil, cli.Exit(fmt.Sprintf("--log-level %q: use debug, info, warn or error", name), exitConfig)
 	}
 	h := slog.NewTextHandler(c.App.ErrWriter, &slog.HandlerOptions{Level: level})
-	if len(secrets) == 0 {
-		return slog.New(h), nil
-	}
 	return slog.New(redacting(h, secrets)), nil
 }
 
 // redacting wraps h so that no secret reaches the log.
 func redacting(h slog.Handler, secrets []string) slog.Handler {
-	return redactHandler{Handler: h, r: upstream.NewRedactor(secrets)}
+	r := &logSecrets{}
+	r.add(secrets)
+	return redactHandler{Handler: h, r: r}
 }
+
+// addLogSecrets makes log redact more secrets too: those of a config
+// reloaded while serving.
+func addLogSecrets(log *slog.Logger, secrets []string) {
+	if h, ok := log.Handler().(redactHandler); ok {
+		h.r.add(secrets)
+	}
+}
+
+// logSecrets is the redactor of a log, which a reload may extend.
+type logSecrets struct {
+	mu  sync.Mutex
+	all []string
+	cur atomic.Pointer[upstream.Redactor]
+}
+
+func (l *logSecrets) add(secrets []string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, s := range secrets {
+		if s != "" && !slices.Contains(l.all, s) {
+			l.all = append(l.all, s)
+		}
+	}
+	l.cur.Store(upstream.NewRedactor(l.all))
+}
+
+func (l *logSecrets) String(s string) string { return l.cur.Load().String(s) }
 
 // redactHandler rewrites the message and every string-ish attribute with
 // the hub's redactor (longest secret first, like everywhere else).
 type redactHandler struct {
 	slog.Handler
-	r *upstream.Redactor
+	r *logSecrets
 }
 
 func (h redactHandler) Handle(ctx context.Context, rec slog.Record) error {

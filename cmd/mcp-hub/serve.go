@@ -26,6 +26,8 @@ func serveCommand() *cli.Command {
 			&cli.StringFlag{Name: "http", Usage: "serve streamable HTTP on this address (e.g. 127.0.0.1:8080) at /mcp and /mcp/<toolset>"},
 			&cli.StringFlag{Name: "toolset", Usage: "expose only this toolset (stdio; over HTTP use /mcp/<toolset>)"},
 			&cli.BoolFlag{Name: "chat-api", Usage: "with --http: also serve POST /v1/chat (the chat loop over HTTP)"},
+			&cli.DurationFlag{Name: "watch-interval", Value: DefaultWatchInterval,
+				Usage: "re-read the config file this often and apply what changed (0: only on SIGHUP)"},
 			&cli.StringFlag{Name: "cpuprofile", Usage: "write a CPU profile to this file until the hub stops", Hidden: true},
 		},
 		Action: func(c *cli.Context) error {
@@ -36,12 +38,19 @@ func serveCommand() *cli.Command {
 				}
 				defer stop()
 			}
+			if c.Duration("watch-interval") < 0 {
+				return cli.Exit("--watch-interval must be 0 (only SIGHUP) or positive", exitConfig)
+			}
+			watcher := newConfigWatcher(configPath(c)) // before the hub reads the file
 			h, log, err := openHub(c)
 			if err != nil {
 				return err
 			}
 			defer h.Close()
 			shareCPUs(c.Context) // after start-up, which builds the index on every core
+			watchCtx, stopWatching := context.WithCancel(c.Context)
+			defer stopWatching()
+			go watcher.run(watchCtx, h, log, c.Duration("watch-interval"))
 			if addr := c.String("http"); addr != "" {
 				return serveHTTP(c, h, log, addr)
 			}

@@ -1,0 +1,455 @@
+package hub
+
+// Wire-order tests for toolsNotice (listchanged.go). They read the raw bytes
+// the hub writes (its stdout pipe; the SSE bodies of the HTTP POST and GET
+// streams), not a client library's callbacks, whose order says nothing
+// about the wire.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-hub/mcp-hub/internal/fixture"
+)
+
+// wireMsg is one JSON-RPC message as read off the wire.
+type wireMsg struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Result json.RawMessage `json:"result"`
+	Error  json.RawMessage `json:"error"`
+}
+
+func (m wireMsg) answers(id int) bool {
+	return m.Method == "" && string(m.ID) == strconv.Itoa(id)
+}
+
+func (m wireMsg) String() string {
+	if m.Method != "" {
+		return m.Method
+	}
+	return "response " + string(m.ID)
+}
+
+func countMethod(msgs []wireMsg, method string) int {
+	n := 0
+	for _, m := range msgs {
+		if m.Method == method {
+			n++
+		}
+	}
+	return n
+}
+
+// wireSession is one raw MCP session to the hub.
+type wireSession interface {
+	// call sends a request and returns what arrived for it, in wire order,
+	// up to and including its response: over stdio everything on stdout,
+	// over HTTP the POST's response stream.
+	call(t *testing.T, id int, method, params string) []wireMsg
+	notify(t *testing.T, method, params string)
+	// end closes the session and returns what arrived outside the calls:
+	// over stdio everything after the last response, over HTTP the whole
+	// standalone GET stream.
+	end(t *testing.T) []wireMsg
+}
+
+// wireDeadline bounds each wait for the hub; only a broken hub reaches it.
+const wireDeadline = 30 * time.Second
+
+// stdioWire serves one session with ServeStdio over pipes.
+type stdioWire struct {
+	in  *io.PipeWriter
+	out chan wireMsg // closed when stdout ends
+}
+
+func openStdioWire(t *testing.T, h *Hub) wireSession {
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	w := &stdioWire{in: inW, out: make(chan wireMsg, 1000)}
+	go func() {
+		h.ServeStdio(context.Background(), "", inR, outW)
+		outW.Close()
+	}()
+	go func() {
+		defer close(w.out)
+		sc := bufio.NewScanner(outR)
+		sc.Buffer(make([]byte, 64<<10), 4<<20)
+		for sc.Scan() {
+			var m wireMsg
+			if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+				m.Method = "unparsable: " + sc.Text()
+			}
+			w.out <- m
+		}
+	}()
+	t.Cleanup(func() { inW.Close(); outR.Close() })
+	return w
+}
+
+func (w *stdioWire) write(t *testing.T, line string) {
+	t.Helper()
+	if _, err := io.WriteString(w.in, line+"\n"); err != nil {
+		t.Fatalf("write to the hub's stdin: %v", err)
+	}
+}
+
+func (w *stdioWire) call(t *testing.T, id int, method, params string) []wireMsg {
+	t.Helper()
+	w.write(t, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, id, method, params))
+	var got []wireMsg
+	timeout := time.After(wireDeadline)
+	for {
+		select {
+		case m, ok := <-w.out:
+			if !ok {
+				t.Fatalf("%s: stdout ended before the response; got %v", method, got)
+			}
+			got = append(got, m)
+			if m.answers(id) {
+				return got
+			}
+		case <-timeout:
+			t.Fatalf("%s: no response in %s; got %v", method, wireDeadline, got)
+		}
+	}
+}
+
+func (w *stdioWire) notify(t *testing.T, method, params string) {
+	t.Helper()
+	w.write(t, fmt.Sprintf(`{"jsonrpc":"2.0","method":%q,"params":%s}`, method, params))
+}
+
+func (w *stdioWire) end(t *testing.T) []wireMsg {
+	t.Helper()
+	w.in.Close()
+	var got []wireMsg
+	timeout := time.After(wireDeadline)
+	for {
+		select {
+		case m, ok := <-w.out:
+			if !ok {
+				return got
+			}
+			got = append(got, m)
+		case <-timeout:
+			t.Fatalf("stdout did not end %s after stdin; got %v", wireDeadline, got)
+		}
+	}
+}
+
+// httpWire is one session over streamable HTTP, with its standalone GET
+// stream open from right after initialization.
+type httpWire struct {
+	url, version, session string
+	get                   chan wireMsg // the GET stream; closed when it ends
+}
+
+func openHTTPWire(t *testing.T, h *Hub, version string) wireSession {
+	srv := httptest.NewServer(h.HTTPHandler(nil))
+	t.Cleanup(srv.Close)
+	return &httpWire{url: srv.URL + "/mcp", version: version}
+}
+
+func (w *httpWire) request(t *testing.T, method, body string) *http.Response {
+	t.Helper()
+	req, err := http.NewRequest(method, w.url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if w.session != "" {
+		req.Header.Set("Mcp-Session-Id", w.session)
+		// The header exists from 2025-06-18 on; older clients send none.
+		if w.version >= "2025-06-18" {
+			req.Header.Set("Mcp-Protocol-Version", w.version)
+		}
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, w.url, err)
+	}
+	return resp
+}
+
+func (w *httpWire) call(t *testing.T, id int, method, params string) []wireMsg {
+	t.Helper()
+	resp := w.request(t, http.MethodPost, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, id, method, params))
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(resp.Body)
+		t.Fatalf("%s: HTTP %d: %s", method, resp.StatusCode, b)
+	}
+	if w.session == "" {
+		w.session = resp.Header.Get("Mcp-Session-Id")
+	}
+	var got []wireMsg
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+		var m wireMsg
+		if err := json.NewDecoder(resp.Body).Decode(&m); err != nil {
+			t.Fatalf("%s: JSON answer: %v", method, err)
+		}
+		got = append(got, m)
+	} else {
+		for m := range readSSE(resp.Body) {
+			got = append(got, m)
+		}
+	}
+	if len(got) == 0 || !got[len(got)-1].answers(id) {
+		t.Fatalf("%s: the POST stream ended without the response last: %v", method, got)
+	}
+	return got
+}
+
+func (w *httpWire) notify(t *testing.T, method, params string) {
+	t.Helper()
+	resp := w.request(t, http.MethodPost, fmt.Sprintf(`{"jsonrpc":"2.0","method":%q,"params":%s}`, method, params))
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("%s: HTTP %d, want 202", method, resp.StatusCode)
+	}
+	if method == "notifications/initialized" {
+		resp := w.request(t, http.MethodGet, "")
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET stream: HTTP %d", resp.StatusCode)
+		}
+		// The SDK has registered the stream once its headers are out.
+		// Closing the body ends the stream should the test stop early
+		// (before the server's Close, which waits for it).
+		t.Cleanup(func() { resp.Body.Close() })
+		w.get = make(chan wireMsg, 1000)
+		go func() {
+			defer close(w.get)
+			defer resp.Body.Close()
+			for m := range readSSE(resp.Body) {
+				w.get <- m
+			}
+		}()
+	}
+}
+
+func (w *httpWire) end(t *testing.T) []wireMsg {
+	t.Helper()
+	resp := w.request(t, http.MethodDelete, "")
+	resp.Body.Close()
+	var got []wireMsg
+	timeout := time.After(wireDeadline)
+	for {
+		select {
+		case m, ok := <-w.get:
+			if !ok {
+				return got
+			}
+			got = append(got, m)
+		case <-timeout:
+			t.Fatalf("the GET stream did not end %s after DELETE; got %v", wireDeadline, got)
+		}
+	}
+}
+
+// readSSE yields the JSON-RPC message of each server-sent event in r.
+func readSSE(r io.Reader) func(func(wireMsg) bool) {
+	return func(yield func(wireMsg) bool) {
+		sc := bufio.NewScanner(r)
+		sc.Buffer(make([]byte, 64<<10), 4<<20)
+		var data bytes.Buffer
+		for sc.Scan() {
+			line := sc.Text()
+			switch {
+			case strings.HasPrefix(line, "data:"):
+				data.WriteString(strings.TrimPrefix(strings.TrimPrefix(line, "data:"), " "))
+			case line == "" && data.Len() > 0:
+				var m wireMsg
+				if err := json.Unmarshal(data.Bytes(), &m); err != nil {
+					m.Method = "unparsable: " + data.String()
+				}
+				data.Reset()
+				if !yield(m) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// listChangedHub is the SMALL fixture with auto_load_on_call, logging at
+// debug to log so a test can wait for the SDK's debounced notification to
+// have been handled.
+func listChangedHub(t *testing.T, fx *fixtures, log *fixture.Log) *Hub {
+	t.Helper()
+	cfg := smallConfig()
+	cfg.Discovery.AutoLoadOnCall = true
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	logger := slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	h, err := New(ctx, cfg, Options{Logger: logger, StartupWait: 20 * time.Second, Builtin: fx.builtin})
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	t.Cleanup(func() { h.Close() })
+	return h
+}
+
+// debounced counts the SDK's debounced tools/list_changed notifications the
+// session's middleware has handled (dropped or sent).
+func debounced(log *fixture.Log) int {
+	return strings.Count(log.String(), "tools/list_changed: debounced copy")
+}
+
+// wireTransports open a raw session to a hub at a protocol version.
+var wireTransports = []struct {
+	name string
+	open func(t *testing.T, h *Hub, version string) wireSession
+}{
+	{"stdio", func(t *testing.T, h *Hub, _ string) wireSession { return openStdioWire(t, h) }},
+	{"http", openHTTPWire},
+}
+
+// wireVersions are the protocol versions the hub negotiates.
+var wireVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
+
+func wireInitialize(t *testing.T, w wireSession, version string) {
+	t.Helper()
+	got := w.call(t, 1, "initialize", `{"protocolVersion":"`+version+`","capabilities":{},"clientInfo":{"name":"wire","version":"1"}}`)
+	var res struct {
+		ProtocolVersion string `json:"protocolVersion"`
+	}
+	if err := json.Unmarshal(got[len(got)-1].Result, &res); err != nil || res.ProtocolVersion != version {
+		t.Fatalf("initialize at %s: negotiated %q (%v)", version, res.ProtocolVersion, err)
+	}
+	w.notify(t, "notifications/initialized", `{}`)
+}
+
+// TestToolsListChangedBeforeResult: a call that loads tools (search_tools;
+// call_tool and a direct call with auto_load_on_call) gets exactly one
+// tools/list_changed, before its result, on the wire: stdout over stdio, the
+// call's own POST stream over HTTP; nothing more comes later (no debounced
+// duplicate; none on the GET stream). At every protocol version the hub
+// negotiates.
+func TestToolsListChangedBeforeResult(t *testing.T) {
+	calls := []struct {
+		name, params, loads string
+	}{
+		{"search_tools", `{"name":"search_tools","arguments":{"tool_names":["math__add"]}}`, "math__add"},
+		{"call_tool auto-load", `{"name":"call_tool","arguments":{"name":"math__multiply","arguments":{"a":2,"b":3}}}`, "math__multiply"},
+		{"direct call auto-load", `{"name":"weather__get_current","arguments":{"location":"Paris"}}`, "weather__get_current"},
+	}
+	for _, tr := range wireTransports {
+		for _, version := range wireVersions {
+			t.Run(tr.name+"/"+version, func(t *testing.T) {
+				log := fixture.NewLog(t)
+				h := listChangedHub(t, newFixtures(), log)
+				w := tr.open(t, h, version)
+				wireInitialize(t, w, version)
+				for i, c := range calls {
+					id := 10 + i
+					got := w.call(t, id, "tools/call", c.params)
+					if n := countMethod(got, toolsListChanged); n != 1 || got[len(got)-2].Method != toolsListChanged {
+						t.Fatalf("%s: got %v; want exactly one %s, right before the result", c.name, got, toolsListChanged)
+					}
+					if res := got[len(got)-1]; res.Error != nil || bytes.Contains(res.Result, []byte(`"isError":true`)) {
+						t.Errorf("%s failed: %s%s", c.name, res.Error, res.Result)
+					}
+					list := w.call(t, 100+i, "tools/list", `{}`)
+					if countMethod(list, toolsListChanged) != 0 {
+						t.Errorf("%s: a second %s came after its result: %v", c.name, toolsListChanged, list)
+					}
+					if !bytes.Contains(list[len(list)-1].Result, []byte(`"name":"`+c.loads+`"`)) {
+						t.Errorf("%s: tools/list after it lacks %s", c.name, c.loads)
+					}
+					// The SDK's debounced copy has been handled (sent or
+					// dropped) before the next call, so a duplicate would
+					// show up in that call's messages, or below.
+					fixture.Eventually(t, wireDeadline, "the SDK's debounced list_changed", func() bool { return debounced(log) == i+1 })
+				}
+				if rest := w.end(t); countMethod(rest, toolsListChanged) != 0 {
+					t.Errorf("after the calls (%s): %v; want no more %s", map[bool]string{true: "GET stream", false: "stdout"}[tr.name == "http"], rest, toolsListChanged)
+				}
+			})
+		}
+	}
+}
+
+// gateListChanged holds back an upstream fixture server's
+// tools/list_changed until release is closed, so that several changes reach
+// the hub as one.
+func gateListChanged(s *mcp.Server, release <-chan struct{}) {
+	s.AddSendingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == toolsListChanged {
+				<-release
+			}
+			return next(ctx, method, req)
+		}
+	})
+}
+
+// TestToolsListChangedUpstreamDebounced: a change the client did not cause
+// (an upstream adds three tools and removes one) keeps the SDK's debounce:
+// one notification for the lot, sent by the SDK's timer, over HTTP on the
+// GET stream and not on a call's POST stream. A search right before it
+// still gets its own notification before its result.
+func TestToolsListChangedUpstreamDebounced(t *testing.T) {
+	for _, tr := range wireTransports {
+		t.Run(tr.name, func(t *testing.T) {
+			log := fixture.NewLog(t)
+			fx := newFixtures()
+			h := listChangedHub(t, fx, log)
+			const version = "2025-11-25"
+			w := tr.open(t, h, version)
+			wireInitialize(t, w, version)
+			got := w.call(t, 10, "tools/call", `{"name":"search_tools","arguments":{"tool_names":["math__add"]}}`)
+			if countMethod(got, toolsListChanged) != 1 || got[len(got)-2].Method != toolsListChanged {
+				t.Fatalf("search_tools: %v; want one %s right before the result", got, toolsListChanged)
+			}
+			fixture.Eventually(t, wireDeadline, "the SDK's debounced copy of the search's change", func() bool { return debounced(log) == 1 })
+
+			release := make(chan struct{})
+			fx.mu.Lock()
+			clock := fx.servers["clock"]
+			fx.mu.Unlock()
+			gateListChanged(clock, release)
+			for _, name := range []string{"a", "b", "c"} {
+				fx.addTool("clock", fixtureTool{"extra_" + name, "Extra " + name + ".", `{"type":"object"}`})
+			}
+			fx.removeTools("clock", "now")
+			close(release)
+			fixture.Eventually(t, wireDeadline, "the SDK's debounced notification of the upstream change", func() bool { return debounced(log) == 2 })
+			list := w.call(t, 11, "tools/list", `{}`)
+			if countMethod(list, toolsListChanged) > 1 {
+				t.Errorf("tools/list: %v; want at most one %s (stdio: the debounced one)", list, toolsListChanged)
+			}
+			res := string(list[len(list)-1].Result)
+			if !strings.Contains(res, `"clock__extra_c"`) || strings.Contains(res, `"clock__now"`) {
+				t.Errorf("tools/list after the upstream change: %s", res)
+			}
+			rest := w.end(t)
+			if tr.name == "http" {
+				if countMethod(list, toolsListChanged) != 0 || countMethod(rest, toolsListChanged) != 1 {
+					t.Errorf("HTTP: tools/list POST %v, GET stream %v; want the upstream change's one %s on the GET stream only", list, rest, toolsListChanged)
+				}
+			} else if n := countMethod(list, toolsListChanged) + countMethod(rest, toolsListChanged); n != 1 {
+				t.Errorf("stdio: %d %s after the upstream change (%v then %v), want 1", n, toolsListChanged, list, rest)
+			}
+			if n, dropped := debounced(log), strings.Count(log.String(), "debounced copy dropped"); n != 2 || dropped != 1 {
+				t.Errorf("the middleware saw %d debounced notifications and dropped %d; want 2 and 1 (the search's dropped, the upstream change's sent)", n, dropped)
+			}
+		})
+	}
+}

@@ -23,6 +23,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-hub/mcp-hub/internal/fixture"
+	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
 // wireMsg is one JSON-RPC message as read off the wire.
@@ -54,11 +55,14 @@ func countMethod(msgs []wireMsg, method string) int {
 	return n
 }
 
-// wireSession is one raw MCP session to the hub.
+// wireSession is one raw MCP session to the hub. A session that re-lists
+// acts as Claude Code does: on tools/list_changed it sends tools/list (ids
+// from relistID on), and it answers pings.
 type wireSession interface {
 	// call sends a request and returns what arrived for it, in wire order,
 	// up to and including its response: over stdio everything on stdout,
-	// over HTTP the POST's response stream.
+	// over HTTP the POST's response stream, with the answer to a re-list
+	// it made meanwhile where it read it.
 	call(t *testing.T, id int, method, params string) []wireMsg
 	notify(t *testing.T, method, params string)
 	// end closes the session and returns what arrived outside the calls:
@@ -70,16 +74,21 @@ type wireSession interface {
 // wireDeadline bounds each wait for the hub; only a broken hub reaches it.
 const wireDeadline = 30 * time.Second
 
+// relistID is the first id of the re-lists a wireSession sends.
+const relistID = 1000
+
 // stdioWire serves one session with ServeStdio over pipes.
 type stdioWire struct {
-	in  *io.PipeWriter
-	out chan wireMsg // closed when stdout ends
+	in      *io.PipeWriter
+	out     chan wireMsg // closed when stdout ends
+	relists bool
+	relist  int // re-lists sent
 }
 
-func openStdioWire(t *testing.T, h *Hub) wireSession {
+func openStdioWire(t *testing.T, h *Hub, relists bool) wireSession {
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	w := &stdioWire{in: inW, out: make(chan wireMsg, 1000)}
+	w := &stdioWire{in: inW, out: make(chan wireMsg, 1000), relists: relists}
 	go func() {
 		h.ServeStdio(context.Background(), "", inR, outW)
 		outW.Close()
@@ -122,6 +131,13 @@ func (w *stdioWire) call(t *testing.T, id int, method, params string) []wireMsg 
 			if m.answers(id) {
 				return got
 			}
+			if w.relists && m.Method == toolsListChanged {
+				w.write(t, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/list","params":{}}`, relistID+w.relist))
+				w.relist++
+			}
+			if w.relists && m.Method == "ping" {
+				w.write(t, fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{}}`, m.ID))
+			}
 		case <-timeout:
 			t.Fatalf("%s: no response in %s; got %v", method, wireDeadline, got)
 		}
@@ -156,12 +172,14 @@ func (w *stdioWire) end(t *testing.T) []wireMsg {
 type httpWire struct {
 	url, version, session string
 	get                   chan wireMsg // the GET stream; closed when it ends
+	relists               bool
+	relist                int // re-lists sent
 }
 
-func openHTTPWire(t *testing.T, h *Hub, version string) wireSession {
+func openHTTPWire(t *testing.T, h *Hub, version string, relists bool) wireSession {
 	srv := httptest.NewServer(h.HTTPHandler(nil))
 	t.Cleanup(srv.Close)
-	return &httpWire{url: srv.URL + "/mcp", version: version}
+	return &httpWire{url: srv.URL + "/mcp", version: version, relists: relists}
 }
 
 func (w *httpWire) request(t *testing.T, method, body string) *http.Response {
@@ -209,6 +227,13 @@ func (w *httpWire) call(t *testing.T, id int, method, params string) []wireMsg {
 	} else {
 		for m := range readSSE(resp.Body) {
 			got = append(got, m)
+			if w.relists && m.Method == toolsListChanged {
+				w.relist++
+				got = append(got, w.call(t, relistID+w.relist-1, "tools/list", `{}`)...)
+			}
+			if w.relists && m.Method == "ping" {
+				w.post(t, fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{}}`, m.ID))
+			}
 		}
 	}
 	if len(got) == 0 || !got[len(got)-1].answers(id) {
@@ -217,13 +242,19 @@ func (w *httpWire) call(t *testing.T, id int, method, params string) []wireMsg {
 	return got
 }
 
-func (w *httpWire) notify(t *testing.T, method, params string) {
+// post sends a notification or a response: the hub accepts it with 202.
+func (w *httpWire) post(t *testing.T, msg string) {
 	t.Helper()
-	resp := w.request(t, http.MethodPost, fmt.Sprintf(`{"jsonrpc":"2.0","method":%q,"params":%s}`, method, params))
+	resp := w.request(t, http.MethodPost, msg)
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusAccepted {
-		t.Fatalf("%s: HTTP %d, want 202", method, resp.StatusCode)
+		t.Fatalf("%s: HTTP %d, want 202", msg, resp.StatusCode)
 	}
+}
+
+func (w *httpWire) notify(t *testing.T, method, params string) {
+	t.Helper()
+	w.post(t, fmt.Sprintf(`{"jsonrpc":"2.0","method":%q,"params":%s}`, method, params))
 	if method == "notifications/initialized" {
 		resp := w.request(t, http.MethodGet, "")
 		if resp.StatusCode != http.StatusOK {
@@ -288,13 +319,15 @@ func readSSE(r io.Reader) func(func(wireMsg) bool) {
 	}
 }
 
-// listChangedHub is the SMALL fixture with auto_load_on_call, logging at
-// debug to log so a test can wait for the SDK's debounced notification to
-// have been handled.
-func listChangedHub(t *testing.T, fx *fixtures, log *fixture.Log) *Hub {
+// listChangedHub is the SMALL fixture with auto_load_on_call and
+// relist_wait, logging at debug to log so a test can wait for the SDK's
+// debounced notification to have been handled.
+func listChangedHub(t *testing.T, fx *fixtures, log *fixture.Log, relistWait time.Duration) *Hub {
 	t.Helper()
 	cfg := smallConfig()
 	cfg.Discovery.AutoLoadOnCall = true
+	w := upstream.Duration(relistWait)
+	cfg.Discovery.RelistWait = &w
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	logger := slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelDebug}))
@@ -315,9 +348,9 @@ func debounced(log *fixture.Log) int {
 // wireTransports open a raw session to a hub at a protocol version.
 var wireTransports = []struct {
 	name string
-	open func(t *testing.T, h *Hub, version string) wireSession
+	open func(t *testing.T, h *Hub, version string, relists bool) wireSession
 }{
-	{"stdio", func(t *testing.T, h *Hub, _ string) wireSession { return openStdioWire(t, h) }},
+	{"stdio", func(t *testing.T, h *Hub, _ string, relists bool) wireSession { return openStdioWire(t, h, relists) }},
 	{"http", openHTTPWire},
 }
 
@@ -336,43 +369,60 @@ func wireInitialize(t *testing.T, w wireSession, version string) {
 	w.notify(t, "notifications/initialized", `{}`)
 }
 
-// TestToolsListChangedBeforeResult: a call that loads tools (search_tools;
-// call_tool and a direct call with auto_load_on_call) gets exactly one
-// tools/list_changed, before its result, on the wire: stdout over stdio, the
-// call's own POST stream over HTTP; nothing more comes later (no debounced
-// duplicate; none on the GET stream). At every protocol version the hub
-// negotiates.
-func TestToolsListChangedBeforeResult(t *testing.T) {
-	calls := []struct {
-		name, params, loads string
-	}{
-		{"search_tools", `{"name":"search_tools","arguments":{"tool_names":["math__add"]}}`, "math__add"},
-		{"call_tool auto-load", `{"name":"call_tool","arguments":{"name":"math__multiply","arguments":{"a":2,"b":3}}}`, "math__multiply"},
-		{"direct call auto-load", `{"name":"weather__get_current","arguments":{"location":"Paris"}}`, "weather__get_current"},
+// checkLoaded checks the messages of a call (id) that loaded tool, for a
+// client that re-lists (the re-list's id is relist) or not: exactly one
+// tools/list_changed, then, for a client that re-lists, the answer to its
+// re-list (with the tool) and a ping, then the result.
+func checkLoaded(t *testing.T, what string, got []wireMsg, id, relist int, tool string) {
+	t.Helper()
+	want := []string{toolsListChanged, "response " + strconv.Itoa(id)}
+	if relist > 0 {
+		want = []string{toolsListChanged, "response " + strconv.Itoa(relist), "ping", "response " + strconv.Itoa(id)}
 	}
+	var tail []string
+	for _, m := range got[max(0, len(got)-len(want)):] {
+		tail = append(tail, m.String())
+	}
+	if countMethod(got, toolsListChanged) != 1 || strings.Join(tail, ", ") != strings.Join(want, ", ") {
+		t.Fatalf("%s: got %v; want exactly one %s, and the messages to end with %v", what, got, toolsListChanged, want)
+	}
+	if relist > 0 && !bytes.Contains(got[len(got)-3].Result, []byte(`"name":"`+tool+`"`)) {
+		t.Errorf("%s: the re-list after the notification lacks %s", what, tool)
+	}
+	if res := got[len(got)-1]; res.Error != nil || bytes.Contains(res.Result, []byte(`"isError":true`)) {
+		t.Errorf("%s failed: %s%s", what, res.Error, res.Result)
+	}
+}
+
+// loadingCalls are the calls that load a tool: search_tools, and with
+// auto_load_on_call call_tool and a direct call.
+var loadingCalls = []struct {
+	name, params, loads string
+}{
+	{"search_tools", `{"name":"search_tools","arguments":{"tool_names":["math__add"]}}`, "math__add"},
+	{"call_tool auto-load", `{"name":"call_tool","arguments":{"name":"math__multiply","arguments":{"a":2,"b":3}}}`, "math__multiply"},
+	{"direct call auto-load", `{"name":"weather__get_current","arguments":{"location":"Paris"}}`, "weather__get_current"},
+}
+
+// TestToolsListChangedBeforeResult: a call that loads tools gets exactly
+// one tools/list_changed, before its result, on the wire: stdout over
+// stdio, the call's own POST stream over HTTP. The client re-lists on it
+// (as Claude Code does), and the result waits for that re-list's answer
+// and a ping after it. Nothing more comes later (no debounced duplicate;
+// nothing on the GET stream). At every protocol version the hub negotiates.
+func TestToolsListChangedBeforeResult(t *testing.T) {
 	for _, tr := range wireTransports {
 		for _, version := range wireVersions {
 			t.Run(tr.name+"/"+version, func(t *testing.T) {
 				log := fixture.NewLog(t)
-				h := listChangedHub(t, newFixtures(), log)
-				w := tr.open(t, h, version)
+				// Far above a re-list round trip: a result that waited
+				// for it by mistake would make the test time out.
+				h := listChangedHub(t, newFixtures(), log, wireDeadline)
+				w := tr.open(t, h, version, true)
 				wireInitialize(t, w, version)
-				for i, c := range calls {
+				for i, c := range loadingCalls {
 					id := 10 + i
-					got := w.call(t, id, "tools/call", c.params)
-					if n := countMethod(got, toolsListChanged); n != 1 || got[len(got)-2].Method != toolsListChanged {
-						t.Fatalf("%s: got %v; want exactly one %s, right before the result", c.name, got, toolsListChanged)
-					}
-					if res := got[len(got)-1]; res.Error != nil || bytes.Contains(res.Result, []byte(`"isError":true`)) {
-						t.Errorf("%s failed: %s%s", c.name, res.Error, res.Result)
-					}
-					list := w.call(t, 100+i, "tools/list", `{}`)
-					if countMethod(list, toolsListChanged) != 0 {
-						t.Errorf("%s: a second %s came after its result: %v", c.name, toolsListChanged, list)
-					}
-					if !bytes.Contains(list[len(list)-1].Result, []byte(`"name":"`+c.loads+`"`)) {
-						t.Errorf("%s: tools/list after it lacks %s", c.name, c.loads)
-					}
+					checkLoaded(t, c.name, w.call(t, id, "tools/call", c.params), id, relistID+i, c.loads)
 					// The SDK's debounced copy has been handled (sent or
 					// dropped) before the next call, so a duplicate would
 					// show up in that call's messages, or below.
@@ -383,6 +433,35 @@ func TestToolsListChangedBeforeResult(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestToolsListChangedClientIgnoresIt: for a client that does not re-list,
+// the first loading call's result waits discovery.relist_wait, the next
+// ones not at all; each still gets its notification right before its
+// result.
+func TestToolsListChangedClientIgnoresIt(t *testing.T) {
+	const relistWait = 300 * time.Millisecond
+	for _, tr := range wireTransports {
+		t.Run(tr.name, func(t *testing.T) {
+			log := fixture.NewLog(t)
+			h := listChangedHub(t, newFixtures(), log, relistWait)
+			const version = "2025-11-25"
+			w := tr.open(t, h, version, false)
+			wireInitialize(t, w, version)
+			for i, c := range loadingCalls {
+				id := 10 + i
+				start := time.Now()
+				checkLoaded(t, c.name, w.call(t, id, "tools/call", c.params), id, 0, c.loads)
+				if took := time.Since(start); i == 0 && took < relistWait {
+					t.Errorf("%s took %s: the first result did not wait relist_wait (%s) for the re-list", c.name, took, relistWait)
+				}
+			}
+			if n := strings.Count(log.String(), "gave up waiting for the client's re-list"); n != 1 {
+				t.Errorf("the hub gave up waiting for a re-list %d times, want once (the first call; then it knows)", n)
+			}
+			w.end(t)
+		})
 	}
 }
 
@@ -410,14 +489,11 @@ func TestToolsListChangedUpstreamDebounced(t *testing.T) {
 		t.Run(tr.name, func(t *testing.T) {
 			log := fixture.NewLog(t)
 			fx := newFixtures()
-			h := listChangedHub(t, fx, log)
+			h := listChangedHub(t, fx, log, wireDeadline)
 			const version = "2025-11-25"
-			w := tr.open(t, h, version)
+			w := tr.open(t, h, version, true)
 			wireInitialize(t, w, version)
-			got := w.call(t, 10, "tools/call", `{"name":"search_tools","arguments":{"tool_names":["math__add"]}}`)
-			if countMethod(got, toolsListChanged) != 1 || got[len(got)-2].Method != toolsListChanged {
-				t.Fatalf("search_tools: %v; want one %s right before the result", got, toolsListChanged)
-			}
+			checkLoaded(t, "search_tools", w.call(t, 10, "tools/call", loadingCalls[0].params), 10, relistID, loadingCalls[0].loads)
 			fixture.Eventually(t, wireDeadline, "the SDK's debounced copy of the search's change", func() bool { return debounced(log) == 1 })
 
 			release := make(chan struct{})
@@ -451,5 +527,26 @@ func TestToolsListChangedUpstreamDebounced(t *testing.T) {
 				t.Errorf("the middleware saw %d debounced notifications and dropped %d; want 2 and 1 (the search's dropped, the upstream change's sent)", n, dropped)
 			}
 		})
+	}
+}
+
+// TestRelistWaitConfig: discovery.relist_wait defaults to
+// DefaultRelistWait; 0 turns the wait off.
+func TestRelistWaitConfig(t *testing.T) {
+	for _, tc := range []struct {
+		doc  string
+		want time.Duration
+	}{
+		{"", DefaultRelistWait},
+		{"discovery:\n  relist_wait: 0\n", 0},
+		{"discovery:\n  relist_wait: 250ms\n", 250 * time.Millisecond},
+	} {
+		cfg, err := ParseConfig("hub.yaml", []byte("servers:\n  a:\n    command: x\n"+tc.doc))
+		if err != nil {
+			t.Fatalf("%q: %v", tc.doc, err)
+		}
+		if got := cfg.Discovery.RelistWaitOrDefault(); got != tc.want {
+			t.Errorf("%q: relist_wait %s, want %s", tc.doc, got, tc.want)
+		}
 	}
 }

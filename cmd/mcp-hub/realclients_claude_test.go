@@ -25,15 +25,16 @@ var claudeCode = realClient{
 	env:    "MCP_HUB_CLAUDE",
 	prefix: "mcp__hub__",
 	api:    anthropicMessages,
-	version: func(bin string) string {
-		out, _ := exec.Command(bin, "--version").Output()
+	next:   listedAlways,
+	version: func(cmd []string) string {
+		out, _ := exec.Command(cmd[0], "--version").Output()
 		v, _, _ := strings.Cut(strings.TrimSpace(string(out)), " ")
 		return v
 	},
 	run: runClaudeCode,
 }
 
-func runClaudeCode(ctx context.Context, bin, home, modelURL string, hub hubServer, prompt string) (string, error) {
+func runClaudeCode(ctx context.Context, bin []string, home, modelURL string, hub hubServer, prompt string) (string, error) {
 	server := map[string]any{"type": "http", "url": hub.url}
 	if hub.url == "" {
 		server = map[string]any{"type": "stdio", "command": hub.command[0], "args": hub.command[1:], "env": hub.env}
@@ -43,7 +44,7 @@ func runClaudeCode(ctx context.Context, bin, home, modelURL string, hub hubServe
 	if err := os.WriteFile(cfgPath, cfg, 0o600); err != nil {
 		return "", err
 	}
-	cmd := exec.CommandContext(ctx, bin, "-p", prompt,
+	cmd := exec.CommandContext(ctx, bin[0], "-p", prompt,
 		"--mcp-config", cfgPath, "--strict-mcp-config",
 		// --dangerously-skip-permissions is refused as root; this allows
 		// every tool of the server named hub.

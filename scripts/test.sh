@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The test command of mcp-hub (README, CI). Needs Go, and Node/npm only the
 # first time: it installs Node 22, the MCP conformance suite and the real MCP
-# clients the hub is tested with (Claude Code, Codex CLI, Gemini CLI) into
+# clients the hub is tested with (Claude Code, Codex CLI) into
 # .cache/ (git-ignored), then runs go vet, checks third_party/go-sdk and
 # go.fast.mod, go test -race on the fast build (including the conformance run
 # and the real clients through the hub), the stock build's compile and
@@ -31,13 +31,11 @@ conformance_js="$conformance_dir/dist/index.js"
 conformance_version=0.1.16
 node_major=22
 # Real MCP clients (cmd/mcp-hub/realclients_test.go), pinned: the README's
-# client table comes from these versions. ~740 MB in all (codex ~400 MB).
+# client table comes from these versions: ~640 MB (Claude Code 235 MB, Codex 404 MB).
 claude_version=2.1.197
 codex_version=0.169.0
-gemini_version=0.61.0
 claude_bin="$npm_dir/node_modules/@anthropic-ai/claude-code/bin/claude.exe"
 codex_js="$npm_dir/node_modules/@openai/codex/bin/codex.js"
-gemini_js="$npm_dir/node_modules/@google/gemini-cli/bundle/gemini.js"
 fuzztime=${MCP_HUB_FUZZTIME:-10s}
 test_timeout=${MCP_HUB_TEST_TIMEOUT:-8m}
 
@@ -89,18 +87,17 @@ pkg_version() { # pkg_version PACKAGE: its installed version, if any
 	"$node_bin" -p "require('$npm_dir/node_modules/$1/package.json').version" 2>/dev/null
 }
 clients_installed() {
-	[[ -x $node_bin && -x $claude_bin && -f $codex_js && -f $gemini_js ]] || return 1
+	[[ -x $node_bin && -x $claude_bin && -f $codex_js ]] || return 1
 	[[ $(pkg_version @anthropic-ai/claude-code) == "$claude_version" &&
-		$(pkg_version @openai/codex) == "$codex_version" &&
-		$(pkg_version @google/gemini-cli) == "$gemini_version" ]]
+		$(pkg_version @openai/codex) == "$codex_version" ]]
 }
-step "install: Claude Code $claude_version, Codex CLI $codex_version, Gemini CLI $gemini_version into .cache/npm"
+step "install: Claude Code $claude_version, Codex CLI $codex_version into .cache/npm"
 t0=$SECONDS
 if clients_installed; then
 	echo "already installed"
 	record clients ok $((SECONDS - t0)) "cached"
 elif [[ -x $node_bin ]] && npm install --prefix "$npm_dir" --no-audit --no-fund --loglevel=error \
-	"@anthropic-ai/claude-code@$claude_version" "@openai/codex@$codex_version" "@google/gemini-cli@$gemini_version" </dev/null &&
+	"@anthropic-ai/claude-code@$claude_version" "@openai/codex@$codex_version" </dev/null &&
 	clients_installed; then
 	record clients ok $((SECONDS - t0)) "installed"
 else
@@ -151,7 +148,7 @@ export MCP_HUB_CONFORMANCE_SUMMARY="$conf_summary"
 clients_summary="$cache/clients-summary.txt"
 rm -f "$clients_summary"
 if clients_installed; then
-	export MCP_HUB_NODE="$node_bin" MCP_HUB_CLAUDE="$claude_bin" MCP_HUB_CODEX="$codex_js" MCP_HUB_GEMINI="$gemini_js"
+	export MCP_HUB_NODE="$node_bin" MCP_HUB_CLAUDE="$claude_bin" MCP_HUB_CODEX="$codex_js"
 else
 	echo "real MCP clients not installed: TestRealClients will skip them" >&2
 fi

@@ -105,10 +105,6 @@ type nextCall int
 const (
 	listedNever  nextCall = iota // it lists MCP tools once, at start
 	listedAlways                 // the test fails on any turn without it
-	// listedSometimes: it re-lists, but applies the new list after its
-	// next model call has gone out more often than not; only the answers
-	// are checked.
-	listedSometimes
 )
 
 // calcTurn is the scripted model for one turn: it solves expr with the
@@ -217,7 +213,11 @@ func clientTurns(t *testing.T) []struct{ expr, want string } {
 
 // realClients are the clients the harness knows. scripts/test.sh installs
 // each into .cache/npm and names its executable in the client's variable.
-var realClients = []realClient{claudeCode, codexCLI, geminiCLI}
+//
+// Gemini CLI 0.61.0 was tried and left out (README, "Client
+// compatibility"): a turn took ~25 s here, and whether its next model call
+// had the loaded tool varied from turn to turn (2 of 6).
+var realClients = []realClient{claudeCode, codexCLI}
 
 // TestRealClients runs each installed real client through the hub, over
 // stdio and streamable HTTP, 3 turns each (issue 16): every turn must end

@@ -506,25 +506,25 @@ func TestToolsListChangedUpstreamDebounced(t *testing.T) {
 			}
 			fx.removeTools("clock", "now")
 			close(release)
-			fixture.Eventually(t, wireDeadline, "the SDK's debounced notification of the upstream change", func() bool { return debounced(log) == 2 })
+			// Usually one for the lot; on a loaded machine the SDK's 10 ms
+			// timer may split the burst, so at least one.
+			fixture.Eventually(t, wireDeadline, "the SDK's debounced notification of the upstream change", func() bool { return debounced(log) >= 2 })
 			list := w.call(t, 11, "tools/list", `{}`)
-			if countMethod(list, toolsListChanged) > 1 {
-				t.Errorf("tools/list: %v; want at most one %s (stdio: the debounced one)", list, toolsListChanged)
-			}
+			upstreamNotes := debounced(log) - 1
 			res := string(list[len(list)-1].Result)
 			if !strings.Contains(res, `"clock__extra_c"`) || strings.Contains(res, `"clock__now"`) {
 				t.Errorf("tools/list after the upstream change: %s", res)
 			}
 			rest := w.end(t)
 			if tr.name == "http" {
-				if countMethod(list, toolsListChanged) != 0 || countMethod(rest, toolsListChanged) != 1 {
-					t.Errorf("HTTP: tools/list POST %v, GET stream %v; want the upstream change's one %s on the GET stream only", list, rest, toolsListChanged)
+				if countMethod(list, toolsListChanged) != 0 || countMethod(rest, toolsListChanged) != upstreamNotes {
+					t.Errorf("HTTP: tools/list POST %v, GET stream %v; want the upstream change's %d debounced %s on the GET stream only", list, rest, upstreamNotes, toolsListChanged)
 				}
-			} else if n := countMethod(list, toolsListChanged) + countMethod(rest, toolsListChanged); n != 1 {
-				t.Errorf("stdio: %d %s after the upstream change (%v then %v), want 1", n, toolsListChanged, list, rest)
+			} else if n := countMethod(list, toolsListChanged) + countMethod(rest, toolsListChanged); n != upstreamNotes {
+				t.Errorf("stdio: %d %s after the upstream change (%v then %v), want its %d debounced ones", n, toolsListChanged, list, rest, upstreamNotes)
 			}
-			if n, dropped := debounced(log), strings.Count(log.String(), "debounced copy dropped"); n != 2 || dropped != 1 {
-				t.Errorf("the middleware saw %d debounced notifications and dropped %d; want 2 and 1 (the search's dropped, the upstream change's sent)", n, dropped)
+			if dropped := strings.Count(log.String(), "debounced copy dropped"); dropped != 1 || strings.Count(log.String(), "sent before the result") != 1 {
+				t.Errorf("the search's debounced copy dropped %d times, want 1; the upstream change must be sent only by the SDK's timer:\n%s", dropped, log)
 			}
 		})
 	}

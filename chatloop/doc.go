@@ -10,8 +10,9 @@
 // The model of one turn ([Chat.Send]):
 //
 //  1. Read the session's current tools/list (cached until list_changed
-//     arrives or a tool ran, since a tool call may have loaded tools and the
-//     hub's notification is debounced).
+//     arrives or a tool ran: a tool call may have loaded tools, and go-sdk's
+//     client may hand over a call's result before it has handled the
+//     list_changed the hub sent ahead of it).
 //  2. Send the system prompt, the history and those tools to the provider.
 //  3. If the answer has tool calls, run them all through the session (in
 //     parallel when chat.parallel_tool_calls is true), append the results in

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 func ptr[T any](v T) *T { return &v }
@@ -80,6 +82,7 @@ func TestLoop(t *testing.T) {
 		name   string
 		steps  []step
 		cfg    func(*Config)
+		hub    func(*testHub) // adjusts the hub before the turn
 		prompt string
 		check  func(t *testing.T, h *testHub, p *scripted, r runResult)
 	}{
@@ -135,6 +138,33 @@ func TestLoop(t *testing.T) {
 					roles = append(roles, m.Role)
 				}
 				eqSlice(t, "history roles", roles, []string{"user", "assistant", "tool", "assistant", "tool", "assistant"})
+			},
+		},
+		{
+			// The chat must not depend on when (or whether) list_changed
+			// arrives: a tool loaded in round n is offered in round n+1.
+			name: "a loaded tool is offered next round even without list_changed",
+			hub: func(h *testHub) {
+				h.server.AddSendingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+					return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+						if method == "notifications/tools/list_changed" {
+							return nil, nil
+						}
+						return next(ctx, method, req)
+					}
+				})
+			},
+			steps: []step{
+				reply("", call("c1", "search_tools", `{"query":"weather forecast"}`)),
+				reply("", call("c2", "weather__get_forecast", `{"location":"Oslo"}`)),
+				reply("Sunny in Oslo."),
+			},
+			check: func(t *testing.T, h *testHub, p *scripted, r runResult) {
+				if r.err != nil {
+					t.Fatal(r.err)
+				}
+				eqSlice(t, "round 2 tools", p.toolsOffered(1), withTools("weather__get_forecast"))
+				eqResults(t, "round 3 results", p.toolResults(2), []sentResult{{CallID: "c2", Text: "Sunny in Oslo"}})
 			},
 		},
 		{
@@ -252,6 +282,9 @@ func TestLoop(t *testing.T) {
 				t.Run(mode+"/"+sc.name, func(t *testing.T) {
 					t.Parallel()
 					h := newTestHub(t)
+					if sc.hub != nil {
+						sc.hub(h)
+					}
 					p := newScripted(t, kind, sc.steps...)
 					prompt := sc.prompt
 					if prompt == "" {

@@ -72,9 +72,11 @@ func (s *Session) ClientSession() *mcp.ClientSession { return s.cs }
 func (s *Session) Close() error { return s.cs.Close() }
 
 // markStale forces the next Tools call to re-list. The loop calls it after
-// every round of tool calls: a search loads tools before the hub's
-// debounced list_changed reaches us, and the model must see them on its very
-// next call.
+// every round of tool calls, and the model must see a tool a search loaded
+// on its very next call: the hub sends list_changed before the search's
+// result, but go-sdk's client may return the result before its handler for
+// that earlier notification has run, and a change that was not the call's
+// own (an upstream's) is announced only after a debounce.
 func (s *Session) markStale() { s.stale.Store(true) }
 
 // Tools returns the session's current tools, re-listing when stale. added

@@ -767,6 +767,8 @@ func TestConfigErrors(t *testing.T) {
 			`hub.yaml:4: server 'a': invalid duration "soon": write it like 30s or 2m`},
 		{"bad duration outside servers", "hub.yaml", "servers:\n  a:\n    command: x\nrestart:\n  max_backoff: later\n",
 			`hub.yaml:5: invalid duration "later": write it like 30s or 2m`},
+		{"relist_wait too long", "hub.yaml", "servers:\n  a:\n    command: x\ndiscovery:\n  relist_wait: 1m\n",
+			"hub.yaml:5: discovery.relist_wait must be between 0 (never wait) and 10s"},
 		{"bad boolean", "hub.yaml", "servers:\n  a:\n    command: x\n    disabled: perhaps\n",
 			"hub.yaml:4: server 'a': cannot unmarshal !!str `perhaps` into bool"},
 		{"yaml syntax", "hub.yaml", "servers:\n  a:\n    command: x\n\tbad",

@@ -89,6 +89,26 @@ type Discovery struct {
 	MaxSearchResults int   `yaml:"max_search_results"`
 	CallTool         *bool `yaml:"call_tool"`
 	AutoLoadOnCall   bool  `yaml:"auto_load_on_call"`
+	// RelistWait bounds how long the result of a call that loaded tools
+	// waits for the client to re-list its tools (see toolsNotice); nil is
+	// DefaultRelistWait, 0 never waits.
+	RelistWait *upstream.Duration `yaml:"relist_wait"`
+}
+
+// DefaultRelistWait is discovery.relist_wait's default: well above a
+// client's re-list round trip, short next to a model call.
+const DefaultRelistWait = 500 * time.Millisecond
+
+// maxRelistWait bounds relist_wait: past it a client that never re-lists
+// would make each session's first search look hung.
+const maxRelistWait = 10 * time.Second
+
+// RelistWaitOrDefault is relist_wait with its default.
+func (d Discovery) RelistWaitOrDefault() time.Duration {
+	if d.RelistWait == nil {
+		return DefaultRelistWait
+	}
+	return time.Duration(*d.RelistWait)
 }
 
 // Defaults of the limits above.
@@ -313,6 +333,10 @@ func (c *Config) validate(line func(keys ...string) int) error {
 	}
 	if c.Discovery.MaxSearchResults < 0 {
 		errs = append(errs, &ConfigError{Path: c.Path, Line: line("discovery", "max_search_results"), Msg: "discovery.max_search_results must be positive"})
+	}
+	if w := c.Discovery.RelistWait; w != nil && (*w < 0 || time.Duration(*w) > maxRelistWait) {
+		errs = append(errs, &ConfigError{Path: c.Path, Line: line("discovery", "relist_wait"),
+			Msg: fmt.Sprintf("discovery.relist_wait must be between 0 (never wait) and %s", maxRelistWait)})
 	}
 	return errors.Join(errs...)
 }

@@ -24,7 +24,7 @@ func (s *Session) handleTool(ctx context.Context, req *mcp.CallToolRequest) (mcp
 		switch req.Params.Name {
 		case SearchToolsName:
 			s.recordMetaCall(SearchToolsName)
-			return s.searchTools(ctx, req.Params.Arguments), nil
+			return s.searchTools(ctx, req), nil
 		case CallToolName:
 			s.recordMetaCall(CallToolName)
 			return s.callTool(ctx, req)

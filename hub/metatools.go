@@ -214,9 +214,9 @@ type searchArgs struct {
 }
 
 // searchTools implements search_tools (spec: shared/spec/search_tools.md).
-func (s *Session) searchTools(ctx context.Context, raw json.RawMessage) *mcp.CallToolResult {
+func (s *Session) searchTools(ctx context.Context, req *mcp.CallToolRequest) *mcp.CallToolResult {
 	var args searchArgs
-	if err := decodeArgs(raw, &args); err != nil {
+	if err := decodeArgs(req.Params.Arguments, &args); err != nil {
 		return s.fail("Error: invalid arguments for search_tools: " + err.Error() + ". Expected {query?: string, server_name?: string, tool_names?: string[]}.")
 	}
 	query := strings.TrimSpace(args.Query)
@@ -285,7 +285,7 @@ func (s *Session) searchTools(ctx context.Context, raw json.RawMessage) *mcp.Cal
 			toLoad = append(toLoad, t)
 		}
 	}
-	added := s.load(c, toLoad)
+	added := s.load(ctx, req.Session, c, toLoad)
 	s.recordDiscovered(len(added))
 	if server != "" {
 		// Suggest only names that the server filter would accept.
@@ -517,7 +517,7 @@ func (s *Session) callTool(ctx context.Context, req *mcp.CallToolRequest) (mcp.R
 			s.recordError()
 			return notLoaded(t.Name), nil
 		}
-		s.load(c, []*Tool{t})
+		s.load(ctx, req.Session, c, []*Tool{t})
 	}
 	return s.callUpstream(ctx, t, inner)
 }
@@ -550,7 +550,7 @@ func (s *Session) callHidden(ctx context.Context, req *mcp.CallToolRequest) (mcp
 			s.recordError()
 			return notLoaded(t.Name), nil
 		}
-		s.load(c, []*Tool{t})
+		s.load(ctx, req.Session, c, []*Tool{t})
 	}
 	return s.callUpstream(ctx, t, req.Params)
 }

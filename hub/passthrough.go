@@ -23,10 +23,19 @@ func (s *Session) route(next mcp.MethodHandler) mcp.MethodHandler {
 		switch method {
 		case "tools/call":
 			r := req.(*mcp.CallToolRequest)
-			if !s.shows(r.Params.Name) {
+			shown := s.shows(r.Params.Name)
+			if !shown || isMetaTool(r.Params.Name) {
+				// It may load tools: then its result waits for the
+				// client's re-list (toolsNotice).
+				ctx = s.notice.forCall(ctx)
+				defer s.notice.awaitRelist(ctx)
+			}
+			if !shown {
 				return s.callHidden(ctx, r)
 			}
 			return s.handleTool(ctx, r)
+		case "tools/list":
+			s.notice.listing(ctx)
 		case "resources/list":
 			return s.hub.listResources(ctx, req.(*mcp.ListResourcesRequest).Params)
 		case "resources/templates/list":

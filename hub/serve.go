@@ -44,6 +44,9 @@ func (h *Hub) Connect(ctx context.Context, toolset string, client *mcp.Client) (
 	if err != nil {
 		return nil, err
 	}
+	// The chat re-lists before each model call, after a call's result:
+	// that result must not wait for it.
+	s.notice.relistWait = 0
 	ct, st := mcp.NewInMemoryTransports()
 	if _, err := s.server.Connect(ctx, st, nil); err != nil {
 		return nil, fmt.Errorf("connect to hub: %w", err)

@@ -35,6 +35,7 @@ type Session struct {
 	shown  map[string]string  // what the server currently lists: name -> fingerprint
 	ss     *mcp.ServerSession // set once the client has initialized
 	stats  Stats
+	notice toolsNotice // when the client hears of tool-list changes (listchanged.go)
 }
 
 // NewSession makes a session, and its server, for the named toolset ("" for all).
@@ -67,6 +68,8 @@ func (h *Hub) NewSession(toolset string) (*Session, error) {
 		},
 	})
 	s.server.AddReceivingMiddleware(s.guard, s.logErrors, s.route)
+	s.notice.log, s.notice.relistWait = h.log, h.cfg.Discovery.RelistWaitOrDefault()
+	s.server.AddSendingMiddleware(s.notice.middleware) // last: it must see the whole chain below it
 	s.sync(h.Catalog())
 	return s, nil
 }
@@ -174,7 +177,7 @@ func (s *Session) partition(c *Catalog) (eager, loaded, deferred []*Tool) {
 // sync makes the server list exactly what the session should see in
 // catalog c, or in the hub's current catalog if that is newer (a search
 // that loads tools can race a rebuild). The SDK sends one debounced
-// tools/list_changed for the lot.
+// tools/list_changed for the lot (see toolsNotice for when that is dropped).
 func (s *Session) sync(c *Catalog) {
 	// A panic here leaves this session's list as it was; the hub and the
 	// other sessions go on.
@@ -207,20 +210,28 @@ func (s *Session) sync(c *Catalog) {
 			delete(s.loaded, name)
 		}
 	}
-	var gone []string
+	var gone, changed []string
 	for name := range s.shown {
 		if _, ok := want[name]; !ok {
 			gone = append(gone, name)
 			delete(s.shown, name)
 		}
 	}
+	for name, e := range want {
+		if s.shown[name] != e.fingerprint {
+			changed = append(changed, name)
+		}
+	}
+	if len(gone)+len(changed) == 0 {
+		return
+	}
+	s.notice.changing()
+	defer s.notice.changed()
 	if len(gone) > 0 {
 		s.server.RemoveTools(gone...)
 	}
-	for name, e := range want {
-		if s.shown[name] == e.fingerprint {
-			continue
-		}
+	for _, name := range changed {
+		e := want[name]
 		if err := s.addTool(e.def); err != nil {
 			s.hub.log.Error("tool cannot be served", "tool", name, "err", err)
 			continue
@@ -260,8 +271,10 @@ func answeredByRoute(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult
 }
 
 // load adds deferred tools to the session's loaded set and re-syncs.
-// It returns the names that were newly loaded.
-func (s *Session) load(c *Catalog, tools []*Tool) (added []string) {
+// It returns the names that were newly loaded. Only a request of ss loads
+// tools, and ss hears of them before that request's result
+// (toolsNotice.announce).
+func (s *Session) load(ctx context.Context, ss *mcp.ServerSession, c *Catalog, tools []*Tool) (added []string) {
 	s.mu.Lock()
 	for _, t := range tools {
 		if !s.loaded[t.Name] {
@@ -271,6 +284,8 @@ func (s *Session) load(c *Catalog, tools []*Tool) (added []string) {
 	}
 	s.mu.Unlock()
 	if len(added) > 0 {
+		s.notice.willAnnounce(ss)
+		defer s.notice.announce(ctx, ss)
 		s.sync(c)
 	}
 	return added

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # The test command of mcp-hub (README, CI). Needs Go, and Node/npm only the
-# first time: it installs Node 22 and the MCP conformance suite into .cache/
-# (git-ignored), then runs go vet, checks third_party/go-sdk and go.fast.mod,
-# go test -race on the fast build (including the conformance run through the
-# hub), the stock build's compile and hub/upstream tests, the release build,
-# a bounded load test and short fuzzing, and prints a summary.
+# first time: it installs Node 22, the MCP conformance suite and the real MCP
+# clients the hub is tested with (Claude Code, Codex CLI) into
+# .cache/ (git-ignored), then runs go vet, checks third_party/go-sdk and
+# go.fast.mod, go test -race on the fast build (including the conformance run
+# and the real clients through the hub), the stock build's compile and
+# hub/upstream tests, the release build, a bounded load test and short
+# fuzzing, and prints a summary.
 #
 #   ./scripts/test.sh                 everything
 #   ./scripts/test.sh -run Conformance -v   extra arguments go to `go test`
@@ -28,6 +30,12 @@ conformance_js="$conformance_dir/dist/index.js"
 # suite's scenarios change between releases.
 conformance_version=0.1.16
 node_major=22
+# Real MCP clients (cmd/mcp-hub/realclients_test.go), pinned: the README's
+# client table comes from these versions: ~640 MB (Claude Code 235 MB, Codex 404 MB).
+claude_version=2.1.197
+codex_version=0.169.0
+claude_bin="$npm_dir/node_modules/@anthropic-ai/claude-code/bin/claude.exe"
+codex_js="$npm_dir/node_modules/@openai/codex/bin/codex.js"
 fuzztime=${MCP_HUB_FUZZTIME:-10s}
 test_timeout=${MCP_HUB_TEST_TIMEOUT:-8m}
 
@@ -72,6 +80,31 @@ else
 	fi
 fi
 
+# --- 1b. the real MCP clients into .cache/npm --------------------------------
+# Same rules: idempotent, offline once installed. Without them
+# TestRealClients skips each client and says why.
+pkg_version() { # pkg_version PACKAGE: its installed version, if any
+	"$node_bin" -p "require('$npm_dir/node_modules/$1/package.json').version" 2>/dev/null
+}
+clients_installed() {
+	[[ -x $node_bin && -x $claude_bin && -f $codex_js ]] || return 1
+	[[ $(pkg_version @anthropic-ai/claude-code) == "$claude_version" &&
+		$(pkg_version @openai/codex) == "$codex_version" ]]
+}
+step "install: Claude Code $claude_version, Codex CLI $codex_version into .cache/npm"
+t0=$SECONDS
+if clients_installed; then
+	echo "already installed"
+	record clients ok $((SECONDS - t0)) "cached"
+elif [[ -x $node_bin ]] && npm install --prefix "$npm_dir" --no-audit --no-fund --loglevel=error \
+	"@anthropic-ai/claude-code@$claude_version" "@openai/codex@$codex_version" </dev/null &&
+	clients_installed; then
+	record clients ok $((SECONDS - t0)) "installed"
+else
+	echo "install failed: need Node $node_major (above), npm and access to the npm registry the first time" >&2
+	record clients FAIL $((SECONDS - t0)) "npm install into $npm_dir; TestRealClients skips"
+fi
+
 echo "go: $(go version)"
 
 # The fast build (go.fast.mod: go-sdk with our patch, third_party/README.md)
@@ -112,6 +145,14 @@ else
 	echo "conformance CLI not installed: TestConformance will be skipped" >&2
 fi
 export MCP_HUB_CONFORMANCE_SUMMARY="$conf_summary"
+clients_summary="$cache/clients-summary.txt"
+rm -f "$clients_summary"
+if clients_installed; then
+	export MCP_HUB_NODE="$node_bin" MCP_HUB_CLAUDE="$claude_bin" MCP_HUB_CODEX="$codex_js"
+else
+	echo "real MCP clients not installed: TestRealClients will skip them" >&2
+fi
+export MCP_HUB_CLIENTS_SUMMARY="$clients_summary"
 if go test -race -count=1 -timeout "$test_timeout" "$@" ./... 2>&1 | tee "$log"; then
 	record test ok $((SECONDS - t0))
 else
@@ -187,6 +228,12 @@ if [[ -f $conf_summary ]]; then
 	sed 's/^/  /' "$conf_summary"
 else
 	printf '\nconformance: no results (TestConformance was skipped, or stopped before the end: see the log)\n'
+fi
+if [[ -f $clients_summary ]]; then
+	printf '\nreal clients (loaded tool in the next model request; README, "Client compatibility"):\n'
+	sed 's/^/  /' "$clients_summary"
+else
+	printf '\nreal clients: no results (TestRealClients was skipped, or stopped before the end: see the log)\n'
 fi
 if grep -qE '^(--- FAIL|FAIL)' "$log" 2>/dev/null; then
 	printf '\nfailures:\n'

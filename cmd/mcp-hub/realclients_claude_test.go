@@ -1,0 +1,205 @@
+//go:build linux
+
+package main
+
+// Claude Code as a real client (NOTES.md, "Claude Code as a real client,
+// offline") and the Anthropic Messages API it talks to.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// claudeCode is `claude -p` (npm @anthropic-ai/claude-code).
+var claudeCode = realClient{
+	name:   "Claude Code",
+	env:    "MCP_HUB_CLAUDE",
+	prefix: "mcp__hub__",
+	api:    anthropicMessages,
+	next:   listedAlways,
+	version: func(cmd []string) string {
+		out, _ := exec.Command(cmd[0], "--version").Output()
+		v, _, _ := strings.Cut(strings.TrimSpace(string(out)), " ")
+		return v
+	},
+	run: runClaudeCode,
+}
+
+func runClaudeCode(ctx context.Context, bin []string, home, modelURL string, hub hubServer, prompt string) (string, error) {
+	server := map[string]any{"type": "http", "url": hub.url}
+	if hub.url == "" {
+		server = map[string]any{"type": "stdio", "command": hub.command[0], "args": hub.command[1:], "env": hub.env}
+	}
+	cfg, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"hub": server}})
+	cfgPath := filepath.Join(home, "mcp.json")
+	if err := os.WriteFile(cfgPath, cfg, 0o600); err != nil {
+		return "", err
+	}
+	cmd := exec.CommandContext(ctx, bin[0], "-p", prompt,
+		"--mcp-config", cfgPath, "--strict-mcp-config",
+		// --dangerously-skip-permissions is refused as root; this allows
+		// every tool of the server named hub.
+		"--allowedTools", "mcp__hub",
+		"--output-format", "text")
+	cmd.Dir = home
+	cmd.Env = []string{
+		"HOME=" + home,
+		"PATH=" + os.Getenv("PATH"),
+		"ANTHROPIC_BASE_URL=" + modelURL,
+		"ANTHROPIC_API_KEY=test-key",
+		"DISABLE_TELEMETRY=1",
+		"DISABLE_AUTOUPDATER=1",
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
+		// -p connects MCP servers in the background by default, and its
+		// first model call may go out before the hub is connected.
+		"MCP_CONNECTION_NONBLOCKING=false",
+	}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return stdout.String(), fmt.Errorf("claude: %w\nstderr: %s", err, stderr.String())
+	}
+	return stdout.String(), nil
+}
+
+// anthropicMessages serves POST /v1/messages (JSON or SSE, as the request
+// asks) and /v1/messages/count_tokens in the real wire format.
+func anthropicMessages(t *testing.T, script *calcTurn) http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/messages/count_tokens", func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"input_tokens":100}`)
+	})
+	mux.HandleFunc("POST /v1/messages", func(w http.ResponseWriter, r *http.Request) {
+		var req anthropicRequest
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			w.WriteHeader(http.StatusBadRequest)
+			fmt.Fprintf(w, `{"type":"error","error":{"type":"invalid_request_error","message":%q}}`, err.Error())
+			return
+		}
+		move := script.move(req.view())
+		blocks := []map[string]any{}
+		stop := "end_turn"
+		if move.text != "" {
+			blocks = append(blocks, map[string]any{"type": "text", "text": move.text})
+		}
+		if c := move.call; c != nil {
+			blocks = append(blocks, map[string]any{"type": "tool_use", "id": c.id, "name": c.name, "input": c.args})
+			stop = "tool_use"
+		}
+		msg := map[string]any{
+			"id": "msg_scripted", "type": "message", "role": "assistant", "model": req.Model,
+			"content": blocks, "stop_reason": stop, "stop_sequence": nil,
+			"usage": map[string]any{"input_tokens": 100, "output_tokens": 10},
+		}
+		if !req.Stream {
+			w.Header().Set("Content-Type", "application/json")
+			json.NewEncoder(w).Encode(msg)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		event := func(name string, data any) {
+			b, _ := json.Marshal(data)
+			fmt.Fprintf(w, "event: %s\ndata: %s\n\n", name, b)
+		}
+		start := map[string]any{}
+		for k, v := range msg {
+			start[k] = v
+		}
+		start["content"], start["stop_reason"] = []any{}, nil
+		start["usage"] = map[string]any{"input_tokens": 100, "output_tokens": 1}
+		event("message_start", map[string]any{"type": "message_start", "message": start})
+		for i, b := range blocks {
+			switch b["type"] {
+			case "text":
+				event("content_block_start", map[string]any{"type": "content_block_start", "index": i, "content_block": map[string]any{"type": "text", "text": ""}})
+				event("content_block_delta", map[string]any{"type": "content_block_delta", "index": i, "delta": map[string]any{"type": "text_delta", "text": b["text"]}})
+			case "tool_use":
+				event("content_block_start", map[string]any{"type": "content_block_start", "index": i, "content_block": map[string]any{"type": "tool_use", "id": b["id"], "name": b["name"], "input": map[string]any{}}})
+				event("content_block_delta", map[string]any{"type": "content_block_delta", "index": i, "delta": map[string]any{"type": "input_json_delta", "partial_json": string(b["input"].(json.RawMessage))}})
+			}
+			event("content_block_stop", map[string]any{"type": "content_block_stop", "index": i})
+		}
+		event("message_delta", map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": stop, "stop_sequence": nil}, "usage": map[string]any{"output_tokens": 10}})
+		event("message_stop", map[string]any{"type": "message_stop"})
+	})
+	return mux
+}
+
+// anthropicRequest is the part of a Messages request the script reads.
+type anthropicRequest struct {
+	Model    string `json:"model"`
+	Stream   bool   `json:"stream"`
+	Messages []struct {
+		Role    string          `json:"role"`
+		Content json.RawMessage `json:"content"` // a string or blocks
+	} `json:"messages"`
+	Tools []struct {
+		Name string `json:"name"`
+	} `json:"tools"`
+}
+
+type anthropicBlock struct {
+	Type      string          `json:"type"`
+	Text      string          `json:"text"`
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	ToolUseID string          `json:"tool_use_id"`
+	IsError   bool            `json:"is_error"`
+	Content   json.RawMessage `json:"content"` // tool_result: a string or blocks
+}
+
+func anthropicBlocks(raw json.RawMessage) []anthropicBlock {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return []anthropicBlock{{Type: "text", Text: s}}
+	}
+	var blocks []anthropicBlock
+	json.Unmarshal(raw, &blocks)
+	return blocks
+}
+
+func (r *anthropicRequest) view() modelView {
+	var v modelView
+	for _, t := range r.Tools {
+		v.tools = append(v.tools, t.Name)
+	}
+	names := map[string]string{} // tool_use id -> tool name
+	for _, m := range r.Messages {
+		for _, b := range anthropicBlocks(m.Content) {
+			if b.Type == "tool_use" {
+				names[b.ID] = b.Name
+			}
+		}
+	}
+	if len(r.Messages) == 0 {
+		return v
+	}
+	last := r.Messages[len(r.Messages)-1]
+	if last.Role != "user" {
+		return v
+	}
+	for _, b := range anthropicBlocks(last.Content) {
+		switch b.Type {
+		case "text":
+			v.prompt += b.Text
+		case "tool_result":
+			var text strings.Builder
+			for _, c := range anthropicBlocks(b.Content) {
+				text.WriteString(c.Text)
+			}
+			v.results = append(v.results, toolResult{tool: names[b.ToolUseID], text: text.String(), isError: b.IsError})
+		}
+	}
+	return v
+}

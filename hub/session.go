@@ -68,7 +68,7 @@ func (h *Hub) NewSession(toolset string) (*Session, error) {
 		},
 	})
 	s.server.AddReceivingMiddleware(s.guard, s.logErrors, s.route)
-	s.notice.log, s.notice.relistWait = h.log, h.cfg.Discovery.RelistWaitOrDefault()
+	s.notice.log, s.notice.relistWait = h.log, h.Config().Discovery.RelistWaitOrDefault()
 	s.server.AddSendingMiddleware(s.notice.middleware) // last: it must see the whole chain below it
 	s.sync(h.Catalog())
 	return s, nil

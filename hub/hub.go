@@ -25,6 +25,12 @@ type Options struct {
 	// Builtin overrides how builtin servers are made (tests use it to run
 	// fixture servers in-process). Default: package builtin.
 	Builtin func(name string, env map[string]string) (*mcp.Server, error)
+	// OAuth is how upstreams that ask for OAuth get their tokens (no
+	// store: OAuth is off).
+	OAuth upstream.OAuthOptions
+	// Redactor, if set, is the caller's (its log's): the hub adds the
+	// config's secrets and the OAuth tokens it learns to it.
+	Redactor *upstream.Redactor
 }
 
 // Hub is a running aggregation of upstream servers: the upstream
@@ -84,6 +90,14 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Hub, error) {
 	h.routes.init()
 	h.subs = subscriptions{hub: h, by: map[string]map[*Session]bool{}}
 	h.catalog.Store(&Catalog{byName: map[string]*Tool{}, prompts: map[string]*Prompt{}, resources: map[string]string{}})
+	h.redact = opts.Redactor
+	if h.redact == nil {
+		h.redact = upstream.NewRedactor()
+	}
+	h.redact.Add(cfg.Secrets...)
+	for _, name := range cfg.ServerOrder {
+		h.redact.Add(cfg.Servers[name].SecretValues()...)
+	}
 	uopts := upstream.Options{
 		InitialBackoff: time.Duration(cfg.Restart.InitialBackoff),
 		MaxBackoff:     time.Duration(cfg.Restart.MaxBackoff),
@@ -93,16 +107,14 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Hub, error) {
 		Logger:         opts.Logger,
 		SDKLogger:      h.sdkLog,
 		Builtin:        opts.Builtin,
+		OAuth:          opts.OAuth,
+		Redactor:       h.redact,
 	}
-	secrets := cfg.Secrets
 	for _, name := range cfg.ServerOrder {
-		sc := cfg.Servers[name]
-		secrets = append(secrets[:len(secrets):len(secrets)], sc.SecretValues()...)
-		u := upstream.New(sc.Config, h, uopts)
+		u := upstream.New(cfg.Servers[name].Config, h, uopts)
 		h.upstreams = append(h.upstreams, u)
 		h.byName[name] = u
 	}
-	h.redact = upstream.NewRedactor(secrets)
 	for _, u := range h.upstreams {
 		u.Start(context.WithoutCancel(ctx))
 	}

@@ -5,6 +5,8 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 )
 
 // Redacted replaces every secret in logs and error texts.
@@ -36,6 +38,9 @@ func (c *Config) SecretValues() []string {
 			add(v, 6)
 		}
 	}
+	if c.OAuth != nil {
+		add(c.OAuth.ClientSecret, 1)
+	}
 	if u, err := url.Parse(c.URL); err == nil {
 		if p, ok := u.User.Password(); ok {
 			add(p, 1)
@@ -61,47 +66,68 @@ func secretName(name string) bool {
 	return false
 }
 
-// Redactor replaces secret values in text.
-type Redactor struct{ r *strings.Replacer }
+// Redactor replaces secret values in text. Secrets learnt while the hub
+// runs (OAuth tokens) are added with Add; it is safe for concurrent use.
+type Redactor struct {
+	mu      sync.Mutex // serialises Add
+	secrets []string
+	r       atomic.Pointer[strings.Replacer]
+}
 
 // NewRedactor redacts the given values, longest first so that a secret
 // containing another is replaced whole.
 func NewRedactor(secrets ...[]string) *Redactor {
-	var all []string
+	r := &Redactor{}
 	for _, list := range secrets {
-		for _, s := range list {
-			if s != "" && !slices.Contains(all, s) {
-				all = append(all, s)
-			}
+		r.Add(list...)
+	}
+	return r
+}
+
+// Add redacts these values too, from now on.
+func (r *Redactor) Add(secrets ...string) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := len(r.secrets)
+	for _, s := range secrets {
+		if s != "" && !slices.Contains(r.secrets, s) {
+			r.secrets = append(r.secrets, s)
 		}
 	}
-	if len(all) == 0 {
-		return &Redactor{}
+	if len(r.secrets) == n {
+		return
 	}
+	all := slices.Clone(r.secrets)
 	slices.SortFunc(all, func(a, b string) int { return cmp.Compare(len(b), len(a)) })
 	pairs := make([]string, 0, 2*len(all))
 	for _, s := range all {
 		pairs = append(pairs, s, Redacted)
 	}
-	return &Redactor{r: strings.NewReplacer(pairs...)}
+	r.r.Store(strings.NewReplacer(pairs...))
 }
 
 // String redacts s.
 func (r *Redactor) String(s string) string {
-	if r == nil || r.r == nil {
+	if r == nil {
 		return s
 	}
-	return r.r.Replace(s)
+	if rep := r.r.Load(); rep != nil {
+		return rep.Replace(s)
+	}
+	return s
 }
 
 // Error returns err with secrets removed from its text. It keeps err's
 // chain for errors.Is and errors.As; only the message changes.
 func (r *Redactor) Error(err error) error {
-	if err == nil || r == nil || r.r == nil {
+	if err == nil || r == nil || r.r.Load() == nil {
 		return err
 	}
 	msg := err.Error()
-	if red := r.r.Replace(msg); red != msg {
+	if red := r.String(msg); red != msg {
 		return &redactedError{msg: red, err: err}
 	}
 	return err

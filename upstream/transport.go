@@ -23,6 +23,13 @@ import (
 // inherit_env is off: enough to find programs and behave in the user's locale.
 var baseEnv = []string{"PATH", "HOME", "USER", "LANG", "LC_ALL", "TMPDIR", "TERM", "SYSTEMROOT", "APPDATA", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME"}
 
+// sseRetries is how often the SDK may resume an interrupted event stream
+// (waiting the server's SSE `retry` delay before each attempt) before it
+// gives the connection up; the Upstream then reconnects itself, with
+// backoff. One resumption keeps a stream a server ends on purpose (SEP-1699
+// polling) alive, and a dead server is still noticed at once.
+const sseRetries = 1
+
 // transport builds a fresh go-sdk transport for one connection attempt,
 // whose messages pass through tap.
 func (u *Upstream) transport(ctx context.Context, tap *wireTap) (mcp.Transport, error) {
@@ -36,9 +43,10 @@ func (u *Upstream) transport(ctx context.Context, tap *wireTap) (mcp.Transport, 
 		client := u.httpClient()
 		client = &http.Client{Transport: &countingRoundTripper{base: client.Transport, tap: tap}}
 		return &mcp.StreamableClientTransport{
-			Endpoint:   u.cfg.URL,
-			HTTPClient: client,
-			MaxRetries: -1, // the Upstream reconnects itself, with backoff
+			Endpoint:     u.cfg.URL,
+			HTTPClient:   client,
+			MaxRetries:   sseRetries,
+			OAuthHandler: u.oauthHandler(),
 		}, nil
 	case TransportSSE:
 		return &countingTransport{

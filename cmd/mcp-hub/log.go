@@ -4,41 +4,37 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"strings"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
 // newLogger logs text records to stderr (stdout belongs to the MCP
 // protocol in stdio mode), with every secret replaced by "[REDACTED]".
 func newLogger(c *cli.Context, secrets []string) (*slog.Logger, error) {
+	return newRedactingLogger(c, upstream.NewRedactor(secrets))
+}
+
+// newRedactingLogger is newLogger with a redactor that may learn more
+// secrets while the process runs (OAuth tokens).
+func newRedactingLogger(c *cli.Context, r *upstream.Redactor) (*slog.Logger, error) {
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(c.String("log-level"))); err != nil {
 		return nil, cli.Exit(fmt.Sprintf("--log-level %q: use debug, info, warn or error", c.String("log-level")), exitConfig)
 	}
 	h := slog.NewTextHandler(c.App.ErrWriter, &slog.HandlerOptions{Level: level})
-	if len(secrets) == 0 {
-		return slog.New(h), nil
-	}
-	return slog.New(redactHandler{Handler: h, r: strings.NewReplacer(redactPairs(secrets)...)}), nil
-}
-
-func redactPairs(secrets []string) []string {
-	var pairs []string
-	for _, s := range secrets {
-		pairs = append(pairs, s, "[REDACTED]")
-	}
-	return pairs
+	return slog.New(redactHandler{Handler: h, r: r}), nil
 }
 
 // redactHandler rewrites the message and every string-ish attribute.
 type redactHandler struct {
 	slog.Handler
-	r *strings.Replacer
+	r *upstream.Redactor
 }
 
 func (h redactHandler) Handle(ctx context.Context, rec slog.Record) error {
-	out := slog.NewRecord(rec.Time, rec.Level, h.r.Replace(rec.Message), rec.PC)
+	out := slog.NewRecord(rec.Time, rec.Level, h.r.String(rec.Message), rec.PC)
 	rec.Attrs(func(a slog.Attr) bool {
 		out.AddAttrs(h.redact(a))
 		return true
@@ -57,9 +53,9 @@ func (h redactHandler) redact(a slog.Attr) slog.Attr {
 		}
 		return slog.Group(a.Key, out...)
 	case slog.KindString:
-		return slog.String(a.Key, h.r.Replace(v.String()))
+		return slog.String(a.Key, h.r.String(v.String()))
 	case slog.KindAny:
-		return slog.String(a.Key, h.r.Replace(fmt.Sprint(v.Any())))
+		return slog.String(a.Key, h.r.String(fmt.Sprint(v.Any())))
 	}
 	return a
 }

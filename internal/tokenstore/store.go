@@ -78,21 +78,31 @@ func DefaultDir() (string, error) {
 	return filepath.Join(base, "mcp-hub"), nil
 }
 
-// Open uses <stateDir>/tokens, creating it with mode 0700. An existing
-// tokens folder that others can read is made private again.
+// Open uses <stateDir>/tokens. Nothing is created until a record is
+// written: the folder then gets mode 0700, and an existing one that others
+// can read is made private again.
 func Open(stateDir string) (*Store, error) {
-	dir := filepath.Join(stateDir, "tokens")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("token store: %w", err)
+	if stateDir == "" {
+		return nil, errors.New("token store: no state folder")
 	}
-	if st, err := os.Stat(dir); err != nil {
-		return nil, fmt.Errorf("token store: %w", err)
-	} else if st.Mode().Perm()&0o077 != 0 {
-		if err := os.Chmod(dir, 0o700); err != nil {
-			return nil, fmt.Errorf("token store: %s is readable by others and cannot be made private: %w", dir, err)
+	return &Store{dir: filepath.Join(stateDir, "tokens")}, nil
+}
+
+// ensureDir creates the folder, private.
+func (s *Store) ensureDir() error {
+	if err := os.MkdirAll(s.dir, 0o700); err != nil {
+		return fmt.Errorf("token store: %w", err)
+	}
+	st, err := os.Stat(s.dir)
+	if err != nil {
+		return fmt.Errorf("token store: %w", err)
+	}
+	if !isWindows && st.Mode().Perm()&0o077 != 0 {
+		if err := os.Chmod(s.dir, 0o700); err != nil {
+			return fmt.Errorf("token store: %s is readable by others and cannot be made private: %w", s.dir, err)
 		}
 	}
-	return &Store{dir: dir}, nil
+	return nil
 }
 
 // Dir is the folder the records are in.
@@ -126,6 +136,9 @@ func fileName(server, url string) string {
 
 // Load returns the record of server at url, or nil if there is none.
 func (s *Store) Load(ctx context.Context, server, url string) (*Record, error) {
+	if _, err := os.Stat(s.Path(server, url)); errors.Is(err, os.ErrNotExist) {
+		return nil, nil // no lock needed, nor a folder made, to know that
+	}
 	unlock, err := s.lock(ctx, server, url)
 	if err != nil {
 		return nil, err
@@ -161,6 +174,9 @@ func (s *Store) Update(ctx context.Context, server, url string, change func(*Rec
 
 // Delete removes the record of server at url; it reports whether there was one.
 func (s *Store) Delete(ctx context.Context, server, url string) (bool, error) {
+	if _, err := os.Stat(s.Path(server, url)); errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
 	unlock, err := s.lock(ctx, server, url)
 	if err != nil {
 		return false, err
@@ -228,6 +244,9 @@ func (s *Store) write(server, url string, r *Record) error {
 
 // lock takes the exclusive lock of one record, waiting up to lockWait.
 func (s *Store) lock(ctx context.Context, server, url string) (unlock func(), err error) {
+	if err := s.ensureDir(); err != nil {
+		return nil, err
+	}
 	path := filepath.Join(s.dir, fileName(server, url)+".lock")
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {

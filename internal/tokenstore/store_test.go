@@ -126,12 +126,22 @@ func TestOpenMakesTokensFolderPrivate(t *testing.T) {
 		t.Skip("no Unix modes")
 	}
 	state := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(state, "tokens"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	os.Chmod(filepath.Join(state, "tokens"), 0o755)
 	s, err := Open(state)
 	if err != nil {
+		t.Fatal(err)
+	}
+	// Reading makes nothing.
+	if r, err := s.Load(ctxT(t), "x", "https://x.example/mcp"); r != nil || err != nil {
+		t.Fatalf("Load from an empty store: %v, %v", r, err)
+	}
+	if _, err := os.Stat(s.Dir()); !os.IsNotExist(err) {
+		t.Errorf("Load created %s", s.Dir())
+	}
+	if err := os.MkdirAll(s.Dir(), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(s.Dir(), 0o755)
+	if _, err := s.Update(ctxT(t), "x", "https://x.example/mcp", increment); err != nil {
 		t.Fatal(err)
 	}
 	st, _ := os.Stat(s.Dir())
@@ -165,6 +175,9 @@ func TestKeyedByNameAndURL(t *testing.T) {
 	// under its own file name.
 	path := s.Path("linear", "https://mcp.linear.app/mcp")
 	data, _ := os.ReadFile(path)
+	if len(data) == 0 {
+		t.Fatal("no record written")
+	}
 	os.WriteFile(s.Path("other", "https://x.example/mcp"), data, 0o600)
 	if r, _ := s.Load(ctx, "other", "https://x.example/mcp"); r != nil {
 		t.Errorf("a record copied under another name was handed out: %+v", r)
@@ -179,6 +192,7 @@ func TestKeyedByNameAndURL(t *testing.T) {
 
 func TestDamagedFile(t *testing.T) {
 	s, _ := Open(t.TempDir())
+	s.ensureDir()
 	os.WriteFile(s.Path("x", "https://x.example/mcp"), []byte("{not json"), 0o600)
 	_, err := s.Load(ctxT(t), "x", "https://x.example/mcp")
 	if err == nil || !strings.Contains(err.Error(), "mcp-hub logout x") {

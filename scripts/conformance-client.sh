@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# The "client under test" of the MCP conformance suite's client scenarios,
+# with mcp-hub's upstream side as the client:
+#
+#   node .../conformance/dist/index.js client --command scripts/conformance-client.sh \
+#       --suite auth --spec-version 2025-11-25
+#
+# The suite starts a scenario server and runs this script with the server's
+# URL as the last argument, the scenario's name in MCP_CONFORMANCE_SCENARIO
+# and extras (pre-registered client_id / client_secret) as JSON in
+# MCP_CONFORMANCE_CONTEXT. The script writes a config whose only upstream
+# is that URL (prefix ""), then drives the real mcp-hub:
+#
+#   auth/*   mcp-hub login (with a $BROWSER that follows the authorization
+#            server's redirects to the hub's own callback, as a browser
+#            would), then mcp-hub call test-tool
+#   initialize                           mcp-hub tools --json
+#   tools_call                           mcp-hub call add_numbers a=5 b=3
+#   elicitation-sep1034-client-defaults  mcp-hub call test_client_elicitation_defaults --elicitation accept
+#   sse-retry                            mcp-hub call test_reconnection
+#   anything else                        mcp-hub tools --json
+#
+# Environment: MCP_HUB_BIN, the mcp-hub to run (default: built once into
+# .cache/bin/mcp-hub). Needs curl. Tokens go to a temporary
+# MCP_HUB_STATE_DIR, removed at the end.
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+url=${!#}
+scenario=${MCP_CONFORMANCE_SCENARIO:-}
+context=${MCP_CONFORMANCE_CONTEXT:-}
+
+hub=${MCP_HUB_BIN:-}
+if [[ -z $hub ]]; then
+	hub=$root/.cache/bin/mcp-hub
+	if [[ ! -x $hub ]]; then
+		mkdir -p "$root/.cache/bin"
+		(cd "$root" && go build -o "$hub" ./cmd/mcp-hub)
+	fi
+fi
+command -v curl >/dev/null || { echo "conformance-client.sh: needs curl (the stand-in browser)" >&2; exit 1; }
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+export MCP_HUB_STATE_DIR=$work/state
+
+# A string field of the context's JSON object (the suite's values are plain).
+field() { sed -n 's/.*"'"$1"'"[[:space:]]*:[[:space:]]*"\([^"\\]*\)".*/\1/p' <<<"$context"; }
+client_id=$(field client_id)
+client_secret=$(field client_secret)
+
+{
+	echo "servers:"
+	echo "  conformance:"
+	echo "    url: \"$url\""
+	echo "    prefix: \"\""
+	echo "    timeout: 30s"
+	echo "    oauth:"
+	# The suite's CIMD scenario expects this client id; the other
+	# scenarios' authorization servers do not support CIMD.
+	echo "      client_metadata_url: https://conformance-test.local/client-metadata.json"
+	if [[ -n $client_id ]]; then echo "      client_id: \"$client_id\""; fi
+	if [[ -n $client_secret ]]; then echo "      client_secret: \"$client_secret\""; fi
+} >"$work/hub.yaml"
+
+cat >"$work/browser" <<'EOF'
+#!/bin/sh
+# Follows the authorization server's redirects to mcp-hub's callback, as a
+# browser would after the user consented.
+exec curl -sS -L --max-redirs 10 -o /dev/null "$1"
+EOF
+chmod +x "$work/browser"
+export BROWSER=$work/browser
+
+mcphub() { "$hub" --config "$work/hub.yaml" "$@"; }
+
+case $scenario in
+auth/*)
+	mcphub login conformance --timeout 60s
+	mcphub call test-tool
+	;;
+tools_call) mcphub call add_numbers a=5 b=3 ;;
+elicitation-sep1034-client-defaults) mcphub call test_client_elicitation_defaults --elicitation accept ;;
+sse-retry) mcphub call test_reconnection ;;
+*) mcphub tools --json ;;
+esac

@@ -21,7 +21,7 @@
 #   anything else                        mcp-hub tools --json
 #
 # Environment: MCP_HUB_BIN, the mcp-hub to run (default: built once into
-# .cache/bin/mcp-hub). Needs curl. Tokens go to a temporary
+# .cache/bin/mcp-hub). Needs curl or wget. Tokens go to a temporary
 # MCP_HUB_STATE_DIR, removed at the end.
 set -euo pipefail
 
@@ -38,7 +38,6 @@ if [[ -z $hub ]]; then
 		(cd "$root" && go build -o "$hub" ./cmd/mcp-hub)
 	fi
 fi
-command -v curl >/dev/null || { echo "conformance-client.sh: needs curl (the stand-in browser)" >&2; exit 1; }
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -67,7 +66,10 @@ cat >"$work/browser" <<'EOF'
 #!/bin/sh
 # Follows the authorization server's redirects to mcp-hub's callback, as a
 # browser would after the user consented.
-exec curl -sS -L --max-redirs 10 -o /dev/null "$1"
+if command -v curl >/dev/null; then
+	exec curl -sS -L --max-redirs 10 -o /dev/null "$1"
+fi
+exec wget -q --max-redirect=10 -O /dev/null "$1"
 EOF
 chmod +x "$work/browser"
 export BROWSER=$work/browser

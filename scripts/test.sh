@@ -2,7 +2,8 @@
 # The test command of mcp-hub (README, CI). Needs Go, and Node/npm only the
 # first time: it installs Node 22 and the MCP conformance suite into .cache/
 # (git-ignored), then runs go vet, checks third_party/go-sdk, go test -race
-# (including the conformance run through the hub), a bounded load test and
+# (including the conformance runs through the hub, as a server and as the
+# client of the suite's client scenarios), a bounded load test and
 # short fuzzing, and prints a summary.
 #
 #   ./scripts/test.sh                 everything
@@ -96,14 +97,15 @@ step "go test -race -count=1 -timeout $test_timeout $* ./..."
 t0=$SECONDS
 log="$cache/test.log"
 conf_summary="$cache/conformance-summary.txt"
+client_summary="$cache/client-conformance-summary.txt"
 mkdir -p "$cache"
-rm -f "$conf_summary"
+rm -f "$conf_summary" "$client_summary"
 if installed; then
 	export MCP_HUB_NODE="$node_bin" MCP_HUB_CONFORMANCE="$conformance_js"
 else
 	echo "conformance CLI not installed: TestConformance will be skipped" >&2
 fi
-export MCP_HUB_CONFORMANCE_SUMMARY="$conf_summary"
+export MCP_HUB_CONFORMANCE_SUMMARY="$conf_summary" MCP_HUB_CLIENT_CONFORMANCE_SUMMARY="$client_summary"
 if go test -race -count=1 -timeout "$test_timeout" "$@" ./... 2>&1 | tee "$log"; then
 	record test ok $((SECONDS - t0))
 else
@@ -143,6 +145,12 @@ if [[ -f $conf_summary ]]; then
 	sed 's/^/  /' "$conf_summary"
 else
 	printf '\nconformance: no results (TestConformance was skipped, or stopped before the end: see the log)\n'
+fi
+if [[ -f $client_summary ]]; then
+	printf '\nclient conformance (the hub as the client; scripts/conformance-client.sh):\n'
+	sed 's/^/  /' "$client_summary"
+else
+	printf '\nclient conformance: no results (TestClientConformance was skipped, or stopped before the end: see the log)\n'
 fi
 if grep -qE '^(--- FAIL|FAIL)' "$log" 2>/dev/null; then
 	printf '\nfailures:\n'

@@ -131,7 +131,13 @@ func (o *OAuthOptions) defaults() {
 		o.PollInterval = time.Second
 	}
 	if o.HTTPClient == nil {
-		o.HTTPClient = &http.Client{Timeout: 30 * time.Second}
+		// No keep-alive: the few requests of a flow are spread over the
+		// minutes a person takes to consent, and a connection the server
+		// closed meanwhile would fail the token exchange (a POST is not
+		// retried).
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.DisableKeepAlives = true
+		o.HTTPClient = &http.Client{Timeout: 30 * time.Second, Transport: t}
 	}
 }
 
@@ -586,6 +592,12 @@ func (o *oauthClient) authorize(ctx context.Context, req *http.Request, resp *ht
 		o.mu.Lock()
 		o.authorized = true
 		o.mu.Unlock()
+		// The transport now repeats the request that was refused, possibly
+		// minutes later: on a pooled connection the server may have closed
+		// meanwhile, and a POST that fails so is not retried. Start afresh.
+		if t, ok := http.DefaultTransport.(interface{ CloseIdleConnections() }); ok {
+			t.CloseIdleConnections()
+		}
 		return nil
 	}
 }

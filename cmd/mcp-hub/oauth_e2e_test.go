@@ -166,3 +166,34 @@ func TestOAuthEndToEnd(t *testing.T) {
 		}
 	}
 }
+
+// TestCallCommand: `mcp-hub call` calls a deferred tool directly,
+// key=value arguments are JSON when they parse, --json prints the whole
+// result, isError exits 1 and a bad name exits 2 with the closest names.
+func TestCallCommand(t *testing.T) {
+	cfg := writeConfig(t, "discovery:\n  enabled: true\n  defer_all: true\nservers:\n  calc:\n    builtin: calc\n")
+	tests := []struct {
+		args []string
+		code int
+		want []string
+	}{
+		{[]string{"call", "calc__evaluate", "expression=2^10"}, 0, []string{"1024"}},
+		{[]string{"call", "calc__evaluate", `{"expression": "6*7"}`, "--json"}, 0, []string{`"structuredContent"`, "42"}},
+		{[]string{"call", "calc__percentage", "operation=percent_of", "a=15", "b=80"}, 0, []string{"12"}},
+		{[]string{"call", "calc__evaluate", "expression=1/0"}, 1, nil},
+		{[]string{"call", "calc__evaluat"}, 2, []string{"unknown tool 'calc__evaluat'", "Did you mean: calc__evaluate"}},
+		{[]string{"call", "calc__evaluate", "expression"}, 2, []string{"not key=value"}},
+	}
+	for _, tc := range tests {
+		out, code := runMain(t, nil, append([]string{"--config", cfg}, tc.args...)...)
+		if code != tc.code {
+			t.Errorf("mcp-hub %q: exit %d, want %d\n%s", tc.args, code, tc.code, out)
+			continue
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(out, w) {
+				t.Errorf("mcp-hub %q: output lacks %q:\n%s", tc.args, w, out)
+			}
+		}
+	}
+}

@@ -20,6 +20,11 @@
 #   sse-retry                            mcp-hub call test_reconnection
 #   anything else                        mcp-hub tools --json
 #
+# With MCP_HUB_CONFORMANCE_SERVE_CLIENT=CMD, the steps after login run
+# through `mcp-hub serve --http` instead, with CMD URL (a real MCP client,
+# say go-sdk's conformance everything-client, which reads the same
+# MCP_CONFORMANCE_* variables) as the client of the hub.
+#
 # Environment: MCP_HUB_BIN, the mcp-hub to run (default: built once into
 # .cache/bin/mcp-hub). Needs curl or wget. Tokens go to a temporary
 # MCP_HUB_STATE_DIR, removed at the end.
@@ -75,6 +80,28 @@ chmod +x "$work/browser"
 export BROWSER=$work/browser
 
 mcphub() { "$hub" --config "$work/hub.yaml" "$@"; }
+
+if [[ -n ${MCP_HUB_CONFORMANCE_SERVE_CLIENT:-} ]]; then
+	if [[ $scenario == auth/* ]]; then
+		mcphub login conformance --timeout 60s
+	fi
+	# Not through mcphub: $! must be the hub itself, not a subshell.
+	"$hub" --config "$work/hub.yaml" serve --http 127.0.0.1:0 >/dev/null 2>"$work/serve.log" &
+	serve=$!
+	trap 'kill $serve 2>/dev/null; wait $serve 2>/dev/null; rm -rf "$work"' EXIT
+	hub_url=
+	for _ in $(seq 600); do # the hub logs its URL once its upstream was tried
+		hub_url=$(sed -n 's/.*msg="serving streamable HTTP" url=\([^ ]*\).*/\1/p' "$work/serve.log")
+		[[ -n $hub_url ]] && break
+		kill -0 $serve 2>/dev/null || { cat "$work/serve.log" >&2; exit 1; }
+		sleep 0.1
+	done
+	[[ -n $hub_url ]] || { echo "conformance-client.sh: serve did not start" >&2; cat "$work/serve.log" >&2; exit 1; }
+	status=0
+	$MCP_HUB_CONFORMANCE_SERVE_CLIENT "$hub_url" || status=$?
+	if [[ $status != 0 ]]; then tail -40 "$work/serve.log" >&2; fi
+	exit $status
+fi
 
 case $scenario in
 auth/*)

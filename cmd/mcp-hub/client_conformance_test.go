@@ -32,6 +32,12 @@ const envClientConformanceSummary = "MCP_HUB_CLIENT_CONFORMANCE_SUMMARY"
 // nonAuthClientScenarios pass through the hub as they pass directly.
 var nonAuthClientScenarios = []string{"initialize", "tools_call", "elicitation-sep1034-client-defaults", "sse-retry"}
 
+// viaServeScenarios run once more through `mcp-hub serve --http` with
+// everything-client as a real MCP client in front (the script's
+// MCP_HUB_CONFORMANCE_SERVE_CLIENT): a step-up made by a running serve,
+// and a resumed stream.
+var viaServeScenarios = []string{"auth/scope-step-up", "sse-retry"}
+
 // clientScenarioTimeout bounds one scenario's client (login and call, each
 // a hub process under -race, 14 scenarios at once on two cores).
 const clientScenarioTimeout = 120 * time.Second
@@ -79,25 +85,39 @@ func TestClientConformance(t *testing.T) {
 			"auth, through the hub", hub.passed, hub.passed+hub.failed, hub.failed, len(hub.order), hubTime.Seconds(), yesNo(len(problems) == 0)),
 	}
 
-	// The four are independent: run them at once.
-	runs := make([]*clientRun, len(nonAuthClientScenarios))
-	took := make([]time.Duration, len(nonAuthClientScenarios))
+	// These are independent: run them at once.
+	type extra struct{ scenario, label string }
+	var extras []extra
+	for _, sc := range nonAuthClientScenarios {
+		extras = append(extras, extra{sc, sc})
+	}
+	for _, sc := range viaServeScenarios {
+		extras = append(extras, extra{sc, sc + " via serve"})
+	}
+	runs := make([]*clientRun, len(extras))
+	took := make([]time.Duration, len(extras))
 	var wg sync.WaitGroup
-	for i, sc := range nonAuthClientScenarios {
+	for i, x := range extras {
 		wg.Go(func() {
 			start := time.Now()
-			runs[i] = cli.clientRun(t, "hub-"+sc, script, env, "--scenario", sc)
+			env := env
+			if x.label != x.scenario {
+				env = append(slices.Clone(env), "MCP_HUB_CONFORMANCE_SERVE_CLIENT="+refClient)
+			}
+			runs[i] = cli.clientRun(t, fmt.Sprintf("hub-%d", i), script, env, "--scenario", x.scenario)
 			took[i] = time.Since(start)
 		})
 	}
 	wg.Wait()
-	for i, sc := range nonAuthClientScenarios {
+	for i, x := range extras {
 		r := runs[i]
 		if r.passed == 0 {
-			problems = append(problems, fmt.Sprintf("%s: no check passed through the hub", sc))
+			problems = append(problems, fmt.Sprintf("%s: no check passed through the hub", x.label))
 		}
-		problems = append(problems, r.failures()...)
-		summary = append(summary, fmt.Sprintf("%-22s %3d/%d checks pass, %.1fs", sc, r.passed, r.passed+r.failed, took[i].Seconds()))
+		for _, f := range r.failures() {
+			problems = append(problems, x.label+": "+f)
+		}
+		summary = append(summary, fmt.Sprintf("%-22s %3d/%d checks pass, %.1fs", x.label, r.passed, r.passed+r.failed, took[i].Seconds()))
 		hub.output += r.output
 	}
 	t.Log("client conformance:\n" + strings.Join(summary, "\n"))

@@ -51,6 +51,14 @@ the login up within seconds.`,
 			}
 			switch {
 			case err != nil && res != nil && res.Authorized:
+				var nl *upstream.NeedsLoginError
+				if errors.As(err, &nl) {
+					msg := "the token is stored, but the server still refuses it: " + nl.Reason
+					if len(nl.Scopes) > 0 {
+						msg += fmt.Sprintf(" (it asks for scope %q)", strings.Join(nl.Scopes, " "))
+					}
+					return cli.Exit(msg, 1)
+				}
 				return cli.Exit(fmt.Sprintf("the token is stored, but the server then failed: %v", err), 1)
 			case err != nil:
 				return cli.Exit(loginFailure(sc.Name, err), 1)

@@ -24,10 +24,11 @@ import (
 var baseEnv = []string{"PATH", "HOME", "USER", "LANG", "LC_ALL", "TMPDIR", "TERM", "SYSTEMROOT", "APPDATA", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME"}
 
 // sseRetries is how often the SDK may resume an interrupted event stream
-// (waiting the server's SSE `retry` delay before each attempt) before it
+// (after the server's SSE `retry` delay, else its own 1-2 s) before it
 // gives the connection up; the Upstream then reconnects itself, with
 // backoff. One resumption keeps a stream a server ends on purpose (SEP-1699
-// polling) alive, and a dead server is still noticed at once.
+// polling) alive; a dead server is noticed one delay later. (-1, no
+// resumption at all, reconnected too early for `sse-retry`.)
 const sseRetries = 1
 
 // transport builds a fresh go-sdk transport for one connection attempt,

@@ -54,7 +54,3 @@ require (
 	golang.org/x/sync v0.23.0 // indirect
 	golang.org/x/time v0.15.0 // indirect
 )
-
-replace github.com/blevesearch/zapx/v17 v17.2.5 => github.com/blevesearch/zapx/v17 v17.2.3
-
-replace github.com/modelcontextprotocol/go-sdk => ./third_party/go-sdk

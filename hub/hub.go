@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"sort"
 	"strings"
 	"sync"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcp-hub/mcp-hub/internal/safe"
 	"github.com/mcp-hub/mcp-hub/upstream"
 	"github.com/mcp-hub/mcp-hub/upstream/builtin"
 )
@@ -31,6 +33,10 @@ type Options struct {
 	// Redactor, if set, is the caller's (its log's): the hub adds the
 	// config's secrets and the OAuth tokens it learns to it.
 	Redactor *upstream.Redactor
+	// HTTPTransport sends requests to remote upstreams (default
+	// http.DefaultTransport); each server's requests are scoped to its
+	// configured origin on top of it.
+	HTTPTransport http.RoundTripper
 }
 
 // Hub is a running aggregation of upstream servers: the upstream
@@ -55,6 +61,9 @@ type Hub struct {
 
 	routes router
 	subs   subscriptions
+	slots  sessionSlots // HTTP sessions open, against max_sessions
+	// lastActive is LastActivity, in unix nanoseconds.
+	lastActive atomic.Int64
 	// serving is set once New returns: from then on a contested name
 	// stays with the server clients already call (see buildCatalog).
 	serving atomic.Bool
@@ -77,7 +86,10 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Hub, error) {
 		opts.StartupWait = 5 * time.Second
 	}
 	if opts.Builtin == nil {
-		opts.Builtin = builtin.New
+		bopts := builtin.Options{Logger: opts.Logger, MaxResultBytes: int(min(cfg.ResultLimit(), builtin.MaxResultFrame))}
+		opts.Builtin = func(name string, env map[string]string) (*mcp.Server, error) {
+			return builtin.New(name, env, bopts)
+		}
 	}
 	h := &Hub{
 		cfg:      cfg,
@@ -95,6 +107,7 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Hub, error) {
 		h.redact = upstream.NewRedactor()
 	}
 	h.redact.Add(cfg.Secrets...)
+	h.redact.Add(cfg.Auth.Tokens...)
 	for _, name := range cfg.ServerOrder {
 		h.redact.Add(cfg.Servers[name].SecretValues()...)
 	}
@@ -109,6 +122,8 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Hub, error) {
 		Builtin:        opts.Builtin,
 		OAuth:          opts.OAuth,
 		Redactor:       h.redact,
+		MaxResultBytes: cfg.ResultLimit(),
+		HTTPTransport:  opts.HTTPTransport,
 	}
 	for _, name := range cfg.ServerOrder {
 		u := upstream.New(cfg.Servers[name].Config, h, uopts)
@@ -250,12 +265,17 @@ func (h *Hub) rebuildCatalog() *Catalog {
 	if h.built >= want && want > 0 {
 		return h.catalog.Load()
 	}
+	built := h.built
 	h.built = h.changes.Load()
 	var prev *Catalog
 	if h.serving.Load() {
 		prev = h.catalog.Load()
 	}
-	c := buildCatalog(h.cfg, h.upstreams, h.log, prev)
+	c := h.buildCatalog(prev)
+	if c == nil {
+		h.built = built // the next change tries again
+		return h.catalog.Load()
+	}
 	old := h.catalog.Swap(c)
 	for _, s := range h.sessionList() {
 		s.sync(c)
@@ -264,6 +284,14 @@ func (h *Hub) rebuildCatalog() *Catalog {
 		old.index.Close() // in-memory: searches still holding it are unaffected
 	}
 	return c
+}
+
+// buildCatalog builds a catalog from the upstreams' lists, or returns nil
+// after a panic (logged): what upstreams sent must not take the hub down,
+// and the previous catalog stays in service.
+func (h *Hub) buildCatalog(prev *Catalog) (c *Catalog) {
+	defer safe.Recover(h.log, "catalog rebuild (the previous catalog stays)", func(error) { c = nil })
+	return buildCatalog(h.cfg, h.upstreams, h.log, prev)
 }
 
 // listSignature tells whether an upstream's resources or prompts changed.

@@ -115,12 +115,18 @@ type OAuthOptions struct {
 	// in the store (default 1s).
 	PollInterval time.Duration
 	// HTTPClient makes the requests to authorization servers: metadata,
-	// registration, tokens (default: a client with a 30 s timeout). The
-	// server's configured headers never go there.
+	// registration, tokens (default: a client with a 30 s timeout over
+	// Options.HTTPTransport). These are other origins than the MCP
+	// server's by design, so this client is not scoped to it; it never
+	// carries the server's configured headers nor its access token (those
+	// go through the server's own origin-scoped client only), and the
+	// refresh token and client secret go to the token endpoint only.
 	HTTPClient *http.Client
 }
 
-func (o *OAuthOptions) defaults() {
+// defaults fills in what is unset; base is the transport under the
+// default HTTPClient (nil: http.DefaultTransport).
+func (o *OAuthOptions) defaults(base http.RoundTripper) {
 	if o.Browser == nil {
 		o.Browser = OpenBrowser
 	}
@@ -135,9 +141,15 @@ func (o *OAuthOptions) defaults() {
 		// minutes a person takes to consent, and a connection the server
 		// closed meanwhile would fail the token exchange (a POST is not
 		// retried).
-		t := http.DefaultTransport.(*http.Transport).Clone()
-		t.DisableKeepAlives = true
-		o.HTTPClient = &http.Client{Timeout: 30 * time.Second, Transport: t}
+		if base == nil {
+			base = http.DefaultTransport
+		}
+		if t, ok := base.(*http.Transport); ok {
+			t = t.Clone()
+			t.DisableKeepAlives = true
+			base = t
+		}
+		o.HTTPClient = &http.Client{Timeout: 30 * time.Second, Transport: base}
 	}
 }
 
@@ -185,6 +197,9 @@ type oauthClient struct {
 	opts        OAuthOptions
 	log         *slog.Logger
 	learn       func(secrets ...string) // tells the redactors
+	// serverTransport carries the requests to the MCP server (under its
+	// origin-scoped client).
+	serverTransport http.RoundTripper
 
 	// protected is set once the server asked for a token, or a token is
 	// stored for it: until then requests carry no Authorization header
@@ -206,21 +221,25 @@ type oauthClient struct {
 
 func newOAuthClient(u *Upstream) *oauthClient {
 	o := &oauthClient{
-		server:    u.cfg.Name,
-		url:       u.cfg.URL,
-		opts:      u.opts.OAuth,
-		log:       u.log,
-		flow:      make(chan struct{}, 1),
-		steppedUp: map[string]bool{},
+		server:          u.cfg.Name,
+		url:             u.cfg.URL,
+		opts:            u.opts.OAuth,
+		log:             u.log,
+		flow:            make(chan struct{}, 1),
+		steppedUp:       map[string]bool{},
+		serverTransport: u.opts.HTTPTransport,
 		learn: func(s ...string) {
 			u.redact.Add(s...)
 			u.opts.Redactor.Add(s...)
 		},
 	}
+	if o.serverTransport == nil {
+		o.serverTransport = http.DefaultTransport
+	}
 	if u.cfg.OAuth != nil {
 		o.cfg = *u.cfg.OAuth
 	}
-	o.opts.defaults()
+	o.opts.defaults(u.opts.HTTPTransport)
 	ctx, cancel := context.WithTimeout(context.Background(), refreshTimeout)
 	defer cancel()
 	if rec, err := o.opts.Store.Load(ctx, o.server, o.url); err == nil && rec != nil && rec.Token != nil {
@@ -595,7 +614,7 @@ func (o *oauthClient) authorize(ctx context.Context, req *http.Request, resp *ht
 		// The transport now repeats the request that was refused, possibly
 		// minutes later: on a pooled connection the server may have closed
 		// meanwhile, and a POST that fails so is not retried. Start afresh.
-		if t, ok := http.DefaultTransport.(interface{ CloseIdleConnections() }); ok {
+		if t, ok := o.serverTransport.(interface{ CloseIdleConnections() }); ok {
 			t.CloseIdleConnections()
 		}
 		return nil
@@ -756,11 +775,16 @@ func Login(ctx context.Context, cfg Config, opts Options) (*LoginResult, error) 
 	o.protected.Store(true)
 	u.oauth = o
 
+	httpClient, err := u.httpClient(nil)
+	if err != nil {
+		return nil, fmt.Errorf("server '%s': %w", cfg.Name, err)
+	}
 	transport := &mcp.StreamableClientTransport{
 		Endpoint:             cfg.URL,
-		HTTPClient:           u.httpClient(),
+		HTTPClient:           httpClient,
 		OAuthHandler:         o,
 		MaxRetries:           sseRetries,
+		MaxEventSize:         u.maxEventSize(),
 		DisableStandaloneSSE: true,
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "mcp-hub", Version: Version}, &mcp.ClientOptions{Logger: opts.SDKLogger})

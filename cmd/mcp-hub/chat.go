@@ -47,10 +47,8 @@ Ctrl-D quits). With -p it answers one prompt on stdout and exits non-zero on fai
 // chatLogger logs to stderr like the other commands, but at warn unless
 // --log-level was given: hub info lines would drown the conversation.
 func chatLogger(c *cli.Context, r *upstream.Redactor) (*slog.Logger, error) {
-	for _, ctx := range c.Lineage() {
-		if ctx.IsSet("log-level") {
-			return newRedactingLogger(c, r)
-		}
+	if globalSet(c, "log-level") {
+		return newRedactingLogger(c, r)
 	}
 	h := slog.NewTextHandler(c.App.ErrWriter, &slog.HandlerOptions{Level: slog.LevelWarn})
 	return slog.New(redactHandler{Handler: h, r: r}), nil

@@ -20,14 +20,16 @@ func newLogger(c *cli.Context, secrets []string) (*slog.Logger, error) {
 // secrets while the process runs (OAuth tokens).
 func newRedactingLogger(c *cli.Context, r *upstream.Redactor) (*slog.Logger, error) {
 	var level slog.Level
-	if err := level.UnmarshalText([]byte(c.String("log-level"))); err != nil {
-		return nil, cli.Exit(fmt.Sprintf("--log-level %q: use debug, info, warn or error", c.String("log-level")), exitConfig)
+	name := globalString(c, "log-level")
+	if err := level.UnmarshalText([]byte(name)); err != nil {
+		return nil, cli.Exit(fmt.Sprintf("--log-level %q: use debug, info, warn or error", name), exitConfig)
 	}
 	h := slog.NewTextHandler(c.App.ErrWriter, &slog.HandlerOptions{Level: level})
 	return slog.New(redactHandler{Handler: h, r: r}), nil
 }
 
-// redactHandler rewrites the message and every string-ish attribute.
+// redactHandler rewrites the message and every string-ish attribute with
+// the hub's redactor (longest secret first, like everywhere else).
 type redactHandler struct {
 	slog.Handler
 	r *upstream.Redactor

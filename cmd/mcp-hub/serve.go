@@ -89,7 +89,8 @@ func serveHTTP(c *cli.Context, h *hub.Hub, log *slog.Logger, addr string) error 
 		}
 		extra["/v1/chat"] = handler
 	}
-	srv := &http.Server{Handler: h.HTTPHandler(extra), ReadHeaderTimeout: 10 * time.Second}
+	srv := h.NewHTTPServer(extra)
+	returnIdleMemory(c.Context, h, log)
 	log.Info("serving streamable HTTP", "url", "http://"+ln.Addr().String()+"/mcp", "health", "http://"+ln.Addr().String()+"/healthz")
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

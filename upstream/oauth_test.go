@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -159,6 +161,49 @@ func TestOAuthLogin(t *testing.T) {
 	e.login(t, "svc", ps.URL)
 	if c := e.as.Counters(); c.Registrations != 1 || c.CodeGrants != 2 {
 		t.Errorf("after two logins: %+v; want 1 registration and 2 code grants", c)
+	}
+	e.noSecrets(t, map[string]string{"log": e.logs.String(), "status": fmt.Sprint(u.Status())})
+}
+
+// An access token goes only to the origin of the server it was issued
+// for: when the server redirects elsewhere, the request is refused before
+// it is sent, and the other origin sees nothing (the authorization
+// server's own origin is reached by the login only, through its own
+// client).
+func TestOAuthTokenStaysWithItsOrigin(t *testing.T) {
+	e := newOAuthEnv(t, time.Hour)
+	ps := fixture.NewProtectedServer(t, e.as, "mcp:read")
+	e.login(t, "svc", ps.URL)
+	var mu sync.Mutex
+	var seen []string // Authorization headers the other origin got
+	elsewhere := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen = append(seen, r.Header.Get("Authorization"))
+		mu.Unlock()
+		http.Error(w, "not here", http.StatusNotFound)
+	}))
+	t.Cleanup(elsewhere.Close)
+	ps.RedirectTo(elsewhere.URL + "/mcp")
+
+	opts := e.options(nil)
+	opts.Cooldown = 100 * time.Millisecond // a quick probe once the redirect is gone
+	u := New(Config{Name: "svc", URL: ps.URL}, newTestListener(), opts)
+	u.Start(context.Background())
+	t.Cleanup(func() { u.Close() })
+	fixture.Eventually(t, 30*time.Second, "the redirect to be refused", func() bool {
+		return strings.Contains(u.Status().LastError, "refused a redirect to "+elsewhere.URL)
+	})
+	mu.Lock()
+	if len(seen) != 0 {
+		t.Errorf("the other origin got %d requests (Authorization %q); want none", len(seen), seen)
+	}
+	mu.Unlock()
+
+	// The same server, back at its origin, is served with the token.
+	ps.RedirectTo("")
+	waitReady(t, u)
+	if text, err := whoami(t, u); err != nil || text != "scopes: mcp:read" {
+		t.Errorf("whoami = %q, %v", text, err)
 	}
 	e.noSecrets(t, map[string]string{"log": e.logs.String(), "status": fmt.Sprint(u.Status())})
 }

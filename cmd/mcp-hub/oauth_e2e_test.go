@@ -9,7 +9,9 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -167,33 +169,99 @@ func TestOAuthEndToEnd(t *testing.T) {
 	}
 }
 
-// TestCallCommand: `mcp-hub call` calls a deferred tool directly,
-// key=value arguments are JSON when they parse, --json prints the whole
-// result, isError exits 1 and a bad name exits 2 with the closest names.
+// TestCallCommand: `mcp-hub call` run as a process. It calls a deferred
+// tool directly; key=value arguments are JSON when they parse, or one JSON
+// object; flags (its own and the global ones) go before or after TOOL;
+// stdout carries the result's text alone (--json: the whole result, with
+// structuredContent), logs go to stderr; isError exits 1 with the tool's
+// text; a server's elicitation is answered as --elicitation says; a bad
+// name exits 2 with the closest names, and exits 1 instead when a server
+// that has not listed its tools may own it.
 func TestCallCommand(t *testing.T) {
-	cfg := writeConfig(t, "discovery:\n  enabled: true\n  defer_all: true\nservers:\n  calc:\n    builtin: calc\n")
+	fx := fixture.Build(t)
+	cfg := writeConfig(t, fmt.Sprintf(`discovery:
+  enabled: true
+  defer_all: true
+servers:
+  calc:
+    builtin: calc
+  fx:
+    command: %q
+    args: [-name, fx, -features]
+`, fx))
+	down := writeConfig(t, "servers:\n  calc:\n    builtin: calc\n  gone:\n    command: /nonexistent/mcp-server\n")
 	tests := []struct {
-		args []string
-		code int
-		want []string
+		name   string
+		args   []string
+		code   int
+		stdout string   // exactly, when set
+		want   []string // in stdout (stderr for a failure without output)
 	}{
-		{[]string{"call", "calc__evaluate", "expression=2^10"}, 0, []string{"1024"}},
-		{[]string{"call", "calc__evaluate", `{"expression": "6*7"}`, "--json"}, 0, []string{`"structuredContent"`, "42"}},
-		{[]string{"call", "calc__percentage", "operation=percent_of", "a=15", "b=80"}, 0, []string{"12"}},
-		{[]string{"call", "calc__evaluate", "expression=1/0"}, 1, nil},
-		{[]string{"call", "calc__evaluat"}, 2, []string{"unknown tool 'calc__evaluat'", "Did you mean: calc__evaluate"}},
-		{[]string{"call", "calc__evaluate", "expression"}, 2, []string{"not key=value"}},
+		{"key=value, deferred tool", []string{"call", "calc__evaluate", "expression=2^10"}, 0, "2^10 = 1024\n", nil},
+		{"JSON object, --json after", []string{"call", "calc__evaluate", `{"expression": "6*7"}`, "--json"}, 0, "", []string{`"structuredContent"`, "42"}},
+		{"numbers from key=value", []string{"call", "calc__percentage", "operation=percent_of", "a=15", "b=80"}, 0, "", []string{"12"}},
+		{"stdio server", []string{"call", "fx__sleep", "ms=1"}, 0, "slept\n", nil},
+		{"--json before TOOL, structured content", []string{"call", "--json", "fx__verbatim"}, 0, "", []string{`"structuredContent"`, `"zeta": 1`, `"text": "verbatim`}},
+		{"global flag after TOOL", []string{"call", "fx__sleep", "ms=1", "--log-level", "error"}, 0, "slept\n", nil},
+		{"isError exits 1 with the text", []string{"call", "fx__fail", "message=boom"}, 1, "boom\n", nil},
+		{"isError from a builtin", []string{"call", "calc__evaluate", "expression=1/0"}, 1, "", nil},
+		{"elicitation declined by default", []string{"call", "fx__elicit", "message=ok?"}, 0, "", []string{"action=decline"}},
+		{"elicitation accepted", []string{"call", "fx__elicit", "message=ok?", "--elicitation", "accept"}, 0, "", []string{"action=accept"}},
+		{"bad name exits 2", []string{"call", "calc__evaluat"}, 2, "", []string{"unknown tool 'calc__evaluat'", "Did you mean: calc__evaluate"}},
+		{"bad arguments exit 2", []string{"call", "calc__evaluate", "expression"}, 2, "", []string{"not key=value"}},
+		{"bad --elicitation exits 2", []string{"call", "fx__elicit", "--elicitation", "maybe"}, 2, "", []string{"use accept, decline or cancel"}},
+		{"no TOOL exits 2", []string{"call"}, 2, "", []string{"usage: mcp-hub call TOOL"}},
 	}
 	for _, tc := range tests {
-		out, code := runMain(t, nil, append([]string{"--config", cfg}, tc.args...)...)
-		if code != tc.code {
-			t.Errorf("mcp-hub %q: exit %d, want %d\n%s", tc.args, code, tc.code, out)
-			continue
-		}
-		for _, w := range tc.want {
-			if !strings.Contains(out, w) {
-				t.Errorf("mcp-hub %q: output lacks %q:\n%s", tc.args, w, out)
+		t.Run(tc.name, func(t *testing.T) {
+			stdout, stderr, code := runMainSplit(t, append([]string{"--config", cfg}, tc.args...)...)
+			if code != tc.code {
+				t.Fatalf("mcp-hub %q: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", tc.args, code, tc.code, stdout, stderr)
 			}
-		}
+			if tc.stdout != "" && stdout != tc.stdout {
+				t.Errorf("mcp-hub %q: stdout %q, want %q", tc.args, stdout, tc.stdout)
+			}
+			if slices.Contains(tc.args, "--log-level") && strings.Contains(stderr, "level=INFO") {
+				t.Errorf("mcp-hub %q: --log-level after TOOL was not taken:\n%s", tc.args, stderr)
+			}
+			where := stdout
+			if tc.code != 0 && stdout == "" {
+				where = stderr
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(where, w) {
+					t.Errorf("mcp-hub %q: output lacks %q:\nstdout:\n%s\nstderr:\n%s", tc.args, w, stdout, stderr)
+				}
+			}
+		})
 	}
+	t.Run("a server that has not listed may own the name", func(t *testing.T) {
+		_, stderr, code := runMainSplit(t, "--config", down, "call", "gone__tool")
+		if code != 1 || !strings.Contains(stderr, "unknown tool 'gone__tool'") || !strings.Contains(stderr, "gone: ") {
+			t.Errorf("exit %d, want 1 with the server that is down:\n%s", code, stderr)
+		}
+	})
+}
+
+// runMainSplit is runMain with stdout and stderr apart.
+func runMainSplit(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, self, args...)
+	cmd.Env = append(os.Environ(), envAsMain+"=1")
+	cmd.Dir = t.TempDir()
+	var out, errOut strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err = cmd.Run()
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("mcp-hub %v: %v", args, err)
+	}
+	return out.String(), errOut.String(), code
 }

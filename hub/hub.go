@@ -28,6 +28,12 @@ type Options struct {
 	// Builtin overrides how builtin servers are made (tests use it to run
 	// fixture servers in-process). Default: package builtin.
 	Builtin func(name string, env map[string]string) (*mcp.Server, error)
+	// OAuth is how upstreams that ask for OAuth get their tokens (no
+	// store: OAuth is off).
+	OAuth upstream.OAuthOptions
+	// Redactor, if set, is the caller's (its log's): the hub adds the
+	// config's secrets and the OAuth tokens it learns to it.
+	Redactor *upstream.Redactor
 	// HTTPTransport sends requests to remote upstreams (default
 	// http.DefaultTransport); each server's requests are scoped to its
 	// configured origin on top of it.
@@ -42,7 +48,7 @@ type Hub struct {
 	// live is the config and the upstreams it names; Apply swaps it
 	// (reload.go). Read it once per use: h.live.Load().
 	live   atomic.Pointer[live]
-	redact redactor // secrets out of errors sent to clients
+	redact *upstream.Redactor // secrets out of errors sent to clients; a reload adds its config's
 	reload reloadState
 
 	catalog  atomic.Pointer[Catalog]
@@ -97,6 +103,11 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Hub, error) {
 	h.subs = subscriptions{hub: h, by: map[string]map[*Session]bool{}}
 	h.catalog.Store(&Catalog{byName: map[string]*Tool{}, prompts: map[string]*Prompt{}, resources: map[string]string{}})
 	h.reload.init(opts)
+	h.redact = opts.Redactor
+	if h.redact == nil {
+		h.redact = upstream.NewRedactor()
+	}
+	addSecrets(h.redact, cfg)
 	l := &live{cfg: cfg, byName: map[string]*upstream.Upstream{}}
 	for _, name := range cfg.ServerOrder {
 		u := h.newUpstream(cfg, name)
@@ -104,7 +115,6 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Hub, error) {
 		l.byName[name] = u
 	}
 	h.live.Store(l)
-	h.redact.add(cfg)
 	for _, u := range l.upstreams {
 		u.Start(context.WithoutCancel(ctx))
 	}

@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -67,6 +66,8 @@ func (h *Hub) newUpstream(cfg *Config, name string) *upstream.Upstream {
 		Logger:         o.Logger,
 		SDKLogger:      h.sdkLog,
 		Builtin:        o.Builtin,
+		OAuth:          o.OAuth,
+		Redactor:       h.redact,
 		MaxResultBytes: cfg.ResultLimit(),
 		HTTPTransport:  o.HTTPTransport,
 	})
@@ -239,7 +240,7 @@ func (h *Hub) Apply(ctx context.Context, cfg *Config) error {
 		return err
 	}
 
-	h.redact.add(cfg)
+	addSecrets(h.redact, cfg)
 	h.live.Store(next)
 	h.retoolSessions(cfg)
 	h.changes.Add(1)
@@ -353,37 +354,13 @@ func (h *Hub) forgetLists(name string) {
 	}
 }
 
-// redactor is the hub's upstream.Redactor, replaced when a reload brings
-// new secrets. It keeps every secret it has seen: a message from before
-// the reload may still carry an old one.
-type redactor struct {
-	mu      sync.Mutex
-	secrets []string
-	tokens  []string
-	r       atomic.Pointer[upstream.Redactor]
-}
-
-// add takes in cfg's secrets: ${VAR} values, servers' credentials, auth tokens.
-func (r *redactor) add(cfg *Config) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	more := slices.Clone(cfg.Secrets)
+// addSecrets has r redact cfg's secrets: ${VAR} values, servers'
+// credentials, auth tokens. A Redactor keeps every secret it was given: a
+// message from before a reload may still carry an old one.
+func addSecrets(r *upstream.Redactor, cfg *Config) {
+	r.Add(cfg.Secrets...)
+	r.Add(cfg.Auth.Tokens...)
 	for _, name := range cfg.ServerOrder {
-		more = append(more, cfg.Servers[name].SecretValues()...)
+		r.Add(cfg.Servers[name].SecretValues()...)
 	}
-	for _, v := range more {
-		if v != "" && !slices.Contains(r.secrets, v) {
-			r.secrets = append(r.secrets, v)
-		}
-	}
-	for _, t := range cfg.Auth.Tokens {
-		if !slices.Contains(r.tokens, t) {
-			r.tokens = append(r.tokens, t)
-		}
-	}
-	r.r.Store(upstream.NewRedactor(r.secrets, r.tokens))
 }
-
-func (r *redactor) String(s string) string { return r.r.Load().String(s) }
-func (r *redactor) Error(err error) error  { return r.r.Load().Error(err) }
-func (r *redactor) Value(v any) any        { return r.r.Load().Value(v) }

@@ -3,9 +3,10 @@
 # first time: it installs Node 22, the MCP conformance suite and the real MCP
 # clients the hub is tested with (Claude Code, Codex CLI) into
 # .cache/ (git-ignored), then runs go vet, checks third_party/go-sdk and
-# go.fast.mod, go test -race on the fast build (including the conformance run
-# and the real clients through the hub), the stock build's compile and
-# hub/upstream tests, the release build, a bounded load test and short
+# go.fast.mod, go test -race on the fast build (including the conformance runs
+# through the hub, as a server and as the client of the suite's client
+# scenarios, and the real clients through the hub), the stock build's compile
+# and hub/upstream tests, the release build, a bounded load test and short
 # fuzzing, and prints a summary.
 #
 #   ./scripts/test.sh                 everything
@@ -137,14 +138,15 @@ step "go test -race -count=1 -timeout $test_timeout $* ./..."
 t0=$SECONDS
 log="$cache/test.log"
 conf_summary="$cache/conformance-summary.txt"
+client_summary="$cache/client-conformance-summary.txt"
 mkdir -p "$cache"
-rm -f "$conf_summary"
+rm -f "$conf_summary" "$client_summary"
 if installed; then
 	export MCP_HUB_NODE="$node_bin" MCP_HUB_CONFORMANCE="$conformance_js"
 else
 	echo "conformance CLI not installed: TestConformance will be skipped" >&2
 fi
-export MCP_HUB_CONFORMANCE_SUMMARY="$conf_summary"
+export MCP_HUB_CONFORMANCE_SUMMARY="$conf_summary" MCP_HUB_CLIENT_CONFORMANCE_SUMMARY="$client_summary"
 clients_summary="$cache/clients-summary.txt"
 rm -f "$clients_summary"
 if clients_installed; then
@@ -234,6 +236,12 @@ if [[ -f $clients_summary ]]; then
 	sed 's/^/  /' "$clients_summary"
 else
 	printf '\nreal clients: no results (TestRealClients was skipped, or stopped before the end: see the log)\n'
+fi
+if [[ -f $client_summary ]]; then
+	printf '\nclient conformance (the hub as the client; scripts/conformance-client.sh):\n'
+	sed 's/^/  /' "$client_summary"
+else
+	printf '\nclient conformance: no results (TestClientConformance was skipped, or stopped before the end: see the log)\n'
 fi
 if grep -qE '^(--- FAIL|FAIL)' "$log" 2>/dev/null; then
 	printf '\nfailures:\n'

@@ -37,6 +37,10 @@ type Config struct {
 	URL       string            `yaml:"url,omitempty" json:"url,omitempty"`
 	Transport string            `yaml:"transport,omitempty" json:"transport,omitempty"`
 	Headers   map[string]string `yaml:"headers,omitempty" json:"headers,omitempty"`
+	// OAuth tunes how the hub authorizes at the server (oauth.go). A
+	// streamable HTTP server that answers 401 with a Bearer challenge is
+	// treated as OAuth-protected without it.
+	OAuth *OAuthConfig `yaml:"oauth,omitempty" json:"oauth,omitempty"`
 
 	// in-process
 	Builtin string `yaml:"builtin,omitempty" json:"builtin,omitempty"`
@@ -99,6 +103,11 @@ func (c *Config) Validate() error {
 	}
 	if c.URL == "" && len(c.Headers) > 0 {
 		return fmt.Errorf("'headers' only apply to url servers")
+	}
+	if c.OAuth != nil {
+		if err := c.OAuth.validate(c); err != nil {
+			return err
+		}
 	}
 	if c.Command == "" && (len(c.Args) > 0 || c.Cwd != "") {
 		return fmt.Errorf("'args' and 'cwd' need a 'command'")

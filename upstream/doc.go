@@ -18,6 +18,14 @@
 // a session of its own (owned.go), and says whose session a message came
 // in (Owner).
 //
+// A streamable HTTP server that asks for OAuth (a 401 with a Bearer
+// challenge) gets its token from a store shared by every mcp-hub process
+// (oauth.go, on go-sdk's auth.AuthorizationCodeHandler): refreshed before
+// it expires and after a 401. Only `mcp-hub login` (Login), or an
+// interactive process asked for more scope, opens a browser (callback.go);
+// anywhere else a server without a usable token is StateNeedsLogin, and a
+// login stored meanwhile is picked up without a restart.
+//
 // Tool calls to a stdio server bypass the SDK's client: the request goes
 // out and the result comes back as bytes (RawResult), so the hub forwards
 // what the server wrote without decoding and re-encoding it.

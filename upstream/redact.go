@@ -8,6 +8,8 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
@@ -46,6 +48,9 @@ func (c *Config) SecretValues() []string {
 		} else {
 			add(v, 6)
 		}
+	}
+	if c.OAuth != nil {
+		add(c.OAuth.ClientSecret, 1)
 	}
 	for i, a := range c.Args {
 		if name, v, ok := strings.Cut(a, "="); ok && strings.HasPrefix(name, "-") && secretName(name) {
@@ -149,56 +154,85 @@ func entropy(s string) float64 {
 
 // Redactor replaces secret values in text. The hub has one, made from
 // every secret of its config, and uses it on every path to a log, a
-// status output or a client.
+// status output or a client. Secrets learnt while the hub runs (OAuth
+// tokens) are added with Add; it is safe for concurrent use.
 type Redactor struct {
-	r       *strings.Replacer
+	mu      sync.Mutex // serialises Add
+	secrets []string
+	r       atomic.Pointer[replacer]
+}
+
+// replacer is one immutable generation of a Redactor's secrets.
+type replacer struct {
+	*strings.Replacer
 	longest int
 }
 
 // NewRedactor redacts the given values, longest first so that a secret
 // containing another is replaced whole.
 func NewRedactor(secrets ...[]string) *Redactor {
-	var all []string
+	r := &Redactor{}
 	for _, list := range secrets {
-		for _, s := range list {
-			if s != "" && !slices.Contains(all, s) {
-				all = append(all, s)
-			}
+		r.Add(list...)
+	}
+	return r
+}
+
+// Add redacts these values too, from now on.
+func (r *Redactor) Add(secrets ...string) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := len(r.secrets)
+	for _, s := range secrets {
+		if s != "" && !slices.Contains(r.secrets, s) {
+			r.secrets = append(r.secrets, s)
 		}
 	}
-	if len(all) == 0 {
-		return &Redactor{}
+	if len(r.secrets) == n {
+		return
 	}
+	all := slices.Clone(r.secrets)
 	slices.SortFunc(all, func(a, b string) int { return cmp.Compare(len(b), len(a)) })
 	pairs := make([]string, 0, 2*len(all))
 	for _, s := range all {
 		pairs = append(pairs, s, Redacted)
 	}
-	return &Redactor{r: strings.NewReplacer(pairs...), longest: len(all[0])}
+	r.r.Store(&replacer{Replacer: strings.NewReplacer(pairs...), longest: len(all[0])})
+}
+
+// current is the current generation, nil while there is nothing to redact.
+func (r *Redactor) current() *replacer {
+	if r == nil {
+		return nil
+	}
+	return r.r.Load()
 }
 
 // Longest is the length of the longest secret: text cut this close to its
 // end may hold part of one, which String would not recognise.
 func (r *Redactor) Longest() int {
-	if r == nil {
-		return 0
+	if rep := r.current(); rep != nil {
+		return rep.longest
 	}
-	return r.longest
+	return 0
 }
 
 // String redacts s.
 func (r *Redactor) String(s string) string {
-	if r == nil || r.r == nil {
-		return s
+	if rep := r.current(); rep != nil {
+		return rep.Replace(s)
 	}
-	return r.r.Replace(s)
+	return s
 }
 
 // JSON redacts every string in a JSON value (keys included), so that a
 // secret is found however the JSON escaped it. It returns data itself
 // when there is nothing to redact.
 func (r *Redactor) JSON(data json.RawMessage) json.RawMessage {
-	if r == nil || r.r == nil || len(data) == 0 {
+	if r.current() == nil || len(data) == 0 {
 		return data
 	}
 	var v any
@@ -220,7 +254,7 @@ func (r *Redactor) JSON(data json.RawMessage) json.RawMessage {
 // Value redacts every string in a decoded JSON value (a log message's
 // data, say), in place where it can.
 func (r *Redactor) Value(v any) any {
-	if r == nil || r.r == nil {
+	if r.current() == nil {
 		return v
 	}
 	changed := false
@@ -255,7 +289,7 @@ func (r *Redactor) walk(v any, changed *bool) any {
 // the hub passes JSON-RPC errors on to clients as they are. A bare
 // *jsonrpc.Error comes back as its redacted copy.
 func (r *Redactor) Error(err error) error {
-	if err == nil || r == nil || r.r == nil {
+	if err == nil || r.current() == nil {
 		return err
 	}
 	var rpcCopy *jsonrpc.Error
@@ -269,7 +303,7 @@ func (r *Redactor) Error(err error) error {
 		}
 	}
 	msg := err.Error()
-	red := r.r.Replace(msg)
+	red := r.String(msg)
 	if red == msg && rpcCopy == nil {
 		return err
 	}

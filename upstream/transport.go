@@ -26,6 +26,14 @@ import (
 // inherit_env is off: enough to find programs and behave in the user's locale.
 var baseEnv = []string{"PATH", "HOME", "USER", "LANG", "LC_ALL", "TMPDIR", "TERM", "SYSTEMROOT", "APPDATA", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME"}
 
+// sseRetries is how often the SDK may resume an interrupted event stream
+// (after the server's SSE `retry` delay, else its own 1-2 s) before it
+// gives the connection up; the Upstream then reconnects itself, with
+// backoff. One resumption keeps a stream a server ends on purpose (SEP-1699
+// polling) alive; a dead server is noticed one delay later. (-1, no
+// resumption at all, reconnected too early for `sse-retry`.)
+const sseRetries = 1
+
 // transport builds a fresh go-sdk transport for one connection attempt,
 // whose messages pass through tap.
 func (u *Upstream) transport(ctx context.Context, tap *wireTap) (mcp.Transport, error) {
@@ -43,8 +51,9 @@ func (u *Upstream) transport(ctx context.Context, tap *wireTap) (mcp.Transport, 
 		return &mcp.StreamableClientTransport{
 			Endpoint:     u.cfg.URL,
 			HTTPClient:   client,
-			MaxRetries:   -1, // the Upstream reconnects itself, with backoff
+			MaxRetries:   sseRetries,
 			MaxEventSize: u.maxEventSize(),
+			OAuthHandler: u.oauthHandler(),
 		}, nil
 	case TransportSSE:
 		client, err := u.httpClient(nil)

@@ -34,6 +34,9 @@ const (
 	StateRestarting State = "restarting"
 	StateUnhealthy  State = "unhealthy"
 	StateDisabled   State = "disabled"
+	// StateNeedsLogin: the server wants an OAuth token the hub does not
+	// have (or more scope); `mcp-hub login NAME` fixes it (oauth.go).
+	StateNeedsLogin State = "needs_login"
 	StateClosed     State = "closed"
 )
 
@@ -72,6 +75,12 @@ type Options struct {
 	SDKLogger *slog.Logger
 	// Builtin makes the in-process server for a 'builtin' upstream.
 	Builtin func(name string, env map[string]string) (*mcp.Server, error)
+	// OAuth is how streamable HTTP servers that ask for OAuth get tokens.
+	OAuth OAuthOptions
+	// Redactor, if set, learns the secrets found at run time (OAuth tokens)
+	// along with the upstream's own redactor, so the caller's logs and
+	// errors redact them too.
+	Redactor *Redactor
 	// MaxResultBytes bounds one message from the server, a tool result
 	// above all (DefaultMaxResultBytes). Past it only that call fails.
 	MaxResultBytes int64
@@ -143,6 +152,8 @@ type Upstream struct {
 	listener Listener
 	log      *slog.Logger
 	redact   *Redactor
+	oauth    *oauthClient // nil unless the server may use OAuth
+	watching bool         // guarded by mu: watchLogin runs
 
 	// counter pairs notifications read off the wire with those forwarded, so
 	// a call's answer never overtakes its last log or progress message.
@@ -191,6 +202,9 @@ func New(cfg Config, listener Listener, opts Options) *Upstream {
 	}
 	u.counter.init()
 	u.tap = wireTap{counter: &u.counter, schemas: &rawSchemas{}}
+	if opts.OAuth.Store != nil && cfg.Kind() == TransportStreamable && !hasAuthorizationHeader(cfg.Headers) && !cfg.Disabled {
+		u.oauth = newOAuthClient(u)
+	}
 	if cfg.Disabled {
 		u.state = StateDisabled
 		u.markAttempted()
@@ -307,6 +321,11 @@ func (u *Upstream) run(ctx context.Context) {
 			u.mu.Unlock()
 			u.setDown(cause, time.Since(connected) < u.opts.StableAfter, true)
 		}
+		if u.Status().State == StateNeedsLogin {
+			u.log.Warn("upstream needs authorization; waiting for `mcp-hub login " + u.cfg.Name + "`")
+			u.oauth.waitForLogin(ctx)
+			continue
+		}
 		delay := u.backoff()
 		u.mu.Lock()
 		u.nextAttempt = time.Now().Add(delay)
@@ -361,6 +380,17 @@ func (u *Upstream) setDown(err error, failed, ended bool) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	u.lastErr = err
+	if nl := (*NeedsLoginError)(nil); errors.As(err, &nl) && u.oauth != nil {
+		// Not a failure: no backoff, no breaker; the loop waits for a login.
+		u.lastErr = nl
+		if ended {
+			u.restarts++
+		}
+		if u.state != StateClosed {
+			u.state = StateNeedsLogin
+		}
+		return
+	}
 	if failed {
 		u.failures++
 	} else {
@@ -456,6 +486,9 @@ type UnavailableError struct {
 }
 
 func (e *UnavailableError) Error() string {
+	if e.State == StateNeedsLogin && e.Cause != nil {
+		return e.Cause.Error() + "; then retry"
+	}
 	msg := fmt.Sprintf("server '%s' is %s", e.Server, e.State)
 	if e.State == StateUnhealthy && e.Failures > 0 {
 		msg += fmt.Sprintf(" after %d consecutive failures", e.Failures)
@@ -464,6 +497,8 @@ func (e *UnavailableError) Error() string {
 		msg += " (" + e.Cause.Error() + ")"
 	}
 	switch e.State {
+	case StateNeedsLogin:
+		return msg + fmt.Sprintf("; run `mcp-hub login %s`, then retry", e.Server)
 	case StateDisabled:
 		return msg + "; enable it in the config to use its tools"
 	case StateClosed:
@@ -624,6 +659,8 @@ func (u *Upstream) CallTool(ctx context.Context, owner any, params *mcp.CallTool
 		case connectionEnded(err):
 			return nil, &UnavailableError{Server: u.cfg.Name, State: StateRestarting,
 				Cause: errors.New("the connection to the server ended during the call and is being re-established")}
+		case errors.As(err, new(*NeedsLoginError)):
+			return nil, u.needsLogin(err)
 		case transportFailure(err) && ctx.Err() == nil:
 			cause := u.redact.Error(err)
 			if cs == shared {

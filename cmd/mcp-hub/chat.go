@@ -21,6 +21,7 @@ import (
 
 	"github.com/mcp-hub/mcp-hub/chatloop"
 	"github.com/mcp-hub/mcp-hub/hub"
+	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
 func chatCommand() *cli.Command {
@@ -45,20 +46,17 @@ Ctrl-D quits). With -p it answers one prompt on stdout and exits non-zero on fai
 
 // chatLogger logs to stderr like the other commands, but at warn unless
 // --log-level was given: hub info lines would drown the conversation.
-func chatLogger(c *cli.Context, secrets []string) (*slog.Logger, error) {
+func chatLogger(c *cli.Context, r *upstream.Redactor) (*slog.Logger, error) {
 	if globalSet(c, "log-level") {
-		return newLogger(c, secrets)
+		return newRedactingLogger(c, r)
 	}
-	var h slog.Handler = slog.NewTextHandler(c.App.ErrWriter, &slog.HandlerOptions{Level: slog.LevelWarn})
-	if len(secrets) > 0 {
-		h = redacting(h, secrets)
-	}
-	return slog.New(h), nil
+	h := slog.NewTextHandler(c.App.ErrWriter, &slog.HandlerOptions{Level: slog.LevelWarn})
+	return slog.New(redactHandler{Handler: h, r: r}), nil
 }
 
 // chatConfig loads hub.yaml and decodes its chat sections.
 func chatConfig(c *cli.Context) (*hub.Config, *chatloop.Config, *slog.Logger, error) {
-	log, err := chatLogger(c, nil)
+	log, err := chatLogger(c, upstream.NewRedactor())
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -66,7 +64,7 @@ func chatConfig(c *cli.Context) (*hub.Config, *chatloop.Config, *slog.Logger, er
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	log, err = chatLogger(c, cfg.Secrets)
+	log, err = chatLogger(c, upstream.NewRedactor(cfg.Secrets))
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -128,7 +126,16 @@ func runChat(c *cli.Context) error {
 		}()
 	}
 
-	h, err := hub.New(ctx, cfg, hub.Options{Logger: log})
+	// The hub's redactor learns OAuth tokens; the chat log uses it too.
+	red := upstream.NewRedactor(cfg.Secrets)
+	if log, err = chatLogger(c, red); err != nil {
+		return err
+	}
+	oauth, err := oauthOptions(c, interactive())
+	if err != nil {
+		return err
+	}
+	h, err := hub.New(ctx, cfg, hub.Options{Logger: log, OAuth: oauth, Redactor: red})
 	if err != nil {
 		return err
 	}

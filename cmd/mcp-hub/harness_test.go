@@ -70,7 +70,7 @@ func everythingServer(tb testing.TB) string {
 			return
 		}
 		testMainCleanups = append(testMainCleanups, func() { os.RemoveAll(dir) })
-		everything.path, everything.err = buildEverythingServer(dir)
+		everything.path, everything.err = buildPublishedSDK(dir, everythingPkg)
 	})
 	if everything.err != nil {
 		tb.Fatalf("building %s: %v", everythingPkg, everything.err)
@@ -98,20 +98,21 @@ func removeStaleBuildDirs() {
 	}
 }
 
-// buildEverythingServer builds the everything-server of go-sdk as published,
-// at the version of our go.mod: it stands for the upstream servers our users
-// run, so it must not pick up our patched copy (third_party/README.md), even
-// when the tests run under the fast build (go.fast.mod). It builds in a
-// scratch copy of go.mod/go.sum with -mod=mod for the sums only the
-// everything-server needs, rather than editing the repository's files from a
-// test, and without GOFLAGS, which may name -modfile=go.fast.mod.
-func buildEverythingServer(dir string) (string, error) {
+// buildPublishedSDK builds a program of go-sdk as published (the
+// everything-server, the everything-client), at the version of our go.mod:
+// they stand for the servers and clients our users run, so they must not
+// pick up our patched copy (third_party/README.md), even when the tests
+// run under the fast build (go.fast.mod). It builds in a scratch copy of
+// go.mod/go.sum with -mod=mod for the sums only that program needs,
+// rather than editing the repository's files from a test, and without
+// GOFLAGS, which may name -modfile=go.fast.mod.
+func buildPublishedSDK(dir, pkg string) (string, error) {
 	gomod, err := exec.Command("go", "env", "GOMOD").Output()
 	if err != nil {
 		return "", fmt.Errorf("go env GOMOD: %v", err)
 	}
 	root := filepath.Dir(strings.TrimSpace(string(gomod)))
-	scratch := filepath.Join(dir, "module")
+	scratch := filepath.Join(dir, "module-"+filepath.Base(pkg))
 	if err := os.MkdirAll(scratch, 0o755); err != nil {
 		return "", err
 	}
@@ -124,12 +125,12 @@ func buildEverythingServer(dir string) (string, error) {
 			return "", err
 		}
 	}
-	out := filepath.Join(dir, "everything-server")
+	out := filepath.Join(dir, filepath.Base(pkg))
 	args := []string{"build", "-mod=mod", "-o", out}
 	if raceEnabled() {
 		args = append(args, "-race")
 	}
-	args = append(args, everythingPkg)
+	args = append(args, pkg)
 	cmd := exec.Command("go", args...)
 	cmd.Dir = scratch
 	cmd.Env = append(os.Environ(), "GOFLAGS=")

@@ -4,9 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"slices"
-	"sync"
-	"sync/atomic"
 
 	"github.com/urfave/cli/v2"
 
@@ -16,55 +13,34 @@ import (
 // newLogger logs text records to stderr (stdout belongs to the MCP
 // protocol in stdio mode), with every secret replaced by "[REDACTED]".
 func newLogger(c *cli.Context, secrets []string) (*slog.Logger, error) {
+	return newRedactingLogger(c, upstream.NewRedactor(secrets))
+}
+
+// newRedactingLogger is newLogger with a redactor that may learn more
+// secrets while the process runs (OAuth tokens).
+func newRedactingLogger(c *cli.Context, r *upstream.Redactor) (*slog.Logger, error) {
 	var level slog.Level
 	name := globalString(c, "log-level")
 	if err := level.UnmarshalText([]byte(name)); err != nil {
 		return nil, cli.Exit(fmt.Sprintf("--log-level %q: use debug, info, warn or error", name), exitConfig)
 	}
 	h := slog.NewTextHandler(c.App.ErrWriter, &slog.HandlerOptions{Level: level})
-	return slog.New(redacting(h, secrets)), nil
-}
-
-// redacting wraps h so that no secret reaches the log.
-func redacting(h slog.Handler, secrets []string) slog.Handler {
-	r := &logSecrets{}
-	r.add(secrets)
-	return redactHandler{Handler: h, r: r}
+	return slog.New(redactHandler{Handler: h, r: r}), nil
 }
 
 // addLogSecrets makes log redact more secrets too: those of a config
 // reloaded while serving.
 func addLogSecrets(log *slog.Logger, secrets []string) {
 	if h, ok := log.Handler().(redactHandler); ok {
-		h.r.add(secrets)
+		h.r.Add(secrets...)
 	}
 }
-
-// logSecrets is the redactor of a log, which a reload may extend.
-type logSecrets struct {
-	mu  sync.Mutex
-	all []string
-	cur atomic.Pointer[upstream.Redactor]
-}
-
-func (l *logSecrets) add(secrets []string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for _, s := range secrets {
-		if s != "" && !slices.Contains(l.all, s) {
-			l.all = append(l.all, s)
-		}
-	}
-	l.cur.Store(upstream.NewRedactor(l.all))
-}
-
-func (l *logSecrets) String(s string) string { return l.cur.Load().String(s) }
 
 // redactHandler rewrites the message and every string-ish attribute with
 // the hub's redactor (longest secret first, like everywhere else).
 type redactHandler struct {
 	slog.Handler
-	r *logSecrets
+	r *upstream.Redactor
 }
 
 func (h redactHandler) Handle(ctx context.Context, rec slog.Record) error {

@@ -19,6 +19,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/mcp-hub/mcp-hub/hub"
+	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
 func main() {
@@ -101,6 +102,9 @@ func newApp(stdin io.ReadCloser, stdout, stderr io.Writer) *cli.App {
 			uninstallCommand(),
 			evalCommand(),
 			chatCommand(),
+			callCommand(),
+			loginCommand(),
+			logoutCommand(),
 			modelsCommand(),
 			completionCommand(),
 			versionCommand(),
@@ -176,8 +180,15 @@ func loadConfig(c *cli.Context, log *slog.Logger) (*hub.Config, error) {
 	return cfg, nil
 }
 
-// openHub loads the config and starts a hub with logs on stderr.
+// openHub loads the config and starts a hub with logs on stderr. Servers
+// that need an OAuth login are needs_login; no browser opens.
 func openHub(c *cli.Context) (*hub.Hub, *slog.Logger, error) {
+	return openHubWith(c, false)
+}
+
+// openHubWith is openHub; interactive lets a server's demand for more
+// OAuth scope open a browser (see upstream.OAuthOptions).
+func openHubWith(c *cli.Context, interactive bool) (*hub.Hub, *slog.Logger, error) {
 	log, err := newLogger(c, nil)
 	if err != nil {
 		return nil, nil, err
@@ -186,8 +197,13 @@ func openHub(c *cli.Context) (*hub.Hub, *slog.Logger, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	log, _ = newLogger(c, cfg.Secrets)
-	h, err := hub.New(c.Context, cfg, hub.Options{Logger: log})
+	red := upstream.NewRedactor(cfg.Secrets)
+	log, _ = newRedactingLogger(c, red)
+	oauth, err := oauthOptions(c, interactive)
+	if err != nil {
+		log.Warn("OAuth is off: no token store", "err", err)
+	}
+	h, err := hub.New(c.Context, cfg, hub.Options{Logger: log, OAuth: oauth, Redactor: red})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"net/http"
 	"os"
 	"testing"
 )
@@ -15,7 +16,20 @@ const envAsMain = "MCP_HUB_AS_MAIN"
 // binaries it builds once per test process here.
 var testMainCleanups []func()
 
+// envAsBrowser makes the test binary a browser whose user consents at
+// once: run as $BROWSER with the authorization URL, it follows the
+// redirects to the hub's callback.
+const envAsBrowser = "MCP_HUB_TEST_BROWSER"
+
 func TestMain(m *testing.M) {
+	if os.Getenv(envAsBrowser) == "1" && os.Getenv(envAsMain) != "1" && len(os.Args) == 2 {
+		resp, err := http.Get(os.Args[1])
+		if err != nil {
+			os.Exit(1)
+		}
+		resp.Body.Close()
+		os.Exit(0)
+	}
 	if os.Getenv(envAsMain) == "1" {
 		// The hub starts child processes (stdio upstreams); they must not see
 		// the variable in case one of them is a test binary too.

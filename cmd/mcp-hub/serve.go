@@ -16,6 +16,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/mcp-hub/mcp-hub/hub"
+	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
 func serveCommand() *cli.Command {
@@ -42,11 +43,14 @@ func serveCommand() *cli.Command {
 				return cli.Exit("--watch-interval must be 0 (only SIGHUP) or positive", exitConfig)
 			}
 			watcher := newConfigWatcher(configPath(c)) // before the hub reads the file
-			h, log, err := openHub(c)
+			// A step-up opens a browser only when $BROWSER says how: serve
+			// never waits on a person otherwise.
+			h, log, err := openHubWith(c, os.Getenv("BROWSER") != "")
 			if err != nil {
 				return err
 			}
 			defer h.Close()
+			hintLogins(log, h)
 			shareCPUs(c.Context) // after start-up, which builds the index on every core
 			watchCtx, stopWatching := context.WithCancel(c.Context)
 			defer stopWatching()
@@ -124,6 +128,15 @@ func startCPUProfile(path string) (stop func(), err error) {
 		return nil, err
 	}
 	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+}
+
+// hintLogins says at start which servers wait for `mcp-hub login`.
+func hintLogins(log *slog.Logger, h *hub.Hub) {
+	for _, st := range h.Upstreams() {
+		if st.State == upstream.StateNeedsLogin {
+			log.Warn(fmt.Sprintf("server '%s' needs authorization: run `mcp-hub login %s`; its tools fail until then, and the login is picked up without a restart", st.Name, st.Name))
+		}
+	}
 }
 
 func isTerminal(f *os.File) bool {

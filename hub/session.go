@@ -2,6 +2,7 @@ package hub
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -31,6 +32,9 @@ type Session struct {
 	shown  map[string]string  // what the server currently lists: name -> fingerprint
 	ss     *mcp.ServerSession // set once the client has initialized
 	stats  Stats
+	// storedID is the id of a session restored from the session store
+	// (restore.go): its server hands it out instead of a new one.
+	storedID string
 }
 
 // NewSession makes a session, and its server, for the named toolset ("" for all).
@@ -53,6 +57,7 @@ func (h *Hub) NewSession(toolset string) (*Session, error) {
 		SubscribeHandler:          s.subscribe,
 		UnsubscribeHandler:        s.unsubscribe,
 		SupportedProtocolVersions: supportedVersions(),
+		GetSessionID:              s.newSessionID,
 		Capabilities: &mcp.ServerCapabilities{
 			Tools:       &mcp.ToolCapabilities{ListChanged: true},
 			Resources:   &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},
@@ -267,8 +272,19 @@ func (s *Session) load(c *Catalog, tools []*Tool) (added []string) {
 	s.mu.Unlock()
 	if len(added) > 0 {
 		s.sync(c)
+		s.hub.storeLink.saveLoaded(s) // before the call that loaded them answers
 	}
 	return added
+}
+
+// newSessionID is the HTTP session id the SDK gives the session: the one
+// it had for a session restored from the store, a fresh random one
+// otherwise (the SDK's default).
+func (s *Session) newSessionID() string {
+	if s.storedID != "" {
+		return s.storedID
+	}
+	return rand.Text()
 }
 
 func (s *Session) isLoaded(name string) bool {

@@ -344,12 +344,19 @@ func (h *Hub) prepareSession(w http.ResponseWriter, r *http.Request, id string, 
 		return true
 	}
 	if hs := l.holds(id); hs != nil {
+		var loaded []string
 		var found bool
-		if l.do(func(ctx context.Context) (err error) { found, err = l.store.Touch(ctx, id, l.ttl); return err }) == nil && !found {
+		if l.do(func(ctx context.Context) (err error) { loaded, found, err = l.store.Touch(ctx, id, l.ttl); return err }) != nil {
+			return true
+		}
+		if !found {
 			// Written while the store was down, or expired there while
 			// this replica kept it: write it back.
 			l.save(hs)
+			return true
 		}
+		// Tools another replica loaded for this session since.
+		h.loadByName(hs.s, loaded)
 		return true
 	}
 	return h.restore(w, r, id, stream)
@@ -429,15 +436,8 @@ func (h *Hub) restoredSession(r *http.Request, rec *SessionRecord, principal str
 		return nil, err
 	}
 	s.storedID = rec.ID
-	var tools []*Tool
-	c := h.Catalog()
-	for _, name := range rec.Loaded {
-		if t, ok := c.Tool(name); ok && t.Deferred && s.visible(t) {
-			tools = append(tools, t)
-		}
-	}
-	s.load(c, tools) // no session is connected yet: no list_changed
 	h.storeLink.attach(s, rec.Toolset, principal)
+	h.loadByName(s, rec.Loaded) // no session is connected yet: no list_changed
 
 	initBody, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": rec.Init})
 	if err != nil {
@@ -465,6 +465,21 @@ func (h *Hub) restoredSession(r *http.Request, rec *SessionRecord, principal str
 		}
 	}
 	return s, nil
+}
+
+// loadByName loads into s the deferred tools named that it has not loaded
+// yet, and that still exist and its toolset allows.
+func (h *Hub) loadByName(s *Session, names []string) {
+	c := h.Catalog()
+	var tools []*Tool
+	for _, name := range names {
+		if t, ok := c.Tool(name); ok && t.Deferred && s.visible(t) && !s.isLoaded(name) {
+			tools = append(tools, t)
+		}
+	}
+	if len(tools) > 0 {
+		s.load(c, tools)
+	}
 }
 
 // primeRequest serves one synthesized POST through the SDK's handler and

@@ -25,7 +25,10 @@ type SessionRecord struct {
 	// version, client info, capabilities).
 	Init json.RawMessage `json:"init"`
 	// Loaded are the exposed names of the deferred tools it has loaded.
-	Loaded []string `json:"loaded,omitempty"`
+	// Saving adds to the stored set, never removes: replicas that load
+	// different tools for the same session, or write back after an
+	// outage, add up.
+	Loaded []string `json:"-"`
 }
 
 // SessionStore keeps session records where every replica can read them.
@@ -36,8 +39,9 @@ type SessionStore interface {
 	Save(ctx context.Context, rec *SessionRecord, ttl time.Duration) error
 	// Load returns the record, or nil and no error when there is none.
 	Load(ctx context.Context, id string) (*SessionRecord, error)
-	// Touch restarts a record's time to live; false when there is none.
-	Touch(ctx context.Context, id string, ttl time.Duration) (bool, error)
+	// Touch restarts a record's time to live and returns its loaded
+	// tools; found is false when there is no record.
+	Touch(ctx context.Context, id string, ttl time.Duration) (loaded []string, found bool, err error)
 	// Delete removes a record; false when there was none.
 	Delete(ctx context.Context, id string) (bool, error)
 	Ping(ctx context.Context) error
@@ -48,8 +52,9 @@ type SessionStore interface {
 // shared with other programs.
 const redisKeyPrefix = "mcp-hub:session:"
 
-// redisStore is a SessionStore on Redis: one string key per session, its
-// record as JSON, expiring after the idle timeout unless touched.
+// redisStore is a SessionStore on Redis: two keys per session, its record
+// as JSON (PREFIX<id>) and the set of its loaded tools (PREFIX<id>:loaded),
+// both expiring after the idle timeout unless touched.
 type redisStore struct {
 	client *redis.Client
 }
@@ -97,38 +102,76 @@ func newRedisStore(raw string) (*redisStore, error) {
 	return &redisStore{client: redis.NewClient(opts)}, nil
 }
 
+func redisKeys(id string) (record, loaded string) {
+	return redisKeyPrefix + id, redisKeyPrefix + id + ":loaded"
+}
+
 func (r *redisStore) Save(ctx context.Context, rec *SessionRecord, ttl time.Duration) error {
 	b, err := json.Marshal(rec)
 	if err != nil {
 		return err
 	}
-	return r.client.Set(ctx, redisKeyPrefix+rec.ID, b, ttl).Err()
+	kr, kl := redisKeys(rec.ID)
+	_, err = r.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.Set(ctx, kr, b, ttl)
+		if len(rec.Loaded) > 0 {
+			members := make([]any, len(rec.Loaded))
+			for i, name := range rec.Loaded {
+				members[i] = name
+			}
+			p.SAdd(ctx, kl, members...)
+			p.PExpire(ctx, kl, ttl)
+		}
+		return nil
+	})
+	return err
 }
 
 func (r *redisStore) Load(ctx context.Context, id string) (*SessionRecord, error) {
-	b, err := r.client.Get(ctx, redisKeyPrefix+id).Bytes()
-	if errors.Is(err, redis.Nil) {
+	kr, kl := redisKeys(id)
+	var get *redis.StringCmd
+	var members *redis.StringSliceCmd
+	_, err := r.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		get = p.Get(ctx, kr)
+		members = p.SMembers(ctx, kl)
+		return nil
+	})
+	if errors.Is(get.Err(), redis.Nil) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
 	var rec SessionRecord
-	if err := json.Unmarshal(b, &rec); err != nil {
+	if err := json.Unmarshal([]byte(get.Val()), &rec); err != nil {
 		return nil, fmt.Errorf("session %s: stored record is not valid: %w", id, err)
 	}
 	if rec.ID != id {
 		return nil, fmt.Errorf("session %s: stored record names another session", id)
 	}
+	rec.Loaded = members.Val()
 	return &rec, nil
 }
 
-func (r *redisStore) Touch(ctx context.Context, id string, ttl time.Duration) (bool, error) {
-	return r.client.Expire(ctx, redisKeyPrefix+id, ttl).Result()
+func (r *redisStore) Touch(ctx context.Context, id string, ttl time.Duration) ([]string, bool, error) {
+	kr, kl := redisKeys(id)
+	var found *redis.BoolCmd
+	var members *redis.StringSliceCmd
+	_, err := r.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		found = p.PExpire(ctx, kr, ttl)
+		p.PExpire(ctx, kl, ttl)
+		members = p.SMembers(ctx, kl)
+		return nil
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	return members.Val(), found.Val(), nil
 }
 
 func (r *redisStore) Delete(ctx context.Context, id string) (bool, error) {
-	n, err := r.client.Del(ctx, redisKeyPrefix+id).Result()
+	kr, kl := redisKeys(id)
+	n, err := r.client.Del(ctx, kr, kl).Result()
 	return n > 0, err
 }
 

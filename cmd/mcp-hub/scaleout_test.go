@@ -189,6 +189,19 @@ func TestScaleOutRoundRobinSurvivesAReplica(t *testing.T) {
 	if got := callText(t, cs, "call_tool", map[string]any{"name": "calc__evaluate", "arguments": `{"expression":"2^10"}`}); !strings.Contains(got, "1024") {
 		t.Fatalf("call_tool calc__evaluate 2^10 = %q", got)
 	}
+	// The client's DELETE removes the session from the store.
+	rdb := redis.NewClient(&redis.Options{Addr: d.redisAddr})
+	defer rdb.Close()
+	key := "mcp-hub:session:" + cs.ID()
+	if n, err := rdb.Exists(context.Background(), key, key+":loaded").Result(); err != nil || n != 2 {
+		t.Fatalf("stored session before DELETE: %d keys (%v), want 2", n, err)
+	}
+	if err := cs.Close(); err != nil {
+		t.Fatalf("closing the session (DELETE): %v", err)
+	}
+	if n, err := rdb.Exists(context.Background(), key, key+":loaded").Result(); err != nil || n != 0 {
+		t.Fatalf("stored session after DELETE: %d keys (%v), want none", n, err)
+	}
 }
 
 // TestScaleOutRedisOutage is issue 15's acceptance 2: Redis killed in the
@@ -247,5 +260,71 @@ func TestScaleOutRedisOutage(t *testing.T) {
 		if !strings.Contains(d.hubs[i].logTail(400), "session store unreachable") {
 			t.Errorf("hub%d did not warn that the session store was unreachable", i+1)
 		}
+	}
+}
+
+// startNginx runs deploy/nginx.conf in front of the replicas and returns
+// its /mcp URL.
+func (d *scaleOut) startNginx(t *testing.T) string {
+	t.Helper()
+	bin := realBinary(t, "nginx", "nginx")
+	tmpl, err := os.ReadFile(filepath.Join("..", "..", "deploy", "nginx.conf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	listen := freeAddr(t)
+	conf := strings.NewReplacer("LISTEN", listen,
+		"HUB1", strings.TrimPrefix(d.hubBases[0], "http://"), "HUB2", strings.TrimPrefix(d.hubBases[1], "http://")).Replace(string(tmpl))
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "tmp"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "nginx.conf"), []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := startChild(t, "nginx", nil, bin, "-p", dir, "-c", filepath.Join(dir, "nginx.conf"))
+	fixture.Eventually(t, 30*time.Second, "nginx forwarding to the hubs", func() bool {
+		if c.exited() {
+			t.Fatalf("nginx exited: %v\n%s", c.waitErr, c.logTail(30))
+		}
+		h, err := loadGetHealth("http://" + listen)
+		return err == nil && h.Status == "ok"
+	})
+	return "http://" + listen + "/mcp"
+}
+
+// TestScaleOutSessionAffinity runs the README's affinity snippets (HAProxy
+// and nginx, hashed on Mcp-Session-Id): every request of a session,
+// its GET stream included, goes to one replica; when that replica dies the
+// session moves to the other, which restores it, with its loaded tool.
+func TestScaleOutSessionAffinity(t *testing.T) {
+	for _, lb := range []string{"haproxy", "nginx"} {
+		t.Run(lb, func(t *testing.T) {
+			d := startScaleOut(t)
+			url := d.sticky
+			if lb == "nginx" {
+				url = d.startNginx(t)
+			}
+			cs := connectThrough(t, url)
+			callText(t, cs, "search_tools", map[string]any{"tool_names": []string{"calc__evaluate"}})
+			evaluate(t, cs, 10)
+			holder := -1
+			for i := range d.hubs {
+				switch n := d.httpSessions(t, i); {
+				case n == 1 && holder < 0:
+					holder = i
+				case n != 0:
+					t.Fatalf("hub%d holds %d HTTP sessions: with affinity one replica should hold the session", i+1, n)
+				}
+			}
+			if holder < 0 {
+				t.Fatal("no replica holds the session")
+			}
+			d.hubs[holder].kill(t)
+			evaluate(t, cs, 10)
+			if n := d.httpSessions(t, 1-holder); n != 1 {
+				t.Fatalf("hub%d holds %d HTTP sessions after hub%d died, want the restored one", 2-holder, n, holder+1)
+			}
+		})
 	}
 }

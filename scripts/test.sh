@@ -9,7 +9,7 @@
 #   ./scripts/test.sh                 everything
 #   ./scripts/test.sh -run Conformance -v   extra arguments go to `go test`
 #
-# Installs redis-server and haproxy with apt-get when missing (the
+# Installs redis-server, haproxy and nginx with apt-get when missing (the
 # scale-out tests run them).
 #
 # Tests always run (-count=1): the conformance test drives external programs
@@ -75,11 +75,11 @@ else
 	fi
 fi
 
-# --- 1b. redis-server and haproxy (Debian), for the scale-out tests ---------
+# --- 1b. redis-server, haproxy and nginx (Debian), for the scale-out tests ---------
 # apt-get only when one is missing (non-interactive; sudo -n when not root).
 # The tests skip without them, so MCP_HUB_REQUIRE_REAL makes that a failure
 # once they are installed.
-debian_programs=(redis-server haproxy)
+debian_programs=(redis-server haproxy nginx)
 have_program() { command -v "$1" >/dev/null 2>&1 || [[ -x /usr/sbin/$1 ]]; }
 step "install: ${debian_programs[*]} (Debian packages)"
 t0=$SECONDS

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -44,6 +45,9 @@ type Config struct {
 	SessionIdleTimeout upstream.Duration `yaml:"session_idle_timeout"`
 	// HTTP holds the HTTP server's timeouts and header limit.
 	HTTP HTTPLimits `yaml:"http"`
+	// SessionStore keeps HTTP sessions where every replica finds them:
+	// redis://[:PASSWORD@]HOST:PORT/DB or rediss:// (restore.go).
+	SessionStore string `yaml:"session_store"`
 
 	// The chat sections belong to package chatloop, which decodes them.
 	Providers yaml.Node `yaml:"providers"`
@@ -250,6 +254,11 @@ func parseYAML(path string, data []byte) (*Config, error) {
 			addSecret(tok)
 		}
 	}
+	if u, err := url.Parse(cfg.SessionStore); err == nil {
+		if p, ok := u.User.Password(); ok {
+			addSecret(p)
+		}
+	}
 	return cfg, redactConfigError(cfg.validate(lineFinder(&root)), cfg.Secrets)
 }
 
@@ -329,6 +338,11 @@ func (c *Config) validate(line func(keys ...string) int) error {
 	} {
 		if lim.negative {
 			errs = append(errs, &ConfigError{Path: c.Path, Line: line(strings.Split(lim.key, ".")...), Msg: lim.key + " must be positive (or left out for its default)"})
+		}
+	}
+	if c.SessionStore != "" {
+		if _, err := ParseSessionStore(c.SessionStore); err != nil {
+			errs = append(errs, &ConfigError{Path: c.Path, Line: line("session_store"), Msg: err.Error()})
 		}
 	}
 	if c.Discovery.MaxSearchResults < 0 {

@@ -29,4 +29,10 @@
 // rebuilds (the previous catalog stays) and session syncs. Over HTTP, a
 // session is built only for an initialize request, at most max_sessions
 // at once (httpserver.go).
+//
+// With session_store set, HTTP sessions outlive their replica: each one's
+// initialize params, toolset, principal and loaded tools are kept in Redis
+// (store.go), and a replica that gets a request for a session it does not
+// hold rebuilds it under the same id before serving it (restore.go). When
+// Redis is away sessions stay in memory and are written back later.
 package hub

@@ -64,6 +64,8 @@ type Hub struct {
 	routes router
 	subs   subscriptions
 	slots  sessionSlots // HTTP sessions open, against max_sessions
+	// storeLink keeps HTTP sessions in session_store (restore.go).
+	storeLink sessionStoreLink
 	// lastActive is LastActivity, in unix nanoseconds.
 	lastActive atomic.Int64
 	// serving is set once New returns: from then on a contested name
@@ -115,6 +117,13 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Hub, error) {
 		l.byName[name] = u
 	}
 	h.live.Store(l)
+	if cfg.SessionStore != "" {
+		store, err := newRedisStore(cfg.SessionStore)
+		if err != nil {
+			return nil, &ConfigError{Path: cfg.Path, Msg: h.redact.String(err.Error())}
+		}
+		h.startSessionStore(store)
+	}
 	for _, u := range l.upstreams {
 		u.Start(context.WithoutCancel(ctx))
 	}
@@ -225,6 +234,7 @@ func (h *Hub) Close() error {
 		for _, s := range sessions {
 			s.close()
 		}
+		h.storeLink.close()
 		if ix := h.Catalog().index; ix != nil {
 			ix.Close()
 		}

@@ -185,6 +185,9 @@ func restartNeeded(old, next *Config) []string {
 	if old.HTTP != next.HTTP {
 		keys = append(keys, "http")
 	}
+	if old.SessionStore != next.SessionStore {
+		keys = append(keys, "session_store")
+	}
 	for _, s := range []struct {
 		key  string
 		a, b *yaml.Node

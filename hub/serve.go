@@ -116,7 +116,15 @@ func (h *Hub) HTTPHandler(extra map[string]http.Handler) http.Handler {
 		MaxRequestBodyBytes: h.maxRequestBytes(),
 	})
 	mcpHandler := func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost || r.Header.Get("Mcp-Session-Id") != "" {
+		if id := r.Header.Get("Mcp-Session-Id"); id != "" {
+			// With a session store, a session another replica made is
+			// restored here first (restore.go).
+			if h.prepareSession(w, r, id, stream) {
+				stream.ServeHTTP(w, r)
+			}
+			return
+		}
+		if r.Method != http.MethodPost {
 			stream.ServeHTTP(w, r)
 			return
 		}
@@ -141,6 +149,7 @@ func (h *Hub) HTTPHandler(extra map[string]http.Handler) http.Handler {
 			h.slots.release()
 			return
 		}
+		h.storeLink.attach(s, r.PathValue("toolset"), h.principal(r))
 		stream.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), sessionKey{}, s)))
 		h.holdSlot(s)
 	}
@@ -178,6 +187,7 @@ func (h *Hub) holdSlot(s *Session) {
 	for ss := range s.server.Sessions() {
 		go func() {
 			ss.Wait()
+			h.storeLink.forget(ss.ID())
 			h.slots.release()
 			h.active()
 		}()
@@ -273,7 +283,10 @@ type Health struct {
 	Sessions int    `json:"sessions"`
 	// HTTPSessions are the HTTP sessions open, initialized or not, that
 	// count against max_sessions.
-	HTTPSessions int          `json:"http_sessions"`
+	HTTPSessions int `json:"http_sessions"`
+	// SessionStore is "ok" or "unreachable" (then Status is "degraded")
+	// when session_store is set.
+	SessionStore string       `json:"session_store,omitempty"`
 	Tools        int          `json:"tools"`
 	Servers      []ServerInfo `json:"servers"`
 	// Go runtime figures, to watch for leaks (the load test reads them):
@@ -310,6 +323,9 @@ func (h *Hub) Health() Health {
 	metrics.Read(rt)
 	if rt[0].Value.Kind() == metrics.KindUint64 && rt[1].Value.Kind() == metrics.KindUint64 {
 		out.HeapLiveBytes, out.GCCycles = rt[0].Value.Uint64(), rt[1].Value.Uint64()
+	}
+	if out.SessionStore = h.storeLink.state(); out.SessionStore == "unreachable" {
+		out.Status = "degraded"
 	}
 	for _, st := range h.Upstreams() {
 		if st.State != "ready" && st.State != "disabled" {

@@ -2,6 +2,7 @@ package hub
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -36,6 +37,9 @@ type Session struct {
 	ss     *mcp.ServerSession // set once the client has initialized
 	stats  Stats
 	notice toolsNotice // when the client hears of tool-list changes (listchanged.go)
+	// storedID is the id of a session restored from the session store
+	// (restore.go): its server hands it out instead of a new one.
+	storedID string
 }
 
 // NewSession makes a session, and its server, for the named toolset ("" for all).
@@ -59,6 +63,7 @@ func (h *Hub) NewSession(toolset string) (*Session, error) {
 		SubscribeHandler:          s.subscribe,
 		UnsubscribeHandler:        s.unsubscribe,
 		SupportedProtocolVersions: supportedVersions(),
+		GetSessionID:              s.newSessionID,
 		Capabilities: &mcp.ServerCapabilities{
 			Tools:       &mcp.ToolCapabilities{ListChanged: true},
 			Resources:   &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},
@@ -287,8 +292,19 @@ func (s *Session) load(ctx context.Context, ss *mcp.ServerSession, c *Catalog, t
 		s.notice.willAnnounce(ss)
 		defer s.notice.announce(ctx, ss)
 		s.sync(c)
+		s.hub.storeLink.saveLoaded(s) // before the call that loaded them answers
 	}
 	return added
+}
+
+// newSessionID is the HTTP session id the SDK gives the session: the one
+// it had for a session restored from the store, a fresh random one
+// otherwise (the SDK's default).
+func (s *Session) newSessionID() string {
+	if s.storedID != "" {
+		return s.storedID
+	}
+	return rand.Text()
 }
 
 func (s *Session) isLoaded(name string) bool {

@@ -12,6 +12,9 @@
 #   ./scripts/test.sh                 everything
 #   ./scripts/test.sh -run Conformance -v   extra arguments go to `go test`
 #
+# Installs redis-server, haproxy and nginx with apt-get when missing (the
+# scale-out tests run them).
+#
 # Tests always run (-count=1): the conformance test drives external programs
 # the test cache does not track, and its summary is printed below.
 #
@@ -104,6 +107,35 @@ elif [[ -x $node_bin ]] && npm install --prefix "$npm_dir" --no-audit --no-fund 
 else
 	echo "install failed: need Node $node_major (above), npm and access to the npm registry the first time" >&2
 	record clients FAIL $((SECONDS - t0)) "npm install into $npm_dir; TestRealClients skips"
+fi
+
+# --- 1c. redis-server, haproxy and nginx (Debian), for the scale-out tests ---------
+# apt-get only when one is missing (non-interactive; sudo -n when not root).
+# The tests skip without them, so MCP_HUB_REQUIRE_REAL makes that a failure
+# once they are installed.
+debian_programs=(redis-server haproxy nginx)
+have_program() { command -v "$1" >/dev/null 2>&1 || [[ -x /usr/sbin/$1 ]]; }
+step "install: ${debian_programs[*]} (Debian packages)"
+t0=$SECONDS
+missing=()
+for p in "${debian_programs[@]}"; do
+	have_program "$p" || missing+=("$p")
+done
+if ((${#missing[@]} == 0)); then
+	echo "already installed: ${debian_programs[*]}"
+	record debian ok $((SECONDS - t0)) "cached"
+	export MCP_HUB_REQUIRE_REAL=1
+else
+	sudo=()
+	if [[ $(id -u) != 0 ]]; then sudo=(sudo -n); fi
+	if "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq </dev/null &&
+		"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" </dev/null; then
+		record debian ok $((SECONDS - t0)) "installed ${missing[*]}"
+		export MCP_HUB_REQUIRE_REAL=1
+	else
+		echo "apt-get install ${missing[*]} failed: the scale-out tests will be skipped" >&2
+		record debian FAIL $((SECONDS - t0)) "apt-get install ${missing[*]}"
+	fi
 fi
 
 echo "go: $(go version)"

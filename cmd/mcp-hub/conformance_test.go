@@ -66,6 +66,8 @@ func TestConformance(t *testing.T) {
 		config   func(upstreamURL string) string
 		httpUp   bool
 		stdioExe string
+		// redis starts a redis-server and appends session_store to the config.
+		redis bool
 	}{
 		{
 			name: "hub-stdio", desc: "hub over HTTP, upstream over stdio",
@@ -86,6 +88,12 @@ func TestConformance(t *testing.T) {
 			},
 			stdioExe: ev,
 		},
+		{
+			name: "hub-session-store", desc: "session_store on a real redis-server, upstream over stdio",
+			config:   func(string) string { return stdioServer },
+			stdioExe: ev,
+			redis:    true,
+		},
 	}
 
 	summary := []string{fmt.Sprintf("%-20s %3d/%d checks pass  everything-server directly over HTTP", "direct", direct.passed(), direct.total())}
@@ -98,6 +106,11 @@ func TestConformance(t *testing.T) {
 				upstreamURL, _ = startEverythingHTTP(t, ev, "everything-upstream")
 			}
 			cfg := v.config(upstreamURL)
+			if v.redis {
+				addr := freeAddr(t)
+				startRedis(t, addr)
+				cfg += "session_store: redis://" + addr + "/0\n"
+			}
 			hubURL, hub := startHub(t, v.name, cfg, v.stdioExe)
 			res := cli.run(t, v.name, hubURL, direct.order)
 			rows := diff(direct, res)

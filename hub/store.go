@@ -1,0 +1,180 @@
+package hub
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// SessionRecord is what a session store keeps of one HTTP session: enough
+// for any replica to rebuild it (restore.go). Nothing in it is a secret:
+// the principal is a hash.
+type SessionRecord struct {
+	ID      string `json:"id"`
+	Toolset string `json:"toolset,omitempty"`
+	// Principal is who opened the session (Hub.principal): only the same
+	// principal may use it on another replica.
+	Principal string `json:"principal,omitempty"`
+	// Init is the client's initialize params as it sent them (protocol
+	// version, client info, capabilities).
+	Init json.RawMessage `json:"init"`
+	// Loaded are the exposed names of the deferred tools it has loaded.
+	// Saving adds to the stored set, never removes: replicas that load
+	// different tools for the same session, or write back after an
+	// outage, add up.
+	Loaded []string `json:"-"`
+}
+
+// SessionStore keeps session records where every replica can read them.
+// Every method fails fast when the store cannot be reached: the caller
+// bounds it with ctx.
+type SessionStore interface {
+	// Save writes rec, whole, with a time to live.
+	Save(ctx context.Context, rec *SessionRecord, ttl time.Duration) error
+	// Load returns the record, or nil and no error when there is none.
+	Load(ctx context.Context, id string) (*SessionRecord, error)
+	// Touch restarts a record's time to live and returns its loaded
+	// tools; found is false when there is no record.
+	Touch(ctx context.Context, id string, ttl time.Duration) (loaded []string, found bool, err error)
+	// Delete removes a record; false when there was none.
+	Delete(ctx context.Context, id string) (bool, error)
+	Ping(ctx context.Context) error
+	Close() error
+}
+
+// redisKeyPrefix namespaces the hub's keys, so a Redis database can be
+// shared with other programs.
+const redisKeyPrefix = "mcp-hub:session:"
+
+// redisStore is a SessionStore on Redis: two keys per session, its record
+// as JSON (PREFIX<id>) and the set of its loaded tools (PREFIX<id>:loaded),
+// both expiring after the idle timeout unless touched.
+type redisStore struct {
+	client *redis.Client
+}
+
+// ParseSessionStore checks a session_store URL: redis://[:PASSWORD@]HOST:PORT/DB
+// or rediss:// (TLS).
+func ParseSessionStore(raw string) (*redis.Options, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, errors.New("session_store: not a URL; want redis://HOST:PORT/DB or rediss://HOST:PORT/DB")
+	}
+	if u.Scheme != "redis" && u.Scheme != "rediss" {
+		return nil, fmt.Errorf("session_store: scheme %q is not supported; want redis:// or rediss://", u.Scheme)
+	}
+	opts, err := redis.ParseURL(raw)
+	if err != nil {
+		// go-redis's message may quote the URL, password included.
+		return nil, fmt.Errorf("session_store: invalid Redis URL (want redis://[:PASSWORD@]HOST:PORT/DB): %s", urlRedactedError(err, u))
+	}
+	return opts, nil
+}
+
+func urlRedactedError(err error, u *url.URL) string {
+	msg := err.Error()
+	if p, ok := u.User.Password(); ok && p != "" {
+		msg = strings.ReplaceAll(msg, p, "[redacted]")
+	}
+	return msg
+}
+
+// newRedisStore connects lazily: a Redis that is down at start is the
+// caller's warning, not an error.
+func newRedisStore(raw string) (*redisStore, error) {
+	opts, err := ParseSessionStore(raw)
+	if err != nil {
+		return nil, err
+	}
+	// A store that does not answer must not hold a client's request for
+	// long: the session falls back to this replica's memory instead.
+	opts.DialTimeout = storeTimeout
+	opts.ReadTimeout = storeTimeout
+	opts.WriteTimeout = storeTimeout
+	opts.PoolTimeout = storeTimeout
+	opts.MaxRetries = 1
+	return &redisStore{client: redis.NewClient(opts)}, nil
+}
+
+func redisKeys(id string) (record, loaded string) {
+	return redisKeyPrefix + id, redisKeyPrefix + id + ":loaded"
+}
+
+func (r *redisStore) Save(ctx context.Context, rec *SessionRecord, ttl time.Duration) error {
+	b, err := json.Marshal(rec)
+	if err != nil {
+		return err
+	}
+	kr, kl := redisKeys(rec.ID)
+	_, err = r.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.Set(ctx, kr, b, ttl)
+		if len(rec.Loaded) > 0 {
+			members := make([]any, len(rec.Loaded))
+			for i, name := range rec.Loaded {
+				members[i] = name
+			}
+			p.SAdd(ctx, kl, members...)
+			p.PExpire(ctx, kl, ttl)
+		}
+		return nil
+	})
+	return err
+}
+
+func (r *redisStore) Load(ctx context.Context, id string) (*SessionRecord, error) {
+	kr, kl := redisKeys(id)
+	var get *redis.StringCmd
+	var members *redis.StringSliceCmd
+	_, err := r.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		get = p.Get(ctx, kr)
+		members = p.SMembers(ctx, kl)
+		return nil
+	})
+	if errors.Is(get.Err(), redis.Nil) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var rec SessionRecord
+	if err := json.Unmarshal([]byte(get.Val()), &rec); err != nil {
+		return nil, fmt.Errorf("session %s: stored record is not valid: %w", id, err)
+	}
+	if rec.ID != id {
+		return nil, fmt.Errorf("session %s: stored record names another session", id)
+	}
+	rec.Loaded = members.Val()
+	return &rec, nil
+}
+
+func (r *redisStore) Touch(ctx context.Context, id string, ttl time.Duration) ([]string, bool, error) {
+	kr, kl := redisKeys(id)
+	var found *redis.BoolCmd
+	var members *redis.StringSliceCmd
+	_, err := r.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		found = p.PExpire(ctx, kr, ttl)
+		p.PExpire(ctx, kl, ttl)
+		members = p.SMembers(ctx, kl)
+		return nil
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	return members.Val(), found.Val(), nil
+}
+
+func (r *redisStore) Delete(ctx context.Context, id string) (bool, error) {
+	kr, kl := redisKeys(id)
+	n, err := r.client.Del(ctx, kr, kl).Result()
+	return n > 0, err
+}
+
+func (r *redisStore) Ping(ctx context.Context) error { return r.client.Ping(ctx).Err() }
+
+func (r *redisStore) Close() error { return r.client.Close() }

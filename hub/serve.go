@@ -33,6 +33,7 @@ func (h *Hub) ServeStdio(ctx context.Context, toolset string, r io.ReadCloser, w
 	out := &lockedWriter{w: w, log: h.log}
 	in := newStdinGuard(ctx, r, out, maxLine, h.log)
 	// The guard already bounds lines; the SDK's own limit stays as a backstop.
+	defer s.end()
 	return s.server.Run(ctx, &mcp.IOTransport{Reader: in, Writer: out, MaxLineLength: maxLine + 16})
 }
 
@@ -45,7 +46,7 @@ func (h *Hub) Connect(ctx context.Context, toolset string, client *mcp.Client) (
 		return nil, err
 	}
 	ct, st := mcp.NewInMemoryTransports()
-	if _, err := s.server.Connect(ctx, st, nil); err != nil {
+	if _, err := s.connect(ctx, st); err != nil {
 		return nil, fmt.Errorf("connect to hub: %w", err)
 	}
 	cs, err := client.Connect(ctx, ct, nil)
@@ -169,15 +170,15 @@ func (h *Hub) LastActivity() time.Time {
 	return time.Time{}
 }
 
-// holdSlot keeps s's session slot until its SDK session ends; a session
-// that the SDK did not keep (the initialize failed) gives it back now.
+// holdSlot keeps s's session slot until its SDK session ends (the same
+// goroutine forgets the session); a session that the SDK did not keep
+// (the initialize failed) gives it back now.
 func (h *Hub) holdSlot(s *Session) {
 	for ss := range s.server.Sessions() {
-		go func() {
-			ss.Wait()
+		s.watch(ss, func() {
 			h.slots.release()
 			h.active()
-		}()
+		})
 		return
 	}
 	h.slots.release()

@@ -30,6 +30,7 @@ type Session struct {
 	loaded map[string]bool    // exposed names loaded by search_tools
 	shown  map[string]string  // what the server currently lists: name -> fingerprint
 	ss     *mcp.ServerSession // set once the client has initialized
+	ended  bool               // its SDK session has ended (end)
 	stats  Stats
 }
 
@@ -114,22 +115,56 @@ func (s *Session) Stats() Stats {
 }
 
 // initialized registers the session with the hub once the client has
-// finished the handshake: only then can it receive notifications.
+// finished the handshake: only then can it receive notifications. A
+// session that has already ended is not registered.
 func (s *Session) initialized(ctx context.Context, req *mcp.InitializedRequest) {
 	s.mu.Lock()
+	if s.ended {
+		s.mu.Unlock()
+		return
+	}
 	s.ss = req.Session
+	s.hub.addSession(s) // under s.mu, so that end cannot come between
 	s.mu.Unlock()
-	s.hub.addSession(s)
+	s.sync(s.hub.Catalog())
+}
+
+// connect serves the session over t, and forgets it when it ends.
+func (s *Session) connect(ctx context.Context, t mcp.Transport) (*mcp.ServerSession, error) {
+	ss, err := s.server.Connect(ctx, t, nil)
+	if err != nil {
+		return nil, err
+	}
+	s.watch(ss, nil)
+	return ss, nil
+}
+
+// watch waits for the SDK session ss to end, then forgets the session
+// everywhere and runs then (if any). It is the one goroutine the hub keeps
+// per session: an idle session's stack is most of what it costs.
+func (s *Session) watch(ss *mcp.ServerSession, then func()) {
 	go func() {
 		defer safe.Recover(s.hub.log, "closing a session", nil)
-		req.Session.Wait()
-		s.hub.removeSession(s)
-		s.hub.routes.forgetSession(s)
-		for _, u := range s.hub.upstreams {
-			u.Forget(s)
+		ss.Wait()
+		s.end()
+		if then != nil {
+			then()
 		}
-		s.hub.subs.forget(s)
 	}()
+}
+
+// end forgets the session: the hub's list, call routes, upstream sessions
+// and subscriptions.
+func (s *Session) end() {
+	s.mu.Lock()
+	s.ended = true
+	s.hub.removeSession(s)
+	s.mu.Unlock()
+	s.hub.routes.forgetSession(s)
+	for _, u := range s.hub.upstreams {
+		u.Forget(s)
+	}
+	s.hub.subs.forget(s)
 }
 
 func (s *Session) serverSession() *mcp.ServerSession {

@@ -21,6 +21,8 @@ import (
 func (s *Session) route(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		switch method {
+		case "tools/list":
+			return s.listTools(req.(*mcp.ListToolsRequest).Params)
 		case "tools/call":
 			r := req.(*mcp.CallToolRequest)
 			if !s.shows(r.Params.Name) {
@@ -46,13 +48,6 @@ func (s *Session) route(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		return next(ctx, method, req)
 	}
-}
-
-func (s *Session) shows(name string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	_, ok := s.shown[name]
-	return ok
 }
 
 // listResources passes one upstream's pages through with their cursors;

@@ -344,12 +344,12 @@ func (h *Hub) FirstToolsList(ctx context.Context, toolset string) ([]json.RawMes
 	if err != nil {
 		return nil, err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	names := sortedKeys(s.shown) // the SDK lists tools by name
-	defs := make([]json.RawMessage, len(names))
-	for i, name := range names {
-		defs[i] = json.RawMessage(s.shown[name]) // the fingerprint is the definition's JSON
+	tools := s.listed(s.cat) // every page
+	defs := make([]json.RawMessage, len(tools))
+	for i, def := range tools {
+		if defs[i], err = json.Marshal(def); err != nil {
+			return nil, err
+		}
 	}
 	return defs, nil
 }

@@ -3,7 +3,6 @@ package hub
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"sync"
 
@@ -15,8 +14,10 @@ import (
 )
 
 // Session is one downstream client session. It owns a go-sdk *mcp.Server
-// of its own, so that the tools it has loaded, and the list_changed
-// notifications loading causes, never reach another session.
+// of its own, so that the list_changed notifications its loading causes
+// never reach another session. Its tool list is not registered with that
+// server: it is the catalog's shared view for its toolset plus its loaded
+// names (toollist.go).
 type Session struct {
 	hub     *Hub
 	id      int64
@@ -27,8 +28,8 @@ type Session struct {
 	// older catalog than the current one.
 	syncMu sync.Mutex
 	mu     sync.Mutex
-	loaded map[string]bool    // exposed names loaded by search_tools
-	shown  map[string]string  // what the server currently lists: name -> fingerprint
+	loaded map[string]bool    // exposed names loaded by search_tools; nil until one is
+	cat    *Catalog           // the catalog the session's tool list shows
 	ss     *mcp.ServerSession // set once the client has initialized
 	ended  bool               // its SDK session has ended (end)
 	stats  Stats
@@ -44,10 +45,10 @@ func (h *Hub) NewSession(toolset string) (*Session, error) {
 	h.nextID++
 	id := h.nextID
 	h.mu.Unlock()
-	s := &Session{hub: h, id: id, toolset: ts, loaded: map[string]bool{}, shown: map[string]string{}}
+	s := &Session{hub: h, id: id, toolset: ts, cat: h.Catalog()}
 	s.stats.init()
 	s.server = mcp.NewServer(&mcp.Implementation{Name: "mcp-hub", Version: Version}, &mcp.ServerOptions{
-		Instructions:              h.instructions(h.Catalog(), ts),
+		Instructions:              s.cat.view(h, ts).instructions,
 		Logger:                    h.sdkLog,
 		InitializedHandler:        s.initialized,
 		CompletionHandler:         s.complete,
@@ -63,7 +64,6 @@ func (h *Hub) NewSession(toolset string) (*Session, error) {
 		},
 	})
 	s.server.AddReceivingMiddleware(s.guard, s.logErrors, s.route)
-	s.sync(h.Catalog())
 	return s, nil
 }
 
@@ -201,10 +201,11 @@ func (s *Session) partition(c *Catalog) (eager, loaded, deferred []*Tool) {
 	return eager, loaded, deferred
 }
 
-// sync makes the server list exactly what the session should see in
-// catalog c, or in the hub's current catalog if that is newer (a search
-// that loads tools can race a rebuild). The SDK sends one debounced
-// tools/list_changed for the lot.
+// sync moves the session's tool list to catalog c, or to the hub's
+// current catalog if that is newer (a search that loads tools can race a
+// rebuild), and sends the session tools/list_changed if its list changed.
+// Loaded tools that no longer exist are forgotten; those that still exist
+// stay loaded across the rebuild.
 func (s *Session) sync(c *Catalog) {
 	// A panic here leaves this session's list as it was; the hub and the
 	// other sessions go on.
@@ -214,48 +215,26 @@ func (s *Session) sync(c *Catalog) {
 	if cur := s.hub.Catalog(); cur != nil {
 		c = cur
 	}
-	eager, loaded, deferred := s.partition(c)
-	type entry struct {
-		def         *mcp.Tool
-		fingerprint string
+	s.mu.Lock()
+	old := s.cat
+	s.mu.Unlock()
+	if old == c {
+		return
 	}
-	want := make(map[string]entry, len(eager)+len(loaded)+2)
-	for _, t := range append(eager, loaded...) {
-		want[t.Name] = entry{t.Def, t.fingerprint}
-	}
-	if len(loaded)+len(deferred) > 0 {
-		for _, mt := range s.hub.metaTools(c, s) {
-			want[mt.Name] = entry{mt, fingerprint(mt)}
-		}
+	var before [32]byte
+	if old != nil {
+		before = s.listSum(old)
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	// Loaded tools that no longer exist are forgotten; those that still
-	// exist stay loaded across the rebuild.
 	for name := range s.loaded {
 		if _, ok := c.Tool(name); !ok {
 			delete(s.loaded, name)
 		}
 	}
-	var gone []string
-	for name := range s.shown {
-		if _, ok := want[name]; !ok {
-			gone = append(gone, name)
-			delete(s.shown, name)
-		}
-	}
-	if len(gone) > 0 {
-		s.server.RemoveTools(gone...)
-	}
-	for name, e := range want {
-		if s.shown[name] == e.fingerprint {
-			continue
-		}
-		if err := s.addTool(e.def); err != nil {
-			s.hub.log.Error("tool cannot be served", "tool", name, "err", err)
-			continue
-		}
-		s.shown[name] = e.fingerprint
+	s.cat = c
+	s.mu.Unlock()
+	if old != nil && s.listSum(c) != before {
+		s.notifyToolsChanged()
 	}
 }
 
@@ -269,32 +248,16 @@ func fingerprint(def *mcp.Tool) string {
 	return string(b)
 }
 
-// addTool registers a tool with the session's server. The SDK panics on
-// schemas it dislikes (an invalid x-mcp-header annotation, say); one bad
-// upstream tool must not take the session down.
-func (s *Session) addTool(def *mcp.Tool) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("rejected by the MCP SDK: %v", r)
-		}
-	}()
-	s.server.AddTool(def, answeredByRoute)
-	return nil
-}
-
-// answeredByRoute is the handler AddTool requires. The SDK never calls it:
-// route answers every tools/call first, so that upstream results pass
-// through as bytes rather than as an *mcp.CallToolResult.
-func answeredByRoute(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	return nil, errors.New("mcp-hub: a tool call reached the SDK's handler instead of the hub's router")
-}
-
-// load adds deferred tools to the session's loaded set and re-syncs.
-// It returns the names that were newly loaded.
+// load adds deferred tools to the session's loaded set, moves it to the
+// current catalog and sends it tools/list_changed. It returns the names
+// that were newly loaded.
 func (s *Session) load(c *Catalog, tools []*Tool) (added []string) {
 	s.mu.Lock()
 	for _, t := range tools {
 		if !s.loaded[t.Name] {
+			if s.loaded == nil {
+				s.loaded = map[string]bool{}
+			}
 			s.loaded[t.Name] = true
 			added = append(added, t.Name)
 		}
@@ -302,6 +265,7 @@ func (s *Session) load(c *Catalog, tools []*Tool) (added []string) {
 	s.mu.Unlock()
 	if len(added) > 0 {
 		s.sync(c)
+		s.notifyToolsChanged()
 	}
 	return added
 }

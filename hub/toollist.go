@@ -178,8 +178,8 @@ func (s *Session) shows(name string) bool {
 }
 
 // listTools answers tools/list as go-sdk would from tools registered with
-// the session's server: sorted by name, pages of mcp.DefaultPageSize, the
-// same cursors.
+// the session's server: sorted by name, pages of mcp.DefaultPageSize,
+// cursors of the same form, -32602 for one that cannot be read.
 func (s *Session) listTools(p *mcp.ListToolsParams) (*mcp.ListToolsResult, error) {
 	s.mu.Lock()
 	c := s.cat
@@ -217,7 +217,7 @@ func (s *Session) listTools(p *mcp.ListToolsParams) (*mcp.ListToolsResult, error
 }
 
 // pageToken is go-sdk's cursor: the name of the last tool of a page, gob
-// encoded, then base64; the same type name keeps the bytes the same.
+// encoded, then base64 (TestToolListCursorsAsSDK).
 type pageToken struct {
 	LastUID string
 }

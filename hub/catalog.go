@@ -29,6 +29,9 @@ type Tool struct {
 	Deferred bool
 	// fingerprint is Def's JSON, computed once per catalog.
 	fingerprint string
+	// servable: go-sdk accepts Def (sdkAccepts); sessions list only such
+	// tools.
+	servable bool
 }
 
 // Prompt is one upstream prompt as the hub exposes it.
@@ -58,6 +61,8 @@ type Catalog struct {
 	Collisions []string
 	// reported are the problems the previous catalog already logged.
 	reported map[string]bool
+	// views are what sessions list, per toolset (toollist.go).
+	views viewCache
 }
 
 // Tool looks a tool up by exposed name.
@@ -121,6 +126,7 @@ func buildCatalog(cfg *Config, ups []*upstream.Upstream, log *slog.Logger, prev 
 		slices.SortStableFunc(c.Prompts, func(a, b *Prompt) int { return position[a.Server] - position[b.Server] })
 	}()
 	var deferred []index.Tool
+	scratch := newScratchServer()
 	for _, u := range ups {
 		name := u.Name()
 		sc := cfg.Servers[name]
@@ -146,7 +152,11 @@ func buildCatalog(cfg *Config, ups []*upstream.Upstream, log *slog.Logger, prev 
 				c.problem(log, fmt.Sprintf("server '%s': tool '%s' skipped: %v", name, ut.Name, err))
 				continue
 			}
-			t := &Tool{Name: exposed, Server: name, Original: ut.Name, Def: def, Deferred: isDeferred, fingerprint: fingerprint(def)}
+			t := &Tool{Name: exposed, Server: name, Original: ut.Name, Def: def, Deferred: isDeferred, fingerprint: fingerprint(def), servable: true}
+			if err := sdkAccepts(scratch, def); err != nil {
+				t.servable = false
+				c.problem(log, fmt.Sprintf("server '%s': tool '%s' cannot be served: %v", name, ut.Name, err))
+			}
 			c.Tools = append(c.Tools, t)
 			c.byName[exposed] = t
 			if isDeferred {

@@ -8,9 +8,12 @@
 //     partitioned into eager and deferred tools, with a BM25 index over the
 //     deferred ones. It is rebuilt whenever an upstream's lists change.
 //   - Session: one per downstream client session, with a go-sdk *mcp.Server
-//     of its own. It lists the eager tools, the deferred tools it has loaded
-//     through search_tools, and the meta-tools; loading changes only its own
-//     list and sends list_changed only to it.
+//     of its own (for its notifications). It lists the eager tools, the
+//     deferred tools it has loaded through search_tools, and the meta-tools;
+//     loading changes only its own list and sends list_changed only to it.
+//     What every session of a toolset lists (definitions, the manifest,
+//     instructions) is built once per catalog and shared; a session holds
+//     only its loaded names, and one goroutine (toollist.go).
 //   - Forwarding: tool calls, resources, prompts, completions, logging,
 //     progress and cancellation go to the upstream that owns them;
 //     server-to-client requests (sampling, elicitation, roots) come back to

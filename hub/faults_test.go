@@ -117,7 +117,10 @@ func TestHubFaultRestartKeepsLoadedTools(t *testing.T) {
 	if text, isErr := c.call(t, SearchToolsName, map[string]any{"tool_names": []string{"fx__sleep", "fx__pid"}}); isErr {
 		t.Fatalf("search_tools: %s", text)
 	}
-	waitFor(t, "the loaded tools listed", func() bool { return strings.Contains(strings.Join(c.toolNames(t), ","), "fx__sleep") })
+	// The list changes at once, the list_changed follows (debounced).
+	waitFor(t, "the loaded tools listed and announced", func() bool {
+		return c.changed.Load() > 0 && strings.Contains(strings.Join(c.toolNames(t), ","), "fx__sleep")
+	})
 	pid := fhPID(t, c, "fx__pid")
 
 	// A call in flight when the process is killed.

@@ -219,7 +219,7 @@ func fzNewHub(f testing.TB) *fzHub {
 		f.Fatal(err)
 	}
 	ct, st := mcp.NewInMemoryTransports()
-	if _, err := s.server.Connect(ctx, st, nil); err != nil {
+	if _, err := s.connect(ctx, st); err != nil {
 		f.Fatal(err)
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "fuzz", Version: "0"}, &mcp.ClientOptions{Logger: slog.New(slog.DiscardHandler)})

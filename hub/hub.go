@@ -345,11 +345,12 @@ func (h *Hub) sessionList() []*Session {
 	return out
 }
 
+// addSession and removeSession are called with s.mu held: the lock order
+// is s.mu, then h.mu.
 func (h *Hub) addSession(s *Session) {
 	h.mu.Lock()
 	h.sessions[s] = struct{}{}
 	h.mu.Unlock()
-	s.sync(h.Catalog())
 }
 
 func (h *Hub) removeSession(s *Session) {

@@ -27,7 +27,7 @@ func isMetaTool(name string) bool { return name == SearchToolsName || name == Ca
 
 // metaTools are the definitions of search_tools (whose description carries
 // the manifest of the session's deferred tools) and call_tool.
-func (h *Hub) metaTools(c *Catalog, s *Session) []*mcp.Tool {
+func (h *Hub) metaTools(c *Catalog, ts *Toolset) []*mcp.Tool {
 	alwaysLoad := mcp.Meta{alwaysLoadKey: true}
 	search := &mcp.Tool{
 		Name: SearchToolsName,
@@ -35,7 +35,7 @@ func (h *Hub) metaTools(c *Catalog, s *Session) []*mcp.Tool {
 			"Pass `query` (what you want to do, in plain words) to search, `server_name` to load a whole server's tools " +
 			"(or to search within it, with `query`), or `tool_names` (exact names from the list below) to load specific tools. " +
 			"Loaded tools join your tool list and can be called directly, or through call_tool in the same turn.\n\n" +
-			"Deferred tools by server:\n" + h.manifest(c, s.toolset.Load()),
+			"Deferred tools by server:\n" + h.manifest(c, ts),
 		InputSchema: json.RawMessage(`{"type":"object","properties":{` +
 			`"query":{"type":"string","description":"What you want to do, in plain words (searched by keywords)."},` +
 			`"server_name":{"type":"string","description":"Load all tools of this server, or restrict the query to it."},` +

@@ -21,6 +21,9 @@ import (
 func (s *Session) route(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		switch method {
+		case "tools/list":
+			s.notice.listing(ctx)
+			return s.listTools(req.(*mcp.ListToolsRequest).Params)
 		case "tools/call":
 			r := req.(*mcp.CallToolRequest)
 			shown := s.shows(r.Params.Name)
@@ -34,8 +37,6 @@ func (s *Session) route(next mcp.MethodHandler) mcp.MethodHandler {
 				return s.callHidden(ctx, r)
 			}
 			return s.handleTool(ctx, r)
-		case "tools/list":
-			s.notice.listing(ctx)
 		case "resources/list":
 			return s.hub.listResources(ctx, req.(*mcp.ListResourcesRequest).Params)
 		case "resources/templates/list":
@@ -55,13 +56,6 @@ func (s *Session) route(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		return next(ctx, method, req)
 	}
-}
-
-func (s *Session) shows(name string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	_, ok := s.shown[name]
-	return ok
 }
 
 // listResources passes one upstream's pages through with their cursors;

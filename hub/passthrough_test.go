@@ -387,7 +387,7 @@ func agRecordedClient(t *testing.T, h *Hub, opts *mcp.ClientOptions) (*mcp.Clien
 		t.Fatal(err)
 	}
 	ct, st := mcp.NewInMemoryTransports()
-	if _, err := s.server.Connect(testCtx(t), st, nil); err != nil {
+	if _, err := s.connect(testCtx(t), st); err != nil {
 		t.Fatal(err)
 	}
 	wire := &agWire{}

@@ -33,6 +33,7 @@ func (h *Hub) ServeStdio(ctx context.Context, toolset string, r io.ReadCloser, w
 	out := &lockedWriter{w: w, log: h.log}
 	in := newStdinGuard(ctx, r, out, maxLine, h.log)
 	// The guard already bounds lines; the SDK's own limit stays as a backstop.
+	defer s.end()
 	return s.server.Run(ctx, &mcp.IOTransport{Reader: in, Writer: out, MaxLineLength: maxLine + 16})
 }
 
@@ -48,7 +49,7 @@ func (h *Hub) Connect(ctx context.Context, toolset string, client *mcp.Client) (
 	// that result must not wait for it.
 	s.notice.relistWait = 0
 	ct, st := mcp.NewInMemoryTransports()
-	if _, err := s.server.Connect(ctx, st, nil); err != nil {
+	if _, err := s.connect(ctx, st); err != nil {
 		return nil, fmt.Errorf("connect to hub: %w", err)
 	}
 	cs, err := client.Connect(ctx, ct, nil)
@@ -181,16 +182,16 @@ func (h *Hub) LastActivity() time.Time {
 	return time.Time{}
 }
 
-// holdSlot keeps s's session slot until its SDK session ends; a session
-// that the SDK did not keep (the initialize failed) gives it back now.
+// holdSlot keeps s's session slot until its SDK session ends (the same
+// goroutine forgets the session); a session that the SDK did not keep
+// (the initialize failed) gives it back now.
 func (h *Hub) holdSlot(s *Session) {
 	for ss := range s.server.Sessions() {
-		go func() {
-			ss.Wait()
+		s.watch(ss, func() {
 			h.storeLink.forget(ss.ID())
 			h.slots.release()
 			h.active()
-		}()
+		})
 		return
 	}
 	h.slots.release()
@@ -365,12 +366,12 @@ func (h *Hub) FirstToolsList(ctx context.Context, toolset string) ([]json.RawMes
 	if err != nil {
 		return nil, err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	names := sortedKeys(s.shown) // the SDK lists tools by name
-	defs := make([]json.RawMessage, len(names))
-	for i, name := range names {
-		defs[i] = json.RawMessage(s.shown[name]) // the fingerprint is the definition's JSON
+	tools := s.listed(s.cat) // every page
+	defs := make([]json.RawMessage, len(tools))
+	for i, def := range tools {
+		if defs[i], err = json.Marshal(def); err != nil {
+			return nil, err
+		}
 	}
 	return defs, nil
 }

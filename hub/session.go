@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -17,8 +16,10 @@ import (
 )
 
 // Session is one downstream client session. It owns a go-sdk *mcp.Server
-// of its own, so that the tools it has loaded, and the list_changed
-// notifications loading causes, never reach another session.
+// of its own, so that the list_changed notifications its loading causes
+// never reach another session. Its tool list is not registered with that
+// server: it is the catalog's shared view for its toolset plus its loaded
+// names (toollist.go).
 type Session struct {
 	hub    *Hub
 	id     int64
@@ -32,9 +33,12 @@ type Session struct {
 	// older catalog than the current one.
 	syncMu sync.Mutex
 	mu     sync.Mutex
-	loaded map[string]bool    // exposed names loaded by search_tools
-	shown  map[string]string  // what the server currently lists: name -> fingerprint
+	loaded map[string]bool // exposed names loaded by search_tools; nil until one is
+	cat    *Catalog        // the catalog the session's tool list shows
+	sum    [32]byte        // listSum of what the client was last shown, once summed
+	summed bool
 	ss     *mcp.ServerSession // set once the client has initialized
+	ended  bool               // its SDK session has ended (end)
 	stats  Stats
 	notice toolsNotice // when the client hears of tool-list changes (listchanged.go)
 	// storedID is the id of a session restored from the session store
@@ -52,11 +56,11 @@ func (h *Hub) NewSession(toolset string) (*Session, error) {
 	h.nextID++
 	id := h.nextID
 	h.mu.Unlock()
-	s := &Session{hub: h, id: id, toolsetName: toolset, loaded: map[string]bool{}, shown: map[string]string{}}
+	s := &Session{hub: h, id: id, toolsetName: toolset, cat: h.Catalog()}
 	s.toolset.Store(ts)
 	s.stats.init()
 	s.server = mcp.NewServer(&mcp.Implementation{Name: "mcp-hub", Version: Version}, &mcp.ServerOptions{
-		Instructions:              h.instructions(h.Catalog(), ts),
+		Instructions:              s.cat.view(h, ts).instructions,
 		Logger:                    h.sdkLog,
 		InitializedHandler:        s.initialized,
 		CompletionHandler:         s.complete,
@@ -75,7 +79,6 @@ func (h *Hub) NewSession(toolset string) (*Session, error) {
 	s.server.AddReceivingMiddleware(s.guard, s.logErrors, s.route)
 	s.notice.log, s.notice.relistWait = h.log, h.Config().Discovery.RelistWaitOrDefault()
 	s.server.AddSendingMiddleware(s.notice.middleware) // last: it must see the whole chain below it
-	s.sync(h.Catalog())
 	return s, nil
 }
 
@@ -127,22 +130,56 @@ func (s *Session) Stats() Stats {
 }
 
 // initialized registers the session with the hub once the client has
-// finished the handshake: only then can it receive notifications.
+// finished the handshake: only then can it receive notifications. A
+// session that has already ended is not registered.
 func (s *Session) initialized(ctx context.Context, req *mcp.InitializedRequest) {
 	s.mu.Lock()
+	if s.ended {
+		s.mu.Unlock()
+		return
+	}
 	s.ss = req.Session
+	s.hub.addSession(s) // under s.mu, so that end cannot come between
 	s.mu.Unlock()
-	s.hub.addSession(s)
+	s.sync(s.hub.Catalog())
+}
+
+// connect serves the session over t, and forgets it when it ends.
+func (s *Session) connect(ctx context.Context, t mcp.Transport) (*mcp.ServerSession, error) {
+	ss, err := s.server.Connect(ctx, t, nil)
+	if err != nil {
+		return nil, err
+	}
+	s.watch(ss, nil)
+	return ss, nil
+}
+
+// watch waits for the SDK session ss to end, then forgets the session
+// everywhere and runs then (if any). It is the one goroutine the hub keeps
+// per session: an idle session's stack is most of what it costs.
+func (s *Session) watch(ss *mcp.ServerSession, then func()) {
 	go func() {
 		defer safe.Recover(s.hub.log, "closing a session", nil)
-		req.Session.Wait()
-		s.hub.removeSession(s)
-		s.hub.routes.forgetSession(s)
-		for _, u := range s.hub.live.Load().upstreams {
-			u.Forget(s)
+		ss.Wait()
+		s.end()
+		if then != nil {
+			then()
 		}
-		s.hub.subs.forget(s)
 	}()
+}
+
+// end forgets the session: the hub's list, call routes, upstream sessions
+// and subscriptions.
+func (s *Session) end() {
+	s.mu.Lock()
+	s.ended = true
+	s.hub.removeSession(s)
+	s.mu.Unlock()
+	s.hub.routes.forgetSession(s)
+	for _, u := range s.hub.live.Load().upstreams {
+		u.Forget(s)
+	}
+	s.hub.subs.forget(s)
 }
 
 func (s *Session) serverSession() *mcp.ServerSession {
@@ -179,10 +216,12 @@ func (s *Session) partition(c *Catalog) (eager, loaded, deferred []*Tool) {
 	return eager, loaded, deferred
 }
 
-// sync makes the server list exactly what the session should see in
-// catalog c, or in the hub's current catalog if that is newer (a search
-// that loads tools can race a rebuild). The SDK sends one debounced
-// tools/list_changed for the lot (see toolsNotice for when that is dropped).
+// sync moves the session's tool list to catalog c, or to the hub's
+// current catalog if that is newer (a search that loads tools can race a
+// rebuild), and sends the session tools/list_changed if its list changed (see
+// toolsNotice for when that is dropped).
+// Loaded tools that no longer exist are forgotten; those that still exist
+// stay loaded across the rebuild.
 func (s *Session) sync(c *Catalog) {
 	// A panic here leaves this session's list as it was; the hub and the
 	// other sessions go on.
@@ -192,56 +231,24 @@ func (s *Session) sync(c *Catalog) {
 	if cur := s.hub.Catalog(); cur != nil {
 		c = cur
 	}
-	eager, loaded, deferred := s.partition(c)
-	type entry struct {
-		def         *mcp.Tool
-		fingerprint string
-	}
-	want := make(map[string]entry, len(eager)+len(loaded)+2)
-	for _, t := range append(eager, loaded...) {
-		want[t.Name] = entry{t.Def, t.fingerprint}
-	}
-	if len(loaded)+len(deferred) > 0 {
-		for _, mt := range s.hub.metaTools(c, s) {
-			want[mt.Name] = entry{mt, fingerprint(mt)}
-		}
-	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	// Loaded tools that no longer exist are forgotten; those that still
-	// exist stay loaded across the rebuild.
 	for name := range s.loaded {
 		if _, ok := c.Tool(name); !ok {
 			delete(s.loaded, name)
 		}
 	}
-	var gone, changed []string
-	for name := range s.shown {
-		if _, ok := want[name]; !ok {
-			gone = append(gone, name)
-			delete(s.shown, name)
-		}
-	}
-	for name, e := range want {
-		if s.shown[name] != e.fingerprint {
-			changed = append(changed, name)
-		}
-	}
-	if len(gone)+len(changed) == 0 {
-		return
-	}
-	s.notice.changing()
-	defer s.notice.changed()
-	if len(gone) > 0 {
-		s.server.RemoveTools(gone...)
-	}
-	for _, name := range changed {
-		e := want[name]
-		if err := s.addTool(e.def); err != nil {
-			s.hub.log.Error("tool cannot be served", "tool", name, "err", err)
-			continue
-		}
-		s.shown[name] = e.fingerprint
+	s.cat = c
+	s.mu.Unlock()
+	// Compared with the sum of what the client was last shown, not with
+	// the old catalog seen through the session's toolset now: a reload may
+	// have changed the toolset too.
+	sum := s.listSum(c)
+	s.mu.Lock()
+	changed := s.summed && sum != s.sum
+	s.sum, s.summed = sum, true
+	s.mu.Unlock()
+	if changed {
+		s.toolsChanged()
 	}
 }
 
@@ -255,34 +262,18 @@ func fingerprint(def *mcp.Tool) string {
 	return string(b)
 }
 
-// addTool registers a tool with the session's server. The SDK panics on
-// schemas it dislikes (an invalid x-mcp-header annotation, say); one bad
-// upstream tool must not take the session down.
-func (s *Session) addTool(def *mcp.Tool) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("rejected by the MCP SDK: %v", r)
-		}
-	}()
-	s.server.AddTool(def, answeredByRoute)
-	return nil
-}
-
-// answeredByRoute is the handler AddTool requires. The SDK never calls it:
-// route answers every tools/call first, so that upstream results pass
-// through as bytes rather than as an *mcp.CallToolResult.
-func answeredByRoute(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	return nil, errors.New("mcp-hub: a tool call reached the SDK's handler instead of the hub's router")
-}
-
-// load adds deferred tools to the session's loaded set and re-syncs.
-// It returns the names that were newly loaded. Only a request of ss loads
-// tools, and ss hears of them before that request's result
-// (toolsNotice.announce).
+// load adds deferred tools to the session's loaded set, moves it to the
+// current catalog and tells the client. It returns the names that were
+// newly loaded. A request of ss that loads tools has ss hear of them before
+// that request's result (toolsNotice.announce); without ss (tools another
+// replica loaded) the SDK's debounced list_changed tells it.
 func (s *Session) load(ctx context.Context, ss *mcp.ServerSession, c *Catalog, tools []*Tool) (added []string) {
 	s.mu.Lock()
 	for _, t := range tools {
 		if !s.loaded[t.Name] {
+			if s.loaded == nil {
+				s.loaded = map[string]bool{}
+			}
 			s.loaded[t.Name] = true
 			added = append(added, t.Name)
 		}
@@ -311,6 +302,15 @@ func (s *Session) isLoaded(name string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.loaded[name]
+}
+
+// toolsChanged tells the client the session's tool list changed, through
+// the SDK's debounced tools/list_changed, which toolsNotice drops when the
+// call that caused the change tells the client itself.
+func (s *Session) toolsChanged() {
+	s.notice.changing()
+	defer s.notice.changed()
+	s.notifyToolsChanged()
 }
 
 // notifyResourcesChanged and notifyPromptsChanged make the SDK send a

@@ -100,6 +100,11 @@ func serveHTTP(c *cli.Context, h *hub.Hub, log *slog.Logger, addr string) error 
 	}
 	srv := h.NewHTTPServer(extra)
 	returnIdleMemory(c.Context, h, log)
+	if addr := os.Getenv("MCP_HUB_PPROF"); addr != "" {
+		if err := servePprof(c.Context, addr, log); err != nil {
+			return cli.Exit(fmt.Sprintf("MCP_HUB_PPROF=%s: %v", addr, err), exitConfig)
+		}
+	}
 	log.Info("serving streamable HTTP", "url", "http://"+ln.Addr().String()+"/mcp", "health", "http://"+ln.Addr().String()+"/healthz")
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

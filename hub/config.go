@@ -31,6 +31,8 @@ type Config struct {
 	Toolsets  map[string]*Toolset      `yaml:"toolsets"`
 	Auth      Auth                     `yaml:"auth"`
 	Restart   Restart                  `yaml:"restart"`
+	Audit     Audit                    `yaml:"audit"`
+	Telemetry Telemetry                `yaml:"telemetry"`
 	// MaxRequestBytes bounds one HTTP request body (default 4 MiB).
 	MaxRequestBytes int64 `yaml:"max_request_bytes"`
 
@@ -91,12 +93,16 @@ func (d Discovery) SearchLimit() int {
 	return 5
 }
 
-// Auth protects the HTTP endpoints.
+// Auth protects the HTTP endpoints. Without Tokens and OAuth, there is no auth.
 type Auth struct {
-	// Tokens are accepted as `Authorization: Bearer <token>`. Empty: no auth.
-	Tokens []string `yaml:"tokens"`
+	// Tokens are accepted as `Authorization: Bearer <token>`.
+	Tokens []Token `yaml:"tokens"`
 	// AllowedOrigins are extra browser origins allowed to call /mcp.
 	AllowedOrigins []string `yaml:"allowed_origins"`
+	// OAuth accepts JWT access tokens of an authorization server.
+	OAuth *OAuth `yaml:"oauth"`
+	// RateLimit limits requests per principal.
+	RateLimit *RateLimit `yaml:"rate_limit"`
 }
 
 // Restart tunes upstream reconnection.
@@ -170,6 +176,11 @@ func parseYAML(path string, data []byte) (*Config, error) {
 		return nil, yamlError(path, &root, err)
 	}
 	cfg.ServerOrder = mappingKeys(&root, "servers")
+	for _, t := range cfg.Auth.Tokens {
+		if t.Value != "" && !slices.Contains(cfg.Secrets, t.Value) {
+			cfg.Secrets = append(cfg.Secrets, t.Value) // redacted like ${VAR} values
+		}
+	}
 	for _, name := range cfg.ServerOrder {
 		if sc := cfg.Servers[name]; sc != nil {
 			for _, v := range sc.SecretValues() {
@@ -246,6 +257,7 @@ func (c *Config) validate(line func(keys ...string) int) error {
 	if c.Discovery.MaxSearchResults < 0 {
 		errs = append(errs, &ConfigError{Path: c.Path, Line: line("discovery", "max_search_results"), Msg: "discovery.max_search_results must be positive"})
 	}
+	errs = append(errs, c.validateGateway(line)...)
 	return errors.Join(errs...)
 }
 
@@ -293,6 +305,11 @@ var configTypes = map[string]reflect.Type{
 	"hub.Discovery":    reflect.TypeFor[Discovery](),
 	"hub.Auth":         reflect.TypeFor[Auth](),
 	"hub.Restart":      reflect.TypeFor[Restart](),
+	"hub.OAuth":        reflect.TypeFor[OAuth](),
+	"hub.RateLimit":    reflect.TypeFor[RateLimit](),
+	"hub.Rate":         reflect.TypeFor[Rate](),
+	"hub.Audit":        reflect.TypeFor[Audit](),
+	"hub.Telemetry":    reflect.TypeFor[Telemetry](),
 	"hub.Toolset":      reflect.TypeFor[Toolset](),
 }
 

@@ -49,6 +49,14 @@ type Hub struct {
 
 	routes router
 	subs   subscriptions
+
+	// Team deployment: who may connect (swapped whole on a config change),
+	// and what the hub reports (tracing and audit are nil when off).
+	auth    atomic.Pointer[authenticator]
+	metrics *metricSet
+	tracing *tracing
+	audit   *auditLog
+
 	// serving is set once New returns: from then on a contested name
 	// stays with the server clients already call (see buildCatalog).
 	serving atomic.Bool
@@ -103,6 +111,9 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Hub, error) {
 		h.byName[name] = u
 	}
 	h.redact = upstream.NewRedactor(secrets)
+	if err := h.startReporting(); err != nil {
+		return nil, err
+	}
 	for _, u := range h.upstreams {
 		u.Start(context.WithoutCancel(ctx))
 	}
@@ -210,6 +221,7 @@ func (h *Hub) Close() error {
 		if ix := h.Catalog().index; ix != nil {
 			ix.Close()
 		}
+		h.stopReporting()
 	})
 	return nil
 }
@@ -308,12 +320,14 @@ func (h *Hub) addSession(s *Session) {
 	h.sessions[s] = struct{}{}
 	h.mu.Unlock()
 	s.sync(h.Catalog())
+	h.sessionStarted(s)
 }
 
 func (h *Hub) removeSession(s *Session) {
 	h.mu.Lock()
 	delete(h.sessions, s)
 	h.mu.Unlock()
+	h.sessionEnded(s)
 }
 
 // upstream returns the named upstream.

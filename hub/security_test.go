@@ -122,7 +122,7 @@ func secPost(t testing.TB, url, body string, headers map[string]string) *http.Re
 // extra handlers (/v1/chat) need a valid bearer token; /healthz does not.
 func TestSecurityBearerAuth(t *testing.T) {
 	cfg := secConfig(secStdio(t, "fx", "-tools", "a"))
-	cfg.Auth.Tokens = []string{"tok-first-1234", "tok-second-5678"}
+	cfg.Auth.Tokens = []Token{{Value: "tok-first-1234"}, {Value: "tok-second-5678"}}
 	cfg.Toolsets = map[string]*Toolset{"only": {Servers: map[string]*ToolSelection{"fx": {All: true}}}}
 	h, _ := secHub(t, cfg)
 	chat := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "chat ok") })

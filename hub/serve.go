@@ -2,7 +2,6 @@ package hub
 
 import (
 	"context"
-	"crypto/subtle"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -43,6 +42,7 @@ func (h *Hub) Connect(ctx context.Context, toolset string, client *mcp.Client) (
 	if err != nil {
 		return nil, err
 	}
+	s.principal = PrincipalFrom(ctx)
 	ct, st := mcp.NewInMemoryTransports()
 	if _, err := s.server.Connect(ctx, st, nil); err != nil {
 		return nil, fmt.Errorf("connect to hub: %w", err)
@@ -64,12 +64,16 @@ func (h *Hub) maxRequestBytes() int64 {
 type sessionKey struct{}
 
 // HTTPHandler serves streamable HTTP at /mcp and /mcp/<toolset>, health at
-// /healthz, and any extra handlers (the chat API) under the same auth.
+// /healthz, Prometheus metrics at /metrics, OAuth protected resource
+// metadata under /.well-known/oauth-protected-resource, and any extra
+// handlers (the chat API, the dashboard) under the same auth.
 //
 // What happens to a request:
-//   - /healthz answers without auth: per-upstream state, no secrets.
-//   - everything else needs `Authorization: Bearer <token>` when auth.tokens
-//     is set (401 with WWW-Authenticate otherwise);
+//   - /healthz answers without auth: per-upstream state, no secrets; the
+//     RFC 9728 metadata is public too.
+//   - everything else needs a token when auth.tokens or auth.oauth is set
+//     (admit: 401 with WWW-Authenticate otherwise, 403 for a toolset the
+//     principal may not use, 429 past its rate limit);
 //   - a browser Origin must be loopback or listed in auth.allowed_origins
 //     (403 otherwise), and on a loopback listener the Host must be loopback
 //     too (the SDK's DNS-rebinding check);
@@ -96,7 +100,7 @@ func (h *Hub) HTTPHandler(extra map[string]http.Handler) http.Handler {
 	})
 	mcpHandler := func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" {
-			s, err := h.NewSession(r.PathValue("toolset"))
+			s, err := h.newHTTPSession(r)
 			if err != nil {
 				http.Error(w, err.Error(), http.StatusNotFound)
 				return
@@ -110,15 +114,15 @@ func (h *Hub) HTTPHandler(extra map[string]http.Handler) http.Handler {
 	mcpAll := h.guard(h.jsonRPCErrors(answerInOneWrite(http.HandlerFunc(mcpHandler))))
 	mux.Handle("/mcp", mcpAll)
 	mux.Handle("/mcp/{toolset}", mcpAll)
+	h.mountGateway(mux)
 	for path, handler := range extra {
 		mux.Handle(path, h.guard(handler))
 	}
 	return mux
 }
 
-// guard applies bearer auth and the Origin check.
+// guard applies the Host and Origin checks, then auth (admit).
 func (h *Hub) guard(next http.Handler) http.Handler {
-	tokens := h.cfg.Auth.Tokens
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// DNS rebinding: on a loopback listener the Host must be loopback
 		// too. The SDK checks this for /mcp; the other guarded handlers
@@ -129,33 +133,12 @@ func (h *Hub) guard(next http.Handler) http.Handler {
 				return
 			}
 		}
-		if origin := r.Header.Get("Origin"); origin != "" && !h.originAllowed(origin) {
+		if origin := r.Header.Get("Origin"); origin != "" && !h.originAllowed(origin) && !sameOrigin(r, origin) {
 			http.Error(w, fmt.Sprintf("Forbidden: origin %q is not allowed (add it to auth.allowed_origins)", origin), http.StatusForbidden)
 			return
 		}
-		if len(tokens) > 0 && !bearerOK(r.Header.Get("Authorization"), tokens) {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="mcp-hub"`)
-			http.Error(w, "Unauthorized: send Authorization: Bearer <token> (one of auth.tokens)", http.StatusUnauthorized)
-			return
-		}
-		next.ServeHTTP(w, r)
+		h.admit(w, r, next)
 	})
-}
-
-// bearerOK compares in constant time against every token.
-func bearerOK(header string, tokens []string) bool {
-	const prefix = "Bearer "
-	if len(header) < len(prefix) || !strings.EqualFold(header[:len(prefix)], prefix) {
-		return false
-	}
-	got := []byte(strings.TrimSpace(header[len(prefix):]))
-	ok := 0
-	for _, t := range tokens {
-		if t != "" {
-			ok |= subtle.ConstantTimeCompare(got, []byte(t))
-		}
-	}
-	return ok == 1
 }
 
 func (h *Hub) originAllowed(origin string) bool {

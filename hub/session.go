@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -29,6 +30,9 @@ type Session struct {
 	shown  map[string]string  // what the server currently lists: name -> fingerprint
 	ss     *mcp.ServerSession // set once the client has initialized
 	stats  Stats
+
+	principal *Principal // who opened it over HTTP (or Connect's context); nil: local
+	opened    time.Time
 }
 
 // NewSession makes a session, and its server, for the named toolset ("" for all).
@@ -41,7 +45,7 @@ func (h *Hub) NewSession(toolset string) (*Session, error) {
 	h.nextID++
 	id := h.nextID
 	h.mu.Unlock()
-	s := &Session{hub: h, id: id, toolset: ts, loaded: map[string]bool{}, shown: map[string]string{}}
+	s := &Session{hub: h, id: id, toolset: ts, loaded: map[string]bool{}, shown: map[string]string{}, opened: time.Now()}
 	s.stats.init()
 	s.server = mcp.NewServer(&mcp.Implementation{Name: "mcp-hub", Version: Version}, &mcp.ServerOptions{
 		Instructions:              h.instructions(h.Catalog(), ts),
@@ -59,7 +63,7 @@ func (h *Hub) NewSession(toolset string) (*Session, error) {
 			Completions: &mcp.CompletionCapabilities{},
 		},
 	})
-	s.server.AddReceivingMiddleware(s.logErrors, s.route)
+	s.server.AddReceivingMiddleware(s.observe, s.logErrors, s.route)
 	s.sync(h.Catalog())
 	return s, nil
 }
@@ -235,6 +239,7 @@ func (s *Session) load(c *Catalog, tools []*Tool) (added []string) {
 	}
 	s.mu.Unlock()
 	if len(added) > 0 {
+		s.hub.metrics.toolsLoaded.Add(float64(len(added)))
 		s.sync(c)
 	}
 	return added

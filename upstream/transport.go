@@ -165,12 +165,14 @@ func (u *Upstream) withStderr(err error) error {
 	return fmt.Errorf("%w (last stderr line: %s)", err, last)
 }
 
-// httpClient adds the configured headers to every request.
+// httpClient adds the configured headers, and the trace context of the
+// call in progress, to every request.
 func (u *Upstream) httpClient() *http.Client {
-	if len(u.cfg.Headers) == 0 {
-		return http.DefaultClient
+	var base http.RoundTripper = http.DefaultTransport
+	if len(u.cfg.Headers) > 0 {
+		base = &headerTransport{headers: u.cfg.Headers, base: base}
 	}
-	return &http.Client{Transport: &headerTransport{headers: u.cfg.Headers, base: http.DefaultTransport}}
+	return &http.Client{Transport: traceHeaders{base: base}}
 }
 
 type headerTransport struct {

@@ -1,0 +1,452 @@
+package hub
+
+import (
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/json"
+	"encoding/pem"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/MicahParks/jwkset"
+	"github.com/golang-jwt/jwt/v5"
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
+)
+
+// testIssuer is an OAuth authorization server as far as a resource server
+// sees one: RFC 8414 (or OpenID Connect) metadata and a JWKS, served on
+// 127.0.0.1, and the private keys to sign access tokens with.
+type testIssuer struct {
+	t        testing.TB
+	srv      *httptest.Server
+	url      string // the issuer identifier
+	mu       sync.Mutex
+	keys     map[string]crypto.Signer // kid -> key
+	public   []string                 // kids in the JWKS
+	jwksHits atomic.Int32
+}
+
+// newTestIssuer serves an issuer whose identifier is its origin plus path.
+// oidcOnly serves only OpenID Connect discovery (path appended), not RFC 8414.
+func newTestIssuer(t testing.TB, path string, oidcOnly bool) *testIssuer {
+	iss := &testIssuer{t: t, keys: map[string]crypto.Signer{}}
+	mux := http.NewServeMux()
+	meta := func(w http.ResponseWriter, r *http.Request) {
+		// No code_challenge_methods_supported: a resource server must not care.
+		json.NewEncoder(w).Encode(map[string]any{
+			"issuer": iss.url, "jwks_uri": iss.srv.URL + "/jwks",
+			"authorization_endpoint": iss.srv.URL + "/authorize", "token_endpoint": iss.srv.URL + "/token",
+			"response_types_supported": []string{"code"},
+		})
+	}
+	if oidcOnly {
+		mux.HandleFunc("GET "+path+"/.well-known/openid-configuration", meta)
+	} else {
+		mux.HandleFunc("GET /.well-known/oauth-authorization-server"+path, meta)
+	}
+	mux.HandleFunc("GET /jwks", func(w http.ResponseWriter, r *http.Request) {
+		iss.jwksHits.Add(1)
+		iss.mu.Lock()
+		defer iss.mu.Unlock()
+		var set jwkset.JWKSMarshal
+		for _, kid := range iss.public {
+			alg := jwkset.AlgRS256
+			if _, ok := iss.keys[kid].(*ecdsa.PrivateKey); ok {
+				alg = jwkset.AlgES256
+			}
+			jwk, err := jwkset.NewJWKFromKey(iss.keys[kid].Public(), jwkset.JWKOptions{Metadata: jwkset.JWKMetadataOptions{KID: kid, ALG: alg, USE: jwkset.UseSig}})
+			if err != nil {
+				t.Errorf("jwk: %v", err)
+				return
+			}
+			set.Keys = append(set.Keys, jwk.Marshal())
+		}
+		json.NewEncoder(w).Encode(set)
+	})
+	iss.srv = httptest.NewServer(mux)
+	iss.url = iss.srv.URL + path
+	t.Cleanup(iss.srv.Close)
+	return iss
+}
+
+// addKey makes a key; published keys appear in the JWKS.
+func (iss *testIssuer) addKey(kid string, ec, published bool) {
+	var key crypto.Signer
+	var err error
+	if ec {
+		key, err = ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	} else {
+		key, err = rsa.GenerateKey(rand.Reader, 2048)
+	}
+	if err != nil {
+		iss.t.Fatal(err)
+	}
+	iss.mu.Lock()
+	defer iss.mu.Unlock()
+	iss.keys[kid] = key
+	if published {
+		iss.public = append(iss.public, kid)
+	}
+}
+
+// token signs claims with the key kid (RS256 or ES256 by its type), on top
+// of good defaults: this issuer, audience aud, sub alice, valid for a minute.
+func (iss *testIssuer) token(kid, aud string, claims jwt.MapClaims) string {
+	c := jwt.MapClaims{"iss": iss.url, "aud": aud, "sub": "alice", "iat": time.Now().Unix(),
+		"exp": time.Now().Add(time.Minute).Unix(), "scope": "mcp:tools"}
+	for k, v := range claims {
+		if v == nil {
+			delete(c, k)
+		} else {
+			c[k] = v
+		}
+	}
+	iss.mu.Lock()
+	key := iss.keys[kid]
+	iss.mu.Unlock()
+	method := jwt.SigningMethod(jwt.SigningMethodRS256)
+	if _, ok := key.(*ecdsa.PrivateKey); ok {
+		method = jwt.SigningMethodES256
+	}
+	tok := jwt.NewWithClaims(method, c)
+	tok.Header["kid"] = kid
+	tok.Header["typ"] = "at+jwt"
+	s, err := tok.SignedString(key)
+	if err != nil {
+		iss.t.Fatal(err)
+	}
+	return s
+}
+
+const testAudience = "https://hub.example.test/mcp"
+
+func oauthConfig(iss *testIssuer) *Config {
+	cfg := gwConfig()
+	cfg.Auth.OAuth = &OAuth{Issuer: iss.url, Audience: testAudience}
+	return cfg
+}
+
+// oauthInit POSTs an initialize with the token and returns the response.
+func oauthInit(t testing.TB, url, token string) *http.Response {
+	hdr := map[string]string{}
+	if token != "" {
+		hdr["Authorization"] = "Bearer " + token
+	}
+	return secPost(t, url, secInit, hdr)
+}
+
+// TestOAuthResourceServer: JWT access tokens from a real issuer's keys
+// (acceptance 2). Only issuer and audience are configured: the JWKS is
+// found through the issuer's RFC 8414 metadata.
+func TestOAuthResourceServer(t *testing.T) {
+	iss := newTestIssuer(t, "", false)
+	iss.addKey("k1", false, true)
+	iss.addKey("k2", true, true)
+	iss.addKey("stranger", false, false)
+	_, url, _ := gwHub(t, oauthConfig(iss), &gwUpstream{})
+
+	hmacWithPublicKey := func() string {
+		pub, _ := x509.MarshalPKIXPublicKey(iss.keys["k1"].Public())
+		tok := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims{"iss": iss.url, "aud": testAudience, "sub": "mallory", "exp": time.Now().Add(time.Minute).Unix()})
+		tok.Header["kid"] = "k1"
+		s, _ := tok.SignedString(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pub}))
+		return s
+	}
+	algNone := func() string {
+		s, _ := jwt.NewWithClaims(jwt.SigningMethodNone, jwt.MapClaims{"iss": iss.url, "aud": testAudience, "sub": "mallory", "exp": time.Now().Add(time.Minute).Unix()}).SignedString(jwt.UnsafeAllowNoneSignatureType)
+		return s
+	}
+	cases := []struct {
+		name  string
+		token string
+		want  int
+	}{
+		{"good RS256", iss.token("k1", testAudience, nil), 200},
+		{"good ES256", iss.token("k2", testAudience, nil), 200},
+		{"audience in a list", iss.token("k1", "", jwt.MapClaims{"aud": []string{"other", testAudience}}), 200},
+		{"expired within leeway", iss.token("k1", testAudience, jwt.MapClaims{"exp": time.Now().Add(-10 * time.Second).Unix()}), 200},
+		{"no token", "", 401},
+		{"wrong audience", iss.token("k1", "https://other.example/mcp", nil), 401},
+		{"expired", iss.token("k1", testAudience, jwt.MapClaims{"exp": time.Now().Add(-5 * time.Minute).Unix()}), 401},
+		{"no exp", iss.token("k1", testAudience, jwt.MapClaims{"exp": nil}), 401},
+		{"not yet valid", iss.token("k1", testAudience, jwt.MapClaims{"nbf": time.Now().Add(5 * time.Minute).Unix()}), 401},
+		{"unknown key", iss.token("stranger", testAudience, nil), 401},
+		{"alg none", algNone(), 401},
+		{"HMAC with the public key", hmacWithPublicKey(), 401},
+		{"wrong issuer", iss.token("k1", testAudience, jwt.MapClaims{"iss": "https://evil.example"}), 401},
+		{"no sub", iss.token("k1", testAudience, jwt.MapClaims{"sub": nil}), 401},
+		{"tampered", iss.token("k1", testAudience, nil) + "x", 401},
+		{"not a JWT", "opaque-token", 401},
+	}
+	for _, c := range cases {
+		resp := oauthInit(t, url+"/mcp", c.token)
+		body, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != c.want {
+			t.Errorf("%s: status %d (%s), want %d", c.name, resp.StatusCode, strings.TrimSpace(string(body)), c.want)
+			continue
+		}
+		if c.want != 401 {
+			continue
+		}
+		challenge := resp.Header.Get("WWW-Authenticate")
+		wantMeta := fmt.Sprintf(`resource_metadata="%s/.well-known/oauth-protected-resource/mcp"`, url)
+		if !strings.HasPrefix(challenge, "Bearer ") || !strings.Contains(challenge, wantMeta) {
+			t.Errorf("%s: WWW-Authenticate = %q, want Bearer with %s", c.name, challenge, wantMeta)
+		}
+		if invalid := strings.Contains(challenge, `error="invalid_token"`); invalid != (c.token != "") {
+			t.Errorf("%s: WWW-Authenticate = %q: error=invalid_token only when a token was sent", c.name, challenge)
+		}
+	}
+
+	// The metadata the 401 points at names the issuer, and go-sdk's own
+	// client-side check accepts it.
+	meta, err := oauthex.GetProtectedResourceMetadata(testCtx(t), url+"/.well-known/oauth-protected-resource/mcp", url+"/mcp", http.DefaultClient)
+	if err != nil {
+		t.Fatalf("RFC 9728 metadata: %v", err)
+	}
+	if !slices.Equal(meta.AuthorizationServers, []string{iss.url}) {
+		t.Errorf("authorization_servers = %v, want [%s]", meta.AuthorizationServers, iss.url)
+	}
+	if root, err := oauthex.GetProtectedResourceMetadata(testCtx(t), url+"/.well-known/oauth-protected-resource", url, http.DefaultClient); err != nil || root.AuthorizationServers[0] != iss.url {
+		t.Errorf("root RFC 9728 metadata: %v %v", root, err)
+	}
+	// An MCP client with a good token works end to end.
+	cs, err := secHTTPClient(t, url+"/mcp", map[string]string{"Authorization": "Bearer " + iss.token("k1", testAudience, nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := gwTool(t, cs, "gw__ok", nil); err != nil || res.IsError {
+		t.Errorf("call with a good token: %v %v", err, res)
+	}
+}
+
+// TestOAuthDiscovery: the JWKS is found through the metadata forms the MCP
+// authorization spec lists, and refreshed (rate-limited) for an unknown kid.
+func TestOAuthDiscovery(t *testing.T) {
+	for _, c := range []struct {
+		name, path string
+		oidc       bool
+	}{
+		{"RFC 8414 at the root", "", false},
+		{"RFC 8414 with path insertion", "/tenant/a", false},
+		{"OpenID Connect, path appended", "/realms/team", true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			iss := newTestIssuer(t, c.path, c.oidc)
+			iss.addKey("k1", false, true)
+			_, url, _ := gwHub(t, oauthConfig(iss), &gwUpstream{})
+			if resp := oauthInit(t, url+"/mcp", iss.token("k1", testAudience, nil)); resp.StatusCode != 200 {
+				t.Fatalf("good token: %d", resp.StatusCode)
+			}
+			// A rotation: a new key, not in the cached set, is fetched once.
+			iss.addKey("k2", false, true)
+			hits := iss.jwksHits.Load()
+			if resp := oauthInit(t, url+"/mcp", iss.token("k2", testAudience, nil)); resp.StatusCode != 200 {
+				t.Fatalf("token of a rotated-in key: %d", resp.StatusCode)
+			}
+			if got := iss.jwksHits.Load(); got != hits+1 {
+				t.Errorf("JWKS fetched %d times for the new kid, want 1", got-hits)
+			}
+			// Forged kids right after cannot make the hub hammer the issuer.
+			iss.addKey("k3", false, false)
+			hits = iss.jwksHits.Load()
+			for range 5 {
+				if resp := oauthInit(t, url+"/mcp", iss.token("k3", testAudience, nil)); resp.StatusCode != 401 {
+					t.Errorf("unknown kid: %d, want 401", resp.StatusCode)
+				}
+			}
+			if got := iss.jwksHits.Load(); got != hits {
+				t.Errorf("JWKS fetched %d more times for unknown kids within the rate limit, want 0", got-hits)
+			}
+		})
+	}
+}
+
+// TestOAuthIssuerDown: while the issuer's keys cannot be had, requests with
+// a token get 503 and Retry-After, not 401; the hub still starts.
+func TestOAuthIssuerDown(t *testing.T) {
+	iss := newTestIssuer(t, "", false)
+	iss.addKey("k1", false, true)
+	tok := iss.token("k1", testAudience, nil)
+	iss.srv.Close()
+	_, url, _ := gwHub(t, oauthConfig(iss), &gwUpstream{})
+	resp := oauthInit(t, url+"/mcp", tok)
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
+		t.Errorf("issuer down: %d (Retry-After %q), want 503 with Retry-After", resp.StatusCode, resp.Header.Get("Retry-After"))
+	}
+}
+
+// TestOAuthScopes: required_scopes missing from the token is 403 with
+// error="insufficient_scope".
+func TestOAuthScopes(t *testing.T) {
+	iss := newTestIssuer(t, "", false)
+	iss.addKey("k1", false, true)
+	cfg := oauthConfig(iss)
+	cfg.Auth.OAuth.RequiredScopes = []string{"mcp:tools"}
+	_, url, _ := gwHub(t, cfg, &gwUpstream{})
+	for _, c := range []struct {
+		name   string
+		claims jwt.MapClaims
+		want   int
+	}{
+		{"scope claim", nil, 200},
+		{"scp list", jwt.MapClaims{"scope": nil, "scp": []string{"mcp:tools", "x"}}, 200},
+		{"missing", jwt.MapClaims{"scope": "other"}, 403},
+	} {
+		resp := oauthInit(t, url+"/mcp", iss.token("k1", testAudience, c.claims))
+		if resp.StatusCode != c.want {
+			t.Errorf("%s: %d, want %d", c.name, resp.StatusCode, c.want)
+		}
+		if c.want == 403 && !strings.Contains(resp.Header.Get("WWW-Authenticate"), `error="insufficient_scope"`) {
+			t.Errorf("%s: WWW-Authenticate = %q", c.name, resp.Header.Get("WWW-Authenticate"))
+		}
+	}
+	if resp := oauthInit(t, url+"/mcp", ""); !strings.Contains(resp.Header.Get("WWW-Authenticate"), `scope="mcp:tools"`) {
+		t.Errorf("401 without a token: WWW-Authenticate = %q, want the required scope", resp.Header.Get("WWW-Authenticate"))
+	}
+}
+
+// TestSessionBoundToPrincipal: a session belongs to whoever opened it;
+// another principal's valid token cannot use it (go-sdk's check, fed by
+// the hub), for static tokens and JWTs alike.
+func TestSessionBoundToPrincipal(t *testing.T) {
+	iss := newTestIssuer(t, "", false)
+	iss.addKey("k1", false, true)
+	cfg := oauthConfig(iss)
+	cfg.Auth.Tokens = []Token{{Name: "ci", Value: "ci-token-1234"}, {Value: "plain-token-5678"}}
+	_, url, _ := gwHub(t, cfg, &gwUpstream{})
+	alice, bob := iss.token("k1", testAudience, nil), iss.token("k1", testAudience, jwt.MapClaims{"sub": "bob"})
+	const list = `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}`
+	for _, c := range []struct{ name, owner, other string }{
+		{"JWT subjects", alice, bob},
+		{"named and plain static tokens", "ci-token-1234", "plain-token-5678"},
+		{"static token and JWT", "ci-token-1234", alice},
+	} {
+		cs, err := secHTTPClient(t, url+"/mcp", map[string]string{"Authorization": "Bearer " + c.owner})
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		session := map[string]string{"Mcp-Session-Id": cs.ID(), "Mcp-Protocol-Version": cs.InitializeResult().ProtocolVersion}
+		for who, tok := range map[string]string{"owner": c.owner, "other": c.other} {
+			hdr := map[string]string{"Authorization": "Bearer " + tok}
+			for k, v := range session {
+				hdr[k] = v
+			}
+			resp := secPost(t, url+"/mcp", list, hdr)
+			want := map[string]int{"owner": 200, "other": 403}[who]
+			if resp.StatusCode != want {
+				t.Errorf("%s: tools/list by the %s: status %d, want %d", c.name, who, resp.StatusCode, want)
+			}
+		}
+	}
+}
+
+// TestOAuthToolsetClaim: a claim picks the toolset; a group sees only its tools.
+func TestOAuthToolsetClaim(t *testing.T) {
+	iss := newTestIssuer(t, "", false)
+	iss.addKey("k1", false, true)
+	cfg := oauthConfig(iss)
+	cfg.Auth.OAuth.ToolsetClaim = "realm_access.groups"
+	cfg.Toolsets = map[string]*Toolset{
+		"ops":     {Servers: map[string]*ToolSelection{"gw": {Include: []string{"ok"}}}},
+		"weather": {Servers: map[string]*ToolSelection{"weather": {All: true}}},
+	}
+	_, url, _ := gwHub(t, cfg, &gwUpstream{})
+	groups := func(g ...string) string {
+		return iss.token("k1", testAudience, jwt.MapClaims{"realm_access": map[string]any{"groups": g}})
+	}
+	cs, err := secHTTPClient(t, url+"/mcp", map[string]string{"Authorization": "Bearer " + groups("staff", "ops")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := cs.ListTools(testCtx(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range res.Tools {
+		names = append(names, tl.Name)
+	}
+	if !slices.Equal(names, []string{"gw__ok"}) {
+		t.Errorf("ops group sees %v, want only its toolset's gw__ok", names)
+	}
+	if _, err := gwTool(t, cs, "gw__fail", nil); err == nil {
+		t.Error("a tool outside the group's toolset could be called")
+	}
+	for _, c := range []struct {
+		name, path, token string
+		want              int
+	}{
+		{"its toolset by path", "/mcp/ops", groups("ops"), 200},
+		{"a toolset of its second group", "/mcp/weather", groups("ops", "weather"), 200},
+		{"another toolset", "/mcp/weather", groups("ops"), 403},
+		{"no configured toolset", "/mcp", groups("staff"), 403},
+		{"no claim", "/mcp", iss.token("k1", testAudience, nil), 403},
+	} {
+		if resp := oauthInit(t, url+c.path, c.token); resp.StatusCode != c.want {
+			b, _ := io.ReadAll(resp.Body)
+			t.Errorf("%s: %s: %d (%s), want %d", c.name, c.path, resp.StatusCode, strings.TrimSpace(string(b)), c.want)
+		}
+	}
+}
+
+// TestRateLimitPerPrincipal: each principal has its own bucket; past it,
+// 429 with Retry-After; an override lifts the limit for one principal.
+func TestRateLimitPerPrincipal(t *testing.T) {
+	cfg := gwConfig()
+	cfg.Auth.Tokens = []Token{{Name: "a", Value: "token-a-1234"}, {Name: "b", Value: "token-b-1234"}, {Name: "c", Value: "token-c-1234"}}
+	cfg.Auth.RateLimit = &RateLimit{Rate: Rate{RequestsPerSecond: 0.01, Burst: 2}, Principals: map[string]Rate{"c": {RequestsPerSecond: 0}}}
+	_, url, _ := gwHub(t, cfg, &gwUpstream{})
+	get := func(tok string) (int, http.Header) {
+		status, _, hdr := gwGet(t, url+"/metrics", map[string]string{"Authorization": "Bearer " + tok})
+		return status, hdr
+	}
+	for i := range 2 {
+		if status, _ := get("token-a-1234"); status != 200 {
+			t.Fatalf("a's request %d within the burst: %d", i+1, status)
+		}
+	}
+	status, hdr := get("token-a-1234")
+	if status != http.StatusTooManyRequests || hdr.Get("Retry-After") == "" || hdr.Get("Retry-After") == "0" {
+		t.Errorf("a past the burst: %d, Retry-After %q; want 429 with Retry-After", status, hdr.Get("Retry-After"))
+	}
+	if status, _ := get("token-b-1234"); status != 200 {
+		t.Errorf("b is limited by a's requests: %d", status)
+	}
+	for i := range 10 {
+		if status, _ := get("token-c-1234"); status != 200 {
+			t.Fatalf("c (no limit) request %d: %d", i+1, status)
+		}
+	}
+}
+
+// TestSetAuthSwaps: a new auth configuration applies to the next request.
+func TestSetAuthSwaps(t *testing.T) {
+	cfg := gwConfig()
+	cfg.Auth.Tokens = []Token{{Value: "old-token-1234"}}
+	h, url, _ := gwHub(t, cfg, &gwUpstream{})
+	if resp := oauthInit(t, url+"/mcp", "old-token-1234"); resp.StatusCode != 200 {
+		t.Fatalf("old token: %d", resp.StatusCode)
+	}
+	if err := h.SetAuth(Auth{Tokens: []Token{{Value: "new-token-1234"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if resp := oauthInit(t, url+"/mcp", "old-token-1234"); resp.StatusCode != 401 {
+		t.Errorf("old token after the swap: %d, want 401", resp.StatusCode)
+	}
+	if resp := oauthInit(t, url+"/mcp", "new-token-1234"); resp.StatusCode != 200 {
+		t.Errorf("new token after the swap: %d, want 200", resp.StatusCode)
+	}
+}

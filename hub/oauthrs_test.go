@@ -1,140 +1,27 @@
 package hub
 
 import (
-	"crypto"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/rsa"
 	"crypto/x509"
-	"encoding/json"
 	"encoding/pem"
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/MicahParks/jwkset"
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
+
+	"github.com/mcp-hub/mcp-hub/internal/fixture"
 )
-
-// testIssuer is an OAuth authorization server as far as a resource server
-// sees one: RFC 8414 (or OpenID Connect) metadata and a JWKS, served on
-// 127.0.0.1, and the private keys to sign access tokens with.
-type testIssuer struct {
-	t        testing.TB
-	srv      *httptest.Server
-	url      string // the issuer identifier
-	mu       sync.Mutex
-	keys     map[string]crypto.Signer // kid -> key
-	public   []string                 // kids in the JWKS
-	jwksHits atomic.Int32
-}
-
-// newTestIssuer serves an issuer whose identifier is its origin plus path.
-// oidcOnly serves only OpenID Connect discovery (path appended), not RFC 8414.
-func newTestIssuer(t testing.TB, path string, oidcOnly bool) *testIssuer {
-	iss := &testIssuer{t: t, keys: map[string]crypto.Signer{}}
-	mux := http.NewServeMux()
-	meta := func(w http.ResponseWriter, r *http.Request) {
-		// No code_challenge_methods_supported: a resource server must not care.
-		json.NewEncoder(w).Encode(map[string]any{
-			"issuer": iss.url, "jwks_uri": iss.srv.URL + "/jwks",
-			"authorization_endpoint": iss.srv.URL + "/authorize", "token_endpoint": iss.srv.URL + "/token",
-			"response_types_supported": []string{"code"},
-		})
-	}
-	if oidcOnly {
-		mux.HandleFunc("GET "+path+"/.well-known/openid-configuration", meta)
-	} else {
-		mux.HandleFunc("GET /.well-known/oauth-authorization-server"+path, meta)
-	}
-	mux.HandleFunc("GET /jwks", func(w http.ResponseWriter, r *http.Request) {
-		iss.jwksHits.Add(1)
-		iss.mu.Lock()
-		defer iss.mu.Unlock()
-		var set jwkset.JWKSMarshal
-		for _, kid := range iss.public {
-			alg := jwkset.AlgRS256
-			if _, ok := iss.keys[kid].(*ecdsa.PrivateKey); ok {
-				alg = jwkset.AlgES256
-			}
-			jwk, err := jwkset.NewJWKFromKey(iss.keys[kid].Public(), jwkset.JWKOptions{Metadata: jwkset.JWKMetadataOptions{KID: kid, ALG: alg, USE: jwkset.UseSig}})
-			if err != nil {
-				t.Errorf("jwk: %v", err)
-				return
-			}
-			set.Keys = append(set.Keys, jwk.Marshal())
-		}
-		json.NewEncoder(w).Encode(set)
-	})
-	iss.srv = httptest.NewServer(mux)
-	iss.url = iss.srv.URL + path
-	t.Cleanup(iss.srv.Close)
-	return iss
-}
-
-// addKey makes a key; published keys appear in the JWKS.
-func (iss *testIssuer) addKey(kid string, ec, published bool) {
-	var key crypto.Signer
-	var err error
-	if ec {
-		key, err = ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	} else {
-		key, err = rsa.GenerateKey(rand.Reader, 2048)
-	}
-	if err != nil {
-		iss.t.Fatal(err)
-	}
-	iss.mu.Lock()
-	defer iss.mu.Unlock()
-	iss.keys[kid] = key
-	if published {
-		iss.public = append(iss.public, kid)
-	}
-}
-
-// token signs claims with the key kid (RS256 or ES256 by its type), on top
-// of good defaults: this issuer, audience aud, sub alice, valid for a minute.
-func (iss *testIssuer) token(kid, aud string, claims jwt.MapClaims) string {
-	c := jwt.MapClaims{"iss": iss.url, "aud": aud, "sub": "alice", "iat": time.Now().Unix(),
-		"exp": time.Now().Add(time.Minute).Unix(), "scope": "mcp:tools"}
-	for k, v := range claims {
-		if v == nil {
-			delete(c, k)
-		} else {
-			c[k] = v
-		}
-	}
-	iss.mu.Lock()
-	key := iss.keys[kid]
-	iss.mu.Unlock()
-	method := jwt.SigningMethod(jwt.SigningMethodRS256)
-	if _, ok := key.(*ecdsa.PrivateKey); ok {
-		method = jwt.SigningMethodES256
-	}
-	tok := jwt.NewWithClaims(method, c)
-	tok.Header["kid"] = kid
-	tok.Header["typ"] = "at+jwt"
-	s, err := tok.SignedString(key)
-	if err != nil {
-		iss.t.Fatal(err)
-	}
-	return s
-}
 
 const testAudience = "https://hub.example.test/mcp"
 
-func oauthConfig(iss *testIssuer) *Config {
+func oauthConfig(iss *fixture.Issuer) *Config {
 	cfg := gwConfig()
-	cfg.Auth.OAuth = &OAuth{Issuer: iss.url, Audience: testAudience}
+	cfg.Auth.OAuth = &OAuth{Issuer: iss.URL, Audience: testAudience}
 	return cfg
 }
 
@@ -151,21 +38,21 @@ func oauthInit(t testing.TB, url, token string) *http.Response {
 // (acceptance 2). Only issuer and audience are configured: the JWKS is
 // found through the issuer's RFC 8414 metadata.
 func TestOAuthResourceServer(t *testing.T) {
-	iss := newTestIssuer(t, "", false)
-	iss.addKey("k1", false, true)
-	iss.addKey("k2", true, true)
-	iss.addKey("stranger", false, false)
+	iss := fixture.NewIssuer(t, "", false)
+	iss.AddKey("k1", false, true)
+	iss.AddKey("k2", true, true)
+	iss.AddKey("stranger", false, false)
 	_, url, _ := gwHub(t, oauthConfig(iss), &gwUpstream{})
 
 	hmacWithPublicKey := func() string {
-		pub, _ := x509.MarshalPKIXPublicKey(iss.keys["k1"].Public())
-		tok := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims{"iss": iss.url, "aud": testAudience, "sub": "mallory", "exp": time.Now().Add(time.Minute).Unix()})
+		pub, _ := x509.MarshalPKIXPublicKey(iss.Key("k1").Public())
+		tok := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims{"iss": iss.URL, "aud": testAudience, "sub": "mallory", "exp": time.Now().Add(time.Minute).Unix()})
 		tok.Header["kid"] = "k1"
 		s, _ := tok.SignedString(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pub}))
 		return s
 	}
 	algNone := func() string {
-		s, _ := jwt.NewWithClaims(jwt.SigningMethodNone, jwt.MapClaims{"iss": iss.url, "aud": testAudience, "sub": "mallory", "exp": time.Now().Add(time.Minute).Unix()}).SignedString(jwt.UnsafeAllowNoneSignatureType)
+		s, _ := jwt.NewWithClaims(jwt.SigningMethodNone, jwt.MapClaims{"iss": iss.URL, "aud": testAudience, "sub": "mallory", "exp": time.Now().Add(time.Minute).Unix()}).SignedString(jwt.UnsafeAllowNoneSignatureType)
 		return s
 	}
 	cases := []struct {
@@ -173,21 +60,21 @@ func TestOAuthResourceServer(t *testing.T) {
 		token string
 		want  int
 	}{
-		{"good RS256", iss.token("k1", testAudience, nil), 200},
-		{"good ES256", iss.token("k2", testAudience, nil), 200},
-		{"audience in a list", iss.token("k1", "", jwt.MapClaims{"aud": []string{"other", testAudience}}), 200},
-		{"expired within leeway", iss.token("k1", testAudience, jwt.MapClaims{"exp": time.Now().Add(-10 * time.Second).Unix()}), 200},
+		{"good RS256", iss.Token("k1", testAudience, nil), 200},
+		{"good ES256", iss.Token("k2", testAudience, nil), 200},
+		{"audience in a list", iss.Token("k1", "", jwt.MapClaims{"aud": []string{"other", testAudience}}), 200},
+		{"expired within leeway", iss.Token("k1", testAudience, jwt.MapClaims{"exp": time.Now().Add(-10 * time.Second).Unix()}), 200},
 		{"no token", "", 401},
-		{"wrong audience", iss.token("k1", "https://other.example/mcp", nil), 401},
-		{"expired", iss.token("k1", testAudience, jwt.MapClaims{"exp": time.Now().Add(-5 * time.Minute).Unix()}), 401},
-		{"no exp", iss.token("k1", testAudience, jwt.MapClaims{"exp": nil}), 401},
-		{"not yet valid", iss.token("k1", testAudience, jwt.MapClaims{"nbf": time.Now().Add(5 * time.Minute).Unix()}), 401},
-		{"unknown key", iss.token("stranger", testAudience, nil), 401},
+		{"wrong audience", iss.Token("k1", "https://other.example/mcp", nil), 401},
+		{"expired", iss.Token("k1", testAudience, jwt.MapClaims{"exp": time.Now().Add(-5 * time.Minute).Unix()}), 401},
+		{"no exp", iss.Token("k1", testAudience, jwt.MapClaims{"exp": nil}), 401},
+		{"not yet valid", iss.Token("k1", testAudience, jwt.MapClaims{"nbf": time.Now().Add(5 * time.Minute).Unix()}), 401},
+		{"unknown key", iss.Token("stranger", testAudience, nil), 401},
 		{"alg none", algNone(), 401},
 		{"HMAC with the public key", hmacWithPublicKey(), 401},
-		{"wrong issuer", iss.token("k1", testAudience, jwt.MapClaims{"iss": "https://evil.example"}), 401},
-		{"no sub", iss.token("k1", testAudience, jwt.MapClaims{"sub": nil}), 401},
-		{"tampered", iss.token("k1", testAudience, nil) + "x", 401},
+		{"wrong issuer", iss.Token("k1", testAudience, jwt.MapClaims{"iss": "https://evil.example"}), 401},
+		{"no sub", iss.Token("k1", testAudience, jwt.MapClaims{"sub": nil}), 401},
+		{"tampered", iss.Token("k1", testAudience, nil) + "x", 401},
 		{"not a JWT", "opaque-token", 401},
 	}
 	for _, c := range cases {
@@ -216,14 +103,14 @@ func TestOAuthResourceServer(t *testing.T) {
 	if err != nil {
 		t.Fatalf("RFC 9728 metadata: %v", err)
 	}
-	if !slices.Equal(meta.AuthorizationServers, []string{iss.url}) {
-		t.Errorf("authorization_servers = %v, want [%s]", meta.AuthorizationServers, iss.url)
+	if !slices.Equal(meta.AuthorizationServers, []string{iss.URL}) {
+		t.Errorf("authorization_servers = %v, want [%s]", meta.AuthorizationServers, iss.URL)
 	}
-	if root, err := oauthex.GetProtectedResourceMetadata(testCtx(t), url+"/.well-known/oauth-protected-resource", url, http.DefaultClient); err != nil || root.AuthorizationServers[0] != iss.url {
+	if root, err := oauthex.GetProtectedResourceMetadata(testCtx(t), url+"/.well-known/oauth-protected-resource", url, http.DefaultClient); err != nil || root.AuthorizationServers[0] != iss.URL {
 		t.Errorf("root RFC 9728 metadata: %v %v", root, err)
 	}
 	// An MCP client with a good token works end to end.
-	cs, err := secHTTPClient(t, url+"/mcp", map[string]string{"Authorization": "Bearer " + iss.token("k1", testAudience, nil)})
+	cs, err := secHTTPClient(t, url+"/mcp", map[string]string{"Authorization": "Bearer " + iss.Token("k1", testAudience, nil)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,30 +131,30 @@ func TestOAuthDiscovery(t *testing.T) {
 		{"OpenID Connect, path appended", "/realms/team", true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			iss := newTestIssuer(t, c.path, c.oidc)
-			iss.addKey("k1", false, true)
+			iss := fixture.NewIssuer(t, c.path, c.oidc)
+			iss.AddKey("k1", false, true)
 			_, url, _ := gwHub(t, oauthConfig(iss), &gwUpstream{})
-			if resp := oauthInit(t, url+"/mcp", iss.token("k1", testAudience, nil)); resp.StatusCode != 200 {
+			if resp := oauthInit(t, url+"/mcp", iss.Token("k1", testAudience, nil)); resp.StatusCode != 200 {
 				t.Fatalf("good token: %d", resp.StatusCode)
 			}
 			// A rotation: a new key, not in the cached set, is fetched once.
-			iss.addKey("k2", false, true)
-			hits := iss.jwksHits.Load()
-			if resp := oauthInit(t, url+"/mcp", iss.token("k2", testAudience, nil)); resp.StatusCode != 200 {
+			iss.AddKey("k2", false, true)
+			hits := iss.JWKSHits.Load()
+			if resp := oauthInit(t, url+"/mcp", iss.Token("k2", testAudience, nil)); resp.StatusCode != 200 {
 				t.Fatalf("token of a rotated-in key: %d", resp.StatusCode)
 			}
-			if got := iss.jwksHits.Load(); got != hits+1 {
+			if got := iss.JWKSHits.Load(); got != hits+1 {
 				t.Errorf("JWKS fetched %d times for the new kid, want 1", got-hits)
 			}
 			// Forged kids right after cannot make the hub hammer the issuer.
-			iss.addKey("k3", false, false)
-			hits = iss.jwksHits.Load()
+			iss.AddKey("k3", false, false)
+			hits = iss.JWKSHits.Load()
 			for range 5 {
-				if resp := oauthInit(t, url+"/mcp", iss.token("k3", testAudience, nil)); resp.StatusCode != 401 {
+				if resp := oauthInit(t, url+"/mcp", iss.Token("k3", testAudience, nil)); resp.StatusCode != 401 {
 					t.Errorf("unknown kid: %d, want 401", resp.StatusCode)
 				}
 			}
-			if got := iss.jwksHits.Load(); got != hits {
+			if got := iss.JWKSHits.Load(); got != hits {
 				t.Errorf("JWKS fetched %d more times for unknown kids within the rate limit, want 0", got-hits)
 			}
 		})
@@ -277,10 +164,10 @@ func TestOAuthDiscovery(t *testing.T) {
 // TestOAuthIssuerDown: while the issuer's keys cannot be had, requests with
 // a token get 503 and Retry-After, not 401; the hub still starts.
 func TestOAuthIssuerDown(t *testing.T) {
-	iss := newTestIssuer(t, "", false)
-	iss.addKey("k1", false, true)
-	tok := iss.token("k1", testAudience, nil)
-	iss.srv.Close()
+	iss := fixture.NewIssuer(t, "", false)
+	iss.AddKey("k1", false, true)
+	tok := iss.Token("k1", testAudience, nil)
+	iss.Srv.Close()
 	_, url, _ := gwHub(t, oauthConfig(iss), &gwUpstream{})
 	resp := oauthInit(t, url+"/mcp", tok)
 	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
@@ -291,8 +178,8 @@ func TestOAuthIssuerDown(t *testing.T) {
 // TestOAuthScopes: required_scopes missing from the token is 403 with
 // error="insufficient_scope".
 func TestOAuthScopes(t *testing.T) {
-	iss := newTestIssuer(t, "", false)
-	iss.addKey("k1", false, true)
+	iss := fixture.NewIssuer(t, "", false)
+	iss.AddKey("k1", false, true)
 	cfg := oauthConfig(iss)
 	cfg.Auth.OAuth.RequiredScopes = []string{"mcp:tools"}
 	_, url, _ := gwHub(t, cfg, &gwUpstream{})
@@ -305,7 +192,7 @@ func TestOAuthScopes(t *testing.T) {
 		{"scp list", jwt.MapClaims{"scope": nil, "scp": []string{"mcp:tools", "x"}}, 200},
 		{"missing", jwt.MapClaims{"scope": "other"}, 403},
 	} {
-		resp := oauthInit(t, url+"/mcp", iss.token("k1", testAudience, c.claims))
+		resp := oauthInit(t, url+"/mcp", iss.Token("k1", testAudience, c.claims))
 		if resp.StatusCode != c.want {
 			t.Errorf("%s: %d, want %d", c.name, resp.StatusCode, c.want)
 		}
@@ -322,12 +209,12 @@ func TestOAuthScopes(t *testing.T) {
 // another principal's valid token cannot use it (go-sdk's check, fed by
 // the hub), for static tokens and JWTs alike.
 func TestSessionBoundToPrincipal(t *testing.T) {
-	iss := newTestIssuer(t, "", false)
-	iss.addKey("k1", false, true)
+	iss := fixture.NewIssuer(t, "", false)
+	iss.AddKey("k1", false, true)
 	cfg := oauthConfig(iss)
 	cfg.Auth.Tokens = []Token{{Name: "ci", Value: "ci-token-1234"}, {Value: "plain-token-5678"}}
 	_, url, _ := gwHub(t, cfg, &gwUpstream{})
-	alice, bob := iss.token("k1", testAudience, nil), iss.token("k1", testAudience, jwt.MapClaims{"sub": "bob"})
+	alice, bob := iss.Token("k1", testAudience, nil), iss.Token("k1", testAudience, jwt.MapClaims{"sub": "bob"})
 	const list = `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}`
 	for _, c := range []struct{ name, owner, other string }{
 		{"JWT subjects", alice, bob},
@@ -355,8 +242,8 @@ func TestSessionBoundToPrincipal(t *testing.T) {
 
 // TestOAuthToolsetClaim: a claim picks the toolset; a group sees only its tools.
 func TestOAuthToolsetClaim(t *testing.T) {
-	iss := newTestIssuer(t, "", false)
-	iss.addKey("k1", false, true)
+	iss := fixture.NewIssuer(t, "", false)
+	iss.AddKey("k1", false, true)
 	cfg := oauthConfig(iss)
 	cfg.Auth.OAuth.ToolsetClaim = "realm_access.groups"
 	cfg.Toolsets = map[string]*Toolset{
@@ -365,7 +252,7 @@ func TestOAuthToolsetClaim(t *testing.T) {
 	}
 	_, url, _ := gwHub(t, cfg, &gwUpstream{})
 	groups := func(g ...string) string {
-		return iss.token("k1", testAudience, jwt.MapClaims{"realm_access": map[string]any{"groups": g}})
+		return iss.Token("k1", testAudience, jwt.MapClaims{"realm_access": map[string]any{"groups": g}})
 	}
 	cs, err := secHTTPClient(t, url+"/mcp", map[string]string{"Authorization": "Bearer " + groups("staff", "ops")})
 	if err != nil {
@@ -393,7 +280,7 @@ func TestOAuthToolsetClaim(t *testing.T) {
 		{"a toolset of its second group", "/mcp/weather", groups("ops", "weather"), 200},
 		{"another toolset", "/mcp/weather", groups("ops"), 403},
 		{"no configured toolset", "/mcp", groups("staff"), 403},
-		{"no claim", "/mcp", iss.token("k1", testAudience, nil), 403},
+		{"no claim", "/mcp", iss.Token("k1", testAudience, nil), 403},
 	} {
 		if resp := oauthInit(t, url+c.path, c.token); resp.StatusCode != c.want {
 			b, _ := io.ReadAll(resp.Body)

@@ -119,6 +119,13 @@ func (h *Hub) admit(w http.ResponseWriter, r *http.Request, next http.Handler) {
 			fmt.Sprintf("Too Many Requests: %s is over auth.rate_limit; retry in %ds", p.Name, retryAfterSeconds(wait)))
 		return
 	}
+	if p == anonymous {
+		// Without auth nothing needs the principal in the request: an
+		// HTTP session without one is anonymous (newHTTPSession), and
+		// skipping the request copy keeps the hot path as it was.
+		next.ServeHTTP(w, r)
+		return
+	}
 	r = r.WithContext(WithPrincipal(r.Context(), p))
 	if _, fromHeader := credential(r); p.ID == "" || !fromHeader {
 		next.ServeHTTP(w, r)
@@ -204,8 +211,9 @@ func (h *Hub) newHTTPSession(r *http.Request) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	if p != nil {
-		s.principal = p
+	if p == nil {
+		p = anonymous // no auth configured
 	}
+	s.principal = p
 	return s, nil
 }

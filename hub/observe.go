@@ -72,32 +72,33 @@ func (s *Session) observe(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
-// report counts a finished tools/call, writes its audit line and ends its span.
+// report counts a finished tools/call, writes its audit line and ends its
+// span. It allocates nothing unless tracing or the audit log is on.
 func (s *Session) report(req *mcp.CallToolRequest, rec *callRecord, res mcp.Result, err error, took time.Duration, span trace.Span) {
 	h := s.hub
-	e := &auditEntry{Method: "tools/call", Tool: req.Params.Name, DurationMS: millis(took)}
+	method, tool, server, outcome := "tools/call", req.Params.Name, "", OutcomeError
 	switch rec.kind {
 	case recordForwarded:
 		h.metrics.observeCall(rec.server, rec.original, rec.outcome, took)
-		e.Tool, e.Server, e.Outcome = rec.tool, rec.server, rec.outcome
+		tool, server, outcome = rec.tool, rec.server, rec.outcome
 	case recordSearch:
 		h.metrics.observeSearch(took)
-		e.Method, e.Loaded, e.Outcome = SearchToolsName, rec.loaded, outcomeOf(res, err)
+		method, outcome = SearchToolsName, outcomeOf(res, err)
 	default:
-		e.Outcome = OutcomeError
 		h.metrics.observeCall(metaServer, otherTool, OutcomeError, took)
 	}
 	if span != nil {
 		if rec.kind == recordSearch {
 			span.SetName(SearchToolsName)
 		}
-		span.SetAttributes(attrTool.String(e.Tool))
-		if e.Server != "" {
-			span.SetAttributes(attrServer.String(e.Server))
+		span.SetAttributes(attrTool.String(tool))
+		if server != "" {
+			span.SetAttributes(attrServer.String(server))
 		}
-		h.endSpan(span, e.Outcome, err)
+		h.endSpan(span, outcome, err)
 	}
 	if h.audit != nil {
+		e := &auditEntry{Method: method, Tool: tool, Server: server, Outcome: outcome, Loaded: rec.loaded, DurationMS: millis(took)}
 		s.describe(e)
 		h.audit.arguments(e, req.Params.Arguments)
 		h.audit.write(e)

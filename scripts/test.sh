@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The test command of mcp-hub (README, CI). Needs Go, and Node/npm only the
 # first time: it installs Node 22 and the MCP conformance suite into .cache/
-# (git-ignored), then runs go vet, checks third_party/go-sdk, go test -race
+# (git-ignored), and promtool and chromium from Debian when they are missing,
+# then runs go vet, checks third_party/go-sdk, go test -race
 # (including the conformance run through the hub), a bounded load test and
 # short fuzzing, and prints a summary.
 #
@@ -68,6 +69,35 @@ else
 	else
 		echo "install failed: need npm and access to the npm registry the first time (then it works offline)" >&2
 		record install FAIL $((SECONDS - t0)) "npm install into $npm_dir"
+	fi
+fi
+
+# --- 1b. Debian programs the tests run: promtool, headless Chromium -----------
+# `promtool check metrics` (package prometheus) checks /metrics; chromium
+# renders the dashboard. Installed once with apt-get (root, or sudo without
+# a password); skipped when present. Without them those tests skip locally
+# with a message, and fail in CI (CI=true), where this step must succeed.
+step "install: promtool (prometheus) and chromium from Debian, when missing"
+t0=$SECONDS
+missing=()
+command -v promtool >/dev/null || missing+=(prometheus)
+command -v chromium >/dev/null || missing+=(chromium)
+if [[ ${#missing[@]} == 0 ]]; then
+	echo "already installed: $(command -v promtool) $(command -v chromium)"
+	record debian ok $((SECONDS - t0)) "cached"
+else
+	sudo=()
+	[[ $(id -u) == 0 ]] || sudo=(sudo -n)
+	if "${sudo[@]}" apt-get update -qq </dev/null &&
+		DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" </dev/null >/dev/null &&
+		command -v promtool >/dev/null && command -v chromium >/dev/null; then
+		record debian ok $((SECONDS - t0)) "installed ${missing[*]}"
+	elif [[ ${CI:-} == true ]]; then
+		echo "install failed: apt-get install ${missing[*]} (the metrics and dashboard tests need them)" >&2
+		record debian FAIL $((SECONDS - t0)) "apt-get install ${missing[*]}"
+	else
+		echo "could not install ${missing[*]}: the tests that need them will skip (run as root, or install them yourself)" >&2
+		record debian skip $((SECONDS - t0)) "${missing[*]} missing: their tests skip"
 	fi
 fi
 

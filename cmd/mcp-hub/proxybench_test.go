@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -31,6 +33,10 @@ import (
 // table against the targets. The two paths alternate in rounds, so load from
 // other processes on a shared machine hits both alike. Do not add -race: it
 // slows the hub (this test binary) far more than the upstream.
+//
+// MCP_HUB_BENCH_BASELINE=/path/to/mcp-hub adds a third path in the same
+// rounds: that binary (another version of the hub, say the main branch's)
+// in the hub's place, so a change's cost is measured A/B in one run.
 
 const (
 	benchTool      = probeTool // test_simple_text: a tiny text result
@@ -70,14 +76,25 @@ func BenchmarkProxy(b *testing.B) {
 	directURL, _ := startEverythingHTTP(b, ev, "everything-direct")
 	cfg := fmt.Sprintf("servers:\n  everything:\n    command: %s\n    prefix: \"\"\n", strconv.Quote(ev))
 	hubURL, _ := startHub(b, "hub", cfg, ev)
+	baselineBin := os.Getenv("MCP_HUB_BENCH_BASELINE")
+	baselineURL := ""
+	if baselineBin != "" {
+		baselineURL = startHubBinary(b, "baseline", baselineBin, cfg)
+	}
 
-	type pair struct{ direct, hub latencyStats }
+	type pair struct{ direct, hub, baseline latencyStats }
 	results := map[int]pair{}
 	for _, sessions := range benchSessions {
 		b.Run(fmt.Sprintf("sessions=%d", sessions), func(b *testing.B) {
 			direct := openSessions(b, directURL, sessions)
 			hub := openSessions(b, hubURL, sessions)
-			for _, pool := range [][]*mcp.ClientSession{direct, hub} {
+			pools := [][]*mcp.ClientSession{direct, hub}
+			var baseline []*mcp.ClientSession
+			if baselineURL != "" {
+				baseline = openSessions(b, baselineURL, sessions)
+				pools = append(pools, baseline)
+			}
+			for _, pool := range pools {
 				for range warmUpPerSess {
 					if err := callAll(pool); err != nil {
 						b.Fatalf("warm-up: %v", err)
@@ -104,6 +121,13 @@ func BenchmarkProxy(b *testing.B) {
 				}
 				res.direct.add(d)
 				res.hub.add(h)
+				if baseline != nil {
+					bl, err := callConcurrently(baseline, n)
+					if err != nil {
+						b.Fatalf("baseline hub: %v", err)
+					}
+					res.baseline.add(bl)
+				}
 			}
 			b.StopTimer()
 			res.direct.summarize()
@@ -117,6 +141,11 @@ func BenchmarkProxy(b *testing.B) {
 			b.ReportMetric(res.hub.callsPerSec(), "hub-calls/s")
 			b.ReportMetric(float64(res.hub.p50())/float64(res.direct.p50()), "p50-ratio")
 			b.ReportMetric(res.hub.callsPerSec()/res.direct.callsPerSec(), "calls/s-ratio")
+			if baseline != nil {
+				res.baseline.summarize()
+				b.ReportMetric(float64(res.hub.p50())/float64(res.baseline.p50()), "hub/baseline-p50")
+				b.ReportMetric(res.hub.callsPerSec()/res.baseline.callsPerSec(), "hub/baseline-calls/s")
+			}
 			// Sub-benchmarks run with growing b.N; the last run counts.
 			results[sessions] = res
 		})
@@ -159,6 +188,39 @@ func BenchmarkProxy(b *testing.B) {
 			p50, verdict(p50 <= p50RatioTarget, fmt.Sprintf("<= %.2f", p50RatioTarget)),
 			float64(res.hub.p99())/float64(res.direct.p99()), rps, rpsNote)
 	}
+	if baselineURL == "" {
+		return
+	}
+	fmt.Printf("hub/baseline (%s), same rounds:\n", baselineBin)
+	for _, n := range benchSessions {
+		res, ok := results[n]
+		if !ok || res.baseline.calls() == 0 {
+			continue
+		}
+		fmt.Printf("  %2d sessions: baseline p50 %v  hub p50 %v  p50 %.3fx  p99 %.3fx  calls/s %.3fx\n", n,
+			res.baseline.p50().Round(time.Microsecond), res.hub.p50().Round(time.Microsecond),
+			float64(res.hub.p50())/float64(res.baseline.p50()), float64(res.hub.p99())/float64(res.baseline.p99()),
+			res.hub.callsPerSec()/res.baseline.callsPerSec())
+	}
+}
+
+// startHubBinary runs another mcp-hub binary (MCP_HUB_BENCH_BASELINE) on the
+// same config and waits until it is ready.
+func startHubBinary(tb testing.TB, name, bin, cfgYAML string) string {
+	tb.Helper()
+	cfgPath := filepath.Join(tb.TempDir(), "hub.yaml")
+	if err := os.WriteFile(cfgPath, []byte(cfgYAML), 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	addr := freeAddr(tb)
+	c := startChild(tb, name, nil, bin, "--config", cfgPath, "serve", "--http", addr)
+	url := "http://" + addr + "/mcp"
+	ctx, cancel := context.WithTimeout(context.Background(), hubReadyTimeout)
+	defer cancel()
+	if err := waitMCPReady(ctx, url, c); err != nil {
+		tb.Fatalf("%s (%s) did not become ready: %v\n%s", name, bin, err, c.logTail(40))
+	}
+	return url
 }
 
 func verdict(ok bool, target string) string {

@@ -91,6 +91,9 @@ type toolRow struct {
 
 func (d *dashboard) page(w http.ResponseWriter, r *http.Request) {
 	p := hub.PrincipalFrom(r.Context())
+	if p == nil && !d.hub.AuthRequired() {
+		p = &hub.Principal{Name: "anonymous", Kind: hub.PrincipalAnonymous}
+	}
 	if p == nil {
 		http.Redirect(w, r, hub.UIPath+"/login", http.StatusSeeOther)
 		return

@@ -150,6 +150,29 @@ func (c upstreamCall) end(res mcp.Result, err error) {
 	}
 }
 
+// traceUpstream starts the child span of another request to an upstream
+// (resources/read, prompts/get) and passes its context on in the request's
+// _meta; end ends it. Without tracing it does nothing.
+func (h *Hub) traceUpstream(ctx context.Context, server, method string, meta *mcp.Meta) (context.Context, func(error)) {
+	if h.tracing == nil {
+		return ctx, noSpan
+	}
+	ctx, span := h.tracing.tracer.Start(ctx, method, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrServer.String(server)))
+	if *meta == nil {
+		*meta = mcp.Meta{}
+	}
+	propagation.TraceContext{}.Inject(ctx, metaCarrier(*meta))
+	return ctx, func(err error) {
+		outcome := OutcomeOK
+		if err != nil {
+			outcome = outcomeOf(nil, err)
+		}
+		h.endSpan(span, outcome, err)
+	}
+}
+
+func noSpan(error) {}
+
 // outcomeOf classifies a tool call's answer.
 func outcomeOf(res mcp.Result, err error) string {
 	switch {

@@ -186,10 +186,10 @@ func TestTracingThroughHTTPUpstream(t *testing.T) {
 }
 
 // TestTracingStdioMeta: a stdio upstream's raw tools/call carries the trace
-// context in _meta too.
+// context in _meta too; resources/read gets its spans as well.
 func TestTracingStdioMeta(t *testing.T) {
 	rec := newOTLPReceiver(t)
-	cfg := secConfig(secStdio(t, "fx", "-meta-tool"))
+	cfg := secConfig(secStdio(t, "fx", "-meta-tool", "-features"))
 	cfg.Telemetry.OTLPEndpoint = rec.srv.URL
 	h, _ := secHub(t, cfg)
 	c := connectClient(t, h, "")
@@ -203,7 +203,17 @@ func TestTracingStdioMeta(t *testing.T) {
 	if err := json.Unmarshal([]byte(resultText(res)), &meta); err != nil {
 		t.Fatalf("meta tool answered %q: %v", resultText(res), err)
 	}
+	const readTrace = "1af7651916cd43dd8448eb211c80319d"
+	if _, err := c.cs.ReadResource(testCtx(t), &mcp.ReadResourceParams{URI: "fixture://info",
+		Meta: mcp.Meta{"traceparent": "00-" + readTrace + "-c7ad6b7169203331-01"}}); err != nil {
+		t.Fatal(err)
+	}
 	h.Close()
+	readServer := rec.span(readTrace, "resources/read", tracepb.Span_SPAN_KIND_SERVER)
+	readClient := rec.span(readTrace, "resources/read", tracepb.Span_SPAN_KIND_CLIENT)
+	if readServer == nil || readClient == nil || !bytes.Equal(readClient.ParentSpanId, readServer.SpanId) || spanAttr(readClient, "server") != "fx" {
+		t.Errorf("resources/read: want a server span and its child client span with server fx; got %v and %v", readServer, readClient)
+	}
 	client := rec.span(traceID, "tools/call", tracepb.Span_SPAN_KIND_CLIENT)
 	if client == nil {
 		t.Fatalf("no upstream call span in trace %s", traceID)

@@ -207,3 +207,59 @@ func TestOAuthServeHTTP(t *testing.T) {
 		t.Errorf("RFC 9728 metadata: %+v (%v), want resource %s and the issuer %s", meta, err, audience, iss.URL)
 	}
 }
+
+// TestServeMetricsFlag: a stdio hub serves /metrics on its own listener
+// with `serve --metrics`, behind the Host check; its calls are counted.
+func TestServeMetricsFlag(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := freeAddr(t)
+	cmd := exec.Command(self, "--config", writeConfig(t, "servers:\n  time: {builtin: time}\n"), "serve", "--metrics", addr)
+	cmd.Env = append(os.Environ(), envAsMain+"=1")
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		stdin.Close()
+		cmd.Wait()
+	})
+	// One tools/call over stdio, then read its answer.
+	io.WriteString(stdin, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"e2e","version":"0"}}}`+"\n")
+	io.WriteString(stdin, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
+	io.WriteString(stdin, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"time__day_of_week","arguments":{"date":"2026-01-01"}}}`+"\n")
+	dec := json.NewDecoder(stdout)
+	for {
+		var msg struct{ ID int }
+		if err := dec.Decode(&msg); err != nil {
+			t.Fatalf("reading the stdio answers: %v", err)
+		}
+		if msg.ID == 2 {
+			break
+		}
+	}
+	var body string
+	fixture.Eventually(t, 30*time.Second, "/metrics counts the stdio call", func() bool {
+		resp, err := http.Get("http://" + addr + "/metrics")
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		body = string(b)
+		return strings.Contains(body, `mcp_hub_tool_calls_total{outcome="ok",server="time",tool="day_of_week"} 1`)
+	})
+	req, _ := http.NewRequest("GET", "http://"+addr+"/metrics", nil)
+	req.Host = "rebind.example"
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden {
+		t.Errorf("/metrics with a foreign Host: %d, want 403", resp.StatusCode)
+	}
+}

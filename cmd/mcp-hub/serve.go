@@ -121,6 +121,11 @@ func serveMetrics(h *hub.Hub, log *slog.Logger, addr string) (stop func(), err e
 	if err != nil {
 		return nil, cli.Exit(fmt.Sprintf("--metrics %s: %v", addr, err), exitConfig)
 	}
+	host, _, _ := net.SplitHostPort(ln.Addr().String())
+	if ip := net.ParseIP(host); (ip == nil || !ip.IsLoopback()) && !h.AuthRequired() {
+		log.Warn("serving /metrics beyond this machine without auth at " + ln.Addr().String() +
+			": set auth.tokens or auth.oauth in the config, or bind 127.0.0.1")
+	}
 	srv := &http.Server{Handler: h.MetricsHTTPHandler(), ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(ln)
 	log.Info("serving Prometheus metrics", "url", "http://"+ln.Addr().String()+"/metrics")

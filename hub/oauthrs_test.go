@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
 	"github.com/mcp-hub/mcp-hub/internal/fixture"
@@ -250,7 +251,7 @@ func TestOAuthToolsetClaim(t *testing.T) {
 		"ops":     {Servers: map[string]*ToolSelection{"gw": {Include: []string{"ok"}}}},
 		"weather": {Servers: map[string]*ToolSelection{"weather": {All: true}}},
 	}
-	_, url, _ := gwHub(t, cfg, &gwUpstream{})
+	h, url, _ := gwHub(t, cfg, &gwUpstream{})
 	groups := func(g ...string) string {
 		return iss.Token("k1", testAudience, jwt.MapClaims{"realm_access": map[string]any{"groups": g}})
 	}
@@ -271,6 +272,20 @@ func TestOAuthToolsetClaim(t *testing.T) {
 	}
 	if _, err := gwTool(t, cs, "gw__fail", nil); err == nil {
 		t.Error("a tool outside the group's toolset could be called")
+	}
+	// In-process sessions of such a principal (the chat API's) are held to
+	// its toolsets too.
+	restricted := WithPrincipal(testCtx(t), &Principal{Name: "alice", Kind: PrincipalOAuth, ID: "oauth:x#alice", Restricted: true, Toolsets: []string{"ops"}})
+	if _, err := h.Connect(restricted, "weather", mcp.NewClient(&mcp.Implementation{Name: "t"}, nil)); err == nil {
+		t.Error("Connect opened a toolset the principal may not use")
+	}
+	own, err := h.Connect(restricted, "", mcp.NewClient(&mcp.Implementation{Name: "t"}, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer own.Close()
+	if res, err := own.ListTools(testCtx(t), nil); err != nil || len(res.Tools) != 1 || res.Tools[0].Name != "gw__ok" {
+		t.Errorf("in-process session of the ops principal lists %v (%v), want only gw__ok", res, err)
 	}
 	for _, c := range []struct {
 		name, path, token string

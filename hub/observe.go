@@ -3,6 +3,7 @@ package hub
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -51,7 +52,7 @@ func (s *Session) observe(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		tr := s.hub.tracing
 		if method != "tools/call" {
-			if tr == nil {
+			if tr == nil || strings.HasPrefix(method, "notifications/") {
 				return next(ctx, method, req)
 			}
 			ctx, span := tr.startRequest(ctx, s, method, req)

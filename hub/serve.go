@@ -36,13 +36,19 @@ func (h *Hub) ServeStdio(ctx context.Context, toolset string, r io.ReadCloser, w
 
 // Connect opens a session to the hub over an in-memory transport and
 // returns the client side: the chat loop uses it, so that it sees exactly
-// what an external client sees.
+// what an external client sees. The session belongs to ctx's principal
+// (WithPrincipal; the chat API's caller), within its toolsets.
 func (h *Hub) Connect(ctx context.Context, toolset string, client *mcp.Client) (*mcp.ClientSession, error) {
+	p := PrincipalFrom(ctx)
+	toolset, err := h.toolsetFor(p, toolset)
+	if err != nil {
+		return nil, err
+	}
 	s, err := h.NewSession(toolset)
 	if err != nil {
 		return nil, err
 	}
-	s.principal = PrincipalFrom(ctx)
+	s.principal = p
 	ct, st := mcp.NewInMemoryTransports()
 	if _, err := s.server.Connect(ctx, st, nil); err != nil {
 		return nil, fmt.Errorf("connect to hub: %w", err)

@@ -84,19 +84,24 @@ func (t *tracing) close() {
 
 // Span attributes.
 const (
-	attrMethod  = attribute.Key("mcp.method.name")
-	attrSession = attribute.Key("mcp.session.id")
-	attrServer  = attribute.Key("server")
-	attrTool    = attribute.Key("tool")
-	attrOutcome = attribute.Key("outcome")
+	attrMethod     = attribute.Key("mcp.method.name")
+	attrSession    = attribute.Key("mcp.session.id") // the HTTP Mcp-Session-Id
+	attrHubSession = attribute.Key("mcp_hub.session")
+	attrServer     = attribute.Key("server")
+	attrTool       = attribute.Key("tool")
+	attrOutcome    = attribute.Key("outcome")
 )
 
 // startRequest starts the span of one client request, continuing the trace
 // the request's `_meta.traceparent` names, or else its HTTP headers'.
 func (t *tracing) startRequest(ctx context.Context, s *Session, method string, req mcp.Request) (context.Context, trace.Span) {
 	ctx = propagation.TraceContext{}.Extract(ctx, traceCarrier(req))
-	return t.tracer.Start(ctx, method, trace.WithSpanKind(trace.SpanKindServer),
-		trace.WithAttributes(attrMethod.String(method), attrSession.Int64(s.id)))
+	ctx, span := t.tracer.Start(ctx, method, trace.WithSpanKind(trace.SpanKindServer),
+		trace.WithAttributes(attrMethod.String(method), attrHubSession.Int64(s.id)))
+	if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss != nil && ss.ID() != "" {
+		span.SetAttributes(attrSession.String(ss.ID()))
+	}
+	return ctx, span
 }
 
 // traceCarrier is where a request's trace context is: its _meta when that

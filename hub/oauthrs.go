@@ -81,7 +81,7 @@ var allowedAlgs = []string{"RS256", "RS384", "RS512", "PS256", "PS384", "PS512",
 
 const (
 	// leeway absorbs clock skew between the issuer and the hub for exp/nbf/iat.
-	leeway = 30 * time.Second
+	leeway = 10 * time.Second
 	// rediscoverAfter spaces out attempts to fetch the issuer's metadata
 	// and keys while they fail (the issuer is down, say).
 	rediscoverAfter = 10 * time.Second
@@ -209,10 +209,9 @@ func (v *jwtVerifier) verify(ctx context.Context, token string, audiences []stri
 	if !anyIn(aud, audiences) {
 		return nil, fmt.Errorf("%w: audience %q does not name this hub (%s)", auth.ErrInvalidToken, []string(aud), strings.Join(audiences, " or "))
 	}
-	sub, _ := claims.GetSubject()
-	if sub == "" {
-		return nil, fmt.Errorf("%w: the token has no sub", auth.ErrInvalidToken)
-	}
+	// RFC 9068 requires sub; a token without one still proved who issued
+	// it and for whom, so it is named by its client instead.
+	sub := firstClaim(claims, "sub", "client_id", "azp")
 	p := &Principal{Kind: PrincipalOAuth, Name: sub, ID: "oauth:" + iss + "#" + sub, Scopes: scopesOf(claims)}
 	if v.cfg.ToolsetClaim != "" {
 		p.Restricted = true
@@ -230,6 +229,16 @@ func (v *jwtVerifier) missingScopes(p *Principal) []string {
 		}
 	}
 	return missing
+}
+
+// firstClaim is the first of the named string claims that is set, or "unknown".
+func firstClaim(claims jwt.MapClaims, names ...string) string {
+	for _, n := range names {
+		if s, ok := claims[n].(string); ok && s != "" {
+			return s
+		}
+	}
+	return "unknown"
 }
 
 // sameIssuer compares issuer URLs, ignoring one trailing slash.
@@ -288,30 +297,36 @@ func stringsAt(claims map[string]any, path string) []string {
 // go-sdk's auth.GetAuthServerMetadata tries the same URLs, but it is a
 // client's check: it refuses an issuer that does not offer PKCE, which says
 // nothing about the keys a resource server needs.
+//
+// The first document that names this issuer and a usable jwks_uri wins; one
+// that is missing, broken or names another issuer only moves on to the
+// next, and the error lists what each said.
 func discoverJWKS(ctx context.Context, c *http.Client, issuer string) (string, error) {
-	var tried []string
+	var problems []string
 	for _, metaURL := range metadataURLs(issuer) {
 		var meta oauthex.AuthServerMeta
 		status, err := getJSON(ctx, c, metaURL, &meta)
-		if err != nil {
-			return "", err
+		switch {
+		case err != nil:
+			problems = append(problems, err.Error())
+		case status != http.StatusOK:
+			problems = append(problems, fmt.Sprintf("%s: HTTP %d", metaURL, status))
+		case !sameIssuer(meta.Issuer, issuer):
+			problems = append(problems, fmt.Sprintf("%s names issuer %q", metaURL, meta.Issuer))
+		case meta.JWKSURI == "":
+			problems = append(problems, fmt.Sprintf("%s has no jwks_uri", metaURL))
+		default:
+			if err := httpsOrLoopback(meta.JWKSURI); err != nil {
+				problems = append(problems, fmt.Sprintf("%s: jwks_uri: %v", metaURL, err))
+				continue
+			}
+			return meta.JWKSURI, nil
 		}
-		if status >= 400 && status < 500 {
-			tried = append(tried, metaURL)
-			continue
+		if ctx.Err() != nil {
+			break
 		}
-		if !sameIssuer(meta.Issuer, issuer) {
-			return "", fmt.Errorf("%s names issuer %q, not %q", metaURL, meta.Issuer, issuer)
-		}
-		if meta.JWKSURI == "" {
-			return "", fmt.Errorf("%s has no jwks_uri: set auth.oauth.jwks_url", metaURL)
-		}
-		if err := httpsOrLoopback(meta.JWKSURI); err != nil {
-			return "", fmt.Errorf("%s: jwks_uri: %v", metaURL, err)
-		}
-		return meta.JWKSURI, nil
 	}
-	return "", fmt.Errorf("no authorization server metadata at %s: set auth.oauth.jwks_url", strings.Join(tried, ", "))
+	return "", fmt.Errorf("no usable authorization server metadata for %s (%s): check auth.oauth.issuer, or set auth.oauth.jwks_url", issuer, strings.Join(problems, "; "))
 }
 
 // metadataURLs are where an issuer's metadata may be: RFC 8414 (with path
@@ -338,9 +353,8 @@ func metadataURLs(issuer string) []string {
 	}
 }
 
-// getJSON fetches a JSON document into v. A 4xx status is returned without
-// an error (the document is not there); 5xx, network and decoding failures
-// are errors.
+// getJSON fetches a JSON document into v. A status other than 200 is
+// returned without an error; network and decoding failures are errors.
 func getJSON(ctx context.Context, c *http.Client, u string, v any) (int, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
@@ -352,11 +366,8 @@ func getJSON(ctx context.Context, c *http.Client, u string, v any) (int, error) 
 		return 0, err
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode >= 400 && resp.StatusCode < 500 {
-		return resp.StatusCode, nil
-	}
 	if resp.StatusCode != http.StatusOK {
-		return resp.StatusCode, fmt.Errorf("%s: HTTP %d", u, resp.StatusCode)
+		return resp.StatusCode, nil
 	}
 	if err := json.NewDecoder(io.LimitReader(resp.Body, maxMetadataBytes)).Decode(v); err != nil {
 		return resp.StatusCode, fmt.Errorf("%s: %v", u, err)

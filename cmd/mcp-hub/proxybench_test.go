@@ -36,7 +36,10 @@ import (
 //
 // MCP_HUB_BENCH_BASELINE=/path/to/mcp-hub adds a third path in the same
 // rounds: that binary (another version of the hub, say the main branch's)
-// in the hub's place, so a change's cost is measured A/B in one run.
+// in the hub's place, so a change's cost is measured A/B in one run. For a
+// fair A/B, MCP_HUB_BENCH_HUB=/path/to/mcp-hub runs a built binary as the
+// hub too: this test binary, though running the same main(), measured ~9%
+// faster at one session than `go build` of the same code.
 
 const (
 	benchTool      = probeTool // test_simple_text: a tiny text result
@@ -75,14 +78,25 @@ func BenchmarkProxy(b *testing.B) {
 	ev := everythingServer(b)
 	directURL, _ := startEverythingHTTP(b, ev, "everything-direct")
 	cfg := fmt.Sprintf("servers:\n  everything:\n    command: %s\n    prefix: \"\"\n", strconv.Quote(ev))
-	hubURL, _ := startHub(b, "hub", cfg, ev)
+	var hubURL string
+	var hubProc, baselineProc *child
+	if bin := os.Getenv("MCP_HUB_BENCH_HUB"); bin != "" {
+		hubURL, hubProc = startHubBinary(b, "hub", bin, cfg)
+	} else {
+		hubURL, hubProc = startHub(b, "hub", cfg, ev)
+	}
 	baselineBin := os.Getenv("MCP_HUB_BENCH_BASELINE")
 	baselineURL := ""
 	if baselineBin != "" {
-		baselineURL = startHubBinary(b, "baseline", baselineBin, cfg)
+		baselineURL, baselineProc = startHubBinary(b, "baseline", baselineBin, cfg)
 	}
 
-	type pair struct{ direct, hub, baseline latencyStats }
+	type pair struct {
+		direct, hub, baseline latencyStats
+		// CPU time the hub and baseline processes used during the rounds
+		// (with a baseline only): less sensitive to other load than latency.
+		hubCPU, baselineCPU time.Duration
+	}
 	results := map[int]pair{}
 	for _, sessions := range benchSessions {
 		b.Run(fmt.Sprintf("sessions=%d", sessions), func(b *testing.B) {
@@ -103,6 +117,10 @@ func BenchmarkProxy(b *testing.B) {
 			}
 			b.ResetTimer()
 			var res pair
+			var hubCPU0, baselineCPU0 time.Duration
+			if baselineProc != nil {
+				hubCPU0, baselineCPU0 = processCPU(hubProc.cmd.Process.Pid), processCPU(baselineProc.cmd.Process.Pid)
+			}
 			for r := range benchRounds {
 				n := b.N / benchRounds
 				if r < b.N%benchRounds {
@@ -115,21 +133,39 @@ func BenchmarkProxy(b *testing.B) {
 				if err != nil {
 					b.Fatalf("direct: %v", err)
 				}
-				h, err := callConcurrently(hub, n)
-				if err != nil {
-					b.Fatalf("through the hub: %v", err)
-				}
 				res.direct.add(d)
-				res.hub.add(h)
-				if baseline != nil {
+				// The hub and the baseline swap places every round, so
+				// neither always runs right after the direct path.
+				runHub := func() {
+					h, err := callConcurrently(hub, n)
+					if err != nil {
+						b.Fatalf("through the hub: %v", err)
+					}
+					res.hub.add(h)
+				}
+				runBaseline := func() {
+					if baseline == nil {
+						return
+					}
 					bl, err := callConcurrently(baseline, n)
 					if err != nil {
 						b.Fatalf("baseline hub: %v", err)
 					}
 					res.baseline.add(bl)
 				}
+				if r%2 == 0 {
+					runHub()
+					runBaseline()
+				} else {
+					runBaseline()
+					runHub()
+				}
 			}
 			b.StopTimer()
+			if baselineProc != nil {
+				res.hubCPU = processCPU(hubProc.cmd.Process.Pid) - hubCPU0
+				res.baselineCPU = processCPU(baselineProc.cmd.Process.Pid) - baselineCPU0
+			}
 			res.direct.summarize()
 			res.hub.summarize()
 			us := func(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
@@ -197,16 +233,35 @@ func BenchmarkProxy(b *testing.B) {
 		if !ok || res.baseline.calls() == 0 {
 			continue
 		}
-		fmt.Printf("  %2d sessions: baseline p50 %v  hub p50 %v  p50 %.3fx  p99 %.3fx  calls/s %.3fx\n", n,
+		fmt.Printf("  %2d sessions: baseline p50 %v  hub p50 %v  p50 %.3fx  p99 %.3fx  calls/s %.3fx  CPU/call %.1fµs vs %.1fµs = %.3fx\n", n,
 			res.baseline.p50().Round(time.Microsecond), res.hub.p50().Round(time.Microsecond),
 			float64(res.hub.p50())/float64(res.baseline.p50()), float64(res.hub.p99())/float64(res.baseline.p99()),
-			res.hub.callsPerSec()/res.baseline.callsPerSec())
+			res.hub.callsPerSec()/res.baseline.callsPerSec(),
+			float64(res.hubCPU.Microseconds())/float64(res.hub.calls()), float64(res.baselineCPU.Microseconds())/float64(res.baseline.calls()),
+			float64(res.hubCPU)/float64(res.baselineCPU))
 	}
 }
 
-// startHubBinary runs another mcp-hub binary (MCP_HUB_BENCH_BASELINE) on the
-// same config and waits until it is ready.
-func startHubBinary(tb testing.TB, name, bin, cfgYAML string) string {
+// processCPU is the CPU time all threads of a process have used so far, in
+// nanoseconds of each thread's schedstat (Linux).
+func processCPU(pid int) time.Duration {
+	var total time.Duration
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", pid))
+	for _, f := range tasks {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		var ns int64
+		fmt.Sscan(string(data), &ns)
+		total += time.Duration(ns)
+	}
+	return total
+}
+
+// startHubBinary runs an mcp-hub binary (MCP_HUB_BENCH_HUB, _BASELINE) on
+// the same config and waits until it is ready.
+func startHubBinary(tb testing.TB, name, bin, cfgYAML string) (string, *child) {
 	tb.Helper()
 	cfgPath := filepath.Join(tb.TempDir(), "hub.yaml")
 	if err := os.WriteFile(cfgPath, []byte(cfgYAML), 0o644); err != nil {
@@ -220,7 +275,7 @@ func startHubBinary(tb testing.TB, name, bin, cfgYAML string) string {
 	if err := waitMCPReady(ctx, url, c); err != nil {
 		tb.Fatalf("%s (%s) did not become ready: %v\n%s", name, bin, err, c.logTail(40))
 	}
-	return url
+	return url, c
 }
 
 func verdict(ok bool, target string) string {

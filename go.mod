@@ -81,7 +81,3 @@ require (
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20260928230214-8a89bd6388cc // indirect
 	google.golang.org/grpc v1.83.2 // indirect
 )
-
-replace github.com/blevesearch/zapx/v17 v17.2.5 => github.com/blevesearch/zapx/v17 v17.2.3
-
-replace github.com/modelcontextprotocol/go-sdk => ./third_party/go-sdk

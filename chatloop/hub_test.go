@@ -96,7 +96,7 @@ func newTestHub(t *testing.T) *testHub {
 			go func() { h.barrier.Wait(); close(done) }()
 			select {
 			case <-done:
-			case <-time.After(3 * time.Second):
+			case <-time.After(20 * time.Second):
 				return text(name + ": timeout, not run in parallel"), nil
 			}
 			time.Sleep(delay)

@@ -197,23 +197,3 @@ func (h *Hub) toolsetFor(p *Principal, requested string) (string, error) {
 	}
 	return requested, nil
 }
-
-// newHTTPSession makes the session for an HTTP request that opens one: of
-// the toolset the path names (or the principal's default), owned by the
-// request's principal.
-func (h *Hub) newHTTPSession(r *http.Request) (*Session, error) {
-	p := PrincipalFrom(r.Context())
-	ts, err := h.toolsetFor(p, r.PathValue("toolset"))
-	if err != nil {
-		return nil, err
-	}
-	s, err := h.NewSession(ts)
-	if err != nil {
-		return nil, err
-	}
-	if p == nil {
-		p = anonymous // no auth configured
-	}
-	s.principal = p
-	return s, nil
-}

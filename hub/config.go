@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"gopkg.in/yaml.v3"
 
@@ -35,6 +36,16 @@ type Config struct {
 	Telemetry Telemetry                `yaml:"telemetry"`
 	// MaxRequestBytes bounds one HTTP request body (default 4 MiB).
 	MaxRequestBytes int64 `yaml:"max_request_bytes"`
+	// MaxResultBytes bounds one message from an upstream, a tool result
+	// above all (default 8 MiB); see ResultLimit.
+	MaxResultBytes int64 `yaml:"max_result_bytes"`
+	// MaxSessions bounds the HTTP sessions open at once (default 10,000).
+	MaxSessions int `yaml:"max_sessions"`
+	// SessionIdleTimeout closes an HTTP session that has had no request
+	// for this long (default 30m).
+	SessionIdleTimeout upstream.Duration `yaml:"session_idle_timeout"`
+	// HTTP holds the HTTP server's timeouts and header limit.
+	HTTP HTTPLimits `yaml:"http"`
 
 	// The chat sections belong to package chatloop, which decodes them.
 	Providers yaml.Node `yaml:"providers"`
@@ -44,9 +55,9 @@ type Config struct {
 	// ServerOrder is the order servers appear in the file; the catalog
 	// lists tools in this order.
 	ServerOrder []string `yaml:"-"`
-	// Secrets are the values that came from ${VAR} expansion, and every
-	// server's header values, env values and URL credentials. Logs, errors
-	// and /healthz redact them.
+	// Secrets are the values that came from ${VAR} expansion, every
+	// server's literal credentials (upstream.Config.SecretValues) and the
+	// auth tokens. Logs, errors and /healthz redact them.
 	Secrets []string `yaml:"-"`
 	// Warnings are problems that do not stop the hub (an unset variable).
 	Warnings []string `yaml:"-"`
@@ -80,6 +91,38 @@ type Discovery struct {
 	MaxSearchResults int   `yaml:"max_search_results"`
 	CallTool         *bool `yaml:"call_tool"`
 	AutoLoadOnCall   bool  `yaml:"auto_load_on_call"`
+}
+
+// Defaults of the limits above.
+const (
+	DefaultMaxResultBytes     = upstream.DefaultMaxResultBytes
+	DefaultMaxSessions        = 10000
+	DefaultSessionIdleTimeout = 30 * time.Minute
+)
+
+// ResultLimit is max_result_bytes with its default: past it an upstream's
+// answer is dropped and only its call fails. Builtin servers get it too.
+func (c *Config) ResultLimit() int64 {
+	if c.MaxResultBytes > 0 {
+		return c.MaxResultBytes
+	}
+	return DefaultMaxResultBytes
+}
+
+// SessionLimit is max_sessions with its default.
+func (c *Config) SessionLimit() int {
+	if c.MaxSessions > 0 {
+		return c.MaxSessions
+	}
+	return DefaultMaxSessions
+}
+
+// SessionTimeout is session_idle_timeout with its default.
+func (c *Config) SessionTimeout() time.Duration {
+	if c.SessionIdleTimeout > 0 {
+		return time.Duration(c.SessionIdleTimeout)
+	}
+	return DefaultSessionIdleTimeout
 }
 
 // CallToolEnabled reports whether the call_tool meta-tool is offered (default on).
@@ -176,18 +219,21 @@ func parseYAML(path string, data []byte) (*Config, error) {
 		return nil, yamlError(path, &root, err)
 	}
 	cfg.ServerOrder = mappingKeys(&root, "servers")
-	for _, t := range cfg.Auth.Tokens {
-		if t.Value != "" && !slices.Contains(cfg.Secrets, t.Value) {
-			cfg.Secrets = append(cfg.Secrets, t.Value) // redacted like ${VAR} values
+	addSecret := func(v string) {
+		if v != "" && !slices.Contains(cfg.Secrets, v) {
+			cfg.Secrets = append(cfg.Secrets, v)
 		}
 	}
 	for _, name := range cfg.ServerOrder {
 		if sc := cfg.Servers[name]; sc != nil {
 			for _, v := range sc.SecretValues() {
-				if !slices.Contains(cfg.Secrets, v) {
-					cfg.Secrets = append(cfg.Secrets, v)
-				}
+				addSecret(v)
 			}
+		}
+	}
+	for _, tok := range cfg.Auth.TokenValues() {
+		if len(tok) >= 4 {
+			addSecret(tok)
 		}
 	}
 	return cfg, redactConfigError(cfg.validate(lineFinder(&root)), cfg.Secrets)
@@ -254,6 +300,23 @@ func (c *Config) validate(line func(keys ...string) int) error {
 			}
 		}
 	}
+	for _, lim := range []struct {
+		key      string
+		negative bool
+	}{
+		{"max_request_bytes", c.MaxRequestBytes < 0},
+		{"max_result_bytes", c.MaxResultBytes < 0},
+		{"max_sessions", c.MaxSessions < 0},
+		{"session_idle_timeout", c.SessionIdleTimeout < 0},
+		{"http.read_header_timeout", c.HTTP.ReadHeaderTimeout < 0},
+		{"http.body_read_timeout", c.HTTP.BodyReadTimeout < 0},
+		{"http.idle_timeout", c.HTTP.IdleTimeout < 0},
+		{"http.max_header_bytes", c.HTTP.MaxHeaderBytes < 0},
+	} {
+		if lim.negative {
+			errs = append(errs, &ConfigError{Path: c.Path, Line: line(strings.Split(lim.key, ".")...), Msg: lim.key + " must be positive (or left out for its default)"})
+		}
+	}
 	if c.Discovery.MaxSearchResults < 0 {
 		errs = append(errs, &ConfigError{Path: c.Path, Line: line("discovery", "max_search_results"), Msg: "discovery.max_search_results must be positive"})
 	}
@@ -310,6 +373,7 @@ var configTypes = map[string]reflect.Type{
 	"hub.Rate":         reflect.TypeFor[Rate](),
 	"hub.Audit":        reflect.TypeFor[Audit](),
 	"hub.Telemetry":    reflect.TypeFor[Telemetry](),
+	"hub.HTTPLimits":   reflect.TypeFor[HTTPLimits](),
 	"hub.Toolset":      reflect.TypeFor[Toolset](),
 }
 

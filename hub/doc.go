@@ -17,6 +17,13 @@
 //     the session whose call caused them.
 //
 // Hub ties them together: New starts the upstreams, and ServeStdio,
-// HTTPHandler and Connect attach sessions over stdio, streamable HTTP and
-// in-memory transports.
+// HTTPHandler (NewHTTPServer, with the server's timeouts) and Connect
+// attach sessions over stdio, streamable HTTP and in-memory transports.
+//
+// Each boundary where a client's input enters the hub recovers from a
+// panic (package internal/safe): a session's requests (Session.guard,
+// which also redacts every error a client sees), the stdio guard, catalog
+// rebuilds (the previous catalog stays) and session syncs. Over HTTP, a
+// session is built only for an initialize request, at most max_sessions
+// at once (httpserver.go).
 package hub

@@ -311,11 +311,13 @@ func (h *Hub) UpstreamNotified(ctx context.Context, u *upstream.Upstream, method
 		}
 		out := *p
 		out.ProgressToken = c.token
+		out.Message = h.redact.String(out.Message)
 		if err := ss.NotifyProgress(withValuesOf(ctx, c.ctx), &out); err != nil {
 			h.log.Debug("progress not forwarded", "server", u.Name(), "err", err)
 		}
 	case upstream.NotifyLog:
 		p := params.(*mcp.LoggingMessageParams)
+		p.Data = h.redact.Value(p.Data) // a server may log its own credentials
 		s, c, ambiguous := h.caller(ctx, u)
 		switch {
 		case s != nil:

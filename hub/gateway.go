@@ -41,11 +41,13 @@ func (h *Hub) stopReporting() {
 
 // mountGateway adds the team-deployment endpoints to the hub's HTTP mux:
 // /metrics behind the same guard as /mcp, and the RFC 9728 metadata
-// (public, for clients to discover where to log in).
+// (without auth, for clients to discover where to log in, but behind the
+// Host and Origin checks like every path).
 func (h *Hub) mountGateway(mux *http.ServeMux) {
 	mux.Handle("/metrics", h.guard(h.MetricsHandler()))
-	mux.HandleFunc(wellKnownPRM, h.servePRM)
-	mux.HandleFunc(wellKnownPRM+"/", h.servePRM)
+	prm := h.guardOrigin(http.HandlerFunc(h.servePRM))
+	mux.Handle(wellKnownPRM, prm)
+	mux.Handle(wellKnownPRM+"/", prm)
 }
 
 // MetricsHandler serves the hub's Prometheus metrics, unguarded: HTTPHandler

@@ -287,8 +287,14 @@ func waitFor(t testing.TB, what string, cond func() bool) {
 // settle waits out the SDK's ~10 ms list_changed debounce and delivery.
 func settle() { time.Sleep(100 * time.Millisecond) }
 
-// listChanged settles, then returns how many tools/list_changed arrived so far.
-func (c *testClient) listChanged() int64 {
+// listChanged waits until at least want tools/list_changed have arrived
+// (up to 10 s: a loaded machine delivers late), then for the SDK's debounce
+// window, so that one too many shows too, and returns how many arrived.
+func (c *testClient) listChanged(want int64) int64 {
+	deadline := time.Now().Add(10 * time.Second)
+	for c.toolsChanged.Load() < want && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
 	settle()
 	return c.toolsChanged.Load()
 }
@@ -348,7 +354,7 @@ func (c *testClient) unchanged(t testing.TB, before []string) {
 	if got := c.toolNames(); !slices.Equal(got, before) {
 		t.Errorf("tools changed: %v -> %v", before, got)
 	}
-	if n := c.listChanged(); n != 0 {
+	if n := c.listChanged(0); n != 0 {
 		t.Errorf("%d list_changed, want 0", n)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"sort"
 	"strings"
 	"sync"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcp-hub/mcp-hub/internal/safe"
 	"github.com/mcp-hub/mcp-hub/upstream"
 	"github.com/mcp-hub/mcp-hub/upstream/builtin"
 )
@@ -25,6 +27,10 @@ type Options struct {
 	// Builtin overrides how builtin servers are made (tests use it to run
 	// fixture servers in-process). Default: package builtin.
 	Builtin func(name string, env map[string]string) (*mcp.Server, error)
+	// HTTPTransport sends requests to remote upstreams (default
+	// http.DefaultTransport); each server's requests are scoped to its
+	// configured origin on top of it.
+	HTTPTransport http.RoundTripper
 }
 
 // Hub is a running aggregation of upstream servers: the upstream
@@ -57,6 +63,10 @@ type Hub struct {
 	tracing *tracing
 	audit   *auditLog
 
+	slots sessionSlots // HTTP sessions open, against max_sessions
+	// lastActive is LastActivity, in unix nanoseconds.
+	lastActive atomic.Int64
+
 	// serving is set once New returns: from then on a contested name
 	// stays with the server clients already call (see buildCatalog).
 	serving atomic.Bool
@@ -79,7 +89,10 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Hub, error) {
 		opts.StartupWait = 5 * time.Second
 	}
 	if opts.Builtin == nil {
-		opts.Builtin = builtin.New
+		bopts := builtin.Options{Logger: opts.Logger, MaxResultBytes: int(min(cfg.ResultLimit(), builtin.MaxResultFrame))}
+		opts.Builtin = func(name string, env map[string]string) (*mcp.Server, error) {
+			return builtin.New(name, env, bopts)
+		}
 	}
 	h := &Hub{
 		cfg:      cfg,
@@ -101,6 +114,8 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Hub, error) {
 		Logger:         opts.Logger,
 		SDKLogger:      h.sdkLog,
 		Builtin:        opts.Builtin,
+		MaxResultBytes: cfg.ResultLimit(),
+		HTTPTransport:  opts.HTTPTransport,
 	}
 	secrets := cfg.Secrets
 	for _, name := range cfg.ServerOrder {
@@ -110,7 +125,7 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Hub, error) {
 		h.upstreams = append(h.upstreams, u)
 		h.byName[name] = u
 	}
-	h.redact = upstream.NewRedactor(secrets)
+	h.redact = upstream.NewRedactor(secrets, cfg.Auth.TokenValues())
 	if err := h.startReporting(); err != nil {
 		return nil, err
 	}
@@ -250,12 +265,17 @@ func (h *Hub) rebuildCatalog() *Catalog {
 	if h.built >= want && want > 0 {
 		return h.catalog.Load()
 	}
+	built := h.built
 	h.built = h.changes.Load()
 	var prev *Catalog
 	if h.serving.Load() {
 		prev = h.catalog.Load()
 	}
-	c := buildCatalog(h.cfg, h.upstreams, h.log, prev)
+	c := h.buildCatalog(prev)
+	if c == nil {
+		h.built = built // the next change tries again
+		return h.catalog.Load()
+	}
 	old := h.catalog.Swap(c)
 	for _, s := range h.sessionList() {
 		s.sync(c)
@@ -264,6 +284,14 @@ func (h *Hub) rebuildCatalog() *Catalog {
 		old.index.Close() // in-memory: searches still holding it are unaffected
 	}
 	return c
+}
+
+// buildCatalog builds a catalog from the upstreams' lists, or returns nil
+// after a panic (logged): what upstreams sent must not take the hub down,
+// and the previous catalog stays in service.
+func (h *Hub) buildCatalog(prev *Catalog) (c *Catalog) {
+	defer safe.Recover(h.log, "catalog rebuild (the previous catalog stays)", func(error) { c = nil })
+	return buildCatalog(h.cfg, h.upstreams, h.log, prev)
 }
 
 // listSignature tells whether an upstream's resources or prompts changed.

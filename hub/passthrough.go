@@ -3,7 +3,6 @@ package hub
 import (
 	"context"
 	"fmt"
-	"iter"
 	"strings"
 	"sync"
 
@@ -59,15 +58,25 @@ func (s *Session) shows(name string) bool {
 // listResources passes one upstream's pages through with their cursors;
 // with several upstreams it concatenates all their pages.
 func (h *Hub) listResources(ctx context.Context, p *mcp.ListResourcesParams) (*mcp.ListResourcesResult, error) {
-	return listAcross(ctx, h, p, (*mcp.ClientSession).ListResources,
-		func(cs *mcp.ClientSession) iter.Seq2[*mcp.Resource, error] { return cs.Resources(ctx, nil) },
+	return listAcross(ctx, h, "resources", p, (*mcp.ClientSession).ListResources,
+		func(cs *mcp.ClientSession, ctx context.Context, cursor string) ([]*mcp.Resource, string, error) {
+			r, err := cs.ListResources(ctx, &mcp.ListResourcesParams{Cursor: cursor})
+			if err != nil {
+				return nil, "", err
+			}
+			return r.Resources, r.NextCursor, nil
+		},
 		func(all []*mcp.Resource) *mcp.ListResourcesResult { return &mcp.ListResourcesResult{Resources: all} })
 }
 
 func (h *Hub) listResourceTemplates(ctx context.Context, p *mcp.ListResourceTemplatesParams) (*mcp.ListResourceTemplatesResult, error) {
-	return listAcross(ctx, h, p, (*mcp.ClientSession).ListResourceTemplates,
-		func(cs *mcp.ClientSession) iter.Seq2[*mcp.ResourceTemplate, error] {
-			return cs.ResourceTemplates(ctx, nil)
+	return listAcross(ctx, h, "resource templates", p, (*mcp.ClientSession).ListResourceTemplates,
+		func(cs *mcp.ClientSession, ctx context.Context, cursor string) ([]*mcp.ResourceTemplate, string, error) {
+			r, err := cs.ListResourceTemplates(ctx, &mcp.ListResourceTemplatesParams{Cursor: cursor})
+			if err != nil {
+				return nil, "", err
+			}
+			return r.ResourceTemplates, r.NextCursor, nil
 		},
 		func(all []*mcp.ResourceTemplate) *mcp.ListResourceTemplatesResult {
 			return &mcp.ListResourceTemplatesResult{ResourceTemplates: all}
@@ -76,10 +85,11 @@ func (h *Hub) listResourceTemplates(ctx context.Context, p *mcp.ListResourceTemp
 
 // listAcross is the shape of both resource lists: one upstream with
 // resources answers the request itself (cursor and all); several are read
-// page by page and concatenated, skipping one that fails.
-func listAcross[P, R any, T any](ctx context.Context, h *Hub, p P,
+// page by page (with the limits of upstream.ReadPages) and concatenated,
+// skipping one that fails.
+func listAcross[P, R any, T any](ctx context.Context, h *Hub, what string, p P,
 	one func(*mcp.ClientSession, context.Context, P) (R, error),
-	pages func(*mcp.ClientSession) iter.Seq2[*T, error],
+	page func(cs *mcp.ClientSession, ctx context.Context, cursor string) ([]*T, string, error),
 	result func([]*T) R,
 ) (R, error) {
 	ups := h.readyUpstreams(func(c *mcp.ServerCapabilities) bool { return c.Resources != nil })
@@ -97,13 +107,13 @@ func listAcross[P, R any, T any](ctx context.Context, h *Hub, p P,
 		if err != nil {
 			continue
 		}
-		for item, err := range pages(cs) {
-			if err != nil {
-				h.log.Warn("resource list failed", "server", u.Name(), "err", err)
-				break
-			}
-			all = append(all, item)
+		items, err := upstream.ReadPages(ctx, func(ctx context.Context, cursor string) ([]*T, string, error) {
+			return page(cs, ctx, cursor)
+		}, func(msg string) { h.log.Warn(fmt.Sprintf("server '%s' %s", u.Name(), fmt.Sprintf(msg, what))) })
+		if err != nil {
+			h.log.Warn("resource list failed", "server", u.Name(), "err", h.redact.Error(err))
 		}
+		all = append(all, items...)
 	}
 	return result(all), nil
 }

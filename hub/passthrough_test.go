@@ -501,16 +501,19 @@ func TestPassthroughLogging(t *testing.T) {
 		}
 	}
 	// The go-sdk client runs notification handlers asynchronously.
-	fixture.Eventually(t, 2*time.Second, "the client to handle every log message", func() bool { return got.Load() == int64(n) })
+	fixture.Eventually(t, 30*time.Second, "the client to handle every log message", func() bool { return got.Load() == int64(n) })
 	// setLevel is forwarded: at "error", the upstream sends no info message.
 	if err := mem.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "error"}); err != nil {
 		t.Fatal(err)
 	}
 	before := wire.String()
 	agCall(t, mem, "fx__log", map[string]any{"level": "info", "message": "filtered-out"})
-	time.Sleep(100 * time.Millisecond)
-	if strings.Contains(wire.String()[len(before):], "filtered-out") {
-		t.Errorf("info message delivered at level error")
+	// An error-level message after it, which must arrive: anything of the
+	// first call would be on the wire before it.
+	agCall(t, mem, "fx__log", map[string]any{"level": "error", "message": "passes-the-filter"})
+	after := wire.String()[len(before):]
+	if !strings.Contains(after, "passes-the-filter") || strings.Contains(after, "filtered-out") {
+		t.Errorf("at level error: want only the error message on the wire:\n%s", after)
 	}
 }
 
@@ -553,7 +556,12 @@ func TestPassthroughProgress(t *testing.T) {
 				})
 			}
 			wg.Wait()
-			time.Sleep(20 * time.Millisecond) // b's handler runs asynchronously
+			// The go-sdk client runs notification handlers asynchronously.
+			fixture.Eventually(t, 30*time.Second, "every progress notification handled", func() bool {
+				mu.Lock()
+				defer mu.Unlock()
+				return len(seen["a"]) >= 3 && len(seen["b"]) >= 3
+			})
 			mu.Lock()
 			for _, who := range []string{"a", "b"} {
 				if len(seen[who]) != 3 {
@@ -595,13 +603,13 @@ func TestPassthroughCancellation(t *testing.T) {
 	}()
 	select {
 	case <-cserv.started:
-	case <-time.After(10 * time.Second):
+	case <-time.After(30 * time.Second):
 		t.Fatal("block never started")
 	}
 	cancel()
 	select {
 	case <-cserv.cancelled:
-	case <-time.After(5 * time.Second):
+	case <-time.After(30 * time.Second):
 		t.Fatal("the upstream did not see the cancellation")
 	}
 	if err := <-errc; !errors.Is(err, context.Canceled) {
@@ -616,7 +624,7 @@ func TestPassthroughCancellation(t *testing.T) {
 	if err == nil || time.Since(start) > 5*time.Second {
 		t.Fatalf("cancelled sleep returned %v after %s", err, time.Since(start))
 	}
-	log.WaitFor(t, "the fixture to report the cancellation", 5*time.Second, func(s string) bool {
+	log.WaitFor(t, "the fixture to report the cancellation", 30*time.Second, func(s string) bool {
 		return strings.Contains(s, "sleep cancelled")
 	})
 	// The session is still usable.
@@ -727,7 +735,7 @@ func agCallInFlight(t *testing.T, h *Hub, cs *mcp.ClientSession, server string) 
 		cs.CallTool(ctx, &mcp.CallToolParams{Name: server + "__sleep", Arguments: map[string]any{"ms": 10000}})
 	}()
 	t.Cleanup(func() { cancel(); <-done })
-	fixture.Eventually(t, 5*time.Second, "the call to "+server+" to be in flight", func() bool {
+	fixture.Eventually(t, 30*time.Second, "the call to "+server+" to be in flight", func() bool {
 		c, _ := h.routes.callerOf(server)
 		return c != nil
 	})
@@ -758,8 +766,8 @@ func TestPassthroughServerRequestOwnSession(t *testing.T) {
 		t.Errorf("b's sampling while a calls the same HTTP upstream -> %q, want b's answer", got)
 	}
 	agCall(t, a, "web__log", map[string]any{"level": "info", "message": "for a"})
-	fixture.Eventually(t, 5*time.Second, "a's log", func() bool { return aLogs.Load() > 0 })
-	time.Sleep(100 * time.Millisecond)
+	fixture.Eventually(t, 30*time.Second, "a's log", func() bool { return aLogs.Load() > 0 })
+	time.Sleep(100 * time.Millisecond) // the absence of a message: no event to wait on
 	if n := bLogs.Load(); n != 0 {
 		t.Errorf("b received %d of a's log messages", n)
 	}

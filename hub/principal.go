@@ -101,6 +101,15 @@ func (t *Token) UnmarshalYAML(n *yaml.Node) error {
 	return fmt.Errorf("line %d: auth.tokens: an entry is a token string, or {name: NAME, token: TOKEN}", n.Line)
 }
 
+// TokenValues are the tokens of auth.tokens, without their names.
+func (a Auth) TokenValues() []string {
+	out := make([]string, 0, len(a.Tokens))
+	for _, t := range a.Tokens {
+		out = append(out, t.Value)
+	}
+	return out
+}
+
 // staticToken is a configured token and the principal it stands for.
 type staticToken struct {
 	value     []byte

@@ -471,10 +471,7 @@ restart: {initial_backoff: 50ms, max_backoff: 100ms, unhealthy_after: 2, cooldow
 		t.Fatal(err)
 	}
 	h, lg := secHub(t, cfg)
-	waitUntil := time.Now().Add(20 * time.Second)
-	for h.Upstreams()[0].State != upstream.StateUnhealthy && time.Now().Before(waitUntil) {
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitFor(t, "remote unhealthy", func() bool { return h.Upstreams()[0].State == upstream.StateUnhealthy })
 	srv := httptest.NewServer(h.HTTPHandler(nil))
 	defer srv.Close()
 	resp, err := http.Get(srv.URL + "/healthz")

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -73,27 +74,44 @@ type sessionKey struct{}
 // /healthz, Prometheus metrics at /metrics, OAuth protected resource
 // metadata under /.well-known/oauth-protected-resource, and any extra
 // handlers (the chat API, the dashboard) under the same auth.
+// NewHTTPServer wraps it with the server's timeouts.
 //
 // What happens to a request:
-//   - /healthz answers without auth: per-upstream state, no secrets; the
-//     RFC 9728 metadata is public too.
-//   - everything else needs a token when auth.tokens or auth.oauth is set
-//     (admit: 401 with WWW-Authenticate otherwise, 403 for a toolset the
-//     principal may not use, 429 past its rate limit);
-//   - a browser Origin must be loopback or listed in auth.allowed_origins
-//     (403 otherwise), and on a loopback listener the Host must be loopback
-//     too (the SDK's DNS-rebinding check);
+//   - on a loopback listener the Host must be loopback too, and a browser
+//     Origin must be loopback or listed in auth.allowed_origins (403
+//     otherwise): DNS rebinding. This holds for every path, /healthz and
+//     the RFC 9728 metadata too;
+//   - everything but /healthz and the RFC 9728 metadata needs a token when
+//     auth.tokens or auth.oauth is set (admit: 401 with WWW-Authenticate
+//     otherwise, 403 for a toolset the principal may not use, 429 past its
+//     rate limit); /healthz without one answers only {"status": ...};
 //   - bodies over max_request_bytes get 413;
 //   - a POST without Mcp-Session-Id gets a fresh Session with its own
-//     server, so loaded tools never leak between sessions;
+//     server, so loaded tools never leak between sessions, but only when
+//     its body is an initialize request, and only while fewer than
+//     max_sessions are open (503 with Retry-After otherwise); an HTTP
+//     session ends when the client deletes it or after
+//     session_idle_timeout without a request;
 //   - the SDK's plain-text refusals become JSON-RPC errors (jsonRPCErrors);
 //   - an answer that is complete at its first flush leaves in one write
 //     (answerInOneWrite); one that streams is streamed.
 func (h *Hub) HTTPHandler(extra map[string]http.Handler) http.Handler {
 	// A request with a session id is routed by the SDK to its session; the
-	// server returned for it is only asked which protocol versions it speaks.
+	// server returned for it is only asked which protocol versions it
+	// speaks. It also answers a request without a session id that is not
+	// an initialize, in a session the SDK ends at once.
 	versions := mcp.NewServer(&mcp.Implementation{Name: "mcp-hub", Version: Version},
 		&mcp.ServerOptions{SupportedProtocolVersions: supportedVersions()})
+	// Only a hub Session takes an initialize: one the SDK would accept here
+	// would keep a session on this shared server.
+	versions.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "initialize" {
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "invalid initialize request: it must be a JSON-RPC 2.0 request with an id and params"}
+			}
+			return next(ctx, method, req)
+		}
+	})
 	stream := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
 		if s, ok := r.Context().Value(sessionKey{}).(*Session); ok {
 			return s.server
@@ -101,22 +119,40 @@ func (h *Hub) HTTPHandler(extra map[string]http.Handler) http.Handler {
 		return versions
 	}, &mcp.StreamableHTTPOptions{
 		Logger:              h.sdkLog,
-		SessionTimeout:      30 * time.Minute,
+		SessionTimeout:      h.cfg.SessionTimeout(),
 		MaxRequestBodyBytes: h.maxRequestBytes(),
 	})
 	mcpHandler := func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" {
-			s, err := h.newHTTPSession(r)
-			if err != nil {
-				http.Error(w, err.Error(), http.StatusNotFound)
-				return
-			}
-			r = r.WithContext(context.WithValue(r.Context(), sessionKey{}, s))
+		if r.Method != http.MethodPost || r.Header.Get("Mcp-Session-Id") != "" {
+			stream.ServeHTTP(w, r)
+			return
 		}
-		stream.ServeHTTP(w, r)
+		kind, ok := h.readFirstRequest(w, r)
+		switch {
+		case !ok:
+			return
+		case kind == batchRequest:
+			// The SDK would take an initialize in a batch, in a session
+			// of the shared server.
+			http.Error(w, "Bad Request: no Mcp-Session-Id: a session starts with an initialize request alone, not in a batch", http.StatusBadRequest)
+			return
+		case kind == otherRequest:
+			stream.ServeHTTP(w, r)
+			return
+		case !h.slots.take(h.cfg.SessionLimit()):
+			h.refuseSession(w)
+			return
+		}
+		s := h.newHTTPSession(w, r)
+		if s == nil {
+			h.slots.release()
+			return
+		}
+		stream.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), sessionKey{}, s)))
+		h.holdSlot(s)
 	}
 	mux := http.NewServeMux()
-	mux.HandleFunc("/healthz", h.serveHealth)
+	mux.Handle("/healthz", h.guardOrigin(http.HandlerFunc(h.serveHealth)))
 	mcpAll := h.guard(h.jsonRPCErrors(answerInOneWrite(http.HandlerFunc(mcpHandler))))
 	mux.Handle("/mcp", mcpAll)
 	mux.Handle("/mcp/{toolset}", mcpAll)
@@ -124,15 +160,53 @@ func (h *Hub) HTTPHandler(extra map[string]http.Handler) http.Handler {
 	for path, handler := range extra {
 		mux.Handle(path, h.guard(handler))
 	}
-	return mux
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/healthz" { // a probe is not work
+			h.active()
+		}
+		mux.ServeHTTP(w, r)
+	})
+}
+
+func (h *Hub) active() { h.lastActive.Store(time.Now().UnixNano()) }
+
+// LastActivity is when the HTTP hub last had work: a request came (health
+// checks aside), a session ended, or (NewHTTPServer) a connection closed.
+// Zero before any.
+func (h *Hub) LastActivity() time.Time {
+	if ns := h.lastActive.Load(); ns != 0 {
+		return time.Unix(0, ns)
+	}
+	return time.Time{}
+}
+
+// holdSlot keeps s's session slot until its SDK session ends; a session
+// that the SDK did not keep (the initialize failed) gives it back now.
+func (h *Hub) holdSlot(s *Session) {
+	for ss := range s.server.Sessions() {
+		go func() {
+			ss.Wait()
+			h.slots.release()
+			h.active()
+		}()
+		return
+	}
+	h.slots.release()
 }
 
 // guard applies the Host and Origin checks, then auth (admit).
 func (h *Hub) guard(next http.Handler) http.Handler {
+	return h.guardOrigin(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.admit(w, r, next)
+	}))
+}
+
+// guardOrigin refuses DNS-rebinding requests: on a loopback listener the
+// Host must be loopback too (the SDK checks this for /mcp; the other
+// handlers need it as much), and a browser Origin must be loopback or
+// allowed.
+func (h *Hub) guardOrigin(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		// DNS rebinding: on a loopback listener the Host must be loopback
-		// too. The SDK checks this for /mcp; the other guarded handlers
-		// (/v1/chat) need it as much.
 		if local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && local != nil {
 			if lh, _, err := net.SplitHostPort(local.String()); err == nil && isLoopbackHost(lh) && !isLoopbackHost(hostOnly(r.Host)) {
 				http.Error(w, fmt.Sprintf("Forbidden: invalid Host header %q", r.Host), http.StatusForbidden)
@@ -143,7 +217,7 @@ func (h *Hub) guard(next http.Handler) http.Handler {
 			http.Error(w, fmt.Sprintf("Forbidden: origin %q is not allowed (add it to auth.allowed_origins)", origin), http.StatusForbidden)
 			return
 		}
-		h.admit(w, r, next)
+		next.ServeHTTP(w, r)
 	})
 }
 
@@ -176,10 +250,13 @@ func isLoopbackHost(host string) bool {
 
 // Health is what /healthz returns.
 type Health struct {
-	Status   string       `json:"status"` // "ok", or "degraded" when a server is not ready
-	Sessions int          `json:"sessions"`
-	Tools    int          `json:"tools"`
-	Servers  []ServerInfo `json:"servers"`
+	Status   string `json:"status"` // "ok", or "degraded" when a server is not ready
+	Sessions int    `json:"sessions"`
+	// HTTPSessions are the HTTP sessions open, initialized or not, that
+	// count against max_sessions.
+	HTTPSessions int          `json:"http_sessions"`
+	Tools        int          `json:"tools"`
+	Servers      []ServerInfo `json:"servers"`
 	// Go runtime figures, to watch for leaks (the load test reads them):
 	// the goroutine count and the live heap should return to their idle
 	// level after sessions close. HeapLiveBytes is as of the last GC.
@@ -198,11 +275,15 @@ type ServerInfo struct {
 	LastError     string  `json:"last_error,omitempty"`
 	ConnectMillis float64 `json:"connect_ms"`
 	LatencyMillis float64 `json:"last_call_ms"`
+	// ListChanges counts the server's list_changed notifications, Relists
+	// the re-lists they caused (coalesced).
+	ListChanges int64 `json:"list_changes"`
+	Relists     int64 `json:"relists"`
 }
 
 // Health reports the hub's state.
 func (h *Hub) Health() Health {
-	out := Health{Status: "ok", Tools: len(h.Catalog().Tools), Sessions: len(h.sessionList()), Goroutines: runtime.NumGoroutine()}
+	out := Health{Status: "ok", Tools: len(h.Catalog().Tools), Sessions: len(h.sessionList()), HTTPSessions: h.slots.Open(), Goroutines: runtime.NumGoroutine()}
 	rt := []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/gc/cycles/total:gc-cycles"}}
 	metrics.Read(rt)
 	if rt[0].Value.Kind() == metrics.KindUint64 && rt[1].Value.Kind() == metrics.KindUint64 {
@@ -217,14 +298,25 @@ func (h *Hub) Health() Health {
 			Restarts: st.Restarts, LastError: st.LastError,
 			ConnectMillis: float64(st.ConnectTime.Microseconds()) / 1000,
 			LatencyMillis: float64(st.LastLatency.Microseconds()) / 1000,
+			ListChanges:   st.ListChanges, Relists: st.Relists,
 		})
 	}
 	return out
 }
 
+// serveHealth answers /healthz. Without a credential that auth.tokens or
+// auth.oauth accepts, only the overall status: server names, states and last errors are
+// for those allowed to call them.
 func (h *Hub) serveHealth(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(h.Health())
+	health := h.Health()
+	if _, err := h.authn().principal(r); err != nil {
+		json.NewEncoder(w).Encode(struct {
+			Status string `json:"status"`
+		}{health.Status})
+		return
+	}
+	json.NewEncoder(w).Encode(health)
 }
 
 // FirstToolsList is what a new client session of the toolset receives on

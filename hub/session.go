@@ -8,8 +8,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcp-hub/mcp-hub/internal/safe"
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
@@ -63,9 +65,37 @@ func (h *Hub) NewSession(toolset string) (*Session, error) {
 			Completions: &mcp.CompletionCapabilities{},
 		},
 	})
-	s.server.AddReceivingMiddleware(s.observe, s.logErrors, s.route)
+	// observe is outside guard so that a request whose handler panicked
+	// is still counted, audited and its span ended, as the error guard
+	// turned it into.
+	s.server.AddReceivingMiddleware(s.observe, s.guard, s.logErrors, s.route)
 	s.sync(h.Catalog())
 	return s, nil
+}
+
+// guard is the session's outermost middleware: the boundary between a
+// client and the hub. A panic anywhere below fails that request only (an
+// isError result for a tool call, a JSON-RPC internal error otherwise; the
+// panic is logged once with its stack), and an error leaves with every
+// secret of the config redacted, in its message and its data: a JSON-RPC
+// error from an upstream is passed on as the upstream wrote it otherwise.
+func (s *Session) guard(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (res mcp.Result, err error) {
+		defer safe.Recover(s.hub.log, method, func(p error) {
+			msg := s.hub.redact.String(p.Error())
+			if method == "tools/call" {
+				s.recordError()
+				res, err = errorResult("Error: "+msg), nil
+				return
+			}
+			res, err = nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: msg}
+		})
+		res, err = next(ctx, method, req)
+		if err != nil {
+			err = s.hub.redact.Error(err)
+		}
+		return res, err
+	}
 }
 
 // logErrors logs each request of the client that fails, once, at info:
@@ -98,6 +128,7 @@ func (s *Session) initialized(ctx context.Context, req *mcp.InitializedRequest) 
 	s.mu.Unlock()
 	s.hub.addSession(s)
 	go func() {
+		defer safe.Recover(s.hub.log, "closing a session", nil)
 		req.Session.Wait()
 		s.hub.removeSession(s)
 		s.hub.routes.forgetSession(s)
@@ -147,6 +178,9 @@ func (s *Session) partition(c *Catalog) (eager, loaded, deferred []*Tool) {
 // that loads tools can race a rebuild). The SDK sends one debounced
 // tools/list_changed for the lot.
 func (s *Session) sync(c *Catalog) {
+	// A panic here leaves this session's list as it was; the hub and the
+	// other sessions go on.
+	defer safe.Recover(s.hub.log, "updating a session's tool list", nil)
 	s.syncMu.Lock()
 	defer s.syncMu.Unlock()
 	if cur := s.hub.Catalog(); cur != nil {
@@ -280,4 +314,4 @@ func supportedVersions() []string {
 }
 
 // Version is mcp-hub's version: serverInfo here, clientInfo upstream.
-const Version = upstream.Version
+var Version = upstream.Version

@@ -497,21 +497,21 @@ func TestSpecX7LoadTwice(t *testing.T) {
 	if !strings.HasPrefix(text, "Found 1 tool(s):\n") || strings.Count(text, "[math] math__add:") != 1 || strings.Count(text, "math__add: {") != 1 {
 		t.Errorf("duplicate names: want math__add once:\n%s", text)
 	}
-	if n := c.listChanged(); n != 1 {
+	if n := c.listChanged(1); n != 1 {
 		t.Errorf("%d list_changed after the first load, want 1", n)
 	}
 	text, _ = c.search(map[string]any{"tool_names": []string{"math__add", "math__multiply"}})
 	if !strings.Contains(text, "\nAlready loaded: math__add\n") || strings.Contains(text, "math__add: {") || !strings.Contains(text, "math__multiply: {") {
 		t.Errorf("second load: want math__add under Already loaded and only multiply's schema:\n%s", text)
 	}
-	if n := c.listChanged(); n != 2 {
+	if n := c.listChanged(2); n != 2 {
 		t.Errorf("%d list_changed, want 2", n)
 	}
 	text, _ = c.search(map[string]any{"tool_names": []string{"math__add"}})
 	if !strings.HasSuffix(text, "\nAlready loaded: math__add") || strings.Contains(text, "{") {
 		t.Errorf("reloading: want only 'Already loaded: math__add', no schemas:\n%s", text)
 	}
-	if n := c.listChanged(); n != 2 {
+	if n := c.listChanged(2); n != 2 {
 		t.Errorf("%d list_changed after a search that loaded nothing, want still 2", n)
 	}
 	if got, want := c.toolNames(), sorted(CallToolName, "clock__now", "math__add", "math__multiply", SearchToolsName); !slices.Equal(got, want) {
@@ -539,7 +539,7 @@ func TestSpecX8ListChanged(t *testing.T) {
 	}
 	for i, st := range steps {
 		c.search(st.args)
-		if n := c.listChanged(); n != st.changed {
+		if n := c.listChanged(st.changed); n != st.changed {
 			t.Errorf("step %d %v: %d list_changed so far, want %d", i, st.args, n, st.changed)
 		}
 		want := sorted(append([]string{"call_tool", "clock__now", "search_tools"}, st.listed...)...)
@@ -552,7 +552,7 @@ func TestSpecX8ListChanged(t *testing.T) {
 	if len(loaded) != 4 || len(deferred) != 0 {
 		t.Errorf("loaded %d, deferred %d; want 4, 0", len(loaded), len(deferred))
 	}
-	if n := c2.listChanged(); n != 0 {
+	if n := c2.listChanged(0); n != 0 {
 		t.Errorf("bystander session got %d list_changed", n)
 	}
 }
@@ -622,7 +622,7 @@ func TestSpecC2AutoLoadOnCall(t *testing.T) {
 	if res.IsError || resultText(res) != `weather.get_forecast {"location":"Oslo"}` {
 		t.Errorf("got %q (isError %v)", resultText(res), res.IsError)
 	}
-	if n := c.listChanged(); n != 1 {
+	if n := c.listChanged(1); n != 1 {
 		t.Errorf("%d list_changed, want 1", n)
 	}
 	if c.tool("weather__get_forecast") == nil {
@@ -636,7 +636,7 @@ func TestSpecC2AutoLoadOnCall(t *testing.T) {
 	if res.IsError || resultText(res) != `math.add {"a":1,"b":2}` {
 		t.Errorf("call_tool: %q (isError %v)", resultText(res), res.IsError)
 	}
-	if n := c.listChanged(); n != 2 || c.tool("math__add") == nil {
+	if n := c.listChanged(2); n != 2 || c.tool("math__add") == nil {
 		t.Errorf("call_tool with auto_load_on_call: %d list_changed, want 2, and math__add loaded", n)
 	}
 }
@@ -733,7 +733,7 @@ func testBatchOrder(t *testing.T, h *Hub, fx *fixtures) {
 		outR.Close()
 		select {
 		case <-done:
-		case <-time.After(5 * time.Second):
+		case <-time.After(30 * time.Second):
 			t.Error("ServeStdio did not return")
 		}
 	})
@@ -873,7 +873,7 @@ func TestSpecP3SessionsIndependent(t *testing.T) {
 	if slices.Contains(bt, "math__add") || !slices.Contains(bt, "weather__get_current") {
 		t.Errorf("session B: %v", bt)
 	}
-	if na, nb := a.listChanged(), b.listChanged(); na != 1 || nb != 1 {
+	if na, nb := a.listChanged(1), b.listChanged(1); na != 1 || nb != 1 {
 		t.Errorf("list_changed: A %d, B %d; want 1 each", na, nb)
 	}
 	// A's deferred tool is still not callable in B.
@@ -887,7 +887,7 @@ func TestSpecP4UpstreamChanges(t *testing.T) {
 	h := newTestHub(t, smallConfig(), fx)
 	c := connectClient(t, h, "")
 	c.search(map[string]any{"tool_names": []string{"weather__get_forecast", "weather__get_current"}})
-	if n := c.listChanged(); n != 1 {
+	if n := c.listChanged(1); n != 1 {
 		t.Fatalf("%d list_changed after loading, want 1", n)
 	}
 
@@ -897,7 +897,7 @@ func TestSpecP4UpstreamChanges(t *testing.T) {
 	waitFor(t, "the new tool is in the manifest", func() bool {
 		return strings.Contains(searchDescription(t, c), "- weather (3 tools): weather__get_alerts, weather__get_current, weather__get_forecast")
 	})
-	if n := c.listChanged(); n < 2 {
+	if n := c.listChanged(2); n < 2 {
 		t.Errorf("search_tools' manifest changed without list_changed (%d)", n)
 	}
 	text, _ := c.search(map[string]any{"query": "severe alerts"})
@@ -912,10 +912,10 @@ func TestSpecP4UpstreamChanges(t *testing.T) {
 
 	// Removed upstream while loaded: gone, and the session is notified;
 	// the loaded tools that still exist stay loaded.
-	n := c.listChanged()
+	n := c.listChanged(0)
 	fx.removeTools("weather", "get_forecast")
 	waitFor(t, "the removed tool leaves the list", func() bool { return c.tool("weather__get_forecast") == nil })
-	if got := c.listChanged(); got <= n {
+	if got := c.listChanged(n + 1); got <= n {
 		t.Errorf("no list_changed after the loaded tool was removed (%d -> %d)", n, got)
 	}
 	want := sorted(CallToolName, "clock__now", SearchToolsName, "weather__get_alerts", "weather__get_current")
@@ -931,10 +931,10 @@ func TestSpecP4UpstreamChanges(t *testing.T) {
 	// Removing a tool of a deferred server the session never loaded changes
 	// only the manifest; a change elsewhere (a catalog rebuild that leaves
 	// this session's list alone) sends nothing.
-	n = c.listChanged()
+	n = c.listChanged(0)
 	fx.addTool("clock", fixtureTool{"zone", "", `{"type":"object"}`})
 	waitFor(t, "the eager tool appears", func() bool { return c.tool("clock__zone") != nil })
-	if got := c.listChanged(); got != n+1 {
+	if got := c.listChanged(n + 1); got != n+1 {
 		t.Errorf("eager tool added: %d list_changed, want 1", got-n)
 	}
 }

@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/mcp-hub/mcp-hub/internal/safe"
 )
 
 // stdinGuard stands between the client's stdin and the SDK's decoder. It
@@ -63,8 +65,18 @@ func (g *stdinGuard) Read(p []byte) (int, error) {
 func (g *stdinGuard) Close() error { return g.closer.Close() }
 
 // nextLine returns the next line to pass on (with its newline), or nil
-// after answering a bad one.
-func (g *stdinGuard) nextLine() ([]byte, error) {
+// after answering a bad one. A panic while reading a line (a bug the
+// client's input reached) is answered like a bad line, with an internal
+// error: in stdio mode the session is the hub.
+func (g *stdinGuard) nextLine() (line []byte, err error) {
+	defer safe.Recover(g.log, "reading the client's input", func(p error) {
+		line, err = nil, nil
+		g.reply(-32603, p.Error())
+	})
+	return g.readLine()
+}
+
+func (g *stdinGuard) readLine() ([]byte, error) {
 	var line []byte
 	size := 0
 	for {
@@ -120,13 +132,20 @@ type lockedWriter struct {
 }
 
 func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.note(p)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// note does the bookkeeping of an answer: a panic in it must not stop
+// the answer.
+func (l *lockedWriter) note(p []byte) {
+	defer safe.Recover(l.log, "writing an answer to the client", nil)
 	if l.log != nil && bytes.Contains(p, []byte(`"error":{"code":-3260`)) {
 		l.logRefusal(p)
 	}
 	l.open.written(p)
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
 }
 
 func (l *lockedWriter) logRefusal(p []byte) {

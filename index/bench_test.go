@@ -12,10 +12,10 @@ import (
 	"time"
 )
 
-// benchCorpusDir holds the shared ETOM corpus (outside the repository); the
-// benchmarks skip without it. testdata/corpus.json, in the same format, keeps
-// the loader and the repetition under unit test without ../shared.
-var benchCorpusDir = filepath.Join("..", "..", "shared", "bench", "etom-l2")
+// benchCorpusDir holds the ETOM corpus (testdata/bench/README.md).
+// testdata/corpus.json, in the same format, keeps the loader and the
+// repetition under a fast unit test.
+var benchCorpusDir = filepath.Join("..", "testdata", "bench", "etom-l2")
 
 type corpusFile struct {
 	Servers []struct {
@@ -35,7 +35,7 @@ func loadCorpusTools(tb testing.TB, path string, n int) []Tool {
 	tb.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
-		tb.Skipf("benchmark corpus not available (%v); it lives in ../shared/bench/etom-l2 next to the repository", err)
+		tb.Fatalf("benchmark corpus: %v (it is part of the repository: testdata/bench/etom-l2)", err)
 	}
 	var c corpusFile
 	if err := json.Unmarshal(b, &c); err != nil {

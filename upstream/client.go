@@ -37,9 +37,9 @@ func (u *Upstream) newClient(owner any, counter *notificationCounter) *mcp.Clien
 		}
 		return context.WithValue(ctx, ownerKey{}, owner)
 	}
-	relist := func(ctx context.Context) {
+	relist := func(context.Context) {
 		if owner == nil {
-			go u.relist(context.WithoutCancel(ctx))
+			u.listChanged()
 		}
 	}
 	opts := &mcp.ClientOptions{
@@ -53,15 +53,15 @@ func (u *Upstream) newClient(owner any, counter *notificationCounter) *mcp.Clien
 		PromptListChangedHandler:   func(ctx context.Context, _ *mcp.PromptListChangedRequest) { relist(ctx) },
 		ResourceListChangedHandler: func(ctx context.Context, _ *mcp.ResourceListChangedRequest) { relist(ctx) },
 		ResourceUpdatedHandler: func(ctx context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
-			u.listener.UpstreamNotified(mark(ctx), u, NotifyResourceUpdated, req.Params)
+			u.notified(mark(ctx), NotifyResourceUpdated, req.Params)
 		},
 		LoggingMessageHandler: func(ctx context.Context, req *mcp.LoggingMessageRequest) {
 			defer counter.forwardedOne()
-			u.listener.UpstreamNotified(mark(ctx), u, NotifyLog, req.Params)
+			u.notified(mark(ctx), NotifyLog, req.Params)
 		},
 		ProgressNotificationHandler: func(ctx context.Context, req *mcp.ProgressNotificationClientRequest) {
 			defer counter.forwardedOne()
-			u.listener.UpstreamNotified(mark(ctx), u, NotifyProgress, req.Params)
+			u.notified(mark(ctx), NotifyProgress, req.Params)
 		},
 		// Keep the SDK's automatic multi-round-trip handling out of the way:
 		// the hub forwards requests, it does not answer them.
@@ -75,7 +75,7 @@ func (u *Upstream) newClient(owner any, counter *notificationCounter) *mcp.Clien
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			switch method {
 			case MethodCreateMessage, MethodElicit, MethodListRoots:
-				return u.listener.UpstreamRequest(mark(ctx), u, method, req.GetParams())
+				return u.request(mark(ctx), method, req.GetParams())
 			}
 			return next(ctx, method, req)
 		}
@@ -83,5 +83,6 @@ func (u *Upstream) newClient(owner any, counter *notificationCounter) *mcp.Clien
 	return client
 }
 
-// Version is the hub's version, sent as clientInfo and serverInfo.
-const Version = "0.1.0"
+// Version is the hub's version, sent as clientInfo and serverInfo. The
+// release build stamps it (Makefile: -X github.com/mcp-hub/mcp-hub/upstream.Version=...).
+var Version = "0.1.0"

@@ -21,4 +21,13 @@
 // Tool calls to a stdio server bypass the SDK's client: the request goes
 // out and the result comes back as bytes (RawResult), so the hub forwards
 // what the server wrote without decoding and re-encoding it.
+//
+// A server cannot take the hub down or run away with it: one message is
+// bounded by MaxResultBytes and past it only its call fails (limits.go);
+// writes to a stdio server that stopped reading time out and restart it
+// (stdio.go); list_changed storms are coalesced and lists are capped
+// (lists.go); a panic in the Listener fails only that message. An HTTP
+// server gets its requests and credentials only at its configured origin
+// (origin.go), and every secret of its config is redacted from what the
+// package reports (redact.go).
 package upstream

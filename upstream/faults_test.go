@@ -152,9 +152,8 @@ func TestFaultStdioExitRestarts(t *testing.T) {
 			if st.Tools == 0 || !strings.Contains(st.Transport, "stdio") {
 				t.Errorf("status after restart = %+v", st)
 			}
-			if l.changed.Load() <= listed {
-				t.Errorf("not re-listed after the restart (UpstreamChanged %d times, %d before)", l.changed.Load(), listed)
-			}
+			// The lists are stored a moment before they are handed on.
+			ftWait(t, "a re-list after the restart", func() bool { return l.changed.Load() > listed })
 			if pid2 := ftPID(t, u); pid2 == pid {
 				t.Errorf("same pid %d after restart", pid)
 			}
@@ -191,7 +190,7 @@ func TestFaultBackoffJitter(t *testing.T) {
 // TestFaultInFlightCallOnCrash: a call in flight when the server dies gets
 // an error that names the server and says it restarted; the server comes back.
 func TestFaultInFlightCallOnCrash(t *testing.T) {
-	opts, _ := ftOpts(t)
+	opts, lg := ftOpts(t)
 	u, _ := ftStart(t, Config{Command: fixture.Build(t), Args: []string{"-name", "fx", "-features"}}, opts)
 	ftReady(t, u)
 	pid := ftPID(t, u)
@@ -200,7 +199,7 @@ func TestFaultInFlightCallOnCrash(t *testing.T) {
 		_, err := u.CallTool(ftCtx(t), nil, &mcp.CallToolParams{Name: "sleep", Arguments: map[string]any{"ms": 20000}})
 		errc <- err
 	}()
-	time.Sleep(200 * time.Millisecond) // the call reaches the fixture
+	lg.WaitFor(t, "the call to reach the fixture", 30*time.Second, func(s string) bool { return strings.Contains(s, "sleeping 20000 ms") })
 	start := time.Now()
 	syscall.Kill(pid, syscall.SIGKILL)
 	var err error
@@ -254,7 +253,7 @@ func TestFaultCircuitBreaker(t *testing.T) {
 	// Calls fail fast, with an error that says why and when the next probe is.
 	begin := time.Now()
 	_, err := u.CallTool(ftCtx(t), nil, &mcp.CallToolParams{Name: "pid"})
-	if took := time.Since(begin); took > 100*time.Millisecond {
+	if took := time.Since(begin); took > time.Second {
 		t.Errorf("call to an unhealthy server took %v, want fail-fast", took)
 	}
 	var ue *UnavailableError
@@ -312,15 +311,14 @@ func TestFaultCircuitBreakerFailedProbe(t *testing.T) {
 // once, again and again, is a crash loop too: it ends up unhealthy
 // (a successful connect alone does not reset the count).
 func TestFaultCrashLoopAfterConnect(t *testing.T) {
-	if _, err := exec.LookPath("timeout"); err != nil {
-		t.Skip("needs coreutils timeout")
-	}
 	opts, _ := ftOpts(t)
 	opts.InitialBackoff = 20 * time.Millisecond
 	opts.UnhealthyAfter = 3
 	opts.Cooldown = time.Minute
-	opts.StableAfter = 5 * time.Second
-	u, _ := ftStart(t, Config{Command: "timeout", Args: []string{"0.3", fixture.Build(t), "-name", "fx", "-tools", "a"}}, opts)
+	opts.StableAfter = 10 * time.Second
+	// The fixture exits 200 ms after answering tools/list: always after
+	// the connect, however slow the machine.
+	u, _ := ftStart(t, Config{Command: fixture.Build(t), Args: []string{"-name", "fx", "-tools", "a", "-exit-after-list"}}, opts)
 	ftWait(t, "unhealthy", func() bool { return u.Status().State == StateUnhealthy })
 	st := u.Status()
 	if st.Restarts < 3 || !strings.Contains(st.LastError, "connection ended") {
@@ -333,7 +331,7 @@ func TestFaultCrashLoopAfterConnect(t *testing.T) {
 // server stays usable; a hung call does not block other calls.
 func TestFaultCallTimeout(t *testing.T) {
 	opts, lg := ftOpts(t)
-	u, _ := ftStart(t, Config{Command: fixture.Build(t), Args: []string{"-name", "fx", "-features"}, Timeout: Duration(1500 * time.Millisecond)}, opts)
+	u, _ := ftStart(t, Config{Command: fixture.Build(t), Args: []string{"-name", "fx", "-features"}, Timeout: Duration(4 * time.Second)}, opts)
 	ftReady(t, u)
 	errc := make(chan error, 1)
 	begin := time.Now()
@@ -342,27 +340,28 @@ func TestFaultCallTimeout(t *testing.T) {
 		errc <- err
 	}()
 	// Other calls to the same server go through while that one hangs.
-	time.Sleep(100 * time.Millisecond)
+	lg.WaitFor(t, "the hung call to reach the fixture", 30*time.Second, func(s string) bool { return strings.Contains(s, "sleeping 60000 ms") })
 	for range 3 {
 		s := time.Now()
 		if got := ftText(ftCall(t, u, "sleep", map[string]any{"ms": 1})); got != "slept" {
 			t.Errorf("sleep = %q", got)
 		}
-		if d := time.Since(s); d > time.Second {
+		// Well under the hung call's timeout, with room for a loaded machine.
+		if d := time.Since(s); d > 2500*time.Millisecond {
 			t.Errorf("a call beside a hung one took %v", d)
 		}
 	}
 	err := <-errc
 	took := time.Since(begin)
-	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "'fx'") || !strings.Contains(err.Error(), "timed out after 1.5s") {
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "'fx'") || !strings.Contains(err.Error(), "timed out after 4s") {
 		t.Fatalf("hung call: err = %v", err)
 	}
-	if took < 1400*time.Millisecond || took > 10*time.Second {
-		t.Errorf("hung call returned after %v, want about 1.5s", took)
+	if took < 3900*time.Millisecond || took > 20*time.Second {
+		t.Errorf("hung call returned after %v, want about 4s", took)
 	}
 	ftWait(t, "the fixture to see the cancellation", func() bool { return strings.Contains(lg.String(), "sleep cancelled: context canceled") })
-	if st := u.Status(); st.State != StateReady || st.Restarts != 0 || st.LastLatency < 1400*time.Millisecond {
-		t.Errorf("after a timeout: %+v (want ready, no restart, last latency ~1.5s)", st)
+	if st := u.Status(); st.State != StateReady || st.Restarts != 0 || st.LastLatency < 3900*time.Millisecond {
+		t.Errorf("after a timeout: %+v (want ready, no restart, last latency ~4s)", st)
 	}
 }
 
@@ -384,8 +383,8 @@ func TestFaultGarbageStdout(t *testing.T) {
 	}
 }
 
-// TestFaultHugeMessage: a server whose tools/list is larger than the
-// transport's frame limit (16 MiB) is reported, not read into memory without bound.
+// TestFaultHugeMessage: a server whose tools/list is larger than
+// max_result_bytes (8 MiB) is reported, not read into memory without bound.
 func TestFaultHugeMessage(t *testing.T) {
 	if testing.Short() {
 		t.Skip("writes 17 MiB")
@@ -401,8 +400,8 @@ func TestFaultHugeMessage(t *testing.T) {
 	opts.Cooldown = time.Minute
 	u, _ := ftStart(t, Config{Command: fixture.Build(t), Args: []string{"-name", "fx", "-tools", "big", "-schema-file", path}}, opts)
 	ftWait(t, "unhealthy", func() bool { return u.Status().State == StateUnhealthy })
-	if st := u.Status(); !strings.Contains(st.LastError, "over 16 MiB") {
-		t.Errorf("last error = %q, want the frame limit named", st.LastError)
+	if st := u.Status(); !strings.Contains(st.LastError, "larger than max_result_bytes (8388608 bytes)") {
+		t.Errorf("last error = %q, want the limit named", st.LastError)
 	}
 }
 
@@ -467,7 +466,7 @@ func TestFaultHTTPGoesAway(t *testing.T) {
 	ftWait(t, "restarting", func() bool { return u.Status().State == StateRestarting })
 	begin := time.Now()
 	_, err := u.CallTool(ftCtx(t), nil, &mcp.CallToolParams{Name: "pid"})
-	if took := time.Since(begin); took > 200*time.Millisecond {
+	if took := time.Since(begin); took > time.Second {
 		t.Errorf("call while down took %v", took)
 	}
 	var ue *UnavailableError
@@ -481,9 +480,7 @@ func TestFaultHTTPGoesAway(t *testing.T) {
 	if st := u.Status(); st.Restarts != 1 {
 		t.Errorf("restarts = %d, want 1", st.Restarts)
 	}
-	if l.changed.Load() <= listed {
-		t.Error("not re-listed after coming back")
-	}
+	ftWait(t, "a re-list after coming back", func() bool { return l.changed.Load() > listed })
 	ftCall(t, u, "pid", nil)
 }
 
@@ -537,7 +534,7 @@ func TestFaultHTTP5xx(t *testing.T) {
 	ftWait(t, "not ready", func() bool { return u.Status().State != StateReady })
 	// Down: fast, clear errors.
 	begin := time.Now()
-	if _, err := u.CallTool(ftCtx(t), nil, &mcp.CallToolParams{Name: "pid"}); err == nil || time.Since(begin) > 200*time.Millisecond {
+	if _, err := u.CallTool(ftCtx(t), nil, &mcp.CallToolParams{Name: "pid"}); err == nil || time.Since(begin) > time.Second {
 		t.Errorf("call while re-initializing: %v after %v", err, time.Since(begin))
 	}
 	p.mode.Store("pass")
@@ -570,9 +567,8 @@ func TestFaultHTTP404Session(t *testing.T) {
 		cs, err := u.Session()
 		return err == nil && cs.ID() != old
 	})
-	if l.changed.Load() <= listed {
-		t.Error("not re-listed with the new session")
-	}
+	// The session is live a moment before its lists are handed on.
+	ftWait(t, "a re-list with the new session", func() bool { return l.changed.Load() > listed })
 	ftCall(t, u, "pid", nil)
 	if st := u.Status(); st.Restarts != 1 || st.State != StateReady {
 		t.Errorf("status = %+v", st)

@@ -120,6 +120,23 @@ func (r *rawCalls) deliver(line []byte) bool {
 	return true
 }
 
+// fail fails the raw call with this JSON id (still quoted) with err, and
+// reports whether the id is a raw call's: answered now, or given up on.
+func (r *rawCalls) fail(rawID json.RawMessage, err error) bool {
+	var id string
+	if json.Unmarshal(rawID, &id) != nil || !strings.HasPrefix(id, rawIDPrefix) {
+		return false
+	}
+	r.mu.Lock()
+	ch, ok := r.pending[id]
+	delete(r.pending, id)
+	r.mu.Unlock()
+	if ok {
+		ch <- rawReply{err: err}
+	}
+	return true
+}
+
 // reply is a response line taken apart.
 type reply struct {
 	ID     *string         `json:"id"`

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"sync"
@@ -16,11 +17,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-)
 
-// maxStdioMessage bounds one message from a stdio server, as the SDK's own
-// stdio transport does.
-const maxStdioMessage = 16 << 20
+	"github.com/mcp-hub/mcp-hub/internal/safe"
+)
 
 // stdioTransport runs a stdio server and speaks newline-delimited JSON-RPC
 // with it. It stands in for the SDK's CommandTransport, for four reasons a
@@ -43,34 +42,43 @@ type stdioTransport struct {
 	noise func(line string)
 	// stderr reads the server's stderr until it ends.
 	stderr func(io.Reader)
+	// maxMessage bounds one message from the server (max_result_bytes):
+	// a longer line is dropped, and the call it answers fails.
+	maxMessage int64
+	// server names the server in errors.
+	server string
+	// dropped reports a line over maxMessage whose call could not be
+	// found.
+	dropped func(size int64)
+	// writeTimeout bounds a write to the server's stdin when the caller's
+	// context has no sooner deadline.
+	writeTimeout time.Duration
+	// log is the upstream's logger.
+	log *slog.Logger
 	// conn is the connection Connect made, for raw calls.
 	conn *stdioConn
 }
 
 func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
-	stdin, err := t.cmd.StdinPipe()
-	if err != nil {
-		return nil, err
-	}
 	// Our own pipes rather than StdoutPipe and StderrPipe: exec's Wait
 	// closes those as soon as the process exits, possibly before its last
 	// message or its dying words on stderr are read; these let a goroutine
-	// wait for the exit from the start.
-	stdout, w, err := os.Pipe()
+	// wait for the exit from the start. The stdin pipe is ours too, so
+	// that writes to it take deadlines.
+	pipes, err := newPipes(3)
 	if err != nil {
 		return nil, err
 	}
-	errR, errW, err := os.Pipe()
-	if err != nil {
-		stdout.Close()
-		w.Close()
-		return nil, err
-	}
-	t.cmd.Stdout, t.cmd.Stderr = w, errW
+	stdinR, stdin := pipes[0][0], pipes[0][1]
+	stdout, w := pipes[1][0], pipes[1][1]
+	errR, errW := pipes[2][0], pipes[2][1]
+	t.cmd.Stdin, t.cmd.Stdout, t.cmd.Stderr = stdinR, w, errW
 	err = t.cmd.Start()
+	stdinR.Close()
 	w.Close()
 	errW.Close()
 	if err != nil {
+		stdin.Close()
 		stdout.Close()
 		errR.Close()
 		return nil, err
@@ -88,6 +96,7 @@ func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 		stdout: stdout,
 		r:      bufio.NewReaderSize(stdout, 64<<10),
 		stdin:  stdin,
+		wlock:  make(chan struct{}, 1),
 		exited: make(chan struct{}),
 	}
 	go func() {
@@ -102,9 +111,11 @@ type stdioConn struct {
 	t      *stdioTransport
 	stdout *os.File
 	r      *bufio.Reader
-	stdin  io.WriteCloser
+	stdin  *os.File
 
-	wmu sync.Mutex
+	// wlock holds a token while a line is being written: a mutex that a
+	// writer stops waiting for at its deadline.
+	wlock chan struct{}
 
 	exited  chan struct{}
 	exitErr error // set before exited closes
@@ -123,47 +134,99 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		line, err := c.readLine()
+		line, tail, size, err := c.readLine()
 		if err != nil {
 			err = c.ended(err)
 			c.calls.end(err)
 			return nil, err
 		}
-		line = bytes.TrimSpace(line)
-		if len(line) == 0 || c.calls.deliver(line) {
-			continue
+		if msg := c.take(line, tail, size); msg != nil {
+			return msg, nil
 		}
-		msg, err := jsonrpc.DecodeMessage(line)
-		if err != nil {
-			if c.t.noise != nil {
-				c.t.noise(string(line))
-			}
-			continue
-		}
-		c.t.tap.read(msg)
-		return msg, nil
 	}
 }
 
-// readLine reads one line of at most maxStdioMessage bytes.
-func (c *stdioConn) readLine() ([]byte, error) {
+// take handles one line the server wrote: an answer to a raw call goes
+// to its caller, anything else that is JSON-RPC to the SDK (returned);
+// other lines are logged and skipped. What the server writes must not
+// crash the hub: a panic here skips the line (or passes on what was
+// decoded before it).
+func (c *stdioConn) take(line, tail []byte, size int64) (msg jsonrpc.Message) {
+	defer safe.Recover(c.t.log, "reading a message from the server", nil)
+	if size > c.t.maxMessage {
+		return c.dropOversized(line, tail, size)
+	}
+	line = bytes.TrimSpace(line)
+	if len(line) == 0 || c.calls.deliver(line) {
+		return nil
+	}
+	msg, err := jsonrpc.DecodeMessage(line)
+	if err != nil {
+		if c.t.noise != nil {
+			c.t.noise(string(line))
+		}
+		return nil
+	}
+	c.t.tap.read(msg)
+	return msg
+}
+
+// readLine reads one line. A line longer than maxMessage is read to its
+// end but not kept: line is then its first bytes and tail its last (where
+// its id is, see droppedID), and size says how long it was.
+func (c *stdioConn) readLine() (line, tail []byte, size int64, err error) {
+	limit := c.t.maxMessage
 	var long []byte
+	var end ringTail
+	over := false
 	for {
 		frag, err := c.r.ReadSlice('\n')
-		if err == nil && long == nil {
-			return frag, nil
+		size += int64(len(frag))
+		switch {
+		case !over && err == nil && long == nil && size <= limit:
+			return frag, nil, size, nil // the usual case: no copy
+		case !over && size <= limit:
+			long = append(long, frag...)
+		case !over:
+			over = true
+			long = append(long, frag...)
+			end.write(long)
+			long = bytes.Clone(long[:min(len(long), edge)])
+		default:
+			end.write(frag)
 		}
-		long = append(long, frag...)
-		if len(long) > maxStdioMessage {
-			return nil, fmt.Errorf("a message from the server is over %d MiB", maxStdioMessage>>20)
+		switch {
+		case err == bufio.ErrBufferFull:
+			continue
+		case over && (err == nil || err == io.EOF):
+			return long, end.b, size, nil
+		case err == io.EOF && len(bytes.TrimSpace(long)) > 0:
+			return long, nil, size, nil
 		}
-		if err != bufio.ErrBufferFull {
-			if err == io.EOF && len(bytes.TrimSpace(long)) > 0 {
-				return long, nil
-			}
-			return long, err
-		}
+		return long, nil, size, err
 	}
+}
+
+// dropOversized answers for a line over maxMessage: the raw call it
+// answers fails, or the SDK gets an error answer for its call instead.
+// A line whose id cannot be read, or that is not an answer, is dropped.
+func (c *stdioConn) dropOversized(head, tail []byte, size int64) jsonrpc.Message {
+	tooLarge := &ResultTooLargeError{Server: c.t.server, Limit: c.t.maxMessage}
+	id, ok := droppedID(head, tail)
+	if !ok {
+		if c.t.dropped != nil {
+			c.t.dropped(size)
+		}
+		return nil
+	}
+	if c.calls.fail(id, tooLarge) {
+		return nil
+	}
+	msg, err := jsonrpc.DecodeMessage(tooLargeResponse(id, tooLarge))
+	if err != nil {
+		return nil
+	}
+	return msg
 }
 
 // ended adds the exit status to an end of stream, when the process has
@@ -188,10 +251,58 @@ func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err != nil {
 		return err
 	}
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	_, err = c.stdin.Write(append(b, '\n'))
+	return c.write(ctx, append(b, '\n'))
+}
+
+// StalledError is a write to a stdio server that did not finish in time:
+// the server stopped reading its stdin. The connection is closed and the
+// server restarted.
+type StalledError struct {
+	Server  string
+	Timeout time.Duration
+}
+
+func (e *StalledError) Error() string {
+	return fmt.Sprintf("it stopped reading its input: a request could not be written to it within %s, so the hub restarts it",
+		e.Timeout.Round(time.Millisecond))
+}
+
+// write sends one line. Waiting for the pipe (and for another writer) ends
+// at ctx's deadline, or after writeTimeout if that is sooner or ctx has
+// ended already (a cancellation notice is still worth sending): a server
+// that stops reading must not hang its callers. A write that does not
+// finish by then may have left half a line in the pipe, so it ends the
+// connection.
+func (c *stdioConn) write(ctx context.Context, line []byte) error {
+	start := time.Now()
+	deadline := start.Add(c.t.writeTimeout)
+	if d, ok := ctx.Deadline(); ok && ctx.Err() == nil && d.Before(deadline) {
+		deadline = d
+	}
+	select {
+	case c.wlock <- struct{}{}:
+	default:
+		timer := time.NewTimer(time.Until(deadline))
+		defer timer.Stop()
+		select {
+		case c.wlock <- struct{}{}:
+		case <-timer.C:
+			return c.stalled(time.Since(start))
+		}
+	}
+	defer func() { <-c.wlock }()
+	c.stdin.SetWriteDeadline(deadline)
+	_, err := c.stdin.Write(line)
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		return c.stalled(time.Since(start))
+	}
 	return err
+}
+
+// stalled ends the connection to a server that stopped reading.
+func (c *stdioConn) stalled(waited time.Duration) error {
+	go c.Close()
+	return &StalledError{Server: c.t.server, Timeout: waited}
 }
 
 // Call sends a request of the hub's own and returns its result as the
@@ -202,7 +313,7 @@ func (c *stdioConn) Call(ctx context.Context, method string, params json.RawMess
 	if err != nil {
 		return nil, err
 	}
-	if err := c.writeLine(messageLine(id, method, params)); err != nil {
+	if err := c.write(ctx, messageLine(id, method, params)); err != nil {
 		c.calls.remove(id)
 		return nil, err
 	}
@@ -212,17 +323,29 @@ func (c *stdioConn) Call(ctx context.Context, method string, params json.RawMess
 	case <-ctx.Done():
 		if c.calls.remove(id) {
 			cancel, _ := json.Marshal(map[string]string{"requestId": id, "reason": context.Cause(ctx).Error()})
-			c.writeLine(messageLine("", "notifications/cancelled", cancel))
+			// Not waited for: the caller is done, and a server that
+			// stopped reading is found out by write itself.
+			go c.write(context.WithoutCancel(ctx), messageLine("", "notifications/cancelled", cancel))
 		}
 		return nil, ctx.Err()
 	}
 }
 
-func (c *stdioConn) writeLine(line []byte) error {
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	_, err := c.stdin.Write(line)
-	return err
+// newPipes makes n pipes, each {read end, write end}, or none.
+func newPipes(n int) ([][2]*os.File, error) {
+	var out [][2]*os.File
+	for range n {
+		r, w, err := os.Pipe()
+		if err != nil {
+			for _, p := range out {
+				p[0].Close()
+				p[1].Close()
+			}
+			return nil, err
+		}
+		out = append(out, [2]*os.File{r, w})
+	}
+	return out, nil
 }
 
 // Close follows the MCP stdio shutdown: close the server's stdin, wait,

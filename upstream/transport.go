@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"sort"
@@ -17,6 +18,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-hub/mcp-hub/internal/safe"
 )
 
 // baseEnv is what every stdio server gets from the hub's environment when
@@ -33,20 +36,28 @@ func (u *Upstream) transport(ctx context.Context, tap *wireTap) (mcp.Transport, 
 		// The SDK's streamable connection has private hooks that a wrapper
 		// around it would hide, so notifications are counted below it, in
 		// the response bodies it reads.
-		client := u.httpClient()
-		client = &http.Client{Transport: &countingRoundTripper{base: client.Transport, tap: tap}}
+		client, err := u.httpClient(tap)
+		if err != nil {
+			return nil, err
+		}
 		return &mcp.StreamableClientTransport{
-			Endpoint:   u.cfg.URL,
-			HTTPClient: client,
-			MaxRetries: -1, // the Upstream reconnects itself, with backoff
+			Endpoint:     u.cfg.URL,
+			HTTPClient:   client,
+			MaxRetries:   -1, // the Upstream reconnects itself, with backoff
+			MaxEventSize: u.maxEventSize(),
 		}, nil
 	case TransportSSE:
+		client, err := u.httpClient(nil)
+		if err != nil {
+			return nil, err
+		}
 		return &countingTransport{
 			inner: &sseTransport{
-				inner: &mcp.SSEClientTransport{Endpoint: u.cfg.URL, HTTPClient: u.httpClient()},
+				inner: &mcp.SSEClientTransport{Endpoint: u.cfg.URL, HTTPClient: client, MaxEventSize: u.maxEventSize()},
 				life:  ctx,
 			},
-			tap: tap,
+			tap:      tap,
+			tooLarge: u.tooLarge(),
 		}, nil
 	default:
 		return u.commandTransport(tap)
@@ -67,12 +78,35 @@ func (u *Upstream) commandTransport(tap *wireTap) (mcp.Transport, error) {
 	u.stderr = tail
 	u.mu.Unlock()
 	return &stdioTransport{
-		cmd:       cmd,
-		tap:       tap,
-		terminate: 2 * time.Second,
-		noise:     u.logNoise,
-		stderr:    func(r io.Reader) { u.logStderr(r, tail) },
+		cmd:          cmd,
+		tap:          tap,
+		terminate:    2 * time.Second,
+		noise:        u.logNoise,
+		stderr:       func(r io.Reader) { u.logStderr(r, tail) },
+		maxMessage:   u.opts.MaxResultBytes,
+		server:       u.cfg.Name,
+		dropped:      u.droppedMessage,
+		writeTimeout: u.cfg.CallTimeout(),
+		log:          u.log,
 	}, nil
+}
+
+// tooLarge is the error for an answer of this server over max_result_bytes.
+func (u *Upstream) tooLarge() *ResultTooLargeError {
+	return &ResultTooLargeError{Server: u.cfg.Name, Limit: u.opts.MaxResultBytes}
+}
+
+// droppedMessage reports a message over max_result_bytes that answered no
+// call the hub could find (a notification, or an answer without a
+// readable id): it is dropped, and a call it answered times out.
+func (u *Upstream) droppedMessage(size int64) {
+	u.log.Warn("dropped a message from the server larger than max_result_bytes", "bytes", size, "max_result_bytes", u.opts.MaxResultBytes)
+}
+
+// maxEventSize is the SDK's own cap on one server-sent event: above ours,
+// which drops a large event without ending the stream (limitRoundTripper).
+func (u *Upstream) maxEventSize() int {
+	return int(min(u.opts.MaxResultBytes+1<<20, 1<<31-1))
 }
 
 // logNoise reports a stdout line that is not JSON-RPC; the connection goes on.
@@ -115,19 +149,60 @@ func (u *Upstream) childEnv() []string {
 	return out
 }
 
+// maxStderrLine is how much of one stderr line is logged; the rest of a
+// longer line is read and counted, never held.
+const maxStderrLine = 4 << 10
+
 // logStderr copies a child's stderr into our log, one record per line,
 // tagged with the server name, and keeps the last line for error reports.
+// It reads to the end whatever the child writes: a child whose stderr is
+// not read blocks, or dies of SIGPIPE.
 func (u *Upstream) logStderr(r io.Reader, tail *stderrTail) {
 	defer close(tail.done)
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64*1024), 1024*1024)
-	for sc.Scan() {
-		line := u.redact.String(sc.Text())
-		u.log.Info("stderr", "line", line)
-		if strings.TrimSpace(line) != "" {
-			tail.mu.Lock()
-			tail.last = line
-			tail.mu.Unlock()
+	br := bufio.NewReaderSize(r, 64<<10)
+	for {
+		line, size, err := readBoundedLine(br, maxStderrLine)
+		if size > 0 {
+			u.stderrLine(line, size, tail)
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// stderrLine logs one line; size is its whole length, of which line is
+// the start.
+func (u *Upstream) stderrLine(line []byte, size int, tail *stderrTail) {
+	defer safe.Recover(u.log, "logging the server's stderr", nil)
+	truncated := size > len(line)
+	if truncated {
+		// A secret cut in two by the truncation would not be recognised.
+		line = line[:max(0, len(line)-u.redact.Longest())]
+	}
+	text := u.redact.String(strings.TrimRight(string(line), "\r\n"))
+	if truncated {
+		text += fmt.Sprintf("... [line of %d bytes, truncated]", size)
+	}
+	u.log.Info("stderr", "line", text)
+	if strings.TrimSpace(text) != "" {
+		tail.mu.Lock()
+		tail.last = text
+		tail.mu.Unlock()
+	}
+}
+
+// readBoundedLine reads one line from br, keeping at most limit bytes of
+// it; size is the line's whole length.
+func readBoundedLine(br *bufio.Reader, limit int) (line []byte, size int, err error) {
+	for {
+		frag, err := br.ReadSlice('\n')
+		size += len(frag)
+		if room := limit - len(line); room > 0 {
+			line = append(line, frag[:min(len(frag), room)]...)
+		}
+		if err != bufio.ErrBufferFull {
+			return line, size, err
 		}
 	}
 }
@@ -165,27 +240,24 @@ func (u *Upstream) withStderr(err error) error {
 	return fmt.Errorf("%w (last stderr line: %s)", err, last)
 }
 
-// httpClient adds the configured headers, and the trace context of the
-// call in progress, to every request.
-func (u *Upstream) httpClient() *http.Client {
-	var base http.RoundTripper = http.DefaultTransport
-	if len(u.cfg.Headers) > 0 {
-		base = &headerTransport{headers: u.cfg.Headers, base: base}
+// httpClient is the client of one connection to a remote server. Its
+// requests go to the configured origin only, with the configured headers
+// (ScopedTransport, NewScopedClient); what comes back is bounded by
+// max_result_bytes (limitRoundTripper); with a tap, the server-sent events
+// it reads are counted (countingRoundTripper); the trace context of the call
+// in progress goes along as headers (traceHeaders).
+func (u *Upstream) httpClient(tap *wireTap) (*http.Client, error) {
+	target, err := url.Parse(u.cfg.URL)
+	if err != nil {
+		return nil, fmt.Errorf("url: %w", err)
 	}
-	return &http.Client{Transport: traceHeaders{base: base}}
-}
-
-type headerTransport struct {
-	headers map[string]string
-	base    http.RoundTripper
-}
-
-func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	req = req.Clone(req.Context())
-	for k, v := range t.headers {
-		req.Header.Set(k, v)
+	origin := OriginOf(target)
+	var rt http.RoundTripper = &ScopedTransport{Origin: origin, Headers: u.cfg.Headers, Base: u.opts.HTTPTransport}
+	rt = &limitRoundTripper{base: rt, limit: u.opts.MaxResultBytes, server: u.cfg.Name, dropped: u.droppedMessage}
+	if tap != nil {
+		rt = &countingRoundTripper{base: rt, tap: tap}
 	}
-	return t.base.RoundTrip(req)
+	return NewScopedClient(origin, traceHeaders{base: rt}), nil
 }
 
 // builtinTransport starts the in-process server and connects to it in memory.
@@ -201,14 +273,17 @@ func (u *Upstream) builtinTransport(ctx context.Context, tap *wireTap) (mcp.Tran
 	if _, err := server.Connect(ctx, st, nil); err != nil {
 		return nil, fmt.Errorf("builtin %q: %w", u.cfg.Builtin, err)
 	}
-	return &countingTransport{inner: ct, tap: tap}, nil
+	return &countingTransport{inner: ct, tap: tap, tooLarge: u.tooLarge()}, nil
 }
 
-// countingTransport passes every message it reads to the wireTap. Only used where the inner connection has no
-// private SDK hooks to lose: stdio, in-memory and SSE.
+// countingTransport passes every message it reads to the wireTap, and
+// turns an answer whose result is over max_result_bytes into the error
+// for its call. Only used where the inner connection has no private SDK
+// hooks to lose: in-memory and SSE.
 type countingTransport struct {
-	inner mcp.Transport
-	tap   *wireTap
+	inner    mcp.Transport
+	tap      *wireTap
+	tooLarge *ResultTooLargeError
 }
 
 func (t *countingTransport) Connect(ctx context.Context) (mcp.Connection, error) {
@@ -216,20 +291,25 @@ func (t *countingTransport) Connect(ctx context.Context) (mcp.Connection, error)
 	if err != nil {
 		return nil, err
 	}
-	return &countingConn{Connection: c, tap: t.tap}, nil
+	return &countingConn{Connection: c, tap: t.tap, tooLarge: t.tooLarge}, nil
 }
 
 type countingConn struct {
 	mcp.Connection
-	tap *wireTap
+	tap      *wireTap
+	tooLarge *ResultTooLargeError
 }
 
 func (c *countingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	msg, err := c.Connection.Read(ctx)
-	if err == nil {
-		c.tap.read(msg)
+	if err != nil {
+		return msg, err
 	}
-	return msg, err
+	if r, ok := msg.(*jsonrpc.Response); ok && c.tooLarge != nil && int64(len(r.Result)) > c.tooLarge.Limit {
+		msg = &jsonrpc.Response{ID: r.ID, Error: c.tooLarge.rpcError()}
+	}
+	c.tap.read(msg)
+	return msg, nil
 }
 
 // sseTransport keeps an SSE session's event stream open after the connect.

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
+	"net/http"
 	"os"
 	"sync"
 	"syscall"
@@ -15,6 +16,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-hub/mcp-hub/internal/safe"
 )
 
 // ProtocolVersion is what the hub asks upstreams for. The SDK's 2026 draft
@@ -69,6 +72,12 @@ type Options struct {
 	SDKLogger *slog.Logger
 	// Builtin makes the in-process server for a 'builtin' upstream.
 	Builtin func(name string, env map[string]string) (*mcp.Server, error)
+	// MaxResultBytes bounds one message from the server, a tool result
+	// above all (DefaultMaxResultBytes). Past it only that call fails.
+	MaxResultBytes int64
+	// HTTPTransport sends the requests to remote servers (default
+	// http.DefaultTransport); the hub scopes it to each server's origin.
+	HTTPTransport http.RoundTripper
 }
 
 func (o *Options) defaults() {
@@ -93,6 +102,9 @@ func (o *Options) defaults() {
 	if o.SDKLogger == nil {
 		o.SDKLogger = o.Logger
 	}
+	if o.MaxResultBytes <= 0 {
+		o.MaxResultBytes = DefaultMaxResultBytes
+	}
 }
 
 // Lists is a snapshot of what an upstream offers.
@@ -116,6 +128,12 @@ type Status struct {
 	Restarts    int           `json:"restarts"`
 	ConnectTime time.Duration `json:"connect_time_ns"`
 	LastLatency time.Duration `json:"last_call_latency_ns"`
+	// ListChanges counts the server's list_changed notifications, and
+	// Relists the re-lists they caused (coalesced: at most one running
+	// and one queued). Relisting is true while one runs.
+	ListChanges int64 `json:"list_changes"`
+	Relists     int64 `json:"relists"`
+	Relisting   bool  `json:"relisting,omitempty"`
 }
 
 // Upstream is one configured server and its live connection.
@@ -145,12 +163,17 @@ type Upstream struct {
 	life        context.Context // ends at Close; calls in flight end with it
 	stderr      *stderrTail
 	restarts    int
-	connectTime time.Duration
-	lastLatency time.Duration
-	ready       chan struct{} // closed after the first connect attempt ends, either way
-	readyOnce   sync.Once
-	cancel      context.CancelFunc
-	done        chan struct{}
+	// list_changed coalescing (lists.go)
+	listChanges  int64
+	relists      int64
+	relisting    bool // a re-list runs
+	relistQueued bool // and another one follows it
+	connectTime  time.Duration
+	lastLatency  time.Duration
+	ready        chan struct{} // closed after the first connect attempt ends, either way
+	readyOnce    sync.Once
+	cancel       context.CancelFunc
+	done         chan struct{}
 }
 
 // New makes an Upstream; Start connects it.
@@ -242,6 +265,9 @@ func (u *Upstream) Status() Status {
 		Restarts:    u.restarts,
 		ConnectTime: u.connectTime,
 		LastLatency: u.lastLatency,
+		ListChanges: u.listChanges,
+		Relists:     u.relists,
+		Relisting:   u.relisting,
 	}
 	if u.lastErr != nil {
 		s.LastError = u.redact.String(u.lastErr.Error())
@@ -356,7 +382,16 @@ func (u *Upstream) setDown(err error, failed, ended bool) {
 }
 
 // connect makes one connection attempt: transport, initialize, list all.
-func (u *Upstream) connect(ctx context.Context) (*mcp.ClientSession, error) {
+// A panic on the way (what the server answered led the hub's code astray)
+// is a failed attempt.
+func (u *Upstream) connect(ctx context.Context) (cs *mcp.ClientSession, err error) {
+	defer safe.Recover(u.log, "connecting to the server", func(p error) {
+		if cs != nil {
+			cs.Close()
+		}
+		cs, err = nil, p
+		u.setDown(p, true, false)
+	})
 	start := time.Now()
 	cctx, cancel := context.WithTimeout(ctx, u.cfg.CallTimeout())
 	defer cancel()
@@ -368,14 +403,14 @@ func (u *Upstream) connect(ctx context.Context) (*mcp.ClientSession, error) {
 		return nil, err
 	}
 	client := u.newClient(nil, &u.counter)
-	cs, err := client.Connect(cctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: ProtocolVersion})
+	cs, err = client.Connect(cctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: ProtocolVersion})
 	if err != nil {
 		err = u.redact.Error(u.withStderr(fmt.Errorf("connect: %w", err)))
 		u.log.Error("cannot connect to upstream", "err", err)
 		u.setDown(err, true, false)
 		return nil, err
 	}
-	lists, err := listAll(cctx, cs, u.tap.schemas)
+	lists, err := u.listAll(cctx, cs, u.tap.schemas)
 	if err != nil {
 		cs.Close()
 		err = u.redact.Error(u.withStderr(fmt.Errorf("list: %w", err)))
@@ -404,68 +439,8 @@ func (u *Upstream) connect(ctx context.Context) (*mcp.ClientSession, error) {
 	u.mu.Unlock()
 	u.log.Info("upstream ready", "tools", len(lists.Tools), "resources", len(lists.Resources),
 		"prompts", len(lists.Prompts), "took", u.connectTime.Round(time.Millisecond))
-	u.listener.UpstreamChanged(u)
+	u.changed()
 	return cs, nil
-}
-
-// listAll reads every page of everything the server says it has.
-func listAll(ctx context.Context, cs *mcp.ClientSession, schemas *rawSchemas) (Lists, error) {
-	init := cs.InitializeResult()
-	l := Lists{Capabilities: init.Capabilities, Instructions: init.Instructions, ServerInfo: init.ServerInfo}
-	caps := init.Capabilities
-	if caps == nil {
-		caps = &mcp.ServerCapabilities{}
-	}
-	var err error
-	if caps.Tools != nil {
-		if l.Tools, err = collect(cs.Tools(ctx, nil)); err != nil {
-			return l, fmt.Errorf("tools: %w", err)
-		}
-		schemas.apply(l.Tools)
-	}
-	if caps.Resources != nil {
-		if l.Resources, err = collect(cs.Resources(ctx, nil)); err != nil {
-			return l, fmt.Errorf("resources: %w", err)
-		}
-		// Templates are optional even for servers with resources.
-		l.Templates, _ = collect(cs.ResourceTemplates(ctx, nil))
-	}
-	if caps.Prompts != nil {
-		if l.Prompts, err = collect(cs.Prompts(ctx, nil)); err != nil {
-			return l, fmt.Errorf("prompts: %w", err)
-		}
-	}
-	return l, nil
-}
-
-func collect[T any](seq func(func(*T, error) bool)) ([]*T, error) {
-	var out []*T
-	for v, err := range seq {
-		if err != nil {
-			return out, err
-		}
-		out = append(out, v)
-	}
-	return out, nil
-}
-
-// relist refreshes the snapshot after the upstream said its lists changed.
-func (u *Upstream) relist(ctx context.Context) {
-	cs, err := u.Session()
-	if err != nil {
-		return
-	}
-	ctx, cancel := context.WithTimeout(ctx, u.cfg.CallTimeout())
-	defer cancel()
-	lists, err := listAll(ctx, cs, u.tap.schemas)
-	if err != nil {
-		u.log.Warn("re-list failed", "err", u.redact.Error(err))
-		return
-	}
-	u.mu.Lock()
-	u.lists = lists
-	u.mu.Unlock()
-	u.listener.UpstreamChanged(u)
 }
 
 // UnavailableError is returned for calls to a server that is not connected.
@@ -631,7 +606,13 @@ func (u *Upstream) CallTool(ctx context.Context, owner any, params *mcp.CallTool
 	u.lastLatency = elapsed
 	u.mu.Unlock()
 	if err != nil {
+		if rpc, ok := errors.AsType[*jsonrpc.Error](err); ok && rpc.Code == CodeResultTooLarge {
+			err = u.tooLarge() // the SDK's decoded call: an isError for the client, like a raw call's
+		}
+		var stalled *StalledError
 		switch {
+		case errors.As(err, &stalled):
+			return nil, &UnavailableError{Server: u.cfg.Name, State: StateRestarting, Cause: stalled}
 		case life != nil && life.Err() != nil:
 			return nil, &UnavailableError{Server: u.cfg.Name, State: StateClosed, Cause: errors.New("the hub is shutting down")}
 		case errors.Is(ctx.Err(), context.DeadlineExceeded):

@@ -168,7 +168,7 @@ func TestListsAllPages(t *testing.T) {
 	if lists.Instructions != "use me" || lists.ServerInfo.Name != "paged" || lists.Capabilities.Tools == nil {
 		t.Errorf("instructions %q, server info %+v", lists.Instructions, lists.ServerInfo)
 	}
-	fixture.Eventually(t, 5*time.Second, "UpstreamChanged", func() bool { return l.changeCount() == 1 })
+	fixture.Eventually(t, 30*time.Second, "UpstreamChanged", func() bool { return l.changeCount() == 1 })
 	st := u.Status()
 	if st.Transport != TransportBuiltin || st.Tools != 5 || st.ConnectTime <= 0 || st.LastError != "" {
 		t.Errorf("status = %+v", st)
@@ -190,7 +190,7 @@ func TestStdioServer(t *testing.T) {
 	if got := callText(t, u, "echo", map[string]any{"a": 1}); got != `proc:echo:{"a":1}` {
 		t.Errorf("echo -> %q", got)
 	}
-	fixture.Eventually(t, 5*time.Second, "stderr in the log", func() bool {
+	fixture.Eventually(t, 30*time.Second, "stderr in the log", func() bool {
 		s := logs.String()
 		return strings.Contains(s, "server=proc") && strings.Contains(s, "proc stderr line 2")
 	})
@@ -304,13 +304,13 @@ func TestCrashRestart(t *testing.T) {
 	}
 	fixture.Eventually(t, 10*time.Second, "a restart", func() bool { return u.Status().Restarts >= 1 })
 	waitReady(t, u)
-	fixture.Eventually(t, 5*time.Second, "a re-list", func() bool { return l.changeCount() >= 2 })
+	fixture.Eventually(t, 30*time.Second, "a re-list", func() bool { return l.changeCount() >= 2 })
 	if got := callText(t, u, "echo", nil); got != marker+":echo:{}" {
 		t.Errorf("echo after restart -> %q", got)
 	}
 	if runtime.GOOS == "linux" {
 		u.Close()
-		fixture.Eventually(t, 5*time.Second, "the child to exit after Close", func() bool { return countProcs(marker) == 0 })
+		fixture.Eventually(t, 30*time.Second, "the child to exit after Close", func() bool { return countProcs(marker) == 0 })
 		if st := u.Status(); st.State != StateClosed {
 			t.Errorf("state after Close = %s", st.State)
 		}
@@ -398,9 +398,8 @@ func TestRelistOnListChanged(t *testing.T) {
 	fixture.Eventually(t, 10*time.Second, "tool b", func() bool {
 		return slices.Equal(names(u.Lists().Tools, func(x *mcp.Tool) string { return x.Name }), []string{"a", "b"})
 	})
-	if l.changeCount() < 2 {
-		t.Errorf("UpstreamChanged called %d times", l.changeCount())
-	}
+	// The lists are stored a moment before they are handed on.
+	fixture.Eventually(t, 30*time.Second, "UpstreamChanged for the re-list", func() bool { return l.changeCount() >= 2 })
 }
 
 // TestCountingBody: notifications in an SSE stream are counted whatever

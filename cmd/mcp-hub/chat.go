@@ -46,14 +46,12 @@ Ctrl-D quits). With -p it answers one prompt on stdout and exits non-zero on fai
 // chatLogger logs to stderr like the other commands, but at warn unless
 // --log-level was given: hub info lines would drown the conversation.
 func chatLogger(c *cli.Context, secrets []string) (*slog.Logger, error) {
-	for _, ctx := range c.Lineage() {
-		if ctx.IsSet("log-level") {
-			return newLogger(c, secrets)
-		}
+	if globalSet(c, "log-level") {
+		return newLogger(c, secrets)
 	}
 	var h slog.Handler = slog.NewTextHandler(c.App.ErrWriter, &slog.HandlerOptions{Level: slog.LevelWarn})
 	if len(secrets) > 0 {
-		h = redactHandler{Handler: h, r: strings.NewReplacer(redactPairs(secrets)...)}
+		h = redacting(h, secrets)
 	}
 	return slog.New(h), nil
 }

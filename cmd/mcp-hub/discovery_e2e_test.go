@@ -35,7 +35,7 @@ func (c *listChangedCounter) client() *mcp.Client {
 
 func (c *listChangedCounter) waitFor(t *testing.T, want int32) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for c.n.Load() < want && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}

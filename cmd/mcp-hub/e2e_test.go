@@ -168,7 +168,7 @@ func TestAggregateCLIServeStdio(t *testing.T) {
 	if err != nil || text(r) != "progress done: 2 steps" {
 		t.Errorf("web__progress: %v %+v", err, r)
 	}
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for progress.Load() < 2 && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}

@@ -27,10 +27,10 @@ func evalCommand() *cli.Command {
 		Usage: "measure search quality and token savings on a benchmark corpus",
 		Description: "Loads a corpus ({\"servers\":[{name, description, tools}]}) into the search index under the hub's\n" +
 			"exposed names, runs every query of a JSON-lines file ({id, query, gold:[{server, tool}]}) and prints\n" +
-			"hit@k, recall@k, MRR@10, nDCG@10 and search latency. Benchmark sets live in ../shared/bench/*/.",
+			"hit@k, recall@k, MRR@10, nDCG@10 and search latency. Benchmark sets live in testdata/bench/*/ in the repository (see testdata/bench/README.md).",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "corpus", Usage: "corpus JSON `FILE` (e.g. ../shared/bench/etom-l2/corpus.json)"},
-			&cli.StringFlag{Name: "queries", Usage: "queries JSON-lines `FILE` (e.g. ../shared/bench/etom-l2/queries-dev.jsonl)"},
+			&cli.StringFlag{Name: "corpus", Usage: "corpus JSON `FILE` (e.g. testdata/bench/etom-l2/corpus.json)"},
+			&cli.StringFlag{Name: "queries", Usage: "queries JSON-lines `FILE` (e.g. testdata/bench/etom-l2/queries-dev.jsonl)"},
 			&cli.StringFlag{Name: "k", Value: "1,5,10", Usage: "comma-separated cut-offs for hit@k and recall@k"},
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON object"},
 			&cli.IntFlag{Name: "misses", Usage: "print the `N` worst misses with what ranked above the gold tool"},
@@ -47,7 +47,7 @@ func runEval(c *cli.Context) error {
 		{"queries", queriesPath, "queries-dev.jsonl"},
 	} {
 		if f.val == "" {
-			return cli.Exit(fmt.Sprintf("eval: --%s is required (benchmark sets: ../shared/bench/*/%s)", f.name, f.example), 2)
+			return cli.Exit(fmt.Sprintf("eval: --%s is required (benchmark sets: testdata/bench/*/%s)", f.name, f.example), 2)
 		}
 	}
 	ks, err := parseKs(c.String("k"))

@@ -112,8 +112,8 @@ func TestEvalErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"no corpus", []string{"--queries", fixtureQueries}, "--corpus is required (benchmark sets: ../shared/bench/*/corpus.json)"},
-		{"no queries", []string{"--corpus", fixtureCorpus}, "--queries is required (benchmark sets: ../shared/bench/*/queries-dev.jsonl)"},
+		{"no corpus", []string{"--queries", fixtureQueries}, "--corpus is required (benchmark sets: testdata/bench/*/corpus.json)"},
+		{"no queries", []string{"--corpus", fixtureCorpus}, "--queries is required (benchmark sets: testdata/bench/*/queries-dev.jsonl)"},
 		{"bad k", []string{"--corpus", fixtureCorpus, "--queries", fixtureQueries, "--k", "1,x"}, `--k: "x" is not a positive integer`},
 		{"zero k", []string{"--corpus", fixtureCorpus, "--queries", fixtureQueries, "--k", "0"}, `"0" is not a positive integer`},
 		{"missing corpus", []string{"--corpus", "nope.json", "--queries", fixtureQueries}, "read corpus"},

@@ -83,7 +83,7 @@ restart: {initial_backoff: 50ms, max_backoff: 200ms}
 // feNoOrphans fails unless every pid has exited.
 func feNoOrphans(t *testing.T, pids []int) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(15 * time.Second)
 	for {
 		var alive []int
 		for _, p := range pids {

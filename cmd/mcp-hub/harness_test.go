@@ -100,10 +100,11 @@ func removeStaleBuildDirs() {
 
 // buildEverythingServer builds the everything-server of go-sdk as published,
 // at the version of our go.mod: it stands for the upstream servers our users
-// run, so it must not pick up our patched copy (third_party/README.md). It
-// builds in a scratch copy of go.mod/go.sum without that replace directive,
-// with -mod=mod for the sums only the everything-server needs, rather than
-// editing the repository's files from a test.
+// run, so it must not pick up our patched copy (third_party/README.md), even
+// when the tests run under the fast build (go.fast.mod). It builds in a
+// scratch copy of go.mod/go.sum with -mod=mod for the sums only the
+// everything-server needs, rather than editing the repository's files from a
+// test, and without GOFLAGS, which may name -modfile=go.fast.mod.
 func buildEverythingServer(dir string) (string, error) {
 	gomod, err := exec.Command("go", "env", "GOMOD").Output()
 	if err != nil {
@@ -124,19 +125,16 @@ func buildEverythingServer(dir string) (string, error) {
 		}
 	}
 	out := filepath.Join(dir, "everything-server")
-	build := []string{"build", "-mod=mod", "-o", out}
+	args := []string{"build", "-mod=mod", "-o", out}
 	if raceEnabled() {
-		build = append(build, "-race")
+		args = append(args, "-race")
 	}
-	for _, args := range [][]string{
-		{"mod", "edit", "-dropreplace=" + sdkModule},
-		append(build, everythingPkg),
-	} {
-		cmd := exec.Command("go", args...)
-		cmd.Dir = scratch
-		if output, err := cmd.CombinedOutput(); err != nil {
-			return "", fmt.Errorf("go %s (in a scratch copy of go.mod): %v\n%s", strings.Join(args, " "), err, output)
-		}
+	args = append(args, everythingPkg)
+	cmd := exec.Command("go", args...)
+	cmd.Dir = scratch
+	cmd.Env = append(os.Environ(), "GOFLAGS=")
+	if output, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go %s (in a scratch copy of go.mod): %v\n%s", strings.Join(args, " "), err, output)
 	}
 	return out, nil
 }
@@ -300,14 +298,14 @@ func startHub(tb testing.TB, name, cfgYAML, upstreamExe string) (url string, c *
 // checkNoOrphans fails the test if a stdio upstream of a stopped hub is still
 // running (DESIGN.md: child processes die with the hub), then kills it.
 func checkNoOrphans(tb testing.TB, hubName, exe string) {
-	deadline := time.Now().Add(3 * time.Second)
+	deadline := time.Now().Add(10 * time.Second)
 	for {
 		pids := processesOf(exe)
 		if len(pids) == 0 {
 			return
 		}
 		if time.Now().After(deadline) {
-			tb.Errorf("%s: stdio upstream %s still running 3s after the hub exited (pids %v): child processes must die with the hub", hubName, exe, pids)
+			tb.Errorf("%s: stdio upstream %s still running 10s after the hub exited (pids %v): child processes must die with the hub", hubName, exe, pids)
 			for _, pid := range pids {
 				_ = syscall.Kill(pid, syscall.SIGKILL)
 			}

@@ -4,41 +4,41 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"strings"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
 // newLogger logs text records to stderr (stdout belongs to the MCP
 // protocol in stdio mode), with every secret replaced by "[REDACTED]".
 func newLogger(c *cli.Context, secrets []string) (*slog.Logger, error) {
 	var level slog.Level
-	if err := level.UnmarshalText([]byte(c.String("log-level"))); err != nil {
-		return nil, cli.Exit(fmt.Sprintf("--log-level %q: use debug, info, warn or error", c.String("log-level")), exitConfig)
+	name := globalString(c, "log-level")
+	if err := level.UnmarshalText([]byte(name)); err != nil {
+		return nil, cli.Exit(fmt.Sprintf("--log-level %q: use debug, info, warn or error", name), exitConfig)
 	}
 	h := slog.NewTextHandler(c.App.ErrWriter, &slog.HandlerOptions{Level: level})
 	if len(secrets) == 0 {
 		return slog.New(h), nil
 	}
-	return slog.New(redactHandler{Handler: h, r: strings.NewReplacer(redactPairs(secrets)...)}), nil
+	return slog.New(redacting(h, secrets)), nil
 }
 
-func redactPairs(secrets []string) []string {
-	var pairs []string
-	for _, s := range secrets {
-		pairs = append(pairs, s, "[REDACTED]")
-	}
-	return pairs
+// redacting wraps h so that no secret reaches the log.
+func redacting(h slog.Handler, secrets []string) slog.Handler {
+	return redactHandler{Handler: h, r: upstream.NewRedactor(secrets)}
 }
 
-// redactHandler rewrites the message and every string-ish attribute.
+// redactHandler rewrites the message and every string-ish attribute with
+// the hub's redactor (longest secret first, like everywhere else).
 type redactHandler struct {
 	slog.Handler
-	r *strings.Replacer
+	r *upstream.Redactor
 }
 
 func (h redactHandler) Handle(ctx context.Context, rec slog.Record) error {
-	out := slog.NewRecord(rec.Time, rec.Level, h.r.Replace(rec.Message), rec.PC)
+	out := slog.NewRecord(rec.Time, rec.Level, h.r.String(rec.Message), rec.PC)
 	rec.Attrs(func(a slog.Attr) bool {
 		out.AddAttrs(h.redact(a))
 		return true
@@ -57,9 +57,9 @@ func (h redactHandler) redact(a slog.Attr) slog.Attr {
 		}
 		return slog.Group(a.Key, out...)
 	case slog.KindString:
-		return slog.String(a.Key, h.r.Replace(v.String()))
+		return slog.String(a.Key, h.r.String(v.String()))
 	case slog.KindAny:
-		return slog.String(a.Key, h.r.Replace(fmt.Sprint(v.Any())))
+		return slog.String(a.Key, h.r.String(fmt.Sprint(v.Any())))
 	}
 	return a
 }

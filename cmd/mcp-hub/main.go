@@ -1,6 +1,6 @@
 // Command mcp-hub serves many MCP servers as one, with tool discovery.
 //
-// Usage: mcp-hub [--config FILE] COMMAND. See `mcp-hub help`.
+// Usage: mcp-hub COMMAND [--config FILE] [flags]. See `mcp-hub help`.
 package main
 
 import (
@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"syscall"
 
@@ -43,10 +44,16 @@ const exitConfig = 2
 
 // run is main with its inputs and outputs explicit, for tests.
 func run(args []string, stdin io.ReadCloser, stdout, stderr io.Writer) int {
-	app := newApp(stdin, stdout, stderr)
+	return runApp(newApp(stdin, stdout, stderr), args)
+}
+
+// runApp runs app on args and turns its error into an exit code, with the
+// message on app.ErrWriter.
+func runApp(app *cli.App, args []string) int {
+	stderr := app.ErrWriter
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	err := app.RunContext(ctx, args)
+	err := app.RunContext(ctx, hoistFlags(app, args))
 	if err == nil {
 		return 0
 	}
@@ -67,48 +74,78 @@ func run(args []string, stdin io.ReadCloser, stdout, stderr io.Writer) int {
 	return 1
 }
 
+// newApp is the command tree. Every command, at any depth, takes the
+// global flags (flags.go) before or after its name.
 func newApp(stdin io.ReadCloser, stdout, stderr io.Writer) *cli.App {
-	return &cli.App{
-		Name:      "mcp-hub",
-		Usage:     "serve many MCP servers as one, with tool search",
-		Version:   hub.Version,
-		Reader:    stdin,
-		Writer:    stdout,
-		ErrWriter: stderr,
-		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "config", Aliases: []string{"c"}, Usage: "config file (hub.yaml, or a Claude Desktop JSON file); default ./hub.yaml, then the user config dir", EnvVars: []string{"MCP_HUB_CONFIG"}},
-			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "debug, info, warn or error"},
-		},
+	app := &cli.App{
+		Name:                 "mcp-hub",
+		Usage:                "serve many MCP servers as one, with tool search",
+		Version:              hub.Version,
+		Reader:               stdin,
+		Writer:               stdout,
+		ErrWriter:            stderr,
+		EnableBashCompletion: true,
+		Flags:                globalFlags(true),
 		Commands: []*cli.Command{
 			serveCommand(),
 			toolsCommand(),
 			serversCommand(),
 			searchCommand(),
 			configCommand(),
+			importCommand(),
+			installCommand(),
+			uninstallCommand(),
 			evalCommand(),
 			chatCommand(),
 			modelsCommand(),
+			completionCommand(),
 			versionCommand(),
 		},
 		ExitErrHandler: func(*cli.Context, error) {}, // run reports errors
 	}
+	addGlobalFlags(app.Commands)
+	return app
 }
 
 func versionCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "version",
-		Usage: "print the version",
+		Usage: "print the version, and how this binary was built",
 		Action: func(c *cli.Context) error {
 			fmt.Fprintln(c.App.Writer, "mcp-hub", hub.Version)
+			if info := buildInfo(); info != "" {
+				fmt.Fprintln(c.App.Writer, info)
+			}
 			return nil
 		},
 	}
 }
 
+// buildInfo says which module version and which go-sdk went into the
+// binary: the fast build replaces go-sdk with third_party/go-sdk
+// (go.fast.mod), `go install` builds the published one.
+func buildInfo() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return ""
+	}
+	sdk := "go-sdk ?"
+	for _, d := range bi.Deps {
+		if d.Path != "github.com/modelcontextprotocol/go-sdk" {
+			continue
+		}
+		sdk = "go-sdk " + d.Version + " (stock: built from go.mod, as go install does)"
+		if d.Replace != nil {
+			sdk = "go-sdk " + d.Version + " with third_party/go-sdk.patch (fast build: go.fast.mod)"
+		}
+	}
+	return fmt.Sprintf("module %s, %s, %s %s/%s", bi.Main.Version, sdk, bi.GoVersion, runtime.GOOS, runtime.GOARCH)
+}
+
 // configPath resolves --config: the flag, else ./hub.yaml, else
 // <user config dir>/mcp-hub/hub.yaml.
 func configPath(c *cli.Context) string {
-	if p := c.String("config"); p != "" {
+	if p := globalString(c, "config"); p != "" {
 		return p
 	}
 	if _, err := os.Stat("hub.yaml"); err == nil {

@@ -95,7 +95,8 @@ func serveHTTP(c *cli.Context, h *hub.Hub, log *slog.Logger, addr string) error 
 		}
 		extra["/v1/chat"] = handler
 	}
-	srv := &http.Server{Handler: h.HTTPHandler(extra), ReadHeaderTimeout: 10 * time.Second}
+	srv := h.NewHTTPServer(extra)
+	returnIdleMemory(c.Context, h, log)
 	log.Info("serving streamable HTTP", "url", "http://"+ln.Addr().String()+"/mcp", "health", "http://"+ln.Addr().String()+"/healthz",
 		"dashboard", "http://"+ln.Addr().String()+hub.UIPath, "metrics", "http://"+ln.Addr().String()+"/metrics")
 	errc := make(chan error, 1)
@@ -126,7 +127,7 @@ func serveMetrics(h *hub.Hub, log *slog.Logger, addr string) (stop func(), err e
 		log.Warn("serving /metrics beyond this machine without auth at " + ln.Addr().String() +
 			": set auth.tokens or auth.oauth in the config, or bind 127.0.0.1")
 	}
-	srv := &http.Server{Handler: h.MetricsHTTPHandler(), ReadHeaderTimeout: 10 * time.Second}
+	srv := h.NewMetricsServer()
 	go srv.Serve(ln)
 	log.Info("serving Prometheus metrics", "url", "http://"+ln.Addr().String()+"/metrics")
 	return func() { srv.Close() }, nil

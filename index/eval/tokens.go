@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/tiktoken-go/tokenizer"
+	"github.com/tiktoken-go/tokenizer/codec"
 
 	"github.com/mcp-hub/mcp-hub/hub"
 	"github.com/mcp-hub/mcp-hub/upstream"
@@ -25,19 +25,18 @@ type TokenReport struct {
 
 // CountTokens counts the o200k_base tokens of tool definitions as a client
 // receives them (each definition's compact JSON). The encoder is embedded in
-// the binary: no network access.
+// the binary: no network access. Only o200k_base is linked (the codec
+// package directly, not tokenizer.Get, which would pull in every
+// vocabulary); it is built on first use, never at start-up.
 func CountTokens(defs []json.RawMessage) (int, error) {
-	codec, err := tokenizer.Get(tokenizer.O200kBase)
-	if err != nil {
-		return 0, fmt.Errorf("load o200k_base: %w", err)
-	}
+	enc := codec.NewO200kBase()
 	total := 0
 	for i, d := range defs {
 		var buf bytes.Buffer
 		if err := json.Compact(&buf, d); err != nil {
 			return 0, fmt.Errorf("tool definition %d: %w", i, err)
 		}
-		n, err := codec.Count(buf.String())
+		n, err := enc.Count(buf.String())
 		if err != nil {
 			return 0, fmt.Errorf("count tokens of definition %d: %w", i, err)
 		}

@@ -10,6 +10,15 @@
 // own beyond what New builds (the notes store is a file, guarded so that
 // several servers over the same file stay consistent).
 //
+// Builtins run inside the hub's process, so a bug in one must not become a
+// crash of the hub. New builds every server behind one boundary
+// (boundary.go): a panic in any handler becomes an error for that one
+// request, and a result larger than Options.MaxResultBytes becomes an error
+// naming the limit, so the in-memory connection to the server stays up.
+// Within the servers, every loop and allocation sized by a client's input is
+// bounded, and past a bound the call fails with an error that names the
+// limit and the fix (the limits are listed in README.md, "Builtin servers").
+//
 // Tool descriptions are written for retrieval: the hub finds deferred tools
 // by BM25 search over names, descriptions and parameter descriptions, so they
 // name the task in the words a user would use.
@@ -18,8 +27,11 @@ package builtin
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"sort"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -37,7 +49,7 @@ func protocolVersions() []string {
 // entry describes one builtin.
 type entry struct {
 	description string
-	build       func(env map[string]string) (*mcp.Server, error)
+	build       func(env map[string]string, opts Options) (*mcp.Server, error)
 }
 
 // registry returns the table of builtins. It is built on each call so the
@@ -63,20 +75,60 @@ func registry() map[string]entry {
 	}
 }
 
-// New returns a fresh *mcp.Server for the named builtin. env carries the
-// server's configured environment (already expanded), e.g. NOTES_FILE.
-func New(name string, env map[string]string) (*mcp.Server, error) {
+// DefaultMaxResultBytes is the default bound on one builtin result, as
+// encoded JSON. It stays below the 16 MiB frame limit of go-sdk's transports
+// with room to spare.
+const DefaultMaxResultBytes = 8 << 20
+
+// Options tune the servers New makes.
+type Options struct {
+	// Logger receives one record, with the stack, for each panic the
+	// boundary turns into an error (default slog.Default()). Nothing of a
+	// panic but the tool's name reaches the client.
+	Logger *slog.Logger
+	// MaxResultBytes bounds one result (a tool call, a resource read, a
+	// prompt, a list page) as encoded JSON; a larger one fails that request
+	// with an error naming the limit. 0 means DefaultMaxResultBytes; more
+	// than MaxResultFrame means MaxResultFrame.
+	MaxResultBytes int
+}
+
+// MaxResultFrame is the most MaxResultBytes can be: the hub reads a builtin
+// over go-sdk's in-memory transport, whose frames end at 16 MiB, and a
+// larger frame would end the connection rather than the call.
+const MaxResultFrame = mcp.DefaultMaxLineLength - 64<<10
+
+func (o Options) withDefaults() Options {
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.MaxResultBytes <= 0 {
+		o.MaxResultBytes = DefaultMaxResultBytes
+	}
+	o.MaxResultBytes = min(o.MaxResultBytes, MaxResultFrame)
+	return o
+}
+
+// New returns a fresh *mcp.Server for the named builtin, behind the
+// boundary that turns its panics and oversized results into errors. env
+// carries the server's configured environment (already expanded), e.g.
+// NOTES_FILE.
+func New(name string, env map[string]string, opts Options) (*mcp.Server, error) {
 	e, ok := registry()[name]
 	if !ok {
-		return nil, fmt.Errorf("unknown builtin server %q (available: %s)", name, strings.Join(Names(), ", "))
+		return nil, fmt.Errorf("unknown builtin server %s (available: %s)", quote(name), strings.Join(Names(), ", "))
 	}
 	if env == nil {
 		env = map[string]string{}
 	}
-	s, err := e.build(env)
+	opts = opts.withDefaults()
+	s, err := e.build(env, opts)
 	if err != nil {
 		return nil, fmt.Errorf("builtin %q: %w", name, err)
 	}
+	// Installed last, so that it is the outermost middleware and also
+	// covers the ones a builtin adds itself (notes answers resources/list).
+	guard(s, name, opts)
 	return s, nil
 }
 
@@ -121,5 +173,25 @@ func readOnly(title string) *mcp.ToolAnnotations {
 
 func ptr[T any](v T) *T { return &v }
 
-// ctxErr is used by handlers that loop, so a cancelled call stops promptly.
+// quoteRunes is how much of a client's string an error message quotes.
+const quoteRunes = 60
+
+// quote returns s in Go quotes for an error message, cut after quoteRunes
+// characters (with its length in bytes), so that an error never echoes a
+// multi-megabyte argument back.
+func quote(s string) string {
+	i, n := 0, 0
+	for i < len(s) && n < quoteRunes {
+		_, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+		n++
+	}
+	if i == len(s) {
+		return strconv.Quote(s)
+	}
+	return fmt.Sprintf("%s (%d bytes)", strconv.Quote(s[:i]+"…"), len(s))
+}
+
+// ctxErr is used by handlers that loop over a client's input, so that a
+// cancelled or timed-out call stops promptly.
 func ctxErr(ctx context.Context) error { return ctx.Err() }

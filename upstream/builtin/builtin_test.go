@@ -3,8 +3,11 @@ package builtin
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"log/slog"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -18,14 +21,29 @@ func connect(t *testing.T, name string, env map[string]string) (*mcp.ClientSessi
 	return connectOpts(t, name, env, nil)
 }
 
+// connectOpts is connect with client options. The server logs to a
+// recorder, and the test fails if any handler panicked: the boundary keeps
+// a panic from crashing anything, so only its log shows it.
 func connectOpts(t *testing.T, name string, env map[string]string, opts *mcp.ClientOptions) (*mcp.ClientSession, *mcp.Server) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	t.Cleanup(cancel)
-	srv, err := New(name, env)
+	rec := &logRecorder{}
+	t.Cleanup(func() {
+		if p := rec.panics(); len(p) > 0 {
+			t.Errorf("builtin %s panicked:\n%s", name, strings.Join(p, "\n"))
+		}
+	})
+	srv, err := New(name, env, Options{Logger: slog.New(rec)})
 	if err != nil {
 		t.Fatalf("New(%q): %v", name, err)
 	}
+	return connectServer(t, srv, opts), srv
+}
+
+// connectServer opens a client session to srv over in-memory transports.
+func connectServer(t testing.TB, srv *mcp.Server, opts *mcp.ClientOptions) *mcp.ClientSession {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
 	st, ct := mcp.NewInMemoryTransports()
 	ss, err := srv.Connect(ctx, st, nil)
 	if err != nil {
@@ -38,7 +56,44 @@ func connectOpts(t *testing.T, name string, env map[string]string, opts *mcp.Cli
 		t.Fatalf("client connect: %v", err)
 	}
 	t.Cleanup(func() { cs.Close() })
-	return cs, srv
+	return cs
+}
+
+// logRecorder is a slog.Handler that keeps every record, for tests that
+// check what a server logged.
+type logRecorder struct {
+	mu      sync.Mutex
+	records []string // message and attributes, one line each
+}
+
+func (l *logRecorder) Enabled(context.Context, slog.Level) bool { return true }
+func (l *logRecorder) WithAttrs([]slog.Attr) slog.Handler       { return l }
+func (l *logRecorder) WithGroup(string) slog.Handler            { return l }
+
+func (l *logRecorder) Handle(_ context.Context, r slog.Record) error {
+	var b strings.Builder
+	b.WriteString(r.Message)
+	r.Attrs(func(a slog.Attr) bool {
+		fmt.Fprintf(&b, " %s=%q", a.Key, a.Value.String())
+		return true
+	})
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.records = append(l.records, b.String())
+	return nil
+}
+
+// panics returns the records of panics the boundary caught.
+func (l *logRecorder) panics() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []string
+	for _, r := range l.records {
+		if strings.Contains(r, "panicked") {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // call invokes a tool and returns its text and structured content.
@@ -75,7 +130,7 @@ func TestRegistry(t *testing.T) {
 	if Describe("nope") != "" {
 		t.Errorf("Describe of unknown builtin should be empty")
 	}
-	_, err := New("nope", nil)
+	_, err := New("nope", nil, Options{})
 	if err == nil || !strings.Contains(err.Error(), "calc, notes, text, time") {
 		t.Fatalf("New(unknown) error = %v, want one listing the available names", err)
 	}

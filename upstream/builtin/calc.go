@@ -16,7 +16,7 @@ type calcServer struct {
 	units map[string]unitDef
 }
 
-func newCalcServer(map[string]string) (*mcp.Server, error) {
+func newCalcServer(map[string]string, Options) (*mcp.Server, error) {
 	cs := &calcServer{units: unitTable()}
 	s := newServer("calc",
 		"Exact, offline arithmetic. Prefer these tools over mental math: evaluate expressions, convert units, compute percentages.", nil)
@@ -65,7 +65,7 @@ type evaluateOut struct {
 func (cs *calcServer) evaluate(_ context.Context, _ *mcp.CallToolRequest, in evaluateIn) (*mcp.CallToolResult, evaluateOut, error) {
 	v, err := evalExpr(in.Expression)
 	if err != nil {
-		return nil, evaluateOut{}, fmt.Errorf("evaluate %q: %w", in.Expression, err)
+		return nil, evaluateOut{}, fmt.Errorf("evaluate %s: %w", quote(in.Expression), err)
 	}
 	out := evaluateOut{Expression: in.Expression, Result: v, Formatted: fmtNum(v)}
 	return textResult("%s = %s", strings.TrimSpace(in.Expression), out.Formatted), out, nil
@@ -186,7 +186,7 @@ func (cs *calcServer) lookupUnit(name string) (unitDef, error) {
 			return u, nil
 		}
 	}
-	return unitDef{}, fmt.Errorf("unknown unit %q; known units: %s", name, cs.knownUnits())
+	return unitDef{}, fmt.Errorf("unknown unit %s; known units: %s", quote(name), cs.knownUnits())
 }
 
 // knownUnits lists canonical unit names by category for error messages.
@@ -247,6 +247,9 @@ func (cs *calcServer) convertUnits(_ context.Context, _ *mcp.CallToolRequest, in
 	if from.category == "temperature" && base < 0 {
 		return nil, convertUnitsOut{}, fmt.Errorf("convert_units: %s %s is below absolute zero", fmtNum(in.Value), from.name)
 	}
+	if math.IsInf(r, 0) || math.IsNaN(r) {
+		return nil, convertUnitsOut{}, fmt.Errorf("convert_units: %s %s in %s is too large for a 64-bit float (over 1.8e308)", fmtNum(in.Value), from.name, to.name)
+	}
 	// Round away float noise (e.g. 0.30000000000000004) at 12 digits.
 	r = roundSig(r, 12)
 	out := convertUnitsOut{Value: in.Value, From: from.name, To: to.name, Result: r, Formatted: fmtNum(r), Category: from.category}
@@ -304,7 +307,10 @@ func (cs *calcServer) percentage(_ context.Context, _ *mcp.CallToolRequest, in p
 		r = in.A * (1 - in.B/100)
 		text = fmt.Sprintf("%s - %s%% = %s", a, b, fmtNum(roundSig(r, 12)))
 	default:
-		return nil, percentageOut{}, fmt.Errorf("percentage: unknown operation %q (use percent_of, what_percent, change, increase or decrease)", in.Operation)
+		return nil, percentageOut{}, fmt.Errorf("percentage: unknown operation %s (use percent_of, what_percent, change, increase or decrease)", quote(in.Operation))
+	}
+	if math.IsInf(r, 0) || math.IsNaN(r) {
+		return nil, percentageOut{}, fmt.Errorf("percentage: %s: the result is too large for a 64-bit float (over 1.8e308)", in.Operation)
 	}
 	r = roundSig(r, 12)
 	return textResult("%s", text), percentageOut{Operation: in.Operation, Result: r, Formatted: fmtNum(r)}, nil

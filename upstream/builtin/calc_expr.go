@@ -1,6 +1,7 @@
 package builtin
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -19,9 +20,14 @@ import (
 //	power   = primary [ ("^" | "**") unary ]      right-associative; -2^2 = -4
 //	primary = number | name | name "(" [ expr { "," expr } ] ")" | "(" expr ")"
 
-// maxExprLen bounds the input so a pathological expression cannot use
-// unbounded stack in the recursive parser.
-const maxExprLen = 4096
+// Bounds of an expression: its length, and how deeply parentheses, signs
+// and powers may nest (the parser recurses once per level). Values are
+// float64, so no intermediate can grow in size: an overflow is +Inf and
+// fails the evaluation with a clear error.
+const (
+	maxExprLen   = 4096
+	maxExprDepth = 200
+)
 
 // exprError reports a problem at a byte offset in the expression.
 type exprError struct {
@@ -74,8 +80,11 @@ func tokenize(src string) ([]token, error) {
 			}
 			text := strings.ReplaceAll(src[i:j], "_", "")
 			v, err := strconv.ParseFloat(text, 64)
+			if errors.Is(err, strconv.ErrRange) {
+				return nil, &exprError{i, fmt.Sprintf("number %s is too large for a 64-bit float (over 1.8e308)", quote(src[i:j]))}
+			}
 			if err != nil {
-				return nil, &exprError{i, fmt.Sprintf("invalid number %q", src[i:j])}
+				return nil, &exprError{i, fmt.Sprintf("invalid number %s", quote(src[i:j]))}
 			}
 			toks = append(toks, token{kind: tokNum, text: src[i:j], num: v, pos: i})
 			i = j
@@ -130,7 +139,7 @@ func evalExpr(src string) (float64, error) {
 		return 0, fmt.Errorf("empty expression")
 	}
 	if len(src) > maxExprLen {
-		return 0, fmt.Errorf("expression too long (%d bytes, max %d)", len(src), maxExprLen)
+		return 0, fmt.Errorf("expression too long (%d bytes, at most %d): split the calculation into steps", len(src), maxExprLen)
 	}
 	toks, err := tokenize(src)
 	if err != nil {
@@ -156,11 +165,21 @@ func evalExpr(src string) (float64, error) {
 	return v, nil
 }
 
-func (p *parser) expr() (float64, error) {
+// enter counts one level of nesting; the caller must defer p.leave().
+func (p *parser) enter() error {
 	p.depth++
-	defer func() { p.depth-- }()
-	if p.depth > 200 {
-		return 0, &exprError{p.peek().pos, "expression nested too deeply"}
+	if p.depth > maxExprDepth {
+		return &exprError{p.peek().pos, fmt.Sprintf("expression nested too deeply (more than %d levels of parentheses, signs or powers)", maxExprDepth)}
+	}
+	return nil
+}
+
+func (p *parser) leave() { p.depth-- }
+
+func (p *parser) expr() (float64, error) {
+	defer p.leave()
+	if err := p.enter(); err != nil {
+		return 0, err
 	}
 	v, err := p.term()
 	if err != nil {
@@ -213,10 +232,9 @@ func (p *parser) term() (float64, error) {
 func (p *parser) unary() (float64, error) {
 	if p.isOp("-") || p.isOp("+") {
 		op := p.next().text
-		p.depth++
-		defer func() { p.depth-- }()
-		if p.depth > 200 {
-			return 0, &exprError{p.peek().pos, "expression nested too deeply"}
+		defer p.leave()
+		if err := p.enter(); err != nil {
+			return 0, err
 		}
 		v, err := p.unary()
 		if op == "-" {
@@ -234,6 +252,10 @@ func (p *parser) power() (float64, error) {
 	}
 	if p.isOp("^") {
 		p.next()
+		defer p.leave()
+		if err := p.enter(); err != nil {
+			return 0, err
+		}
 		exp, err := p.unary()
 		if err != nil {
 			return 0, err
@@ -265,7 +287,7 @@ func (p *parser) primary() (float64, error) {
 		if _, ok := lookupFunc(t.text); ok {
 			return 0, &exprError{t.pos, fmt.Sprintf("function %s needs parentheses: %s(x)", t.text, t.text)}
 		}
-		return 0, &exprError{t.pos, fmt.Sprintf("unknown name %q (constants: pi, e, tau, phi; functions: %s)", t.text, funcNames)}
+		return 0, &exprError{t.pos, fmt.Sprintf("unknown name %s (constants: pi, e, tau, phi; functions: %s)", quote(t.text), funcNames)}
 	case tokOp:
 		if t.text == "(" {
 			v, err := p.expr()
@@ -307,7 +329,7 @@ func (p *parser) call(name token) (float64, error) {
 	p.next()
 	f, ok := lookupFunc(name.text)
 	if !ok {
-		return 0, &exprError{name.pos, fmt.Sprintf("unknown function %q (available: %s)", name.text, funcNames)}
+		return 0, &exprError{name.pos, fmt.Sprintf("unknown function %s (available: %s)", quote(name.text), funcNames)}
 	}
 	if len(args) < f.minArgs || (f.maxArgs >= 0 && len(args) > f.maxArgs) {
 		return 0, &exprError{name.pos, fmt.Sprintf("%s takes %s, got %d", name.text, f.arity(), len(args))}
@@ -361,7 +383,10 @@ func lookupFunc(name string) (function, bool) {
 			if len(a) == 1 {
 				return math.Round(a[0]), nil
 			}
-			p := math.Pow(10, math.Trunc(a[1]))
+			if a[1] != math.Trunc(a[1]) || math.Abs(a[1]) > 15 {
+				return 0, fmt.Errorf("digits must be a whole number from -15 to 15, got %s", fmtNum(a[1]))
+			}
+			p := math.Pow(10, a[1])
 			return math.Round(a[0]*p) / p, nil
 		}}, true
 	case "floor":

@@ -72,6 +72,18 @@ func TestEvalExprErrors(t *testing.T) {
 		{strings.Repeat("(", 300) + "1" + strings.Repeat(")", 300), "nested too deeply"},
 		{strings.Repeat("-", 300) + "1", "nested too deeply"},
 		{strings.Repeat("1+", 3000) + "1", "too long"},
+		{strings.Repeat("2^", 300) + "2", "nested too deeply"},
+		{strings.Repeat("sqrt(", 300) + "1" + strings.Repeat(")", 300), "nested too deeply"},
+		{"2^2^2^2^2", "overflows"},
+		{"exp(1000) - exp(1000)", "not a number"},
+		{"fact(171)", "whole number from 0 to 170"},
+		{"fact(1e300)", "whole number from 0 to 170"},
+		{"round(1, 400)", "digits must be a whole number from -15 to 15"},
+		{"round(1, 0.5)", "digits must be a whole number"},
+		{"1e999", "too large for a 64-bit float"},
+		{"9" + strings.Repeat("9", 400), "too large for a 64-bit float"},
+		{"\xff", "unexpected character"},
+		{strings.Repeat("x", 4000), "(4000 bytes)"},
 	} {
 		_, err := evalExpr(tc.expr)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -115,5 +127,12 @@ func TestCalcTools(t *testing.T) {
 		{name: "decrease", tool: "percentage", args: map[string]any{"operation": "decrease", "a": 80, "b": 15}, fields: map[string]string{"result": "68"}},
 		{name: "what percent of zero", tool: "percentage", args: map[string]any{"operation": "what_percent", "a": 1, "b": 0}, wantErr: "must not be zero"},
 		{name: "bad operation", tool: "percentage", args: map[string]any{"operation": "times", "a": 1, "b": 2}, wantErr: "operation"},
+		// Finite inputs whose result is not: a float64 cannot carry it, and
+		// JSON cannot encode +Inf.
+		{name: "convert overflows", tool: "convert_units", args: map[string]any{"value": 1e308, "from": "PB", "to": "bit"}, wantErr: "too large for a 64-bit float"},
+		{name: "percentage overflows", tool: "percentage", args: map[string]any{"operation": "increase", "a": 1e308, "b": 1e308}, wantErr: "too large for a 64-bit float"},
+		{name: "change overflows", tool: "percentage", args: map[string]any{"operation": "change", "a": 5e-324, "b": 1e308}, wantErr: "too large"},
+		{name: "long expression quoted short", tool: "evaluate", args: map[string]any{"expression": strings.Repeat("1+", 32<<10)}, wantErr: "(65536 bytes): expression too long"},
+		{name: "long unit quoted short", tool: "convert_units", args: map[string]any{"value": 1, "from": strings.Repeat("k", 64<<10), "to": "m"}, wantErr: "(65536 bytes); known units"},
 	})
 }

@@ -2,6 +2,8 @@
 
 package builtin
 
-// lockFile is a no-op where flock is unavailable; the store's mutex still
-// serialises access within one store.
-func lockFile(string) (func(), error) { return func() {}, nil }
+import "context"
+
+// lockFile is a no-op where flock is unavailable; the store's semaphore
+// still serialises access within one store.
+func lockFile(context.Context, string) (func(), error) { return func() {}, nil }

@@ -3,10 +3,9 @@ package builtin
 import (
 	"cmp"
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
+	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,185 +14,77 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// The notes builtin keeps notes in one JSON file. Every operation re-reads
-// the file under a lock and writes it back atomically (temp file + rename),
-// so several servers over the same file (one per hub session, or several hub
-// processes) never lose an update and a crash never leaves a torn file.
-// Notes are also MCP resources, note://<id>, listed from the file on each
-// resources/list so the list is never stale.
+// The notes builtin serves the notes store (notes_store.go) as tools, as
+// MCP resources note://<id> (listed from the file on each resources/list, so
+// the list is never stale), and as the summarize_notes prompt.
 
 const (
 	noteScheme        = "note://"
 	notesPageSize     = 100
 	notesChangedProbe = "note://_changed" // placeholder toggled to emit resources/list_changed
+	// maxListLimit caps list_notes' and search_notes' limit.
+	maxListLimit = 1000
+	// maxQueryTerms bounds search_notes' words: each costs a pass over
+	// every note.
+	maxQueryTerms = 32
+	// maxPromptNotes bounds the notes text summarize_notes puts in its
+	// prompt.
+	maxPromptNotes = 1 << 20
+	// notifyInterval is the most often a burst of changes is announced.
+	notifyInterval = 50 * time.Millisecond
 )
-
-// Note is one stored note.
-type Note struct {
-	ID      string    `json:"id"`
-	Title   string    `json:"title"`
-	Body    string    `json:"body"`
-	Tags    []string  `json:"tags,omitempty"`
-	Created time.Time `json:"created"`
-	Updated time.Time `json:"updated"`
-}
 
 func (n Note) uri() string { return noteScheme + n.ID }
 
 // markdown renders a note for resources/read and read_note.
 func (n Note) markdown() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# %s\n\n", n.Title)
-	if len(n.Tags) > 0 {
-		fmt.Fprintf(&b, "Tags: %s\n", strings.Join(n.Tags, ", "))
-	}
-	fmt.Fprintf(&b, "ID: %s  Created: %s  Updated: %s\n\n%s\n", n.ID, n.Created.Format(time.RFC3339), n.Updated.Format(time.RFC3339), n.Body)
+	n.writeMarkdown(&b)
 	return b.String()
 }
 
-// notesFile is the on-disk format.
-type notesFile struct {
-	NextID int    `json:"next_id"`
-	Notes  []Note `json:"notes"`
+// markdownSize is len(n.markdown()), without building it.
+func (n Note) markdownSize() int {
+	var c byteCounter
+	n.writeMarkdown(&c)
+	return int(c)
 }
 
-// noteStore serialises access to one notes file: mu within the process
-// (flock is per open file description, not per goroutine), lockFile across
-// stores and processes.
-type noteStore struct {
-	path string
-	mu   sync.Mutex
-	now  func() time.Time
-}
-
-func (st *noteStore) load() (*notesFile, error) {
-	data, err := os.ReadFile(st.path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return &notesFile{NextID: 1}, nil
+func (n Note) writeMarkdown(w io.Writer) {
+	for _, s := range []string{"# ", n.Title, "\n\n"} {
+		io.WriteString(w, s)
 	}
-	if err != nil {
-		return nil, fmt.Errorf("read notes file: %w", err)
-	}
-	var f notesFile
-	if len(strings.TrimSpace(string(data))) > 0 {
-		if err := json.Unmarshal(data, &f); err != nil {
-			// Never overwrite a file we cannot parse: it may be the user's data.
-			return nil, fmt.Errorf("notes file %s is not valid JSON (fix or move it): %w", st.path, err)
+	if len(n.Tags) > 0 {
+		io.WriteString(w, "Tags: ")
+		for i, t := range n.Tags {
+			if i > 0 {
+				io.WriteString(w, ", ")
+			}
+			io.WriteString(w, t)
 		}
+		io.WriteString(w, "\n")
 	}
-	for _, n := range f.Notes {
-		if id, err := strconv.Atoi(n.ID); err == nil && id >= f.NextID {
-			f.NextID = id + 1
-		}
+	for _, s := range []string{"ID: ", n.ID, "  Created: ", n.Created.Format(time.RFC3339), "  Updated: ", n.Updated.Format(time.RFC3339), "\n\n", n.Body, "\n"} {
+		io.WriteString(w, s)
 	}
-	if f.NextID < 1 {
-		f.NextID = 1
-	}
-	return &f, nil
 }
 
-func (st *noteStore) save(f *notesFile) error {
-	dir := filepath.Dir(st.path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("create notes directory: %w", err)
-	}
-	data, err := json.MarshalIndent(f, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encode notes: %w", err)
-	}
-	tmp, err := os.CreateTemp(dir, ".notes-*.tmp")
-	if err != nil {
-		return fmt.Errorf("write notes: %w", err)
-	}
-	defer os.Remove(tmp.Name()) // no-op after a successful rename
-	if _, err := tmp.Write(append(data, '\n')); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write notes: %w", err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write notes: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write notes: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), st.path); err != nil {
-		return fmt.Errorf("write notes: %w", err)
-	}
-	return nil
-}
+type byteCounter int
 
-// view runs fn on a consistent snapshot of the file.
-func (st *noteStore) view(fn func(*notesFile) error) error {
-	return st.withLock(func() error {
-		f, err := st.load()
-		if err != nil {
-			return err
-		}
-		return fn(f)
-	})
-}
-
-// update runs fn on the file's contents and saves the result if fn succeeds.
-func (st *noteStore) update(fn func(*notesFile) error) error {
-	return st.withLock(func() error {
-		f, err := st.load()
-		if err != nil {
-			return err
-		}
-		if err := fn(f); err != nil {
-			return err
-		}
-		return st.save(f)
-	})
-}
-
-func (st *noteStore) withLock(fn func() error) error {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	if err := os.MkdirAll(filepath.Dir(st.path), 0o700); err != nil {
-		return fmt.Errorf("create notes directory: %w", err)
-	}
-	unlock, err := lockFile(st.path)
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	return fn()
-}
-
-func findNote(f *notesFile, id string) (int, error) {
-	id = strings.TrimPrefix(strings.TrimSpace(id), noteScheme)
-	for i, n := range f.Notes {
-		if n.ID == id {
-			return i, nil
-		}
-	}
-	return -1, fmt.Errorf("no note with id %q (use list_notes or search_notes to find ids)", id)
-}
-
-// normTags lower-cases, trims and de-duplicates tags, keeping their order.
-func normTags(tags []string) []string {
-	var out []string
-	for _, t := range tags {
-		t = strings.ToLower(strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(t), "#")))
-		if t != "" && !slices.Contains(out, t) {
-			out = append(out, t)
-		}
-	}
-	return out
-}
+func (c *byteCounter) Write(p []byte) (int, error) { *c += byteCounter(len(p)); return len(p), nil }
 
 // notesServer wires the store to one MCP server.
 type notesServer struct {
 	store  *noteStore
 	server *mcp.Server
+	notify *notifier
 }
 
-func newNotesServer(env map[string]string) (*mcp.Server, error) {
+func newNotesServer(env map[string]string, opts Options) (*mcp.Server, error) {
 	path := env["NOTES_FILE"]
 	if path == "" {
 		dir, err := os.UserConfigDir()
@@ -202,7 +93,7 @@ func newNotesServer(env map[string]string) (*mcp.Server, error) {
 		}
 		path = filepath.Join(dir, "mcp-hub", "notes.json")
 	}
-	ns := &notesServer{store: &noteStore{path: path, now: time.Now}}
+	ns := &notesServer{store: newNoteStore(path)}
 	s := newServer("notes",
 		"A personal notes store (file: "+path+"). Save things worth remembering with add_note; find them with search_notes or list_notes. "+
 			"Notes are also readable as resources note://{id}.",
@@ -213,6 +104,7 @@ func newNotesServer(env map[string]string) (*mcp.Server, error) {
 			UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
 		})
 	ns.server = s
+	ns.notify = &notifier{server: s, log: opts.Logger, updated: map[string]bool{}}
 
 	mcp.AddTool(s, &mcp.Tool{
 		Name:        "add_note",
@@ -258,7 +150,7 @@ func newNotesServer(env map[string]string) (*mcp.Server, error) {
 	s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			if method == "resources/list" {
-				return ns.listResources(req)
+				return ns.listResources(ctx, req)
 			}
 			return next(ctx, method, req)
 		}
@@ -275,18 +167,58 @@ func newNotesServer(env map[string]string) (*mcp.Server, error) {
 	return s, nil
 }
 
-// changed tells this server's sessions that the note list changed. The SDK
-// emits resources/list_changed only when its own registry changes, so a
-// placeholder is added and removed (the two changes are debounced into one
-// notification); the placeholder never appears in resources/list because
-// listResources answers from the file.
-func (ns *notesServer) changed(ctx context.Context, updatedURI string) {
-	ns.server.AddResource(&mcp.Resource{URI: notesChangedProbe, Name: "_changed"}, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-		return nil, mcp.ResourceNotFoundError(notesChangedProbe)
-	})
-	ns.server.RemoveResources(notesChangedProbe)
+// notifier tells the server's sessions that notes changed, coalescing
+// bursts: however many changes arrive, a resources/list_changed (and a
+// resources/updated per changed note, to its subscribers) goes out at most
+// once per notifyInterval, notifyInterval after the first change of the
+// burst. The go-sdk's own debounce is no bound: it postpones the
+// notification while changes keep coming.
+type notifier struct {
+	server *mcp.Server
+	log    *slog.Logger
+
+	mu      sync.Mutex
+	pending bool            // a flush is scheduled
+	list    bool            // the note list changed
+	updated map[string]bool // notes changed
+}
+
+func (n *notifier) changed(updatedURI string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.list = true
 	if updatedURI != "" {
-		_ = ns.server.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: updatedURI})
+		n.updated[updatedURI] = true
+	}
+	if !n.pending {
+		n.pending = true
+		time.AfterFunc(notifyInterval, n.flush)
+	}
+}
+
+func (n *notifier) flush() {
+	// A timer's goroutine is outside the server's boundary: a panic here
+	// would end the process.
+	defer func() {
+		if v := recover(); v != nil {
+			n.log.Error("builtin panicked while sending notes notifications", "server", "notes", "panic", fmt.Sprint(v))
+		}
+	}()
+	n.mu.Lock()
+	list, updated := n.list, n.updated
+	n.list, n.updated, n.pending = false, map[string]bool{}, false
+	n.mu.Unlock()
+	if list {
+		// The SDK emits resources/list_changed only when its own registry
+		// changes: add and remove a placeholder, which never appears in
+		// resources/list because listResources answers from the file.
+		n.server.AddResource(&mcp.Resource{URI: notesChangedProbe, Name: "_changed"}, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return nil, mcp.ResourceNotFoundError(notesChangedProbe)
+		})
+		n.server.RemoveResources(notesChangedProbe)
+	}
+	for uri := range updated {
+		_ = n.server.ResourceUpdated(context.Background(), &mcp.ResourceUpdatedNotificationParams{URI: uri})
 	}
 }
 
@@ -297,22 +229,31 @@ type addNoteIn struct {
 }
 
 func (ns *notesServer) addNote(ctx context.Context, _ *mcp.CallToolRequest, in addNoteIn) (*mcp.CallToolResult, Note, error) {
-	title := strings.TrimSpace(in.Title)
-	if title == "" {
-		return nil, Note{}, fmt.Errorf("add_note: title is required")
+	title, err := checkTitle(in.Title)
+	if err != nil {
+		return nil, Note{}, fmt.Errorf("add_note: %w", err)
+	}
+	if err := checkBody(len(in.Body)); err != nil {
+		return nil, Note{}, fmt.Errorf("add_note: %w", err)
+	}
+	tags, err := checkTags(in.Tags)
+	if err != nil {
+		return nil, Note{}, fmt.Errorf("add_note: %w", err)
 	}
 	var n Note
-	err := ns.store.update(func(f *notesFile) error {
+	err = ns.store.update(ctx, func(f *notesFile) error {
+		if len(f.Notes) >= ns.store.maxNotes {
+			return fmt.Errorf("the notes file holds %d notes, the most it may: delete notes you no longer need, or point NOTES_FILE at a new file", len(f.Notes))
+		}
 		now := ns.store.now().UTC()
-		n = Note{ID: strconv.Itoa(f.NextID), Title: title, Body: in.Body, Tags: normTags(in.Tags), Created: now, Updated: now}
-		f.NextID++
+		n = Note{ID: f.newID(), Title: title, Body: in.Body, Tags: tags, Created: now, Updated: now}
 		f.Notes = append(f.Notes, n)
 		return nil
 	})
 	if err != nil {
 		return nil, Note{}, fmt.Errorf("add_note: %w", err)
 	}
-	ns.changed(ctx, "")
+	ns.notify.changed("")
 	return textResult("Saved note %s: %q (%s)", n.ID, n.Title, n.uri()), n, nil
 }
 
@@ -360,26 +301,32 @@ func (l noteList) text(empty string) string {
 
 type listNotesIn struct {
 	Tag   string `json:"tag,omitempty" jsonschema:"only list notes with this tag"`
-	Limit int    `json:"limit,omitempty" jsonschema:"maximum number of notes to return (default 50)"`
+	Limit int    `json:"limit,omitempty" jsonschema:"maximum number of notes to return (default 50, at most 1000)"`
 }
 
+// limitOr is n, or def when n is not positive, capped at maxListLimit.
 func limitOr(n, def int) int {
 	if n <= 0 {
 		return def
 	}
-	return n
+	return min(n, maxListLimit)
 }
 
-func (ns *notesServer) listNotes(_ context.Context, _ *mcp.CallToolRequest, in listNotesIn) (*mcp.CallToolResult, noteList, error) {
-	tag := strings.ToLower(strings.TrimSpace(strings.TrimPrefix(in.Tag, "#")))
+func normTag(tag string) string {
+	return strings.ToLower(strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(tag), "#")))
+}
+
+func (ns *notesServer) listNotes(ctx context.Context, _ *mcp.CallToolRequest, in listNotesIn) (*mcp.CallToolResult, noteList, error) {
+	tag := normTag(in.Tag)
+	limit := limitOr(in.Limit, 50)
 	var out noteList
-	err := ns.store.view(func(f *notesFile) error {
+	err := ns.store.view(ctx, func(f *notesFile) error {
 		notes := slices.Clone(f.Notes)
 		slices.SortStableFunc(notes, func(a, b Note) int { return b.Updated.Compare(a.Updated) })
 		for _, n := range notes {
 			if tag == "" || slices.Contains(n.Tags, tag) {
 				out.Total++
-				if len(out.Notes) < limitOr(in.Limit, 50) {
+				if len(out.Notes) < limit {
 					out.Notes = append(out.Notes, summarize(n))
 				}
 			}
@@ -394,7 +341,7 @@ func (ns *notesServer) listNotes(_ context.Context, _ *mcp.CallToolRequest, in l
 	}
 	empty := "No notes yet."
 	if tag != "" {
-		empty = fmt.Sprintf("No notes tagged %q.", tag)
+		empty = fmt.Sprintf("No notes tagged %s.", quote(tag))
 	}
 	return textResult("%s", out.text(empty)), out, nil
 }
@@ -402,29 +349,35 @@ func (ns *notesServer) listNotes(_ context.Context, _ *mcp.CallToolRequest, in l
 type searchNotesIn struct {
 	Query string `json:"query" jsonschema:"words to look for in note titles, bodies and tags"`
 	Tag   string `json:"tag,omitempty" jsonschema:"only search notes with this tag"`
-	Limit int    `json:"limit,omitempty" jsonschema:"maximum number of results (default 10)"`
+	Limit int    `json:"limit,omitempty" jsonschema:"maximum number of results (default 10, at most 1000)"`
 }
 
-func (ns *notesServer) searchNotes(_ context.Context, _ *mcp.CallToolRequest, in searchNotesIn) (*mcp.CallToolResult, noteList, error) {
+func (ns *notesServer) searchNotes(ctx context.Context, _ *mcp.CallToolRequest, in searchNotesIn) (*mcp.CallToolResult, noteList, error) {
 	terms := strings.Fields(strings.ToLower(in.Query))
 	if len(terms) == 0 {
 		return nil, noteList{}, fmt.Errorf("search_notes: query is required")
 	}
-	tag := strings.ToLower(strings.TrimSpace(strings.TrimPrefix(in.Tag, "#")))
+	if len(terms) > maxQueryTerms {
+		return nil, noteList{}, fmt.Errorf("search_notes: the query has %d words, at most %d: keep the most distinctive ones", len(terms), maxQueryTerms)
+	}
+	tag := normTag(in.Tag)
 	type hit struct {
 		n     Note
 		score int
 	}
 	var hits []hit
-	err := ns.store.view(func(f *notesFile) error {
-		for _, n := range f.Notes {
+	err := ns.store.view(ctx, func(f *notesFile) error {
+		text := f.searchText()
+		for i, n := range f.Notes {
+			if err := ctxErr(ctx); err != nil {
+				return err
+			}
 			if tag != "" && !slices.Contains(n.Tags, tag) {
 				continue
 			}
-			title, body, tags := strings.ToLower(n.Title), strings.ToLower(n.Body), strings.Join(n.Tags, " ")
 			score := 0
 			for _, t := range terms {
-				s := 3*strings.Count(title, t) + 2*strings.Count(tags, t) + strings.Count(body, t)
+				s := 3*strings.Count(text[i].title, t) + 2*strings.Count(text[i].tags, t) + strings.Count(text[i].body, t)
 				if s == 0 {
 					score = 0
 					break
@@ -449,7 +402,7 @@ func (ns *notesServer) searchNotes(_ context.Context, _ *mcp.CallToolRequest, in
 		s.Snippet = snippet(h.n.Body, terms[0])
 		out.Notes = append(out.Notes, s)
 	}
-	return textResult("%s", out.text(fmt.Sprintf("No notes match %q.", in.Query))), out, nil
+	return textResult("%s", out.text(fmt.Sprintf("No notes match %s.", quote(in.Query)))), out, nil
 }
 
 // snippet returns up to ~120 characters of body around the first occurrence
@@ -477,9 +430,9 @@ type noteIDIn struct {
 	ID string `json:"id" jsonschema:"the note id (as shown by list_notes), or its note:// URI"`
 }
 
-func (ns *notesServer) get(id string) (Note, error) {
+func (ns *notesServer) get(ctx context.Context, id string) (Note, error) {
 	var n Note
-	err := ns.store.view(func(f *notesFile) error {
+	err := ns.store.view(ctx, func(f *notesFile) error {
 		i, err := findNote(f, id)
 		if err != nil {
 			return err
@@ -490,8 +443,8 @@ func (ns *notesServer) get(id string) (Note, error) {
 	return n, err
 }
 
-func (ns *notesServer) readNote(_ context.Context, _ *mcp.CallToolRequest, in noteIDIn) (*mcp.CallToolResult, Note, error) {
-	n, err := ns.get(in.ID)
+func (ns *notesServer) readNote(ctx context.Context, _ *mcp.CallToolRequest, in noteIDIn) (*mcp.CallToolResult, Note, error) {
+	n, err := ns.get(ctx, in.ID)
 	if err != nil {
 		return nil, Note{}, fmt.Errorf("read_note: %w", err)
 	}
@@ -510,30 +463,53 @@ func (ns *notesServer) updateNote(ctx context.Context, _ *mcp.CallToolRequest, i
 	if in.Title == nil && in.Body == nil && in.AppendBody == "" && in.Tags == nil {
 		return nil, Note{}, fmt.Errorf("update_note: nothing to change: give title, body, append_body or tags")
 	}
-	if in.Title != nil && strings.TrimSpace(*in.Title) == "" {
-		return nil, Note{}, fmt.Errorf("update_note: title must not be empty")
+	var title string
+	if in.Title != nil {
+		var err error
+		if title, err = checkTitle(*in.Title); err != nil {
+			return nil, Note{}, fmt.Errorf("update_note: %w", err)
+		}
+	}
+	if in.Body != nil {
+		if err := checkBody(len(*in.Body)); err != nil {
+			return nil, Note{}, fmt.Errorf("update_note: %w", err)
+		}
+	}
+	if err := checkBody(len(in.AppendBody)); err != nil {
+		return nil, Note{}, fmt.Errorf("update_note: %w", err)
+	}
+	var tags []string
+	if in.Tags != nil {
+		var err error
+		if tags, err = checkTags(*in.Tags); err != nil {
+			return nil, Note{}, fmt.Errorf("update_note: %w", err)
+		}
 	}
 	var n Note
-	err := ns.store.update(func(f *notesFile) error {
+	err := ns.store.update(ctx, func(f *notesFile) error {
 		i, err := findNote(f, in.ID)
 		if err != nil {
 			return err
 		}
 		p := &f.Notes[i]
 		if in.Title != nil {
-			p.Title = strings.TrimSpace(*in.Title)
+			p.Title = title
 		}
 		if in.Body != nil {
 			p.Body = *in.Body
 		}
 		if in.AppendBody != "" {
-			if p.Body != "" && !strings.HasSuffix(p.Body, "\n") {
-				p.Body += "\n"
+			body := p.Body
+			if body != "" && !strings.HasSuffix(body, "\n") {
+				body += "\n"
 			}
-			p.Body += in.AppendBody
+			if err := checkBody(len(body) + len(in.AppendBody)); err != nil {
+				return err
+			}
+			p.Body = body + in.AppendBody
 		}
 		if in.Tags != nil {
-			p.Tags = normTags(*in.Tags)
+			p.Tags = tags
 		}
 		p.Updated = ns.store.now().UTC()
 		n = *p
@@ -542,7 +518,7 @@ func (ns *notesServer) updateNote(ctx context.Context, _ *mcp.CallToolRequest, i
 	if err != nil {
 		return nil, Note{}, fmt.Errorf("update_note: %w", err)
 	}
-	ns.changed(ctx, n.uri())
+	ns.notify.changed(n.uri())
 	return textResult("Updated note %s: %q", n.ID, n.Title), n, nil
 }
 
@@ -553,7 +529,7 @@ type deleteNoteOut struct {
 
 func (ns *notesServer) deleteNote(ctx context.Context, _ *mcp.CallToolRequest, in noteIDIn) (*mcp.CallToolResult, deleteNoteOut, error) {
 	var out deleteNoteOut
-	err := ns.store.update(func(f *notesFile) error {
+	err := ns.store.update(ctx, func(f *notesFile) error {
 		i, err := findNote(f, in.ID)
 		if err != nil {
 			return err
@@ -565,22 +541,22 @@ func (ns *notesServer) deleteNote(ctx context.Context, _ *mcp.CallToolRequest, i
 	if err != nil {
 		return nil, deleteNoteOut{}, fmt.Errorf("delete_note: %w", err)
 	}
-	ns.changed(ctx, noteScheme+out.Deleted)
+	ns.notify.changed(noteScheme + out.Deleted)
 	return textResult("Deleted note %s: %q", out.Deleted, out.Title), out, nil
 }
 
 // listResources answers resources/list from the file, paginated by offset.
-func (ns *notesServer) listResources(req mcp.Request) (*mcp.ListResourcesResult, error) {
+func (ns *notesServer) listResources(ctx context.Context, req mcp.Request) (*mcp.ListResourcesResult, error) {
 	start := 0
 	if p, ok := req.GetParams().(*mcp.ListResourcesParams); ok && p != nil && p.Cursor != "" {
 		n, err := strconv.Atoi(p.Cursor)
 		if err != nil || n < 0 {
-			return nil, fmt.Errorf("resources/list: invalid cursor %q", p.Cursor)
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("resources/list: invalid cursor %s: pass back the nextCursor of the previous page", quote(p.Cursor))}
 		}
 		start = n
 	}
 	res := &mcp.ListResourcesResult{Resources: []*mcp.Resource{}}
-	err := ns.store.view(func(f *notesFile) error {
+	err := ns.store.view(ctx, func(f *notesFile) error {
 		for i := start; i < len(f.Notes) && len(res.Resources) < notesPageSize; i++ {
 			n := f.Notes[i]
 			desc := "Note"
@@ -589,10 +565,10 @@ func (ns *notesServer) listResources(req mcp.Request) (*mcp.ListResourcesResult,
 			}
 			res.Resources = append(res.Resources, &mcp.Resource{
 				URI: n.uri(), Name: "note-" + n.ID, Title: n.Title, Description: desc,
-				MIMEType: "text/markdown", Size: int64(len(n.markdown())),
+				MIMEType: "text/markdown", Size: int64(n.markdownSize()),
 			})
 		}
-		if start+len(res.Resources) < len(f.Notes) {
+		if start < len(f.Notes) && start+len(res.Resources) < len(f.Notes) {
 			res.NextCursor = strconv.Itoa(start + len(res.Resources))
 		}
 		return nil
@@ -603,66 +579,81 @@ func (ns *notesServer) listResources(req mcp.Request) (*mcp.ListResourcesResult,
 	return res, nil
 }
 
-func (ns *notesServer) readResource(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+func (ns *notesServer) readResource(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 	uri := req.Params.URI
-	n, err := ns.get(strings.TrimPrefix(uri, noteScheme))
+	n, err := ns.get(ctx, strings.TrimPrefix(uri, noteScheme))
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil, err
+		}
 		return nil, mcp.ResourceNotFoundError(uri)
 	}
 	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: "text/markdown", Text: n.markdown()}}}, nil
 }
 
-func (ns *notesServer) summarizePrompt(_ context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-	tag := strings.ToLower(strings.TrimSpace(strings.TrimPrefix(req.Params.Arguments["tag"], "#")))
-	var notes []Note
-	err := ns.store.view(func(f *notesFile) error {
+func (ns *notesServer) summarizePrompt(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+	tag := normTag(req.Params.Arguments["tag"])
+	var b strings.Builder
+	scope := "all my notes"
+	if tag != "" {
+		scope = fmt.Sprintf("my notes tagged %s", quote(tag))
+	}
+	fmt.Fprintf(&b, "Summarize %s. Group related notes, list the key points, and end with any open action items or questions.\n\n", scope)
+	included, left := 0, 0
+	err := ns.store.view(ctx, func(f *notesFile) error {
 		for _, n := range f.Notes {
-			if tag == "" || slices.Contains(n.Tags, tag) {
-				notes = append(notes, n)
+			if tag != "" && !slices.Contains(n.Tags, tag) {
+				continue
 			}
+			if left > 0 || b.Len()+n.markdownSize() > maxPromptNotes {
+				left++
+				continue
+			}
+			b.WriteString("---\n")
+			n.writeMarkdown(&b)
+			included++
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("summarize_notes: %w", err)
 	}
-	var b strings.Builder
-	scope := "all my notes"
-	if tag != "" {
-		scope = fmt.Sprintf("my notes tagged %q", tag)
-	}
-	fmt.Fprintf(&b, "Summarize %s. Group related notes, list the key points, and end with any open action items or questions.\n\n", scope)
-	if len(notes) == 0 {
+	if included+left == 0 {
 		b.WriteString("(There are no matching notes.)\n")
 	}
-	for _, n := range notes {
-		b.WriteString("---\n")
-		b.WriteString(n.markdown())
+	if left > 0 {
+		fmt.Fprintf(&b, "---\n(%d more notes are not included: the prompt holds at most %s of notes; pass a tag to narrow it.)\n", left, byteSize(maxPromptNotes))
 	}
 	return &mcp.GetPromptResult{
-		Description: fmt.Sprintf("Summary request for %d note(s)", len(notes)),
+		Description: fmt.Sprintf("Summary request for %d note(s)", included),
 		Messages:    []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: b.String()}}},
 	}, nil
 }
 
 // complete offers existing tags for the summarize_notes "tag" argument and
 // existing ids for the note://{id} template.
-func (ns *notesServer) complete(_ context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+func (ns *notesServer) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+	if req.Params == nil || req.Params.Ref == nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "completion/complete: ref is required"}
+	}
 	prefix := strings.ToLower(req.Params.Argument.Value)
+	seen := map[string]bool{}
 	var values []string
-	err := ns.store.view(func(f *notesFile) error {
+	add := func(v string) {
+		if strings.HasPrefix(v, prefix) && !seen[v] {
+			seen[v] = true
+			values = append(values, v)
+		}
+	}
+	err := ns.store.view(ctx, func(f *notesFile) error {
 		for _, n := range f.Notes {
 			switch {
 			case req.Params.Ref.Type == "ref/prompt" && req.Params.Argument.Name == "tag":
 				for _, t := range n.Tags {
-					if strings.HasPrefix(t, prefix) && !slices.Contains(values, t) {
-						values = append(values, t)
-					}
+					add(t)
 				}
 			case req.Params.Ref.Type == "ref/resource" && req.Params.Argument.Name == "id":
-				if strings.HasPrefix(n.ID, prefix) {
-					values = append(values, n.ID)
-				}
+				add(n.ID)
 			}
 		}
 		return nil

@@ -3,14 +3,17 @@ package builtin
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -174,7 +177,7 @@ func TestNotesResourcePagination(t *testing.T) {
 	for i := 1; i <= notesPageSize+5; i++ {
 		f.Notes = append(f.Notes, Note{ID: fmt.Sprint(i), Title: fmt.Sprint("n", i)})
 	}
-	if err := (&noteStore{path: file}).save(f); err != nil {
+	if err := newNoteStore(file).save(f); err != nil {
 		t.Fatal(err)
 	}
 	cs, _ := connect(t, "notes", map[string]string{"NOTES_FILE": file})
@@ -264,4 +267,252 @@ func waitSignal(t *testing.T, ch <-chan struct{}, what string) {
 	case <-time.After(5 * time.Second):
 		t.Fatalf("timed out waiting for %s", what)
 	}
+}
+
+// saveNotes writes n notes straight to file, each with a body of bodySize
+// bytes.
+func saveNotes(t *testing.T, file string, n, bodySize int) {
+	t.Helper()
+	f := &notesFile{NextID: n + 1}
+	now := time.Now().UTC()
+	for i := 1; i <= n; i++ {
+		f.Notes = append(f.Notes, Note{ID: fmt.Sprint(i), Title: fmt.Sprint("note ", i), Body: strings.Repeat("b", bodySize), Tags: []string{"t"}, Created: now, Updated: now})
+	}
+	if err := newNoteStore(file).save(f); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestNotesLimits: every size and count limit fails that call with an error
+// naming the limit and the fix, and leaves the file as it was.
+func TestNotesLimits(t *testing.T) {
+	dir := t.TempDir()
+	small := filepath.Join(dir, "small.json")
+	cs, _ := connect(t, "notes", map[string]string{"NOTES_FILE": small})
+	runToolCases(t, cs, []toolCase{
+		{name: "add", tool: "add_note", args: map[string]any{"title": "one", "body": strings.Repeat("b", maxNoteBody-10)}, fields: map[string]string{"id": `"1"`}},
+		{name: "title", tool: "add_note", args: map[string]any{"title": strings.Repeat("é", maxNoteTitle+1)}, wantErr: "the title is 201 characters, at most 200"},
+		{name: "body", tool: "add_note", args: map[string]any{"title": "x", "body": strings.Repeat("b", maxNoteBody+1)}, wantErr: "at most 100 KiB per note: split the text into several notes"},
+		{name: "append past the body limit", tool: "update_note", args: map[string]any{"id": "1", "append_body": strings.Repeat("a", 20)}, wantErr: "at most 100 KiB per note"},
+		{name: "replace body past the limit", tool: "update_note", args: map[string]any{"id": "1", "body": strings.Repeat("b", maxNoteBody+1)}, wantErr: "at most 100 KiB"},
+		{name: "too many tags", tool: "add_note", args: map[string]any{"title": "x", "tags": make([]string, 5000)}, wantErr: "5000 tags, at most 20 per note"},
+		{name: "long tag", tool: "update_note", args: map[string]any{"id": "1", "tags": []string{strings.Repeat("t", 51)}}, wantErr: "longer than 50 characters"},
+		{name: "too many query words", tool: "search_notes", args: map[string]any{"query": strings.Repeat("w ", 33)}, wantErr: "the query has 33 words, at most 32"},
+		{name: "long query quoted short", tool: "search_notes", args: map[string]any{"query": strings.Repeat("z", 64<<10)}, text: []string{"(65536 bytes)"}},
+		{name: "long id quoted short", tool: "read_note", args: map[string]any{"id": strings.Repeat("9", 64<<10)}, wantErr: "(65536 bytes)"},
+		{name: "unchanged", tool: "read_note", args: map[string]any{"id": "1"}, fields: map[string]string{"title": `"one"`}},
+	})
+
+	// The note count limit, lowered to 1,100 notes (the check is the same).
+	full := filepath.Join(dir, "full.json")
+	saveNotes(t, full, 1100, 0)
+	cs, _ = connect(t, "notes", map[string]string{"NOTES_FILE": full})
+	runToolCases(t, cs, []toolCase{
+		{name: "list limit capped", tool: "list_notes", args: map[string]any{"limit": 1 << 40}, fields: map[string]string{"total": "1100"}, text: []string{"1100 note(s), showing 1000"}},
+		{name: "search limit capped", tool: "search_notes", args: map[string]any{"query": "note", "limit": 5000}, fields: map[string]string{"total": "1100"}, text: []string{"showing 1000"}},
+	})
+	counted := &notesServer{store: newNoteStore(full), notify: &notifier{server: mcp.NewServer(&mcp.Implementation{Name: "n"}, nil), updated: map[string]bool{}}}
+	counted.store.maxNotes = 1100
+	if _, _, err := counted.addNote(context.Background(), nil, addNoteIn{Title: "x"}); err == nil ||
+		!strings.Contains(err.Error(), "holds 1100 notes, the most it may: delete notes you no longer need, or point NOTES_FILE at a new file") {
+		t.Errorf("add_note past the note count: %v", err)
+	}
+
+	// The file limit, lowered to 1 MiB so that the test does not encode
+	// 16 MiB files (seconds under -race); the check is the same.
+	bounded := filepath.Join(dir, "bounded.json")
+	saveNotes(t, bounded, 10, maxNoteBody-1000) // 0.97 MiB: no room for another full note
+	ns := &notesServer{store: newNoteStore(bounded), notify: &notifier{server: mcp.NewServer(&mcp.Implementation{Name: "n"}, nil), updated: map[string]bool{}}}
+	ns.store.maxBytes = 1 << 20
+	ctx := context.Background()
+	if _, _, err := ns.addNote(ctx, nil, addNoteIn{Title: "x", Body: strings.Repeat("b", maxNoteBody)}); err == nil ||
+		!strings.Contains(err.Error(), "over its 1 MiB limit: delete or shorten notes, or point NOTES_FILE at a new file") {
+		t.Errorf("add_note past the file limit: %v", err)
+	}
+	if _, n, err := ns.addNote(ctx, nil, addNoteIn{Title: "small"}); err != nil || n.ID != "11" {
+		t.Errorf("a small note after that: %+v, %v", n, err)
+	}
+
+	// summarize_notes puts at most 1 MiB of notes in its prompt.
+	cs, _ = connect(t, "notes", map[string]string{"NOTES_FILE": bounded})
+	call(t, cs, "add_note", map[string]any{"title": "past the prompt", "body": strings.Repeat("b", 60<<10)})
+	gp, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "summarize_notes"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text := gp.Messages[0].Content.(*mcp.TextContent).Text; len(text) > maxPromptNotes+1000 ||
+		!strings.Contains(text, "(1 more notes are not included: the prompt holds at most 1 MiB of notes; pass a tag to narrow it.)") {
+		t.Errorf("summarize_notes over 1 MiB of notes: %d bytes, ending %q", len(text), text[max(0, len(text)-200):])
+	}
+
+	huge := filepath.Join(dir, "huge.json")
+	if err := os.WriteFile(huge, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(huge, maxNotesFileBytes+1); err != nil { // sparse: instant, and never read
+		t.Fatal(err)
+	}
+	cs, _ = connect(t, "notes", map[string]string{"NOTES_FILE": huge})
+	runToolCases(t, cs, []toolCase{
+		{name: "file over the limit", tool: "list_notes", args: map[string]any{}, wantErr: "is 16 MiB, over the 16 MiB limit: move notes out of it, or point NOTES_FILE at a new file"},
+	})
+
+	_, err = cs.ListResources(context.Background(), &mcp.ListResourcesParams{Cursor: "-1"})
+	var rpc *jsonrpc.Error
+	if !errors.As(err, &rpc) || rpc.Code != jsonrpc.CodeInvalidParams {
+		t.Errorf("resources/list with cursor -1: %v, want JSON-RPC invalid params", err)
+	}
+	// The SDK's "resource not found" quotes the URI with %q, which is not
+	// JSON for a control character: the boundary drops such data, or the
+	// answer could not be encoded and would never come.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "note://\a\x01"}); !errors.As(err, &rpc) || rpc.Code != mcp.CodeResourceNotFound {
+		t.Errorf("resources/read of a URI with control characters: %v, want resource not found", err)
+	}
+	// The SDK's "resource not found" quotes the URI: the boundary cuts it.
+	_, err = cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "note://" + strings.Repeat("9", 1<<20)})
+	if !errors.As(err, &rpc) || len(rpc.Message) > 3<<10 || len(rpc.Data) > 3<<10 {
+		t.Errorf("resources/read of a 1 MiB URI: %d-byte message, %d bytes of data (%v)", len(rpc.Message), len(rpc.Data), err != nil)
+	}
+}
+
+// TestNotesIDs: a hand-edited id near the top of int does not wrap the next
+// id into one that is taken.
+func TestNotesIDs(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "notes.json")
+	if err := os.WriteFile(file, []byte(`{"next_id": 0, "notes": [{"id": "1", "title": "a"}, {"id": "9223372036854775807", "title": "b"}, {"id": "x", "title": "c"}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cs, _ := connect(t, "notes", map[string]string{"NOTES_FILE": file})
+	runToolCases(t, cs, []toolCase{
+		{name: "next", tool: "add_note", args: map[string]any{"title": "d"}, fields: map[string]string{"id": `"2"`}},
+		{name: "after", tool: "add_note", args: map[string]any{"title": "e"}, fields: map[string]string{"id": `"3"`}},
+	})
+}
+
+// TestNotesCache: paging through resources/list parses the file once, not
+// once per page; a change by another store (another hub process) or by
+// hand is seen at the next read.
+func TestNotesCache(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "notes.json")
+	saveNotes(t, file, 10*notesPageSize+50, 100)
+	ns := &notesServer{store: newNoteStore(file)}
+	ctx := context.Background()
+	pages := func() int {
+		t.Helper()
+		n, cursor := 0, ""
+		for {
+			res, err := ns.listResources(ctx, &mcp.ListResourcesRequest{Params: &mcp.ListResourcesParams{Cursor: cursor}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			n += len(res.Resources)
+			if cursor = res.NextCursor; cursor == "" {
+				return n
+			}
+		}
+	}
+	if n := pages(); n != 1050 || ns.store.parses != 1 {
+		t.Fatalf("listed %d resources with %d parses, want 1050 with 1", n, ns.store.parses)
+	}
+
+	other := newNoteStore(file)
+	if err := other.update(ctx, func(f *notesFile) error {
+		f.Notes = append(f.Notes, Note{ID: f.newID(), Title: "from another process"})
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if n := pages(); n != 1051 || ns.store.parses != 2 {
+		t.Fatalf("after another store's write: listed %d with %d parses, want 1051 with 2", n, ns.store.parses)
+	}
+	if n := pages(); n != 1051 || ns.store.parses != 2 {
+		t.Fatalf("listed %d with %d parses, want 1051 with 2", n, ns.store.parses)
+	}
+
+	// A hand edit that keeps the size (the rev at the start still differs:
+	// it was written by hand without one).
+	if err := os.WriteFile(file, []byte(`{"notes": [{"id": "7", "title": "by hand"}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if n := pages(); n != 1 {
+		t.Fatalf("after a hand edit: listed %d, want 1", n)
+	}
+}
+
+// TestNotesNotificationsCoalesced: a burst of changes from several clients
+// gives at most one resources/list_changed and one resources/updated per
+// notifyInterval (it was one resources/updated per change), and the first
+// arrives while the burst still goes on (go-sdk's debounce would postpone
+// it to the end).
+func TestNotesNotificationsCoalesced(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "notes.json")
+	var listChanged, updated atomic.Int64
+	// Closed at the first resources/list_changed (the add's, before the
+	// burst) and at the second (the first of the burst).
+	afterAdd, inBurst := make(chan struct{}), make(chan struct{})
+	cs, _ := connectOpts(t, "notes", map[string]string{"NOTES_FILE": file}, &mcp.ClientOptions{
+		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) {
+			switch listChanged.Add(1) {
+			case 1:
+				close(afterAdd)
+			case 2:
+				close(inBurst)
+			}
+		},
+		ResourceUpdatedHandler: func(context.Context, *mcp.ResourceUpdatedNotificationRequest) { updated.Add(1) },
+	})
+	ctx := context.Background()
+	call(t, cs, "add_note", map[string]any{"title": "target"})
+	if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: "note://1"}); err != nil {
+		t.Fatal(err)
+	}
+	<-afterAdd // the burst starts from quiet
+
+	start := time.Now()
+	var changes atomic.Int64
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-inBurst:
+					if changes.Load() >= 200 {
+						return
+					}
+				default:
+				}
+				if changes.Load() >= 2000 || time.Since(start) > 20*time.Second {
+					return
+				}
+				args := map[string]any{"id": "1", "body": fmt.Sprint(w, i)}
+				if i%2 == 1 {
+					args = map[string]any{"id": "1", "title": fmt.Sprint("n", w, i)}
+				}
+				if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "update_note", Arguments: args}); err != nil || res.IsError {
+					t.Errorf("update_note: %v %+v", err, res)
+					return
+				}
+				changes.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	select {
+	case <-inBurst:
+	default:
+		t.Fatalf("no resources/list_changed during a burst of %d changes over %s", changes.Load(), elapsed)
+	}
+	bound := int64(elapsed/notifyInterval) + 2
+	if n := listChanged.Load() - 1; n > bound {
+		t.Errorf("%d changes in %s gave %d resources/list_changed, want at most %d", changes.Load(), elapsed, n, bound)
+	}
+	if n := updated.Load(); n > bound {
+		t.Errorf("%d changes in %s gave %d resources/updated, want at most %d", changes.Load(), elapsed, n, bound)
+	}
+	t.Logf("%d changes in %s: %d list_changed, %d updated", changes.Load(), elapsed, listChanged.Load()-1, updated.Load())
 }

@@ -21,7 +21,11 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-func newTextServer(map[string]string) (*mcp.Server, error) {
+func newTextServer(map[string]string, Options) (*mcp.Server, error) {
+	return (&textServer{fold: foldTable(), maxResult: maxTextResult}).server()
+}
+
+func (ts *textServer) server() (*mcp.Server, error) {
 	s := newServer("text", "Deterministic text utilities: exact counts, case conversion, slugs, encodings, UUIDs and hashes.", nil)
 
 	mcp.AddTool(s, &mcp.Tool{
@@ -39,13 +43,13 @@ func newTextServer(map[string]string) (*mcp.Server, error) {
 		Description: "Convert text to UPPER CASE, lower case, Title Case, Sentence case, camelCase, PascalCase, snake_case, kebab-case or CONSTANT_CASE (e.g. for variable names or headings).",
 		InputSchema: caseSchema,
 		Annotations: readOnly("Change case"),
-	}, changeCase)
+	}, ts.changeCase)
 
 	mcp.AddTool(s, &mcp.Tool{
 		Name:        "slugify",
 		Description: "Turn a title or phrase into a URL-safe slug (lowercase ASCII words joined by hyphens, accents removed), e.g. 'Héllo, World!' -> 'hello-world'.",
 		Annotations: readOnly("Slugify"),
-	}, slugify)
+	}, ts.slugify)
 
 	encSchema, err := schemaWithEnum[codecIn]("encoding", "base64", "base64url", "url", "hex", "html")
 	if err != nil {
@@ -56,7 +60,7 @@ func newTextServer(map[string]string) (*mcp.Server, error) {
 		Description: "Encode text as base64, URL-safe base64, URL percent-encoding (query escaping), hexadecimal or HTML entities.",
 		InputSchema: encSchema,
 		Annotations: readOnly("Encode text"),
-	}, encodeText)
+	}, ts.encodeText)
 	decSchema, err := schemaWithEnum[codecIn]("encoding", "base64", "base64url", "url", "hex", "html")
 	if err != nil {
 		return nil, err
@@ -207,9 +211,10 @@ func capitalize(w string) string {
 	return string(unicode.ToUpper(r)) + strings.ToLower(w[n:])
 }
 
-func changeCase(_ context.Context, _ *mcp.CallToolRequest, in changeCaseIn) (*mcp.CallToolResult, textOut, error) {
+func (ts *textServer) changeCase(_ context.Context, _ *mcp.CallToolRequest, in changeCaseIn) (*mcp.CallToolResult, textOut, error) {
 	var r string
-	switch strings.ToLower(in.Case) {
+	mode := strings.ToLower(strings.TrimSpace(in.Case))
+	switch mode {
 	case "upper":
 		r = strings.ToUpper(in.Text)
 	case "lower":
@@ -228,7 +233,7 @@ func changeCase(_ context.Context, _ *mcp.CallToolRequest, in changeCaseIn) (*mc
 	case "camel", "pascal":
 		words := splitWords(in.Text)
 		for i, w := range words {
-			if i == 0 && in.Case == "camel" {
+			if i == 0 && mode == "camel" {
 				words[i] = strings.ToLower(w)
 			} else {
 				words[i] = capitalize(w)
@@ -236,13 +241,16 @@ func changeCase(_ context.Context, _ *mcp.CallToolRequest, in changeCaseIn) (*mc
 		}
 		r = strings.Join(words, "")
 	case "snake", "kebab", "constant":
-		sep := map[string]string{"snake": "_", "kebab": "-", "constant": "_"}[in.Case]
+		sep := map[string]string{"snake": "_", "kebab": "-", "constant": "_"}[mode]
 		r = strings.ToLower(strings.Join(splitWords(in.Text), sep))
-		if in.Case == "constant" {
+		if mode == "constant" {
 			r = strings.ToUpper(r)
 		}
 	default:
-		return nil, textOut{}, fmt.Errorf("change_case: unknown case %q (use upper, lower, title, sentence, camel, pascal, snake, kebab or constant)", in.Case)
+		return nil, textOut{}, fmt.Errorf("change_case: unknown case %s (use upper, lower, title, sentence, camel, pascal, snake, kebab or constant)", quote(in.Case))
+	}
+	if len(r) > ts.maxResult {
+		return nil, textOut{}, ts.tooLarge("change_case", len(r))
 	}
 	return textResult("%s", r), textOut{r}, nil
 }
@@ -253,65 +261,154 @@ type slugifyIn struct {
 	MaxLength int    `json:"max_length,omitempty" jsonschema:"cut the slug at a word boundary to at most this many characters"`
 }
 
-// foldAccent maps common accented Latin letters to ASCII; other non-ASCII
-// letters are dropped from slugs.
-func foldAccent(r rune) string {
-	const from = "àáâãäåāăąçćčďèéêëēėęěìíîïīįłñńňòóôõöøōőŕřśšşťùúûüūůűųýÿźżž"
-	const to = "aaaaaaaaacccdeeeeeeeeiiiiiilnnnoooooooorrsssstuuuuuuuuyyzzz"
-	if i := strings.IndexRune(from, r); i >= 0 {
-		return string(to[utf8.RuneCountInString(from[:i])])
+// foldGroups lists, for each ASCII spelling, the Latin letters that fold to
+// it in a slug (lower case: slugify lower-cases first). Letters with a
+// diacritic folding to the plain letter, and ligatures and letters without
+// a decomposition (ß, æ, ø, ł, þ) to their usual spelling. Grouped by
+// spelling so that the table cannot fall out of step, as a positional one
+// did (it mapped ť to 's').
+func foldGroups() map[string]string {
+	return map[string]string{
+		"a":  "àáâãäåāăąǎǟǡǻȁȃȧạảấầẩẫậắằẳẵặ",
+		"c":  "çćĉċč",
+		"d":  "ďđð",
+		"e":  "èéêëēĕėęěȅȇȩẹẻẽếềểễệ",
+		"g":  "ĝğġģǧǵ",
+		"h":  "ĥħȟ",
+		"i":  "ìíîïĩīĭįıǐȉȋỉị",
+		"j":  "ĵǰ",
+		"k":  "ķǩ",
+		"l":  "ĺļľŀł",
+		"n":  "ñńņňŉǹ",
+		"o":  "òóôõöøōŏőǒǫǭǿȍȏȫȭȯȱọỏốồổỗộớờởỡợơ",
+		"r":  "ŕŗřȑȓ",
+		"s":  "śŝşšșſ",
+		"t":  "ţťŧț",
+		"u":  "ùúûüũūŭůűųǔǖǘǚǜȕȗụủứừửữựư",
+		"w":  "ŵẁẃẅ",
+		"y":  "ýÿŷȳỳỵỷỹ",
+		"z":  "źżžƶ",
+		"ss": "ß",
+		"ae": "æǣǽ",
+		"oe": "œ",
+		"th": "þ",
+		"ij": "ĳ",
 	}
-	switch r {
-	case 'ß':
-		return "ss"
-	case 'æ':
-		return "ae"
-	case 'œ':
-		return "oe"
-	case 'þ':
-		return "th"
-	case 'ð':
-		return "d"
-	}
-	if r < utf8.RuneSelf {
-		return string(r)
-	}
-	return ""
 }
 
-func slugify(_ context.Context, _ *mcp.CallToolRequest, in slugifyIn) (*mcp.CallToolResult, textOut, error) {
+// foldTable maps each folding letter to its ASCII spelling.
+func foldTable() map[rune]string {
+	t := map[rune]string{}
+	for ascii, letters := range foldGroups() {
+		for _, r := range letters {
+			t[r] = ascii
+		}
+	}
+	return t
+}
+
+// textServer holds what the text tools share: the accent table, built once
+// per server, and the limit on a result's text (maxTextResult; tests lower
+// it).
+type textServer struct {
+	fold      map[rune]string
+	maxResult int
+}
+
+// foldRune is how r appears in a slug: ASCII letters and digits as they
+// are, Latin letters with accents folded, and "" for everything else.
+func (ts *textServer) foldRune(r rune) string {
+	if r < utf8.RuneSelf {
+		if 'a' <= r && r <= 'z' || '0' <= r && r <= '9' {
+			return string(r)
+		}
+		return ""
+	}
+	return ts.fold[r]
+}
+
+// maxSeparator bounds slugify's separator: a slug joins every word with
+// it, so a long one would multiply the text.
+const maxSeparator = 8
+
+func (ts *textServer) slugify(_ context.Context, _ *mcp.CallToolRequest, in slugifyIn) (*mcp.CallToolResult, textOut, error) {
 	sep := in.Separator
 	if sep == "" {
 		sep = "-"
 	}
+	if utf8.RuneCountInString(sep) > maxSeparator {
+		return nil, textOut{}, fmt.Errorf("slugify: separator %s is longer than %d characters: use a short one such as '-' or '_'", quote(sep), maxSeparator)
+	}
 	var words []string
 	var cur strings.Builder
-	for _, r := range strings.ToLower(in.Text) + " " {
-		f := foldAccent(r)
-		if len(f) > 0 && (unicode.IsLetter(rune(f[0])) || unicode.IsDigit(rune(f[0]))) {
-			cur.WriteString(f)
-			continue
-		}
-		if unicode.IsLetter(r) && f == "" {
-			continue // a non-Latin letter: drop it but keep the word going
-		}
-		if r == '\'' || r == '’' {
-			continue // "don't" -> "dont"
-		}
+	size := 0 // bytes of the joined slug
+	flush := func() {
 		if cur.Len() > 0 {
+			if len(words) > 0 {
+				size += len(sep)
+			}
+			size += cur.Len()
 			words = append(words, cur.String())
 			cur.Reset()
 		}
 	}
-	slug := strings.Join(words, sep)
-	if in.MaxLength > 0 && len(slug) > in.MaxLength {
-		cut := slug[:in.MaxLength]
-		if i := strings.LastIndex(cut, sep); i > 0 && slug[in.MaxLength:][:len(sep)] != sep {
-			cut = cut[:i]
+	for _, r := range strings.ToLower(in.Text) {
+		if f := ts.foldRune(r); f != "" {
+			cur.WriteString(f)
+			continue
 		}
-		slug = strings.TrimSuffix(cut, sep)
+		switch {
+		case unicode.IsLetter(r) || unicode.Is(unicode.Mn, r):
+			// A letter outside the Latin table, or a combining mark
+			// (decomposed accents): drop it but keep the word going.
+			continue
+		case r == '\'' || r == '’':
+			continue // "don't" -> "dont"
+		}
+		flush()
 	}
+	flush()
+	if size > ts.maxResult {
+		return nil, textOut{}, ts.tooLarge("slugify", size)
+	}
+	slug := joinWithin(words, sep, in.MaxLength)
 	return textResult("%s", slug), textOut{slug}, nil
+}
+
+// joinWithin joins words with sep. With max > 0 it keeps the leading words
+// that fit in max characters; a first word longer than max is cut to max.
+func joinWithin(words []string, sep string, max int) string {
+	if max <= 0 {
+		return strings.Join(words, sep)
+	}
+	var b strings.Builder
+	n, sepLen := 0, utf8.RuneCountInString(sep)
+	for i, w := range words {
+		add := len(w) // words are ASCII
+		if i > 0 {
+			add += sepLen
+		}
+		if n+add > max {
+			if i == 0 {
+				b.WriteString(w[:max])
+			}
+			break
+		}
+		if i > 0 {
+			b.WriteString(sep)
+		}
+		b.WriteString(w)
+		n += add
+	}
+	return b.String()
+}
+
+// maxTextResult bounds the text a text tool returns (its result carries it
+// twice, as text and as structured content): 4 MiB.
+const maxTextResult = 4 << 20
+
+func (ts *textServer) tooLarge(tool string, size int) error {
+	return fmt.Errorf("%s: the result would be %s, over the %s limit of text results: pass a shorter text (split it into parts)", tool, byteSize(size), byteSize(ts.maxResult))
 }
 
 type codecIn struct {
@@ -319,9 +416,15 @@ type codecIn struct {
 	Encoding string `json:"encoding" jsonschema:"base64, base64url, url, hex or html"`
 }
 
-func encodeText(_ context.Context, _ *mcp.CallToolRequest, in codecIn) (*mcp.CallToolResult, textOut, error) {
+func (ts *textServer) encodeText(_ context.Context, _ *mcp.CallToolRequest, in codecIn) (*mcp.CallToolResult, textOut, error) {
+	// Every encoding grows the text: at most 5 times (html, "&#34;" for a
+	// quote). The exact size is known up front where it is cheap to know.
+	enc := strings.ToLower(strings.TrimSpace(in.Encoding))
+	if size := encodedLen(enc, len(in.Text)); size > ts.maxResult {
+		return nil, textOut{}, ts.tooLarge("encode", size)
+	}
 	var r string
-	switch strings.ToLower(in.Encoding) {
+	switch enc {
 	case "base64":
 		r = base64.StdEncoding.EncodeToString([]byte(in.Text))
 	case "base64url":
@@ -333,16 +436,34 @@ func encodeText(_ context.Context, _ *mcp.CallToolRequest, in codecIn) (*mcp.Cal
 	case "html":
 		r = html.EscapeString(in.Text)
 	default:
-		return nil, textOut{}, fmt.Errorf("encode: unknown encoding %q (use base64, base64url, url, hex or html)", in.Encoding)
+		return nil, textOut{}, fmt.Errorf("encode: unknown encoding %s (use base64, base64url, url, hex or html)", quote(in.Encoding))
+	}
+	if len(r) > ts.maxResult {
+		return nil, textOut{}, ts.tooLarge("encode", len(r))
 	}
 	return textResult("%s", r), textOut{r}, nil
+}
+
+// encodedLen is the exact encoded size of n bytes for the fixed-ratio
+// encodings, and 0 (unknown until encoded) for the others.
+func encodedLen(enc string, n int) int {
+	switch enc {
+	case "base64":
+		return base64.StdEncoding.EncodedLen(n)
+	case "base64url":
+		return base64.RawURLEncoding.EncodedLen(n)
+	case "hex":
+		return hex.EncodedLen(n)
+	}
+	return 0
 }
 
 func decodeText(_ context.Context, _ *mcp.CallToolRequest, in codecIn) (*mcp.CallToolResult, textOut, error) {
 	var b []byte
 	var err error
 	t := strings.TrimSpace(in.Text)
-	switch strings.ToLower(in.Encoding) {
+	enc := strings.ToLower(strings.TrimSpace(in.Encoding))
+	switch enc {
 	case "base64":
 		b, err = base64.StdEncoding.DecodeString(t)
 		if err != nil { // tolerate missing padding
@@ -359,22 +480,23 @@ func decodeText(_ context.Context, _ *mcp.CallToolRequest, in codecIn) (*mcp.Cal
 	case "html":
 		b = []byte(html.UnescapeString(in.Text))
 	default:
-		return nil, textOut{}, fmt.Errorf("decode: unknown encoding %q (use base64, base64url, url, hex or html)", in.Encoding)
+		return nil, textOut{}, fmt.Errorf("decode: unknown encoding %s (use base64, base64url, url, hex or html)", quote(in.Encoding))
 	}
 	if err != nil {
-		return nil, textOut{}, fmt.Errorf("decode %s: %w", in.Encoding, err)
+		return nil, textOut{}, fmt.Errorf("decode %s: %w", enc, err)
 	}
 	if !utf8.Valid(b) {
-		return nil, textOut{}, fmt.Errorf("decode %s: the decoded bytes are not UTF-8 text (%d bytes, hex %s)", in.Encoding, len(b), truncate(hex.EncodeToString(b), 64))
+		return nil, textOut{}, fmt.Errorf("decode %s: the decoded bytes are not UTF-8 text (%d bytes, hex %s)", enc, len(b), hexPrefix(b, 32))
 	}
 	return textResult("%s", b), textOut{string(b)}, nil
 }
 
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
+// hexPrefix shows the first n bytes of b in hex, with "…" if there are more.
+func hexPrefix(b []byte, n int) string {
+	if len(b) <= n {
+		return hex.EncodeToString(b)
 	}
-	return s[:n] + "…"
+	return hex.EncodeToString(b[:n]) + "…"
 }
 
 type uuidIn struct {
@@ -427,7 +549,7 @@ func hashText(_ context.Context, _ *mcp.CallToolRequest, in hashIn) (*mcp.CallTo
 	case "md5":
 		h = md5.New()
 	default:
-		return nil, hashOut{}, fmt.Errorf("hash: unknown algorithm %q (use sha256, sha512, sha1 or md5)", in.Algorithm)
+		return nil, hashOut{}, fmt.Errorf("hash: unknown algorithm %s (use sha256, sha512, sha1 or md5)", quote(in.Algorithm))
 	}
 	h.Write([]byte(in.Text))
 	out := hashOut{Algorithm: alg, Hex: hex.EncodeToString(h.Sum(nil))}

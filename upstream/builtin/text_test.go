@@ -1,7 +1,9 @@
 package builtin
 
 import (
+	"encoding/json"
 	"regexp"
+	"strings"
 	"testing"
 )
 
@@ -47,4 +49,71 @@ func TestTextTools(t *testing.T) {
 			t.Errorf("%v is not a v4 UUID", u)
 		}
 	}
+}
+
+// TestSlugify covers max_length with every separator (a two-byte one used
+// to slice past the end of the slug and panic: issue 11), the accent table
+// (which was off by one after ş) and Unicode edge cases.
+func TestSlugify(t *testing.T) {
+	cs, _ := connect(t, "text", nil)
+	var cases []toolCase
+	for _, tc := range []struct {
+		name, text, sep string
+		max             int
+		want            string
+	}{
+		{"issue 11 panic", "a b", "--", 3, "a"},
+		{"sep fits exactly", "a b", "--", 4, "a--b"},
+		{"long sep", "ab cd ef", "=====", 8, "ab"},
+		{"long sep fits", "ab cd ef", "=====", 9, "ab=====cd"},
+		{"multibyte sep counts as one", "ab cd", "→", 5, "ab→cd"},
+		{"multibyte sep cut", "ab cd", "→", 4, "ab"},
+		{"first word longer than max", "abcdefgh ij", "-", 3, "abc"},
+		{"max 1", "hello", "-", 1, "h"},
+		{"negative max is no max", "a b", "-", -5, "a-b"},
+		{"huge max", "a b", "-", 1 << 62, "a-b"},
+		{"old accent table", "àáâãäåāăą çćč ď èéêëēėęě ìíîïīį ł ñńň òóôõöøōő ŕř śšş ť ùúûüūůűų ýÿ źżž", "-", 0,
+			"aaaaaaaaa-ccc-d-eeeeeeee-iiiiii-l-nnn-oooooooo-rr-sss-t-uuuuuuuu-yy-zzz"},
+		{"upper case accents", "ÀÉÎÕÜ Ÿ Ş Ť", "-", 0, "aeiou-y-s-t"},
+		{"ligatures and others", "Straße Æsir Œuvre Þór ĳs", "-", 0, "strasse-aesir-oeuvre-thor-ijs"},
+		{"combining marks", "e\u0301te\u0301 cafe\u0301", "-", 0, "ete-cafe"},
+		{"dotted capital I", "İstanbul", "-", 0, "istanbul"},
+		{"non-Latin letters dropped", "日本 語abc", "-", 0, "abc"},
+		{"emoji and symbols", "🚀 go ✓ now", "-", 0, "go-now"},
+		{"nothing left", "!!! ???", "-", 0, ""},
+		{"replacement char", "a\ufffdb", "-", 0, "a-b"},
+	} {
+		args := map[string]any{"text": tc.text, "separator": tc.sep, "max_length": tc.max}
+		want, _ := json.Marshal(tc.want)
+		cases = append(cases, toolCase{name: tc.name, tool: "slugify", args: args, fields: map[string]string{"result": string(want)}})
+	}
+	cases = append(cases, toolCase{name: "separator too long", tool: "slugify", args: map[string]any{"text": "a b", "separator": strings.Repeat("-", 9)}, wantErr: "longer than 8 characters"})
+	runToolCases(t, cs, cases)
+}
+
+// TestTextLimits: outputs past the limit fail the call with an error
+// naming it. The limit is lowered to 64 KiB here, so that the test does not
+// push megabytes through -race; the hub test (TestBuiltinsContained) runs
+// the real 4 MiB one.
+func TestTextLimits(t *testing.T) {
+	ts := &textServer{fold: foldTable(), maxResult: 64 << 10}
+	srv, err := ts.server()
+	if err != nil {
+		t.Fatal(err)
+	}
+	guard(srv, "text", Options{}.withDefaults())
+	cs := connectServer(t, srv, nil)
+	html := strings.Repeat(`<a href="x">&</a>`, 48<<10/17) // 48 KiB, grows 3x as HTML entities
+	words := strings.Repeat("a ", 16<<10)                  // 32 KiB of one-letter words
+	runToolCases(t, cs, []toolCase{
+		{name: "encode html", tool: "encode", args: map[string]any{"text": html, "encoding": "html"}, wantErr: "over the 64 KiB limit of text results"},
+		{name: "encode base64", tool: "encode", args: map[string]any{"text": strings.Repeat("x", 56<<10), "encoding": "base64"}, wantErr: "over the 64 KiB limit"},
+		{name: "encode hex", tool: "encode", args: map[string]any{"text": strings.Repeat("x", 40<<10), "encoding": "hex"}, wantErr: "over the 64 KiB limit"},
+		{name: "encode url", tool: "encode", args: map[string]any{"text": strings.Repeat("é", 16<<10), "encoding": "url"}, wantErr: "over the 64 KiB limit"},
+		{name: "encode under the limit", tool: "encode", args: map[string]any{"text": strings.Repeat("x", 16<<10), "encoding": "hex"}, text: []string{"7878"}},
+		{name: "slugify with a long separator", tool: "slugify", args: map[string]any{"text": words, "separator": "--------"}, wantErr: "over the 64 KiB limit"},
+		{name: "case change over the limit", tool: "change_case", args: map[string]any{"text": strings.Repeat("x", 65<<10), "case": "upper"}, wantErr: "over the 64 KiB limit"},
+		{name: "a rejected value is not echoed whole", tool: "change_case", args: map[string]any{"text": "x", "case": strings.Repeat("q", 64<<10)}, wantErr: "more bytes not shown)"},
+		{name: "decode keeps errors short", tool: "decode", args: map[string]any{"text": strings.Repeat("////", 1<<12), "encoding": "base64"}, wantErr: "not UTF-8 text (12288 bytes, hex ffff"},
+	})
 }

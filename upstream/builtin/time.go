@@ -22,7 +22,7 @@ type timeServer struct {
 	now        func() time.Time
 }
 
-func newTimeServer(env map[string]string) (*mcp.Server, error) {
+func newTimeServer(env map[string]string, _ Options) (*mcp.Server, error) {
 	ts := &timeServer{defaultLoc: time.Local, now: time.Now}
 	if tz := env["TZ"]; tz != "" {
 		loc, err := loadLocation(tz)
@@ -74,7 +74,7 @@ func loadLocation(name string) (*time.Location, error) {
 	}
 	loc, err := time.LoadLocation(strings.TrimSpace(name))
 	if err != nil {
-		return nil, fmt.Errorf("unknown timezone %q: use an IANA name such as Europe/Paris, America/New_York or UTC", name)
+		return nil, fmt.Errorf("unknown timezone %s: use an IANA name such as Europe/Paris, America/New_York or UTC", quote(name))
 	}
 	return loc, nil
 }
@@ -106,9 +106,51 @@ func timeLayouts() []string {
 	}
 }
 
+// The time tools work with years 1 to 9999: the range of RFC 3339 and of
+// the four-digit years every input format uses. Outside it an input or a
+// result is an error, so no computation ever meets a year it cannot print.
+const (
+	minYear = 1
+	maxYear = 9999
+)
+
+// Unix seconds at the ends of the year range.
+var (
+	minUnix = time.Date(minYear, 1, 1, 0, 0, 0, 0, time.UTC).Unix()
+	maxUnix = time.Date(maxYear, 12, 31, 23, 59, 59, 0, time.UTC).Unix()
+)
+
+// checkRange fails for a time whose year (in its own location) is outside
+// minYear..maxYear.
+func checkRange(t time.Time, what string) error {
+	if y := t.Year(); y < minYear || y > maxYear {
+		return fmt.Errorf("%s is in year %d: the time tools work with years %d to %d", what, y, minYear, maxYear)
+	}
+	return nil
+}
+
+// maxTimeInput bounds a time argument; the longest accepted form is ~35
+// characters.
+const maxTimeInput = 100
+
 // parseTime parses s in loc. Inputs carrying an offset (RFC 3339) keep it.
+// The result is within minYear..maxYear.
 func (ts *timeServer) parseTime(s string, loc *time.Location) (time.Time, error) {
+	t, err := ts.parseAnyTime(s, loc)
+	if err != nil {
+		return time.Time{}, err
+	}
+	if err := checkRange(t, fmt.Sprintf("time %s", quote(strings.TrimSpace(s)))); err != nil {
+		return time.Time{}, err
+	}
+	return t, nil
+}
+
+func (ts *timeServer) parseAnyTime(s string, loc *time.Location) (time.Time, error) {
 	s = strings.TrimSpace(s)
+	if len(s) > maxTimeInput {
+		return time.Time{}, fmt.Errorf("time %s is too long (over %d bytes): use e.g. 2025-03-01T14:30:00Z", quote(s), maxTimeInput)
+	}
 	now := ts.now().In(loc)
 	switch strings.ToLower(s) {
 	case "", "now":
@@ -144,11 +186,14 @@ func (ts *timeServer) parseTime(s string, loc *time.Location) (time.Time, error)
 	// Unix timestamps: seconds, or milliseconds when too large to be seconds.
 	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
 		if n > 1e11 || n < -1e11 {
+			if n/1000 < minUnix || n/1000 > maxUnix {
+				return time.Time{}, fmt.Errorf("timestamp %s (milliseconds) is outside the years %d to %d", quote(s), minYear, maxYear)
+			}
 			return time.UnixMilli(n).In(loc), nil
 		}
 		return time.Unix(n, 0).In(loc), nil
 	}
-	return time.Time{}, fmt.Errorf("cannot parse time %q: use RFC 3339 (2025-03-01T14:30:00Z), 'YYYY-MM-DD HH:MM', 'YYYY-MM-DD', 'HH:MM', a Unix timestamp or 'now'", s)
+	return time.Time{}, fmt.Errorf("cannot parse time %s: use RFC 3339 (2025-03-01T14:30:00Z), 'YYYY-MM-DD HH:MM', 'YYYY-MM-DD', 'HH:MM', a Unix timestamp or 'now'", quote(s))
 }
 
 // TimeInfo describes one instant in one timezone.
@@ -226,6 +271,9 @@ func (ts *timeServer) convertTime(_ context.Context, _ *mcp.CallToolRequest, in 
 		return nil, convertTimeOut{}, fmt.Errorf("convert_time: %w", err)
 	}
 	src, dst := t, t.In(to)
+	if err := checkRange(dst, "the converted time"); err != nil {
+		return nil, convertTimeOut{}, fmt.Errorf("convert_time: %w", err)
+	}
 	_, so := src.Zone()
 	_, do := dst.Zone()
 	out := convertTimeOut{Source: describeTime(src), Target: describeTime(dst), HourDifference: float64(do-so) / 3600}
@@ -279,14 +327,16 @@ func (ts *timeServer) timeDifference(ctx context.Context, _ *mcp.CallToolRequest
 	if err != nil {
 		return nil, timeDifferenceOut{}, fmt.Errorf("time_difference: end: %w", err)
 	}
-	d := b.Sub(a)
+	// Spans up to 9,998 years do not fit a time.Duration (±292 years):
+	// totals come from Unix seconds.
+	secs := float64(b.Unix()-a.Unix()) + float64(b.Nanosecond()-a.Nanosecond())/1e9
 	out := timeDifferenceOut{
 		Start:        a.Format(time.RFC3339),
 		End:          b.Format(time.RFC3339),
-		TotalSeconds: d.Seconds(),
-		TotalMinutes: d.Minutes(),
-		TotalHours:   d.Hours(),
-		TotalDays:    d.Hours() / 24,
+		TotalSeconds: secs,
+		TotalMinutes: secs / 60,
+		TotalHours:   secs / 3600,
+		TotalDays:    secs / 86400,
 	}
 	lo, hi, sign := a, b.In(a.Location()), 1
 	if hi.Before(lo) {
@@ -297,11 +347,7 @@ func (ts *timeServer) timeDifference(ctx context.Context, _ *mcp.CallToolRequest
 	out.Hours = sign * int(rest/time.Hour)
 	out.Minutes = sign * int(rest%time.Hour/time.Minute)
 	out.Seconds = sign * int(rest%time.Minute/time.Second)
-	wd, err := weekdaysBetween(ctx, lo, hi)
-	if err != nil {
-		return nil, timeDifferenceOut{}, fmt.Errorf("time_difference: %w", err)
-	}
-	out.Weekdays = sign * wd
+	out.Weekdays = sign * weekdaysBetween(lo, hi)
 	out.Human = humanSpan(y, mo, dd, rest)
 	if sign < 0 {
 		out.Human += " (end is before start)"
@@ -311,19 +357,30 @@ func (ts *timeServer) timeDifference(ctx context.Context, _ *mcp.CallToolRequest
 }
 
 // calendarDiff splits hi-lo (lo <= hi) into whole years, months, days and a
-// remainder, counting with AddDate so month lengths and leap years are right.
+// remainder, counting with addMonths and AddDate so that month lengths,
+// leap years and DST are right. It costs the same for any span: the month
+// and day counts are computed from the calendar dates and corrected by at
+// most a step or two (the clock time of hi may be earlier than lo's).
 func calendarDiff(lo, hi time.Time) (years, months, days int, rest time.Duration) {
-	for !addMonths(lo, 12*(years+1)).After(hi) {
-		years++
+	ly, lm, _ := lo.Date()
+	hy, hm, _ := hi.Date()
+	total := (hy-ly)*12 + int(hm-lm) // addMonths(lo, total) is in hi's month
+	for total > 0 && addMonths(lo, total).After(hi) {
+		total--
 	}
-	for !addMonths(lo, 12*years+months+1).After(hi) {
-		months++
+	base := addMonths(lo, total)
+	days = dayNumber(hi) - dayNumber(base) // base.AddDate(0, 0, days) is on hi's date
+	for days > 0 && base.AddDate(0, 0, days).After(hi) {
+		days--
 	}
-	base := addMonths(lo, 12*years+months)
-	for !base.AddDate(0, 0, days+1).After(hi) {
-		days++
-	}
-	return years, months, days, hi.Sub(base.AddDate(0, 0, days))
+	return total / 12, total % 12, days, hi.Sub(base.AddDate(0, 0, days))
+}
+
+// dayNumber is the civil date of t (in its location) as days since
+// 1970-01-01, exact for every year.
+func dayNumber(t time.Time) int {
+	y, m, d := t.Date()
+	return int(time.Date(y, m, d, 0, 0, 0, 0, time.UTC).Unix() / 86400)
 }
 
 // addMonths adds n calendar months, clamping to the last day of the target
@@ -336,22 +393,17 @@ func addMonths(t time.Time, n int) time.Time {
 	return first.AddDate(0, 0, min(d, last)-1)
 }
 
-// weekdaysBetween counts Monday-Friday dates in [lo, hi) using whole weeks,
-// so it is O(1) in the span length apart from a short tail.
-func weekdaysBetween(ctx context.Context, lo, hi time.Time) (int, error) {
-	start := time.Date(lo.Year(), lo.Month(), lo.Day(), 0, 0, 0, 0, time.UTC)
-	end := time.Date(hi.Year(), hi.Month(), hi.Day(), 0, 0, 0, 0, time.UTC)
-	days := int(end.Sub(start).Hours() / 24)
+// weekdaysBetween counts Monday-Friday dates in [lo, hi): five per whole
+// week, plus the weekdays among the last days%7 dates. O(1) in the span.
+func weekdaysBetween(lo, hi time.Time) int {
+	days := dayNumber(hi) - dayNumber(lo)
 	n := days / 7 * 5
-	for i, wd := 0, start.Weekday(); i < days%7; i, wd = i+1, (wd+1)%7 {
-		if err := ctxErr(ctx); err != nil {
-			return 0, err
-		}
+	for i, wd := 0, lo.Weekday(); i < days%7; i, wd = i+1, (wd+1)%7 { // at most 6 steps
 		if wd != time.Saturday && wd != time.Sunday {
 			n++
 		}
 	}
-	return n, nil
+	return n
 }
 
 func humanSpan(y, mo, d int, rest time.Duration) string {
@@ -401,6 +453,9 @@ func (ts *timeServer) addDuration(_ context.Context, _ *mcp.CallToolRequest, in 
 		return nil, addDurationOut{}, fmt.Errorf("add_duration: %w", err)
 	}
 	r := cd.addTo(t)
+	if err := checkRange(r, "the result"); err != nil {
+		return nil, addDurationOut{}, fmt.Errorf("add_duration: %w", err)
+	}
 	out := addDurationOut{Start: describeTime(t), Result: describeTime(r)}
 	return textResult("%s + %s = %s", out.Start, strings.TrimSpace(in.Duration), out.Result), out, nil
 }
@@ -418,10 +473,22 @@ func (c calendarDuration) addTo(t time.Time) time.Time {
 
 var durationPart = regexp.MustCompile(`^(\d+(?:\.\d+)?)\s*([a-zµμ]+)\s*,?\s*(?:and\s+)?`)
 
+// Bounds of a duration. Calendar parts may span the whole year range;
+// clock parts (h, m, s, and fractional days or weeks) are a time.Duration,
+// which holds ±292 years.
+const (
+	maxDurationInput = 200 // bytes; "1y 2mo 3w 4d 5h 6m 7s" is 21
+	maxDurationYears = maxYear - minYear + 1
+	maxDurationDays  = maxDurationYears * 366
+)
+
 // parseCalendarDuration parses "1y2mo3w4d5h6m7s8ms" and word forms
 // ("3 days 4 hours"); a leading sign applies to the whole duration.
 func parseCalendarDuration(s string) (calendarDuration, error) {
 	orig := s
+	if len(s) > maxDurationInput {
+		return calendarDuration{}, fmt.Errorf("duration %s is too long (over %d bytes): use e.g. '1y6mo' or '3d12h'", quote(orig), maxDurationInput)
+	}
 	s = strings.ToLower(strings.TrimSpace(s))
 	sign := 1
 	if strings.HasPrefix(s, "-") {
@@ -432,21 +499,25 @@ func parseCalendarDuration(s string) (calendarDuration, error) {
 	if s == "" {
 		return calendarDuration{}, fmt.Errorf("empty duration: use e.g. '90d', '2w', '1y6mo', '-3h30m'")
 	}
+	tooLong := func(unit string) error {
+		return fmt.Errorf("duration %s is too long: %s can span at most %d years (the time tools work with years %d to %d)", quote(orig), unit, maxDurationYears, minYear, maxYear)
+	}
 	var c calendarDuration
+	var clock float64 // nanoseconds, summed as a float so that it cannot wrap
 	for s != "" {
 		m := durationPart.FindStringSubmatch(s)
 		if m == nil {
-			return calendarDuration{}, fmt.Errorf("cannot parse duration %q near %q: use numbers with units y, mo, w, d, h, m, s, ms (e.g. '1y6mo', '3d12h')", orig, s)
+			return calendarDuration{}, fmt.Errorf("cannot parse duration %s near %s: use numbers with units y, mo, w, d, h, m, s, ms (e.g. '1y6mo', '3d12h')", quote(orig), quote(s))
 		}
 		s = s[len(m[0]):]
 		v, err := strconv.ParseFloat(m[1], 64)
 		if err != nil {
-			return calendarDuration{}, fmt.Errorf("duration %q: %w", orig, err)
+			return calendarDuration{}, fmt.Errorf("duration %s: %w", quote(orig), err)
 		}
 		whole := v == math.Trunc(v)
 		needWhole := func(unit string) error {
 			if !whole {
-				return fmt.Errorf("duration %q: %s must be a whole number", orig, unit)
+				return fmt.Errorf("duration %s: %s must be a whole number", quote(orig), unit)
 			}
 			return nil
 		}
@@ -455,33 +526,51 @@ func parseCalendarDuration(s string) (calendarDuration, error) {
 			if err := needWhole("years"); err != nil {
 				return calendarDuration{}, err
 			}
+			if v > maxDurationYears || abs(c.years) > maxDurationYears-int(v) {
+				return calendarDuration{}, tooLong("years")
+			}
 			c.years += sign * int(v)
 		case "mo", "mon", "month", "months":
 			if err := needWhole("months"); err != nil {
 				return calendarDuration{}, err
 			}
+			if v > 12*maxDurationYears || abs(c.months) > 12*maxDurationYears-int(v) {
+				return calendarDuration{}, tooLong("months")
+			}
 			c.months += sign * int(v)
-		case "w", "wk", "wks", "week", "weeks":
-			if whole {
-				c.days += sign * 7 * int(v)
-			} else {
-				c.clock += time.Duration(float64(sign) * v * 7 * 24 * float64(time.Hour))
+		case "w", "wk", "wks", "week", "weeks", "d", "day", "days":
+			perUnit := 1.0
+			if m[2][0] == 'w' {
+				perUnit = 7
 			}
-		case "d", "day", "days":
-			if whole {
-				c.days += sign * int(v)
-			} else {
-				c.clock += time.Duration(float64(sign) * v * 24 * float64(time.Hour))
+			if !whole {
+				clock += float64(sign) * v * perUnit * 24 * float64(time.Hour)
+				break
 			}
+			if v*perUnit > maxDurationDays || abs(c.days) > maxDurationDays-int(v*perUnit) {
+				return calendarDuration{}, tooLong("days and weeks")
+			}
+			c.days += sign * int(v*perUnit)
 		default:
 			unit, ok := clockUnit(m[2])
 			if !ok {
-				return calendarDuration{}, fmt.Errorf("duration %q: unknown unit %q (use y, mo, w, d, h, m, s, ms)", orig, m[2])
+				return calendarDuration{}, fmt.Errorf("duration %s: unknown unit %s (use y, mo, w, d, h, m, s, ms)", quote(orig), quote(m[2]))
 			}
-			c.clock += time.Duration(float64(sign) * v * float64(unit))
+			clock += float64(sign) * v * float64(unit)
+		}
+		if math.Abs(clock) >= math.MaxInt64 {
+			return calendarDuration{}, fmt.Errorf("duration %s is too long: hours, minutes and seconds (and fractional days) can add up to at most 292 years; use y, mo, w or whole days for longer spans", quote(orig))
 		}
 	}
+	c.clock = time.Duration(clock)
 	return c, nil
+}
+
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
 }
 
 // clockUnit returns the length of a fixed-length duration unit.

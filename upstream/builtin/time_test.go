@@ -1,7 +1,8 @@
 package builtin
 
 import (
-	"context"
+	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 )
@@ -91,14 +92,91 @@ func TestWeekdaysBetween(t *testing.T) {
 	} {
 		a, _ := time.Parse("2006-01-02", tc.a)
 		b, _ := time.Parse("2006-01-02", tc.b)
-		if got, _ := weekdaysBetween(context.Background(), a, b); got != tc.want {
+		if got := weekdaysBetween(a, b); got != tc.want {
 			t.Errorf("weekdaysBetween(%s, %s) = %d, want %d", tc.a, tc.b, got, tc.want)
 		}
 	}
 }
 
 func TestTimeBadTZEnv(t *testing.T) {
-	if _, err := New("time", map[string]string{"TZ": "Nowhere/Land"}); err == nil {
+	if _, err := New("time", map[string]string{"TZ": "Nowhere/Land"}, Options{}); err == nil {
 		t.Fatal("New(time) with bad TZ succeeded")
+	}
+}
+
+// TestTimeExtremes: the year range (1 to 9999) bounds every input and
+// result with a clear error, and a span of the whole range is computed at
+// once. time_difference of the two int64 extremes used to count hundreds of
+// millions of years one at a time, for minutes, ignoring its context
+// (issue 11): the call must now answer within the client's deadline.
+func TestTimeExtremes(t *testing.T) {
+	cs, _ := connect(t, "time", map[string]string{"TZ": "UTC"})
+	runToolCases(t, cs, []toolCase{
+		{name: "issue 11 int64 extremes", tool: "time_difference", args: map[string]any{"start": "-9223372036854775808", "end": "9223372036854775807"},
+			wantErr: "outside the years 1 to 9999"},
+		{name: "whole range", tool: "time_difference", args: map[string]any{"start": "0001-01-01", "end": "9999-12-31T23:59:59Z"},
+			fields: map[string]string{"years": "9998", "months": "11", "days": "30", "hours": "23", "seconds": "59", "total_days": "3652058.999988426", "weekdays": "2608614"}},
+		{name: "whole range backwards", tool: "time_difference", args: map[string]any{"start": "9999-12-31", "end": "0001-01-01"},
+			fields: map[string]string{"years": "-9998", "months": "-11", "days": "-30"}},
+		{name: "year 0", tool: "day_of_week", args: map[string]any{"date": "0000-06-01"}, wantErr: "years 1 to 9999"},
+		{name: "seconds timestamp", tool: "day_of_week", args: map[string]any{"date": "-62135596800"}, fields: map[string]string{"date": `"0001-01-01"`}},
+		{name: "milliseconds timestamp", tool: "day_of_week", args: map[string]any{"date": "253402300799999"}, fields: map[string]string{"date": `"9999-12-31"`}},
+		{name: "milliseconds past the range", tool: "day_of_week", args: map[string]any{"date": "253402300800000"}, wantErr: "outside the years"},
+		{name: "long input", tool: "day_of_week", args: map[string]any{"date": strings.Repeat("9", 5000)}, wantErr: "too long"},
+		{name: "convert into year 10000", tool: "convert_time", args: map[string]any{"time": "9999-12-31T23:00:00Z", "to_timezone": "Pacific/Kiritimati"}, wantErr: "year 10000"},
+		{name: "add past the range", tool: "add_duration", args: map[string]any{"time": "9999-06-01", "duration": "1y"}, wantErr: "the result is in year 10000"},
+		{name: "add the whole range", tool: "add_duration", args: map[string]any{"time": "0001-01-01", "duration": "9998y11mo30d"}, fields: map[string]string{"result.date": `"9999-12-31"`}},
+		{name: "subtract before year 1", tool: "add_duration", args: map[string]any{"time": "0001-01-01", "duration": "-1d"}, wantErr: "year 0"},
+		{name: "huge years", tool: "add_duration", args: map[string]any{"duration": "99999999999999999999999y"}, wantErr: "at most 9999 years"},
+		{name: "huge months", tool: "add_duration", args: map[string]any{"duration": "9999999999999mo"}, wantErr: "at most 9999 years"},
+		{name: "huge days", tool: "add_duration", args: map[string]any{"duration": "-4000000d"}, wantErr: "at most 9999 years"},
+		{name: "years add up past the bound", tool: "add_duration", args: map[string]any{"duration": "9000y 9000y"}, wantErr: "at most 9999 years"},
+		{name: "huge hours", tool: "add_duration", args: map[string]any{"duration": "2562048h"}, wantErr: "at most 292 years"},
+		{name: "hours add up past the bound", tool: "add_duration", args: map[string]any{"duration": "2000000h 2000000h"}, wantErr: "at most 292 years"},
+		{name: "fractional days past the bound", tool: "add_duration", args: map[string]any{"duration": "200000.5d"}, wantErr: "at most 292 years"},
+		{name: "many parts", tool: "add_duration", args: map[string]any{"duration": strings.Repeat("1s", 1000)}, wantErr: "too long"},
+		{name: "bad timezone quoted short", tool: "current_time", args: map[string]any{"timezone": strings.Repeat("Europe/", 1000)}, wantErr: "(7000 bytes)"},
+		{name: "path-like timezone", tool: "current_time", args: map[string]any{"timezone": "../../../../etc/passwd"}, wantErr: "unknown timezone"},
+	})
+}
+
+// TestCalendarDiff checks the constant-time calendar breakdown against the
+// step-by-step definition, in zones with DST, month ends and leap days.
+func TestCalendarDiff(t *testing.T) {
+	slow := func(lo, hi time.Time) (years, months, days int, rest time.Duration) {
+		for !addMonths(lo, 12*(years+1)).After(hi) {
+			years++
+		}
+		for !addMonths(lo, 12*years+months+1).After(hi) {
+			months++
+		}
+		base := addMonths(lo, 12*years+months)
+		for !base.AddDate(0, 0, days+1).After(hi) {
+			days++
+		}
+		return years, months, days, hi.Sub(base.AddDate(0, 0, days))
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, zone := range []string{"UTC", "Europe/Paris", "America/Sao_Paulo", "Australia/Lord_Howe", "Pacific/Apia"} {
+		loc, err := time.LoadLocation(zone)
+		if err != nil {
+			t.Fatal(err)
+		}
+		base := time.Date(1990, 1, 1, 0, 0, 0, 0, loc)
+		for range 2000 {
+			lo := base.Add(time.Duration(rng.Int64N(int64(40 * 365 * 24 * time.Hour))))
+			hi := lo.Add(time.Duration(rng.Int64N(int64(3 * 365 * 24 * time.Hour))))
+			if rng.IntN(4) == 0 { // same clock time, other date: the corrections' edge
+				hi = time.Date(hi.Year(), hi.Month(), hi.Day(), lo.Hour(), lo.Minute(), lo.Second(), lo.Nanosecond(), loc)
+				if hi.Before(lo) {
+					continue
+				}
+			}
+			y, m, d, r := calendarDiff(lo, hi)
+			wy, wm, wd, wr := slow(lo, hi)
+			if y != wy || m != wm || d != wd || r != wr {
+				t.Fatalf("%s: calendarDiff(%s, %s) = %d %d %d %s, want %d %d %d %s", zone, lo, hi, y, m, d, r, wy, wm, wd, wr)
+			}
+		}
 	}
 }

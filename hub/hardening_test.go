@@ -1,0 +1,487 @@
+package hub
+
+// Hardening tests of the hub's own boundaries: panics contained per
+// request, secrets out of every error a client sees, results over
+// max_result_bytes, the HTTP server's limits, and list_changed storms.
+// Helpers are prefixed "hd".
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-hub/mcp-hub/internal/fixture"
+	"github.com/mcp-hub/mcp-hub/upstream"
+)
+
+// hdPanicOnce is a slog.Handler that panics the first time it handles a
+// record whose message contains what arm set. The hub logs at each of its
+// boundaries (a failed request, a catalog problem, a bad line on stdin), so
+// arming it on one of those messages makes real hub code panic there.
+type hdPanicOnce struct {
+	slog.Handler
+	match *atomic.Pointer[string]
+}
+
+func newPanicOnce(w io.Writer) hdPanicOnce {
+	return hdPanicOnce{Handler: slog.NewTextHandler(w, nil), match: &atomic.Pointer[string]{}}
+}
+
+func (h hdPanicOnce) arm(match string) { h.match.Store(&match) }
+
+func (h hdPanicOnce) Handle(ctx context.Context, r slog.Record) error {
+	if m := h.match.Load(); m != nil && strings.Contains(r.Message, *m) && h.match.CompareAndSwap(m, nil) {
+		panic("test hook: a bug while logging " + r.Message)
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h hdPanicOnce) WithAttrs(a []slog.Attr) slog.Handler {
+	return hdPanicOnce{Handler: h.Handler.WithAttrs(a), match: h.match}
+}
+
+func (h hdPanicOnce) WithGroup(g string) slog.Handler {
+	return hdPanicOnce{Handler: h.Handler.WithGroup(g), match: h.match}
+}
+
+// TestPanicContained: a panic at a boundary of the hub (a client's tool
+// call or other request, a catalog rebuild, a line on stdin) fails that
+// one request, is logged once with its stack, and leaves the hub, the
+// session and the other sessions working.
+func TestPanicContained(t *testing.T) {
+	lg := &fixture.Log{}
+	hook := newPanicOnce(lg)
+	fx := newFixtures()
+	cfg := newTestConfig(Discovery{}, fixtureServer("weather", withPrefix("")), fixtureServer("math", withPrefix("")))
+	h, err := New(testCtx(t), cfg, Options{Logger: slog.New(hook), StartupWait: 20 * time.Second, Builtin: fx.builtin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close() })
+	a, b := connectClient(t, h, ""), connectClient(t, h, "")
+	panics := func() int { return strings.Count(lg.String(), "recovered from a panic") }
+
+	t.Run("tools/call", func(t *testing.T) {
+		hook.arm("client request failed")
+		res, err := a.callErr("no_such_tool", nil)
+		if err != nil || !res.IsError || !strings.Contains(resultText(res), "internal error in mcp-hub") {
+			t.Fatalf("a tool call that panicked: %v %+v, want an isError result", err, res)
+		}
+		if got := resultText(a.call("add", map[string]any{"a": 1, "b": 2})); !strings.Contains(got, "math.add") {
+			t.Errorf("the same session's next call: %q", got)
+		}
+	})
+	t.Run("other requests", func(t *testing.T) {
+		hook.arm("client request failed")
+		_, err := b.cs.GetPrompt(testCtx(t), &mcp.GetPromptParams{Name: "nope"})
+		rpc, ok := errors.AsType[*jsonrpc.Error](err)
+		if !ok || rpc.Code != jsonrpc.CodeInternalError || !strings.Contains(rpc.Message, "internal error in mcp-hub") {
+			t.Fatalf("prompts/get that panicked: %v, want JSON-RPC -32603", err)
+		}
+		if got := resultText(b.call("get_current", map[string]any{"location": "Oslo"})); !strings.Contains(got, "weather.get_current") {
+			t.Errorf("the session after the panic: %q", got)
+		}
+	})
+	t.Run("catalog rebuild", func(t *testing.T) {
+		before := h.Catalog()
+		hook.arm("tool name collision")
+		n := panics()
+		fx.addTool("math", fixtureTool{"get_forecast", "collides with weather's", `{"type":"object"}`})
+		waitFor(t, "the rebuild's panic", func() bool { return panics() > n })
+		if h.Catalog() != before {
+			t.Error("the catalog changed although its rebuild panicked")
+		}
+		// The next change rebuilds; its collision is logged, no panic.
+		fx.addTool("math", fixtureTool{"subtract", "Subtract.", `{"type":"object"}`})
+		waitFor(t, "a rebuild with the new tool", func() bool { _, ok := h.Catalog().Tool("subtract"); return ok })
+		if a.tool("subtract") == nil {
+			t.Error("a session does not list the tool added after the failed rebuild")
+		}
+	})
+	t.Run("stdio guard", func(t *testing.T) {
+		s := secServeStdio(t, h)
+		hook.arm("client sent a line that is not JSON")
+		s.send("this is not json")
+		m := s.recv()
+		if e, _ := m["error"].(map[string]any); e == nil || e["code"] != float64(-32603) {
+			t.Fatalf("a bad line whose handling panicked: %v, want -32603", m)
+		}
+		s.send(secInit)
+		if m := s.recv(); m["result"] == nil {
+			t.Errorf("initialize after the panic: %v", m)
+		}
+	})
+	logs := lg.String()
+	if got := panics(); got != 4 {
+		t.Errorf("%d panics logged, want 4 (once each)", got)
+	}
+	if !strings.Contains(logs, "stack=") || !strings.Contains(logs, "hardening_test.go") {
+		t.Error("the panics' stacks are not logged")
+	}
+}
+
+// TestLeakyUpstreamRedacted: an upstream whose JSON-RPC errors quote its
+// API key (set through env: {API_KEY: "${KEY}"}) never hands the key to a
+// client: not in tools/call, resources/read or prompts/get, neither in the
+// error's message nor in its data. The error's code stays.
+func TestLeakyUpstreamRedacted(t *testing.T) {
+	const key = "sk-leak-7d3f9a2c51e8b640"
+	t.Setenv("HD_LEAK_KEY", key)
+	cfg, err := ParseConfig("hub.yaml", []byte(`
+servers:
+  leaky:
+    command: `+fixture.Build(t)+`
+    args: [-name, leaky, -hostile, -leak-env, API_KEY]
+    env: {API_KEY: "${HD_LEAK_KEY}"}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, _ := secHub(t, cfg)
+	srv := httptest.NewServer(h.HTTPHandler(nil))
+	t.Cleanup(srv.Close)
+	inMemory := connectClient(t, h, "").cs
+	overHTTP, err := secHTTPClient(t, srv.URL+"/mcp", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, cs := range map[string]*mcp.ClientSession{"in memory": inMemory, "HTTP": overHTTP} {
+		ctx := testCtx(t)
+		calls := map[string]func() error{
+			"tools/call": func() error {
+				_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "leaky__leak"})
+				return err
+			},
+			"resources/read": func() error {
+				_, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "fixture://leak"})
+				return err
+			},
+			"prompts/get": func() error {
+				_, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "leaky__leak"})
+				return err
+			},
+		}
+		for method, call := range calls {
+			err := call()
+			rpc, ok := errors.AsType[*jsonrpc.Error](err)
+			if !ok {
+				t.Errorf("%s %s: %v, want the upstream's JSON-RPC error", name, method, err)
+				continue
+			}
+			if strings.Contains(rpc.Message, key) || strings.Contains(string(rpc.Data), key) || strings.Contains(err.Error(), key) {
+				t.Errorf("%s %s leaks the key: %s %s", name, method, rpc.Message, rpc.Data)
+			}
+			if !strings.Contains(rpc.Message, upstream.Redacted) || rpc.Code != -32001 {
+				t.Errorf("%s %s: code %d message %q, want -32001 with the key redacted", name, method, rpc.Code, rpc.Message)
+			}
+		}
+	}
+}
+
+// TestResultLimitThroughHub: a tool result over max_result_bytes, over
+// stdio and over HTTP, is an isError for that call naming the limit and
+// its config key; the server stays connected and the next call works.
+func TestResultLimitThroughHub(t *testing.T) {
+	web := &ServerConfig{Config: upstream.Config{Name: "web", URL: fixture.StartHTTP(t, "-name", "web", "-hostile")}}
+	cfg := secConfig(secStdio(t, "local", "-hostile"), web)
+	cfg.MaxResultBytes = 1 << 20
+	h, _ := secHub(t, cfg)
+	c := connectClient(t, h, "")
+	for _, server := range []string{"local", "web"} {
+		res := c.call(server+"__big", map[string]any{"bytes": 2 << 20})
+		if text := resultText(res); !res.IsError || !strings.Contains(text, "max_result_bytes (1048576 bytes)") || !strings.Contains(text, "'"+server+"'") {
+			t.Errorf("%s: a 2 MiB result: isError=%v %.200q", server, res.IsError, text)
+		}
+		if res := c.call(server+"__big", map[string]any{"bytes": 10}); res.IsError || resultText(res) != "xxxxxxxxxx" {
+			t.Errorf("%s: the next call: %+v", server, res)
+		}
+	}
+	for _, st := range h.Upstreams() {
+		if st.State != upstream.StateReady || st.Restarts != 0 {
+			t.Errorf("%s: %+v, want ready and never restarted", st.Name, st)
+		}
+	}
+}
+
+// hdServer serves h with NewHTTPServer on 127.0.0.1 and returns its base
+// URL.
+func hdServer(t *testing.T, h *Hub) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := h.NewHTTPServer(nil)
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	return "http://" + ln.Addr().String()
+}
+
+func hdGet(t *testing.T, url string, headers map[string]string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, url, nil)
+	for k, v := range headers {
+		if k == "Host" {
+			req.Host = v
+		} else {
+			req.Header.Set(k, v)
+		}
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body)
+}
+
+// TestHealthzGuarded: /healthz refuses a foreign Host like /mcp does, and
+// with auth.tokens set it tells a request without a token only the status.
+func TestHealthzGuarded(t *testing.T) {
+	cfg := secConfig(secStdio(t, "fx", "-tools", "a"))
+	cfg.Auth.Tokens = []Token{{Value: "tok-health-4242"}}
+	h, _ := secHub(t, cfg)
+	base := hdServer(t, h)
+	cases := []struct {
+		name    string
+		headers map[string]string
+		status  int
+		body    func(string) bool
+	}{
+		{"foreign Host", map[string]string{"Host": "rebind.attacker.example"}, http.StatusForbidden, nil},
+		{"foreign Origin", map[string]string{"Origin": "https://evil.example"}, http.StatusForbidden, nil},
+		{"no token", nil, http.StatusOK, func(b string) bool { return b == "{\"status\":\"ok\"}\n" }},
+		{"wrong token", map[string]string{"Authorization": "Bearer nope"}, http.StatusOK, func(b string) bool { return b == "{\"status\":\"ok\"}\n" }},
+		{"token", map[string]string{"Authorization": "Bearer tok-health-4242"}, http.StatusOK,
+			func(b string) bool { return strings.Contains(b, `"servers":[{"name":"fx"`) }},
+	}
+	for _, tc := range cases {
+		status, body := hdGet(t, base+"/healthz", tc.headers)
+		if status != tc.status || (tc.body != nil && !tc.body(body)) {
+			t.Errorf("%s: %d %q", tc.name, status, body)
+		}
+	}
+}
+
+// hdInit POSTs an initialize without a session id and returns the answer.
+func hdInit(t *testing.T, url string) *http.Response {
+	t.Helper()
+	return secPost(t, url, secInit, nil)
+}
+
+// TestHTTPSessionLimits: max_sessions refuses a new session with 503 and
+// Retry-After, and a slot frees when a session ends; a session is only
+// built for an initialize.
+func TestHTTPSessionLimits(t *testing.T) {
+	cfg := secConfig(secStdio(t, "fx", "-tools", "a"))
+	cfg.MaxSessions = 2
+	h, _ := secHub(t, cfg)
+	url := hdServer(t, h) + "/mcp"
+
+	built := func() int64 { h.mu.Lock(); defer h.mu.Unlock(); return h.nextID }
+	start := built()
+	for name, body := range map[string]string{
+		"tools/list":   `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
+		"notification": `{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		"batch":        `[` + secInit + `]`,
+		"garbage":      `{"jsonrpc":"2.0","id":1,"method":"initialize"`,
+		"not JSON-RPC": `{"initialize": true}`,
+		"no params":    `{"jsonrpc":"2.0","id":1,"method":"initialize"}`,
+		"no version":   `{"id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"0"}}}`,
+	} {
+		resp := secPost(t, url, body, nil)
+		b, _ := io.ReadAll(resp.Body)
+		if resp.Header.Get("Mcp-Session-Id") != "" || (name != "notification" && !strings.Contains(string(b), `"error"`)) {
+			t.Errorf("%s without a session id: %d %s, want an error and no session", name, resp.StatusCode, b)
+		}
+	}
+	if n := built() - start; n != 0 || h.slots.Open() != 0 {
+		t.Errorf("requests that are not an initialize built %d sessions (%d open)", n, h.slots.Open())
+	}
+
+	ids := []string{}
+	for range 2 {
+		resp := hdInit(t, url)
+		io.Copy(io.Discard, resp.Body)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("initialize: %d", resp.StatusCode)
+		}
+		ids = append(ids, resp.Header.Get("Mcp-Session-Id"))
+	}
+	resp := hdInit(t, url)
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" ||
+		!strings.Contains(string(body), "max_sessions") || !strings.Contains(string(body), `"jsonrpc":"2.0"`) {
+		t.Errorf("a third session: %d Retry-After=%q %s", resp.StatusCode, resp.Header.Get("Retry-After"), body)
+	}
+	// Ending a session frees its slot.
+	req, _ := http.NewRequest(http.MethodDelete, url, nil)
+	req.Header.Set("Mcp-Session-Id", ids[0])
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("DELETE: %v %v", err, resp)
+	}
+	waitFor(t, "the slot to free", func() bool { return h.slots.Open() == 1 })
+	if resp := hdInit(t, url); resp.StatusCode != http.StatusOK {
+		t.Errorf("a session after one ended: %d", resp.StatusCode)
+	}
+}
+
+// TestHTTPSessionIdleTimeout: sessions that are initialized and then
+// abandoned end after session_idle_timeout, and free their slots.
+func TestHTTPSessionIdleTimeout(t *testing.T) {
+	cfg := secConfig(secStdio(t, "fx", "-tools", "a"))
+	cfg.SessionIdleTimeout = upstream.Duration(300 * time.Millisecond)
+	h, _ := secHub(t, cfg)
+	url := hdServer(t, h) + "/mcp"
+	for range 5 {
+		if resp := hdInit(t, url); resp.StatusCode != http.StatusOK {
+			t.Fatalf("initialize: %d", resp.StatusCode)
+		}
+	}
+	waitFor(t, "idle sessions to end", func() bool { return h.slots.Open() == 0 })
+}
+
+// TestHTTPServerTimeouts: a body that does not arrive in BodyReadTimeout
+// ends its connection; a tool call longer than that, and the session's
+// event stream, are not cut; an idle keep-alive connection is closed after
+// IdleTimeout; headers over MaxHeaderBytes get 431.
+func TestHTTPServerTimeouts(t *testing.T) {
+	cfg := secConfig(secStdio(t, "fx", "-features"))
+	cfg.HTTP = HTTPLimits{BodyReadTimeout: upstream.Duration(300 * time.Millisecond), IdleTimeout: upstream.Duration(300 * time.Millisecond), MaxHeaderBytes: 8 << 10}
+	h, _ := secHub(t, cfg)
+	base := hdServer(t, h)
+	addr := strings.TrimPrefix(base, "http://")
+
+	t.Run("slow body", func(t *testing.T) {
+		conn, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		fmt.Fprintf(conn, "POST /mcp HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 1000\r\n\r\n{\"jsonrpc\":", addr)
+		begin := time.Now()
+		conn.SetReadDeadline(time.Now().Add(20 * time.Second))
+		io.Copy(io.Discard, conn) // until the server closes the connection
+		if took := time.Since(begin); took > 10*time.Second {
+			t.Errorf("a stalled body held its connection for %v", took)
+		}
+	})
+	t.Run("long call and stream", func(t *testing.T) {
+		cs, err := secHTTPClient(t, base+"/mcp", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The event stream of the session, as a client holds it.
+		req, _ := http.NewRequest(http.MethodGet, base+"/mcp", nil)
+		req.Header.Set("Accept", "text/event-stream")
+		req.Header.Set("Mcp-Session-Id", cs.ID())
+		req.Header.Set("Mcp-Protocol-Version", cs.InitializeResult().ProtocolVersion)
+		stream, err := http.DefaultClient.Do(req)
+		if err != nil || stream.StatusCode != http.StatusOK {
+			t.Fatalf("GET stream: %v %v", err, stream)
+		}
+		defer stream.Body.Close()
+		ended := make(chan error, 1)
+		go func() { _, err := io.Copy(io.Discard, stream.Body); ended <- err }()
+		res, err := cs.CallTool(testCtx(t), &mcp.CallToolParams{Name: "fx__sleep", Arguments: map[string]any{"ms": 1200}})
+		if err != nil || res.IsError {
+			t.Fatalf("a call 4x longer than the body timeout: %v %+v", err, res)
+		}
+		select {
+		case err := <-ended:
+			t.Errorf("the event stream ended during the call: %v", err)
+		default:
+		}
+	})
+	t.Run("idle connection", func(t *testing.T) {
+		conn, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		fmt.Fprintf(conn, "GET /healthz HTTP/1.1\r\nHost: %s\r\n\r\n", addr)
+		r := bufio.NewReader(conn)
+		resp, err := http.ReadResponse(r, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		begin := time.Now()
+		conn.SetReadDeadline(time.Now().Add(20 * time.Second))
+		if _, err := r.ReadByte(); err != io.EOF {
+			t.Errorf("idle keep-alive connection: %v, want closed by the server", err)
+		}
+		if took := time.Since(begin); took > 10*time.Second {
+			t.Errorf("idle connection closed after %v", took)
+		}
+	})
+	t.Run("large headers", func(t *testing.T) {
+		status, _ := hdGet(t, base+"/healthz", map[string]string{"X-Big": strings.Repeat("h", 64<<10)})
+		if status != http.StatusRequestHeaderFieldsTooLarge {
+			t.Errorf("64 KiB of headers: %d, want 431", status)
+		}
+	})
+}
+
+// hdCPU is the process's user+system CPU time.
+func hdCPU(t *testing.T) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		t.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// TestListChangedStormHub: an upstream that sends 1,000 tools/list_changed
+// at once costs the hub a couple of re-lists and catalog rebuilds, and
+// little CPU.
+func TestListChangedStormHub(t *testing.T) {
+	cfg := secConfig(secStdio(t, "fx", "-hostile"))
+	h, _ := secHub(t, cfg)
+	c := connectClient(t, h, "")
+	c.call("fx__big", map[string]any{"bytes": 1})
+	rebuilds := h.changes.Load()
+	cpu := hdCPU(t)
+	begin := time.Now()
+	c.call("fx__storm", map[string]any{"n": 1000})
+	var arrived time.Duration
+	waitFor(t, "the storm handled", func() bool {
+		st := h.Upstreams()[0]
+		if st.ListChanges == 1000 && arrived == 0 {
+			arrived = time.Since(begin)
+		}
+		return st.ListChanges == 1000 && !st.Relisting
+	})
+	used := hdCPU(t) - cpu
+	st := h.Upstreams()[0]
+	n := h.changes.Load() - rebuilds
+	// A couple; on a machine so loaded that the notifications take long to
+	// arrive, one more per RelistInterval they took.
+	most := max(4, 2+int64(arrived/upstream.RelistInterval))
+	t.Logf("1000 list_changed in %v: %d re-lists, %d catalog rebuilds (at most %d), %v CPU", arrived, st.Relists, n, most, used)
+	if st.Relists > most || n > most {
+		t.Errorf("%d re-lists and %d rebuilds for 1000 notifications, want at most %d", st.Relists, n, most)
+	}
+	// Without coalescing this costs seconds (1,000 re-lists and rebuilds).
+	if used > 2*time.Second {
+		t.Errorf("the storm cost %v of CPU", used)
+	}
+	if res := c.call("fx__big", map[string]any{"bytes": 3}); res.IsError {
+		t.Errorf("a call after the storm: %+v", res)
+	}
+}

@@ -1,0 +1,132 @@
+package clientconfig
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// WriteFile replaces path with data atomically: a temporary file in the
+// same directory is written, synced and renamed over it, so a reader (or a
+// crash) sees the old file or the new one, never half of one. A symlink is
+// followed: the file it points at is replaced and the link stays. An
+// existing file keeps its permissions; a new one gets perm.
+func WriteFile(path string, data []byte, perm fs.FileMode) error {
+	target := path
+	if p, err := filepath.EvalSymlinks(path); err == nil {
+		target = p
+	}
+	if st, err := os.Stat(target); err == nil {
+		perm = st.Mode().Perm()
+	}
+	dir := filepath.Dir(target)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(target)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	done := false
+	defer func() {
+		if !done {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	if _, err := tmp.Write(data); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := tmp.Chmod(perm); err != nil && !errors.Is(err, errors.ErrUnsupported) {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := tmp.Sync(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := replaceFile(tmp.Name(), target); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	done = true
+	syncDir(dir)
+	return nil
+}
+
+// replaceWithRetry renames until it works or the retries run out. On
+// Windows a file another program holds open without FILE_SHARE_DELETE (an
+// editor, a virus scanner, the client reading its config) cannot be
+// replaced for a moment; those errors are worth a few more tries.
+func replaceWithRetry(rename func() error, retryable func(error) bool, sleep func(time.Duration)) error {
+	wait := 10 * time.Millisecond
+	for try := 1; ; try++ {
+		err := rename()
+		if err == nil || !retryable(err) || try == 8 {
+			return err
+		}
+		sleep(wait) // 10 ms doubling: about 1.3 s in all
+		wait *= 2
+	}
+}
+
+// Backup copies path to a timestamped file next to it
+// (<name>.mcp-hub-20060102-150405.bak, UTC) and returns its path.
+func Backup(path string, now time.Time) (string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("back up %s: %w", path, err)
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		return "", fmt.Errorf("back up %s: %w", path, err)
+	}
+	base := path + ".mcp-hub-" + now.UTC().Format("20060102-150405")
+	name := base + ".bak"
+	for i := 2; ; i++ {
+		if _, err := os.Lstat(name); errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		name = fmt.Sprintf("%s-%d.bak", base, i)
+	}
+	if err := os.WriteFile(name, data, st.Mode().Perm()); err != nil {
+		return "", fmt.Errorf("back up %s: %w", path, err)
+	}
+	return name, nil
+}
+
+// Backups lists path's backups, newest first.
+func Backups(path string) ([]string, error) {
+	names, err := filepath.Glob(globEscape(path) + ".mcp-hub-*.bak")
+	if err != nil {
+		return nil, err
+	}
+	// The timestamp sorts as text; "-2" (same second) after none.
+	sort.Slice(names, func(i, j int) bool { return backupKey(names[i]) > backupKey(names[j]) })
+	return names, nil
+}
+
+func backupKey(name string) string {
+	stem := strings.TrimSuffix(name, ".bak")
+	if i := strings.LastIndex(stem, ".mcp-hub-"); i >= 0 {
+		stem = stem[i:]
+	}
+	stamp, n, ok := strings.Cut(strings.TrimPrefix(stem, ".mcp-hub-"), "-")
+	if !ok {
+		return stem
+	}
+	day, count, _ := strings.Cut(n, "-")
+	c, _ := strconv.Atoi(count)
+	return fmt.Sprintf("%s-%s-%04d", stamp, day, c)
+}
+
+func globEscape(p string) string {
+	r := strings.NewReplacer("*", `\*`, "?", `\?`, "[", `\[`)
+	if filepath.Separator == '\\' { // no escaping in Windows globs
+		return p
+	}
+	return r.Replace(p)
+}

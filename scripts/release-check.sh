@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# The Dockerfile's build step and what its image runs, checked without a
+# Docker engine (./scripts/test.sh runs this):
+#   1. `make release` (the Dockerfile's RUN line): a static, stripped,
+#      version-stamped binary of the fast build;
+#   2. the image's command, `mcp-hub --config hub.yaml serve --http ADDR`,
+#      answering /healthz with every builtin server ready (127.0.0.1 here;
+#      the image binds 0.0.0.0:8080).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+dir=$(mktemp -d)
+pid=
+cleanup() {
+	[[ -n $pid ]] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+	rm -rf "$dir"
+}
+trap cleanup EXIT
+bin=$dir/mcp-hub
+version=v0.0.0-release-check
+
+make --no-print-directory release OUT="$bin" VERSION="$version"
+info=$(file "$bin")
+if [[ $info != *"statically linked"* ]]; then
+	echo "release-check: $bin is not statically linked: $info" >&2
+	exit 1
+fi
+if [[ $info != *", stripped"* ]]; then
+	echo "release-check: $bin is not stripped: $info" >&2
+	exit 1
+fi
+if ! "$bin" version | grep -q "^mcp-hub $version\$"; then
+	echo "release-check: the version is not stamped: $("$bin" version)" >&2
+	exit 1
+fi
+echo "release build: $(stat -c %s "$bin") bytes, static, stripped, $("$bin" version | head -1)"
+
+# As the image runs it, with stdin closed (no terminal in a container).
+"$bin" --config hub.yaml serve --http 127.0.0.1:0 </dev/null 2>"$dir/log" &
+pid=$!
+url=
+for _ in $(seq 100); do
+	url=$(sed -n 's/.*health=\(http[^ ]*\).*/\1/p' "$dir/log" | head -1)
+	[[ -n $url ]] && break
+	sleep 0.1
+done
+if [[ -z $url ]]; then
+	echo "release-check: serve --http did not start:" >&2
+	cat "$dir/log" >&2
+	exit 1
+fi
+health=$(curl -fsS "$url")
+for server in time calc notes text; do
+	if ! grep -q "\"name\":\"$server\"" <<<"$health"; then
+		echo "release-check: /healthz lacks $server: $health" >&2
+		exit 1
+	fi
+done
+echo "serve --http: $url answers with the bundled servers"

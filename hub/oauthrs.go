@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -384,7 +383,7 @@ const wellKnownPRM = "/.well-known/oauth-protected-resource"
 // It names the issuer, so a client knows where to log in.
 func (h *Hub) servePRM(w http.ResponseWriter, r *http.Request) {
 	o := h.authn().oauth
-	if o == nil || !hostAllowed(r) {
+	if o == nil {
 		http.NotFound(w, r)
 		return
 	}
@@ -442,17 +441,6 @@ func audiencesFor(r *http.Request, audience string) []string {
 		return []string{audience, strings.TrimSuffix(audience, "/") + "/" + ts}
 	}
 	return []string{audience}
-}
-
-// hostAllowed is the DNS-rebinding check: on a loopback listener the Host
-// must be loopback too.
-func hostAllowed(r *http.Request) bool {
-	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
-	if !ok || local == nil {
-		return true
-	}
-	lh, _, err := net.SplitHostPort(local.String())
-	return err != nil || !isLoopbackHost(lh) || isLoopbackHost(hostOnly(r.Host))
 }
 
 // claimName is the configured toolset claim, for messages.

@@ -14,8 +14,8 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/mcp-hub/mcp-hub/hub"
+	"github.com/mcp-hub/mcp-hub/hub/eval"
 	"github.com/mcp-hub/mcp-hub/index"
-	"github.com/mcp-hub/mcp-hub/index/eval"
 )
 
 // evalCommand measures retrieval quality (and optionally token savings) of

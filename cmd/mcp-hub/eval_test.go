@@ -13,13 +13,13 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/mcp-hub/mcp-hub/hub"
-	"github.com/mcp-hub/mcp-hub/index/eval"
+	"github.com/mcp-hub/mcp-hub/hub/eval"
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
 const (
-	fixtureCorpus  = "../../index/eval/testdata/corpus.json"
-	fixtureQueries = "../../index/eval/testdata/queries.jsonl"
+	fixtureCorpus  = "../../hub/eval/testdata/corpus.json"
+	fixtureQueries = "../../hub/eval/testdata/queries.jsonl"
 )
 
 // runEvalApp runs "mcp-hub eval ARGS" through a cli.App and returns its
@@ -100,7 +100,7 @@ func TestEvalJSONTokens(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &m); err != nil {
 		t.Fatal(err)
 	}
-	// Counted through a real hub over the fixture (index/eval's tokens test).
+	// Counted through a real hub over the fixture (hub/eval's tokens test).
 	if m["tokens_all_tools"] != 326 || m["tokens_discovery"] != 462 {
 		t.Errorf("token figures %v, %v; want 326, 462", m["tokens_all_tools"], m["tokens_discovery"])
 	}

@@ -33,6 +33,8 @@ type Config struct {
 	Toolsets  map[string]*Toolset      `yaml:"toolsets"`
 	Auth      Auth                     `yaml:"auth"`
 	Restart   Restart                  `yaml:"restart"`
+	Audit     Audit                    `yaml:"audit"`
+	Telemetry Telemetry                `yaml:"telemetry"`
 	// MaxRequestBytes bounds one HTTP request body (default 4 MiB).
 	MaxRequestBytes int64 `yaml:"max_request_bytes"`
 	// MaxResultBytes bounds one message from an upstream, a tool result
@@ -158,12 +160,16 @@ func (d Discovery) SearchLimit() int {
 	return 5
 }
 
-// Auth protects the HTTP endpoints.
+// Auth protects the HTTP endpoints. Without Tokens and OAuth, there is no auth.
 type Auth struct {
-	// Tokens are accepted as `Authorization: Bearer <token>`. Empty: no auth.
-	Tokens []string `yaml:"tokens"`
+	// Tokens are accepted as `Authorization: Bearer <token>`.
+	Tokens []Token `yaml:"tokens"`
 	// AllowedOrigins are extra browser origins allowed to call /mcp.
 	AllowedOrigins []string `yaml:"allowed_origins"`
+	// OAuth accepts JWT access tokens of an authorization server.
+	OAuth *OAuth `yaml:"oauth"`
+	// RateLimit limits requests per principal.
+	RateLimit *RateLimit `yaml:"rate_limit"`
 }
 
 // Restart tunes upstream reconnection.
@@ -249,7 +255,7 @@ func parseYAML(path string, data []byte) (*Config, error) {
 			}
 		}
 	}
-	for _, tok := range cfg.Auth.Tokens {
+	for _, tok := range cfg.Auth.TokenValues() {
 		if len(tok) >= 4 {
 			addSecret(tok)
 		}
@@ -352,6 +358,7 @@ func (c *Config) validate(line func(keys ...string) int) error {
 		errs = append(errs, &ConfigError{Path: c.Path, Line: line("discovery", "relist_wait"),
 			Msg: fmt.Sprintf("discovery.relist_wait must be between 0 (never wait) and %s", maxRelistWait)})
 	}
+	errs = append(errs, c.validateGateway(line)...)
 	return errors.Join(errs...)
 }
 
@@ -399,6 +406,11 @@ var configTypes = map[string]reflect.Type{
 	"hub.Discovery":    reflect.TypeFor[Discovery](),
 	"hub.Auth":         reflect.TypeFor[Auth](),
 	"hub.Restart":      reflect.TypeFor[Restart](),
+	"hub.OAuth":        reflect.TypeFor[OAuth](),
+	"hub.RateLimit":    reflect.TypeFor[RateLimit](),
+	"hub.Rate":         reflect.TypeFor[Rate](),
+	"hub.Audit":        reflect.TypeFor[Audit](),
+	"hub.Telemetry":    reflect.TypeFor[Telemetry](),
 	"hub.HTTPLimits":   reflect.TypeFor[HTTPLimits](),
 	"hub.Toolset":      reflect.TypeFor[Toolset](),
 }

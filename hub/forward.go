@@ -71,7 +71,9 @@ func (s *Session) callUpstream(ctx context.Context, t *Tool, in *mcp.CallToolPar
 		params.SetProgressToken(h.routes.mapProgress(call, token))
 	}
 	start := time.Now()
-	res, err := u.CallTool(ctx, s, params)
+	obs := h.beginUpstream(ctx, t, params)
+	res, err := u.CallTool(obs.ctx, s, params)
+	obs.end(res, err)
 	s.recordCall(t, time.Since(start), err != nil || upstream.IsError(res))
 	if err != nil {
 		var rpcErr *jsonrpc.Error

@@ -254,7 +254,7 @@ func hdGet(t *testing.T, url string, headers map[string]string) (int, string) {
 // with auth.tokens set it tells a request without a token only the status.
 func TestHealthzGuarded(t *testing.T) {
 	cfg := secConfig(secStdio(t, "fx", "-tools", "a"))
-	cfg.Auth.Tokens = []string{"tok-health-4242"}
+	cfg.Auth.Tokens = []Token{{Value: "tok-health-4242"}}
 	h, _ := secHub(t, cfg)
 	base := hdServer(t, h)
 	cases := []struct {

@@ -55,9 +55,19 @@ func orDefault[T ~int64 | ~int](v T, def T) T {
 // timeouts and limits of the config's http section. `mcp-hub serve --http`
 // runs it; so do tests.
 func (h *Hub) NewHTTPServer(extra map[string]http.Handler) *http.Server {
+	return h.httpServer(h.HTTPHandler(extra))
+}
+
+// NewMetricsServer returns the server of `serve --metrics ADDR`: /metrics
+// alone (MetricsHTTPHandler), with the limits of NewHTTPServer.
+func (h *Hub) NewMetricsServer() *http.Server {
+	return h.httpServer(h.MetricsHTTPHandler())
+}
+
+func (h *Hub) httpServer(handler http.Handler) *http.Server {
 	l := h.Config().HTTP
 	return &http.Server{
-		Handler:           bodyDeadline(h.HTTPHandler(extra), time.Duration(orDefault(l.BodyReadTimeout, upstream.Duration(DefaultBodyReadTimeout)))),
+		Handler:           bodyDeadline(handler, time.Duration(orDefault(l.BodyReadTimeout, upstream.Duration(DefaultBodyReadTimeout)))),
 		ReadHeaderTimeout: time.Duration(orDefault(l.ReadHeaderTimeout, upstream.Duration(DefaultReadHeaderTimeout))),
 		IdleTimeout:       time.Duration(orDefault(l.IdleTimeout, upstream.Duration(DefaultIdleTimeout))),
 		MaxHeaderBytes:    orDefault(l.MaxHeaderBytes, DefaultMaxHeaderBytes),
@@ -205,18 +215,31 @@ func classify(body []byte) firstRequest {
 	return otherRequest
 }
 
-// newHTTPSession builds the session for an initialize request, or answers
-// (500) when building it failed: a bug that the catalog's content reached,
-// whose panic is logged.
-func (h *Hub) newHTTPSession(w http.ResponseWriter, toolset string) (s *Session) {
+// newHTTPSession builds the session for an initialize request: of the
+// toolset the path names (or the principal's default), owned by the
+// request's principal. It answers itself when that fails: 403 for a
+// toolset the principal may not use, 404 for an unknown one, 500 when
+// building panicked (a bug that the catalog's content reached; the panic
+// is logged).
+func (h *Hub) newHTTPSession(w http.ResponseWriter, r *http.Request) (s *Session) {
 	defer safe.Recover(h.log, "new HTTP session", func(p error) {
 		s = nil
 		http.Error(w, h.redact.String(p.Error()), http.StatusInternalServerError)
 	})
-	s, err := h.NewSession(toolset)
+	p := PrincipalFrom(r.Context())
+	ts, err := h.toolsetFor(p, r.PathValue("toolset"))
+	if err != nil {
+		http.Error(w, "Forbidden: "+err.Error(), http.StatusForbidden)
+		return nil
+	}
+	s, err = h.NewSession(ts)
 	if err != nil {
 		http.Error(w, h.redact.String(err.Error()), http.StatusNotFound)
 		return nil
 	}
+	if p == nil {
+		p = anonymous // no auth configured
+	}
+	s.principal = p
 	return s
 }

@@ -63,11 +63,20 @@ type Hub struct {
 
 	routes router
 	subs   subscriptions
-	slots  sessionSlots // HTTP sessions open, against max_sessions
+
+	// Team deployment: who may connect (swapped whole on a config change),
+	// and what the hub reports (tracing and audit are nil when off).
+	auth    atomic.Pointer[authenticator]
+	metrics *metricSet
+	tracing *tracing
+	audit   *auditLog
+
+	slots sessionSlots // HTTP sessions open, against max_sessions
 	// storeLink keeps HTTP sessions in session_store (restore.go).
 	storeLink sessionStoreLink
 	// lastActive is LastActivity, in unix nanoseconds.
 	lastActive atomic.Int64
+
 	// serving is set once New returns: from then on a contested name
 	// stays with the server clients already call (see buildCatalog).
 	serving atomic.Bool
@@ -123,6 +132,9 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Hub, error) {
 			return nil, &ConfigError{Path: cfg.Path, Msg: h.redact.String(err.Error())}
 		}
 		h.startSessionStore(store)
+	}
+	if err := h.startReporting(); err != nil {
+		return nil, err
 	}
 	for _, u := range l.upstreams {
 		u.Start(context.WithoutCancel(ctx))
@@ -238,6 +250,7 @@ func (h *Hub) Close() error {
 		if ix := h.Catalog().index; ix != nil {
 			ix.Close()
 		}
+		h.stopReporting()
 	})
 	return nil
 }

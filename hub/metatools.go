@@ -215,6 +215,7 @@ type searchArgs struct {
 
 // searchTools implements search_tools (spec: shared/spec/search_tools.md).
 func (s *Session) searchTools(ctx context.Context, req *mcp.CallToolRequest) *mcp.CallToolResult {
+	noteSearch(ctx, 0)
 	var args searchArgs
 	if err := decodeArgs(req.Params.Arguments, &args); err != nil {
 		return s.fail("Error: invalid arguments for search_tools: " + err.Error() + ". Expected {query?: string, server_name?: string, tool_names?: string[]}.")
@@ -287,6 +288,7 @@ func (s *Session) searchTools(ctx context.Context, req *mcp.CallToolRequest) *mc
 	}
 	added := s.load(ctx, req.Session, c, toLoad)
 	s.recordDiscovered(len(added))
+	noteSearch(ctx, len(added))
 	if server != "" {
 		// Suggest only names that the server filter would accept.
 		pool = slices.DeleteFunc(pool, func(t *Tool) bool { return t.Server != server })

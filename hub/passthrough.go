@@ -159,7 +159,10 @@ func (h *Hub) readResource(ctx context.Context, p *mcp.ReadResourceParams) (*mcp
 	if err != nil {
 		return nil, err
 	}
-	return cs.ReadResource(ctx, p)
+	ctx, end := h.traceUpstream(ctx, u.Name(), "resources/read", &p.Meta)
+	res, err := cs.ReadResource(ctx, p)
+	end(err)
+	return res, err
 }
 
 func (s *Session) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
@@ -258,7 +261,10 @@ func (h *Hub) getPrompt(ctx context.Context, p *mcp.GetPromptParams) (*mcp.GetPr
 	}
 	fwd := *p
 	fwd.Name = pr.Original
-	return cs.GetPrompt(ctx, &fwd)
+	ctx, end := h.traceUpstream(ctx, u.Name(), "prompts/get", &fwd.Meta)
+	res, err := cs.GetPrompt(ctx, &fwd)
+	end(err)
+	return res, err
 }
 
 // complete routes completion/complete by its reference: a prompt by its

@@ -188,6 +188,12 @@ func restartNeeded(old, next *Config) []string {
 	if old.SessionStore != next.SessionStore {
 		keys = append(keys, "session_store")
 	}
+	if !reflect.DeepEqual(old.Audit, next.Audit) {
+		keys = append(keys, "audit")
+	}
+	if !reflect.DeepEqual(old.Telemetry, next.Telemetry) {
+		keys = append(keys, "telemetry")
+	}
 	for _, s := range []struct {
 		key  string
 		a, b *yaml.Node
@@ -225,6 +231,17 @@ func (h *Hub) Apply(ctx context.Context, cfg *Config) error {
 	default:
 	}
 	old := h.live.Load()
+	// Who may connect changes for the next request; a bad auth block is
+	// refused before anything changes.
+	var auth *authenticator
+	if !reflect.DeepEqual(old.cfg.Auth, cfg.Auth) {
+		if cfg.Auth.OAuth != nil {
+			if err := cfg.Auth.OAuth.validate(); err != nil {
+				return &ConfigError{Path: cfg.Path, Msg: err.Error()}
+			}
+		}
+		auth = newAuthenticator(cfg.Auth, h.log)
+	}
 	d := diffServers(old.cfg, cfg)
 	next := &live{cfg: cfg, byName: make(map[string]*upstream.Upstream, len(cfg.ServerOrder))}
 	var started []*upstream.Upstream
@@ -245,6 +262,9 @@ func (h *Hub) Apply(ctx context.Context, cfg *Config) error {
 
 	addSecrets(h.redact, cfg)
 	h.live.Store(next)
+	if auth != nil {
+		h.auth.Swap(auth).close()
+	}
 	h.retoolSessions(cfg)
 	h.changes.Add(1)
 	c := h.rebuildCatalog()
@@ -362,7 +382,7 @@ func (h *Hub) forgetLists(name string) {
 // message from before a reload may still carry an old one.
 func addSecrets(r *upstream.Redactor, cfg *Config) {
 	r.Add(cfg.Secrets...)
-	r.Add(cfg.Auth.Tokens...)
+	r.Add(cfg.Auth.TokenValues()...)
 	for _, name := range cfg.ServerOrder {
 		r.Add(cfg.Servers[name].SecretValues()...)
 	}

@@ -3,15 +3,12 @@ package hub
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -311,18 +308,14 @@ func (l *sessionStoreLink) holds(id string) *heldSession {
 	return l.held[id]
 }
 
-// principal names who sends r, for a session's record: a hash of its
-// bearer token when auth.tokens is set (never the token), "" otherwise.
-func (h *Hub) principal(r *http.Request) string {
-	if len(h.Config().Auth.Tokens) == 0 {
-		return ""
+// principal names who sends r, for a session's record: the ID of its
+// principal (admit), the same on every replica and never a secret; "" when
+// no auth is configured.
+func principalID(r *http.Request) string {
+	if p := PrincipalFrom(r.Context()); p != nil {
+		return p.ID
 	}
-	tok := strings.TrimSpace(r.Header.Get("Authorization"))
-	if len(tok) > len("Bearer ") {
-		tok = strings.TrimSpace(tok[len("Bearer "):])
-	}
-	sum := sha256.Sum256([]byte(tok))
-	return "token:" + hex.EncodeToString(sum[:8])
+	return ""
 }
 
 // prepareSession runs before the SDK sees a request that names session id.
@@ -393,7 +386,7 @@ func (h *Hub) restore(w http.ResponseWriter, r *http.Request, id string, stream 
 		}
 		return true
 	}
-	principal := h.principal(r)
+	principal := principalID(r)
 	if rec.Principal != principal {
 		h.log.Warn("stored session requested by another principal: refused", "session_toolset", rec.Toolset)
 		return true
@@ -436,6 +429,9 @@ func (h *Hub) restoredSession(r *http.Request, rec *SessionRecord, principal str
 		return nil, err
 	}
 	s.storedID = rec.ID
+	if s.principal = PrincipalFrom(r.Context()); s.principal == nil {
+		s.principal = anonymous
+	}
 	h.storeLink.attach(s, rec.Toolset, principal)
 	h.loadByName(s, rec.Loaded) // no session is connected yet: no list_changed
 

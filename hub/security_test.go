@@ -122,7 +122,7 @@ func secPost(t testing.TB, url, body string, headers map[string]string) *http.Re
 // extra handlers (/v1/chat) need a valid bearer token; /healthz does not.
 func TestSecurityBearerAuth(t *testing.T) {
 	cfg := secConfig(secStdio(t, "fx", "-tools", "a"))
-	cfg.Auth.Tokens = []string{"tok-first-1234", "tok-second-5678"}
+	cfg.Auth.Tokens = []Token{{Value: "tok-first-1234"}, {Value: "tok-second-5678"}}
 	cfg.Toolsets = map[string]*Toolset{"only": {Servers: map[string]*ToolSelection{"fx": {All: true}}}}
 	h, _ := secHub(t, cfg)
 	chat := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "chat ok") })
@@ -506,5 +506,49 @@ restart: {initial_backoff: 50ms, max_backoff: 100ms, unhealthy_after: 2, cooldow
 	}
 	if !strings.Contains(string(health), "unhealthy") || !strings.Contains(string(health), upstream.Redacted) {
 		t.Errorf("/healthz = %s, want remote unhealthy with a redacted last_error", health)
+	}
+}
+
+// TestEveryPathGuarded: every path of the HTTP handler, the team-deployment
+// ones included, refuses a DNS-rebinding Host or a foreign Origin before
+// anything else, and the ones behind auth answer 401 without a token.
+func TestEveryPathGuarded(t *testing.T) {
+	cfg := secConfig(secStdio(t, "fx", "-tools", "a"))
+	cfg.Auth.Tokens = []Token{{Name: "ops", Value: "tok-every-1234"}}
+	h, _ := secHub(t, cfg)
+	ui := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if PrincipalFrom(r.Context()) == nil {
+			io.WriteString(w, "login form")
+			return
+		}
+		io.WriteString(w, "dashboard")
+	})
+	srv := httptest.NewServer(h.HTTPHandler(map[string]http.Handler{UIPath: ui, UIPath + "/": ui}))
+	defer srv.Close()
+	const tok = "Bearer tok-every-1234"
+	paths := []string{"/mcp", "/metrics", UIPath, UIPath + "/search", "/healthz", wellKnownPRM, wellKnownPRM + "/mcp"}
+	for _, path := range paths {
+		for _, c := range []struct {
+			name    string
+			headers map[string]string
+			want    int
+		}{
+			{"rebinding Host", map[string]string{"Authorization": tok, "Host": "rebind.attacker.example"}, http.StatusForbidden},
+			{"foreign Origin", map[string]string{"Authorization": tok, "Origin": "https://evil.example"}, http.StatusForbidden},
+		} {
+			if resp := secPost(t, srv.URL+path, secInit, c.headers); resp.StatusCode != c.want {
+				t.Errorf("%s, %s: status %d, want %d", path, c.name, resp.StatusCode, c.want)
+			}
+		}
+	}
+	for path, want := range map[string]string{"/mcp": "401", "/metrics": "401", UIPath: "login form", "/healthz": `{"status":`} {
+		resp := secPost(t, srv.URL+path, secInit, nil)
+		b, _ := io.ReadAll(resp.Body)
+		if got := fmt.Sprint(resp.StatusCode); got != want && !strings.HasPrefix(string(b), want) {
+			t.Errorf("%s without a token: %s %.80q, want %s", path, resp.Status, b, want)
+		}
+		if path == "/healthz" && strings.Contains(string(b), `"servers"`) {
+			t.Errorf("/healthz without a token tells the servers: %s", b)
+		}
 	}
 }

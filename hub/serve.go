@@ -2,7 +2,6 @@ package hub
 
 import (
 	"context"
-	"crypto/subtle"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -39,8 +38,14 @@ func (h *Hub) ServeStdio(ctx context.Context, toolset string, r io.ReadCloser, w
 
 // Connect opens a session to the hub over an in-memory transport and
 // returns the client side: the chat loop uses it, so that it sees exactly
-// what an external client sees.
+// what an external client sees. The session belongs to ctx's principal
+// (WithPrincipal; the chat API's caller), within its toolsets.
 func (h *Hub) Connect(ctx context.Context, toolset string, client *mcp.Client) (*mcp.ClientSession, error) {
+	p := PrincipalFrom(ctx)
+	toolset, err := h.toolsetFor(p, toolset)
+	if err != nil {
+		return nil, err
+	}
 	s, err := h.NewSession(toolset)
 	if err != nil {
 		return nil, err
@@ -48,6 +53,7 @@ func (h *Hub) Connect(ctx context.Context, toolset string, client *mcp.Client) (
 	// The chat re-lists before each model call, after a call's result:
 	// that result must not wait for it.
 	s.notice.relistWait = 0
+	s.principal = p
 	ct, st := mcp.NewInMemoryTransports()
 	if _, err := s.connect(ctx, st); err != nil {
 		return nil, fmt.Errorf("connect to hub: %w", err)
@@ -69,16 +75,20 @@ func (h *Hub) maxRequestBytes() int64 {
 type sessionKey struct{}
 
 // HTTPHandler serves streamable HTTP at /mcp and /mcp/<toolset>, health at
-// /healthz, and any extra handlers (the chat API) under the same auth.
+// /healthz, Prometheus metrics at /metrics, OAuth protected resource
+// metadata under /.well-known/oauth-protected-resource, and any extra
+// handlers (the chat API, the dashboard) under the same auth.
 // NewHTTPServer wraps it with the server's timeouts.
 //
 // What happens to a request:
 //   - on a loopback listener the Host must be loopback too, and a browser
 //     Origin must be loopback or listed in auth.allowed_origins (403
-//     otherwise): DNS rebinding. This holds for every path, /healthz too;
-//   - everything but /healthz needs `Authorization: Bearer <token>` when
-//     auth.tokens is set (401 with WWW-Authenticate otherwise); /healthz
-//     without it answers only {"status": ...};
+//     otherwise): DNS rebinding. This holds for every path, /healthz and
+//     the RFC 9728 metadata too;
+//   - everything but /healthz and the RFC 9728 metadata needs a token when
+//     auth.tokens or auth.oauth is set (admit: 401 with WWW-Authenticate
+//     otherwise, 403 for a toolset the principal may not use, 429 past its
+//     rate limit); /healthz without one answers only {"status": ...};
 //   - bodies over max_request_bytes get 413;
 //   - a POST without Mcp-Session-Id gets a fresh Session with its own
 //     server, so loaded tools never leak between sessions, but only when
@@ -145,12 +155,12 @@ func (h *Hub) HTTPHandler(extra map[string]http.Handler) http.Handler {
 			h.refuseSession(w)
 			return
 		}
-		s := h.newHTTPSession(w, r.PathValue("toolset"))
+		s := h.newHTTPSession(w, r)
 		if s == nil {
 			h.slots.release()
 			return
 		}
-		h.storeLink.attach(s, r.PathValue("toolset"), h.principal(r))
+		h.storeLink.attach(s, s.toolsetName, principalID(r))
 		stream.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), sessionKey{}, s)))
 		h.holdSlot(s)
 	}
@@ -159,6 +169,7 @@ func (h *Hub) HTTPHandler(extra map[string]http.Handler) http.Handler {
 	mcpAll := h.guard(h.jsonRPCErrors(answerInOneWrite(http.HandlerFunc(mcpHandler))))
 	mux.Handle("/mcp", mcpAll)
 	mux.Handle("/mcp/{toolset}", mcpAll)
+	h.mountGateway(mux)
 	for path, handler := range extra {
 		mux.Handle(path, h.guard(handler))
 	}
@@ -197,22 +208,11 @@ func (h *Hub) holdSlot(s *Session) {
 	h.slots.release()
 }
 
-// guard applies the Host and Origin checks, and bearer auth.
+// guard applies the Host and Origin checks, then auth (admit).
 func (h *Hub) guard(next http.Handler) http.Handler {
 	return h.guardOrigin(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !h.authorized(r) {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="mcp-hub"`)
-			http.Error(w, "Unauthorized: send Authorization: Bearer <token> (one of auth.tokens)", http.StatusUnauthorized)
-			return
-		}
-		next.ServeHTTP(w, r)
+		h.admit(w, r, next)
 	}))
-}
-
-// authorized reports whether r carries one of auth.tokens, or none are set.
-func (h *Hub) authorized(r *http.Request) bool {
-	tokens := h.Config().Auth.Tokens
-	return len(tokens) == 0 || bearerOK(r.Header.Get("Authorization"), tokens)
 }
 
 // guardOrigin refuses DNS-rebinding requests: on a loopback listener the
@@ -227,28 +227,12 @@ func (h *Hub) guardOrigin(next http.Handler) http.Handler {
 				return
 			}
 		}
-		if origin := r.Header.Get("Origin"); origin != "" && !h.originAllowed(origin) {
+		if origin := r.Header.Get("Origin"); origin != "" && !h.originAllowed(origin) && !sameOrigin(r, origin) {
 			http.Error(w, fmt.Sprintf("Forbidden: origin %q is not allowed (add it to auth.allowed_origins)", origin), http.StatusForbidden)
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
-}
-
-// bearerOK compares in constant time against every token.
-func bearerOK(header string, tokens []string) bool {
-	const prefix = "Bearer "
-	if len(header) < len(prefix) || !strings.EqualFold(header[:len(prefix)], prefix) {
-		return false
-	}
-	got := []byte(strings.TrimSpace(header[len(prefix):]))
-	ok := 0
-	for _, t := range tokens {
-		if t != "" {
-			ok |= subtle.ConstantTimeCompare(got, []byte(t))
-		}
-	}
-	return ok == 1
 }
 
 func (h *Hub) originAllowed(origin string) bool {
@@ -343,13 +327,13 @@ func (h *Hub) Health() Health {
 	return out
 }
 
-// serveHealth answers /healthz. Without the token that auth.tokens asks
-// for, only the overall status: server names, states and last errors are
+// serveHealth answers /healthz. Without a credential that auth.tokens or
+// auth.oauth accepts, only the overall status: server names, states and last errors are
 // for those allowed to call them.
 func (h *Hub) serveHealth(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	health := h.Health()
-	if !h.authorized(r) {
+	if _, err := h.authn().principal(r); err != nil {
 		json.NewEncoder(w).Encode(struct {
 			Status string `json:"status"`
 		}{health.Status})

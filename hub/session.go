@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -44,6 +45,9 @@ type Session struct {
 	// storedID is the id of a session restored from the session store
 	// (restore.go): its server hands it out instead of a new one.
 	storedID string
+
+	principal *Principal // who opened it over HTTP (or Connect's context); nil: local
+	opened    time.Time
 }
 
 // NewSession makes a session, and its server, for the named toolset ("" for all).
@@ -56,7 +60,7 @@ func (h *Hub) NewSession(toolset string) (*Session, error) {
 	h.nextID++
 	id := h.nextID
 	h.mu.Unlock()
-	s := &Session{hub: h, id: id, toolsetName: toolset, cat: h.Catalog()}
+	s := &Session{hub: h, id: id, toolsetName: toolset, cat: h.Catalog(), opened: time.Now()}
 	s.toolset.Store(ts)
 	s.stats.init()
 	s.server = mcp.NewServer(&mcp.Implementation{Name: "mcp-hub", Version: Version}, &mcp.ServerOptions{
@@ -76,7 +80,10 @@ func (h *Hub) NewSession(toolset string) (*Session, error) {
 			Completions: &mcp.CompletionCapabilities{},
 		},
 	})
-	s.server.AddReceivingMiddleware(s.guard, s.logErrors, s.route)
+	// observe is outside guard so that a request whose handler panicked
+	// is still counted, audited and its span ended, as the error guard
+	// turned it into.
+	s.server.AddReceivingMiddleware(s.observe, s.guard, s.logErrors, s.route)
 	s.notice.log, s.notice.relistWait = h.log, h.Config().Discovery.RelistWaitOrDefault()
 	s.server.AddSendingMiddleware(s.notice.middleware) // last: it must see the whole chain below it
 	return s, nil
@@ -142,6 +149,7 @@ func (s *Session) initialized(ctx context.Context, req *mcp.InitializedRequest) 
 	s.hub.addSession(s) // under s.mu, so that end cannot come between
 	s.mu.Unlock()
 	s.sync(s.hub.Catalog())
+	s.hub.sessionStarted(s)
 }
 
 // connect serves the session over t, and forgets it when it ends.
@@ -173,8 +181,12 @@ func (s *Session) watch(ss *mcp.ServerSession, then func()) {
 func (s *Session) end() {
 	s.mu.Lock()
 	s.ended = true
+	started := s.ss != nil
 	s.hub.removeSession(s)
 	s.mu.Unlock()
+	if started {
+		s.hub.sessionEnded(s)
+	}
 	s.hub.routes.forgetSession(s)
 	for _, u := range s.hub.live.Load().upstreams {
 		u.Forget(s)
@@ -282,6 +294,7 @@ func (s *Session) load(ctx context.Context, ss *mcp.ServerSession, c *Catalog, t
 	if len(added) > 0 {
 		s.notice.willAnnounce(ss)
 		defer s.notice.announce(ctx, ss)
+		s.hub.metrics.toolsLoaded.Add(float64(len(added)))
 		s.sync(c)
 		s.hub.storeLink.saveLoaded(s) // before the call that loaded them answers
 	}

@@ -14,7 +14,7 @@ import (
 
 // SessionRecord is what a session store keeps of one HTTP session: enough
 // for any replica to rebuild it (restore.go). Nothing in it is a secret:
-// the principal is a hash.
+// the principal is its id (a token's name, a JWT's issuer and subject).
 type SessionRecord struct {
 	ID      string `json:"id"`
 	Toolset string `json:"toolset,omitempty"`

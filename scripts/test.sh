@@ -2,7 +2,8 @@
 # The test command of mcp-hub (README, CI). Needs Go, and Node/npm only the
 # first time: it installs Node 22, the MCP conformance suite and the real MCP
 # clients the hub is tested with (Claude Code, Codex CLI) into
-# .cache/ (git-ignored), then runs go vet, checks third_party/go-sdk and
+# .cache/ (git-ignored), and the Debian programs some tests run (redis-server,
+# haproxy, nginx, promtool, chromium) when they are missing, then runs go vet, checks third_party/go-sdk and
 # go.fast.mod, go test -race on the fast build (including the conformance runs
 # through the hub, as a server and as the client of the suite's client
 # scenarios, and the real clients through the hub), the stock build's compile
@@ -109,17 +110,21 @@ else
 	record clients FAIL $((SECONDS - t0)) "npm install into $npm_dir; TestRealClients skips"
 fi
 
-# --- 1c. redis-server, haproxy and nginx (Debian), for the scale-out tests ---------
-# apt-get only when one is missing (non-interactive; sudo -n when not root).
-# The tests skip without them, so MCP_HUB_REQUIRE_REAL makes that a failure
-# once they are installed.
-debian_programs=(redis-server haproxy nginx)
+# --- 1c. Debian programs the tests run ---------------------------------------
+# redis-server, haproxy and nginx (the scale-out tests), promtool from
+# prometheus (`promtool check metrics`) and chromium (the dashboard in a
+# headless browser). apt-get only when one is missing: one update, then one
+# non-interactive install, as root or with sudo -n. The tests skip without
+# them when run by hand; MCP_HUB_REQUIRE_REAL (set here once they are
+# present) turns that skip into a failure, so CI cannot skip them silently.
+debian_packages=(redis-server haproxy nginx prometheus chromium)
+debian_programs=(redis-server haproxy nginx promtool chromium)
 have_program() { command -v "$1" >/dev/null 2>&1 || [[ -x /usr/sbin/$1 ]]; }
-step "install: ${debian_programs[*]} (Debian packages)"
+step "install: ${debian_programs[*]} (Debian packages), when missing"
 t0=$SECONDS
 missing=()
-for p in "${debian_programs[@]}"; do
-	have_program "$p" || missing+=("$p")
+for i in "${!debian_programs[@]}"; do
+	have_program "${debian_programs[$i]}" || missing+=("${debian_packages[$i]}")
 done
 if ((${#missing[@]} == 0)); then
 	echo "already installed: ${debian_programs[*]}"
@@ -129,11 +134,11 @@ else
 	sudo=()
 	if [[ $(id -u) != 0 ]]; then sudo=(sudo -n); fi
 	if "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq </dev/null &&
-		"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" </dev/null; then
+		"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" </dev/null >/dev/null; then
 		record debian ok $((SECONDS - t0)) "installed ${missing[*]}"
 		export MCP_HUB_REQUIRE_REAL=1
 	else
-		echo "apt-get install ${missing[*]} failed: the scale-out tests will be skipped" >&2
+		echo "apt-get install ${missing[*]} failed: the tests that run them will skip (or fail, in CI)" >&2
 		record debian FAIL $((SECONDS - t0)) "apt-get install ${missing[*]}"
 	fi
 fi

@@ -253,7 +253,8 @@ func (u *Upstream) withStderr(err error) error {
 // requests go to the configured origin only, with the configured headers
 // (ScopedTransport, NewScopedClient); what comes back is bounded by
 // max_result_bytes (limitRoundTripper); with a tap, the server-sent events
-// it reads are counted (countingRoundTripper).
+// it reads are counted (countingRoundTripper); the trace context of the call
+// in progress goes along as headers (traceHeaders).
 func (u *Upstream) httpClient(tap *wireTap) (*http.Client, error) {
 	target, err := url.Parse(u.cfg.URL)
 	if err != nil {
@@ -265,7 +266,7 @@ func (u *Upstream) httpClient(tap *wireTap) (*http.Client, error) {
 	if tap != nil {
 		rt = &countingRoundTripper{base: rt, tap: tap}
 	}
-	return NewScopedClient(origin, rt), nil
+	return NewScopedClient(origin, traceHeaders{base: rt}), nil
 }
 
 // builtinTransport starts the in-process server and connects to it in memory.

@@ -7,7 +7,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/urfave/cli/v2"
 
 	"github.com/mcp-hub/mcp-hub/hub"
@@ -160,30 +159,14 @@ func searchCommand() *cli.Command {
 			if !h.Config().Discovery.Enabled {
 				return cli.Exit("discovery is off: set 'discovery: {enabled: true}' in "+configPath(c)+" to defer tools behind search_tools", exitConfig)
 			}
-			cs, err := h.Connect(c.Context, c.String("toolset"), mcp.NewClient(&mcp.Implementation{Name: "mcp-hub-search"}, nil))
-			if err != nil {
-				return err
-			}
-			defer cs.Close()
-			args := map[string]any{}
-			if query != "" {
-				args["query"] = query
-			}
-			if s := c.String("server"); s != "" {
-				args["server_name"] = s
-			}
-			res, err := cs.CallTool(c.Context, &mcp.CallToolParams{Name: hub.SearchToolsName, Arguments: args})
+			res, err := h.Search(c.Context, c.String("toolset"), query, c.String("server"))
 			if err != nil {
 				return err
 			}
 			if c.Bool("json") {
 				return printJSON(c, res)
 			}
-			for _, content := range res.Content {
-				if t, ok := content.(*mcp.TextContent); ok {
-					fmt.Fprintln(c.App.Writer, t.Text)
-				}
-			}
+			fmt.Fprint(c.App.Writer, hub.ResultText(res))
 			if res.IsError {
 				return cli.Exit("", 1)
 			}

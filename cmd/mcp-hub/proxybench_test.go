@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -31,6 +33,13 @@ import (
 // table against the targets. The two paths alternate in rounds, so load from
 // other processes on a shared machine hits both alike. Do not add -race: it
 // slows the hub (this test binary) far more than the upstream.
+//
+// MCP_HUB_BENCH_BASELINE=/path/to/mcp-hub adds a third path in the same
+// rounds: that binary (another version of the hub, say the main branch's)
+// in the hub's place, so a change's cost is measured A/B in one run. For a
+// fair A/B, MCP_HUB_BENCH_HUB=/path/to/mcp-hub runs a built binary as the
+// hub too: this test binary, though running the same main(), measured ~9%
+// faster at one session than `go build` of the same code.
 
 const (
 	benchTool      = probeTool // test_simple_text: a tiny text result
@@ -69,15 +78,37 @@ func BenchmarkProxy(b *testing.B) {
 	ev := everythingServer(b)
 	directURL, _ := startEverythingHTTP(b, ev, "everything-direct")
 	cfg := fmt.Sprintf("servers:\n  everything:\n    command: %s\n    prefix: \"\"\n", strconv.Quote(ev))
-	hubURL, _ := startHub(b, "hub", cfg, ev)
+	var hubURL string
+	var hubProc, baselineProc *child
+	if bin := os.Getenv("MCP_HUB_BENCH_HUB"); bin != "" {
+		hubURL, hubProc = startHubBinary(b, "hub", bin, cfg)
+	} else {
+		hubURL, hubProc = startHub(b, "hub", cfg, ev)
+	}
+	baselineBin := os.Getenv("MCP_HUB_BENCH_BASELINE")
+	baselineURL := ""
+	if baselineBin != "" {
+		baselineURL, baselineProc = startHubBinary(b, "baseline", baselineBin, cfg)
+	}
 
-	type pair struct{ direct, hub latencyStats }
+	type pair struct {
+		direct, hub, baseline latencyStats
+		// CPU time the hub and baseline processes used during the rounds
+		// (with a baseline only): less sensitive to other load than latency.
+		hubCPU, baselineCPU time.Duration
+	}
 	results := map[int]pair{}
 	for _, sessions := range benchSessions {
 		b.Run(fmt.Sprintf("sessions=%d", sessions), func(b *testing.B) {
 			direct := openSessions(b, directURL, sessions)
 			hub := openSessions(b, hubURL, sessions)
-			for _, pool := range [][]*mcp.ClientSession{direct, hub} {
+			pools := [][]*mcp.ClientSession{direct, hub}
+			var baseline []*mcp.ClientSession
+			if baselineURL != "" {
+				baseline = openSessions(b, baselineURL, sessions)
+				pools = append(pools, baseline)
+			}
+			for _, pool := range pools {
 				for range warmUpPerSess {
 					if err := callAll(pool); err != nil {
 						b.Fatalf("warm-up: %v", err)
@@ -86,6 +117,10 @@ func BenchmarkProxy(b *testing.B) {
 			}
 			b.ResetTimer()
 			var res pair
+			var hubCPU0, baselineCPU0 time.Duration
+			if baselineProc != nil {
+				hubCPU0, baselineCPU0 = processCPU(hubProc.cmd.Process.Pid), processCPU(baselineProc.cmd.Process.Pid)
+			}
 			for r := range benchRounds {
 				n := b.N / benchRounds
 				if r < b.N%benchRounds {
@@ -98,14 +133,39 @@ func BenchmarkProxy(b *testing.B) {
 				if err != nil {
 					b.Fatalf("direct: %v", err)
 				}
-				h, err := callConcurrently(hub, n)
-				if err != nil {
-					b.Fatalf("through the hub: %v", err)
-				}
 				res.direct.add(d)
-				res.hub.add(h)
+				// The hub and the baseline swap places every round, so
+				// neither always runs right after the direct path.
+				runHub := func() {
+					h, err := callConcurrently(hub, n)
+					if err != nil {
+						b.Fatalf("through the hub: %v", err)
+					}
+					res.hub.add(h)
+				}
+				runBaseline := func() {
+					if baseline == nil {
+						return
+					}
+					bl, err := callConcurrently(baseline, n)
+					if err != nil {
+						b.Fatalf("baseline hub: %v", err)
+					}
+					res.baseline.add(bl)
+				}
+				if r%2 == 0 {
+					runHub()
+					runBaseline()
+				} else {
+					runBaseline()
+					runHub()
+				}
 			}
 			b.StopTimer()
+			if baselineProc != nil {
+				res.hubCPU = processCPU(hubProc.cmd.Process.Pid) - hubCPU0
+				res.baselineCPU = processCPU(baselineProc.cmd.Process.Pid) - baselineCPU0
+			}
 			res.direct.summarize()
 			res.hub.summarize()
 			us := func(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
@@ -117,6 +177,11 @@ func BenchmarkProxy(b *testing.B) {
 			b.ReportMetric(res.hub.callsPerSec(), "hub-calls/s")
 			b.ReportMetric(float64(res.hub.p50())/float64(res.direct.p50()), "p50-ratio")
 			b.ReportMetric(res.hub.callsPerSec()/res.direct.callsPerSec(), "calls/s-ratio")
+			if baseline != nil {
+				res.baseline.summarize()
+				b.ReportMetric(float64(res.hub.p50())/float64(res.baseline.p50()), "hub/baseline-p50")
+				b.ReportMetric(res.hub.callsPerSec()/res.baseline.callsPerSec(), "hub/baseline-calls/s")
+			}
 			// Sub-benchmarks run with growing b.N; the last run counts.
 			results[sessions] = res
 		})
@@ -159,6 +224,58 @@ func BenchmarkProxy(b *testing.B) {
 			p50, verdict(p50 <= p50RatioTarget, fmt.Sprintf("<= %.2f", p50RatioTarget)),
 			float64(res.hub.p99())/float64(res.direct.p99()), rps, rpsNote)
 	}
+	if baselineURL == "" {
+		return
+	}
+	fmt.Printf("hub/baseline (%s), same rounds:\n", baselineBin)
+	for _, n := range benchSessions {
+		res, ok := results[n]
+		if !ok || res.baseline.calls() == 0 {
+			continue
+		}
+		fmt.Printf("  %2d sessions: baseline p50 %v  hub p50 %v  p50 %.3fx  p99 %.3fx  calls/s %.3fx  CPU/call %.1fµs vs %.1fµs = %.3fx\n", n,
+			res.baseline.p50().Round(time.Microsecond), res.hub.p50().Round(time.Microsecond),
+			float64(res.hub.p50())/float64(res.baseline.p50()), float64(res.hub.p99())/float64(res.baseline.p99()),
+			res.hub.callsPerSec()/res.baseline.callsPerSec(),
+			float64(res.hubCPU.Microseconds())/float64(res.hub.calls()), float64(res.baselineCPU.Microseconds())/float64(res.baseline.calls()),
+			float64(res.hubCPU)/float64(res.baselineCPU))
+	}
+}
+
+// processCPU is the CPU time all threads of a process have used so far, in
+// nanoseconds of each thread's schedstat (Linux).
+func processCPU(pid int) time.Duration {
+	var total time.Duration
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", pid))
+	for _, f := range tasks {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		var ns int64
+		fmt.Sscan(string(data), &ns)
+		total += time.Duration(ns)
+	}
+	return total
+}
+
+// startHubBinary runs an mcp-hub binary (MCP_HUB_BENCH_HUB, _BASELINE) on
+// the same config and waits until it is ready.
+func startHubBinary(tb testing.TB, name, bin, cfgYAML string) (string, *child) {
+	tb.Helper()
+	cfgPath := filepath.Join(tb.TempDir(), "hub.yaml")
+	if err := os.WriteFile(cfgPath, []byte(cfgYAML), 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	addr := freeAddr(tb)
+	c := startChild(tb, name, nil, bin, "--config", cfgPath, "serve", "--http", addr)
+	url := "http://" + addr + "/mcp"
+	ctx, cancel := context.WithTimeout(context.Background(), hubReadyTimeout)
+	defer cancel()
+	if err := waitMCPReady(ctx, url, c); err != nil {
+		tb.Fatalf("%s (%s) did not become ready: %v\n%s", name, bin, err, c.logTail(40))
+	}
+	return url, c
 }
 
 func verdict(ok bool, target string) string {

@@ -16,6 +16,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/mcp-hub/mcp-hub/hub"
+	"github.com/mcp-hub/mcp-hub/hub/dashboard"
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
@@ -29,6 +30,7 @@ func serveCommand() *cli.Command {
 			&cli.BoolFlag{Name: "chat-api", Usage: "with --http: also serve POST /v1/chat (the chat loop over HTTP)"},
 			&cli.DurationFlag{Name: "watch-interval", Value: DefaultWatchInterval,
 				Usage: "re-read the config file this often and apply what changed (0: only on SIGHUP)"},
+			&cli.StringFlag{Name: "metrics", Usage: "also serve Prometheus metrics at http://ADDR/metrics (e.g. 127.0.0.1:9464), next to stdio or --http"},
 			&cli.StringFlag{Name: "cpuprofile", Usage: "write a CPU profile to this file until the hub stops", Hidden: true},
 		},
 		Action: func(c *cli.Context) error {
@@ -51,6 +53,13 @@ func serveCommand() *cli.Command {
 			}
 			defer h.Close()
 			hintLogins(log, h)
+			if addr := c.String("metrics"); addr != "" {
+				stop, err := serveMetrics(h, log, addr)
+				if err != nil {
+					return err
+				}
+				defer stop()
+			}
 			shareCPUs(c.Context) // after start-up, which builds the index on every core
 			watchCtx, stopWatching := context.WithCancel(c.Context)
 			defer stopWatching()
@@ -86,11 +95,12 @@ func serveHTTP(c *cli.Context, h *hub.Hub, log *slog.Logger, addr string) error 
 		return cli.Exit(fmt.Sprintf("--http %s: %v", addr, err), exitConfig)
 	}
 	host, _, _ := net.SplitHostPort(ln.Addr().String())
-	if ip := net.ParseIP(host); (ip == nil || !ip.IsLoopback()) && len(h.Config().Auth.Tokens) == 0 {
+	if ip := net.ParseIP(host); (ip == nil || !ip.IsLoopback()) && !h.AuthRequired() {
 		log.Warn("LISTENING BEYOND THIS MACHINE WITHOUT AUTH: anyone who can reach " + ln.Addr().String() +
-			" can call every tool. Set auth.tokens in the config, or bind 127.0.0.1.")
+			" can call every tool. Set auth.tokens or auth.oauth in the config, or bind 127.0.0.1.")
 	}
-	extra := map[string]http.Handler{}
+	ui := dashboard.New(h)
+	extra := map[string]http.Handler{hub.UIPath: ui, hub.UIPath + "/": ui}
 	if c.Bool("chat-api") {
 		handler, err := chatAPIHandler(c, h)
 		if err != nil {
@@ -105,7 +115,8 @@ func serveHTTP(c *cli.Context, h *hub.Hub, log *slog.Logger, addr string) error 
 			return cli.Exit(fmt.Sprintf("MCP_HUB_PPROF=%s: %v", addr, err), exitConfig)
 		}
 	}
-	log.Info("serving streamable HTTP", "url", "http://"+ln.Addr().String()+"/mcp", "health", "http://"+ln.Addr().String()+"/healthz")
+	log.Info("serving streamable HTTP", "url", "http://"+ln.Addr().String()+"/mcp", "health", "http://"+ln.Addr().String()+"/healthz",
+		"dashboard", "http://"+ln.Addr().String()+hub.UIPath, "metrics", "http://"+ln.Addr().String()+"/metrics")
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
@@ -120,6 +131,24 @@ func serveHTTP(c *cli.Context, h *hub.Hub, log *slog.Logger, addr string) error 
 	defer cancel()
 	srv.Shutdown(ctx)
 	return nil
+}
+
+// serveMetrics serves /metrics on a listener of its own (serve --metrics),
+// with the same Host check and auth as /mcp.
+func serveMetrics(h *hub.Hub, log *slog.Logger, addr string) (stop func(), err error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, cli.Exit(fmt.Sprintf("--metrics %s: %v", addr, err), exitConfig)
+	}
+	host, _, _ := net.SplitHostPort(ln.Addr().String())
+	if ip := net.ParseIP(host); (ip == nil || !ip.IsLoopback()) && !h.AuthRequired() {
+		log.Warn("serving /metrics beyond this machine without auth at " + ln.Addr().String() +
+			": set auth.tokens or auth.oauth in the config, or bind 127.0.0.1")
+	}
+	srv := h.NewMetricsServer()
+	go srv.Serve(ln)
+	log.Info("serving Prometheus metrics", "url", "http://"+ln.Addr().String()+"/metrics")
+	return func() { srv.Close() }, nil
 }
 
 // startCPUProfile is for performance work: profile before guessing.

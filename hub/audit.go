@@ -1,0 +1,140 @@
+package hub
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/mcp-hub/mcp-hub/internal/rotate"
+	"github.com/mcp-hub/mcp-hub/upstream"
+)
+
+// Audit configures the audit log: one JSON line per tool call, search, and
+// session start and end.
+type Audit struct {
+	// File is the log's path; empty: no audit log.
+	File string `yaml:"file"`
+	// MaxSizeMB rotates the file when it would grow past this (default 100).
+	MaxSizeMB int `yaml:"max_size_mb"`
+	// MaxBackups is how many rotated files (FILE.1, FILE.2, ...) are kept (default 5).
+	MaxBackups int `yaml:"max_backups"`
+	// IncludeArguments writes argument values (with the config's secrets
+	// redacted). Off: only their SHA-256 is written.
+	IncludeArguments bool `yaml:"include_arguments"`
+}
+
+const (
+	defaultAuditMB      = 100
+	defaultAuditBackups = 5
+	// maxAuditedArguments bounds the arguments written with include_arguments.
+	maxAuditedArguments = 16 << 10
+)
+
+// Audit methods other than MCP method names.
+const (
+	auditSessionStart = "session/start"
+	auditSessionEnd   = "session/end"
+)
+
+// auditEntry is one line of the audit log.
+type auditEntry struct {
+	Time       string `json:"time"`
+	Method     string `json:"method"` // tools/call, search_tools, session/start, session/end
+	Session    int64  `json:"session"`
+	MCPSession string `json:"mcp_session,omitempty"` // the HTTP Mcp-Session-Id
+	Principal  string `json:"principal"`
+	Kind       string `json:"principal_kind"`
+	Toolset    string `json:"toolset,omitempty"`
+	Client     string `json:"client,omitempty"` // clientInfo name/version, at session start
+	Tool       string `json:"tool,omitempty"`   // the exposed name called
+	Server     string `json:"server,omitempty"`
+	Outcome    string `json:"outcome,omitempty"`
+	// DurationMS is the call's or search's time, or the session's life.
+	DurationMS float64 `json:"duration_ms"`
+	Loaded     int     `json:"loaded,omitempty"` // tools a search loaded
+	// ArgsSHA256 identifies the arguments without revealing them.
+	ArgsSHA256 string          `json:"args_sha256,omitempty"`
+	Arguments  json.RawMessage `json:"arguments,omitempty"`
+	ArgsNote   string          `json:"arguments_note,omitempty"`
+}
+
+// auditLog writes entries, each in one write (see package rotate).
+type auditLog struct {
+	file        *rotate.File
+	includeArgs bool
+	redact      *upstream.Redactor
+	log         *slog.Logger
+}
+
+// openAudit opens the configured file; nil when there is none. A file that
+// cannot be opened is a config error: an operator who asked for an audit
+// trail must not get a hub that silently keeps none.
+func openAudit(cfg *Config, redact *upstream.Redactor, log *slog.Logger) (*auditLog, error) {
+	a := cfg.Audit
+	if a.File == "" {
+		return nil, nil
+	}
+	mb, backups := a.MaxSizeMB, a.MaxBackups
+	if mb <= 0 {
+		mb = defaultAuditMB
+	}
+	if backups <= 0 {
+		backups = defaultAuditBackups
+	}
+	f, err := rotate.Open(a.File, int64(mb)<<20, backups)
+	if err != nil {
+		return nil, &ConfigError{Path: cfg.Path, Msg: fmt.Sprintf("audit.file: cannot open %s: %v (fix the path or its permissions)", a.File, err)}
+	}
+	return &auditLog{file: f, includeArgs: a.IncludeArguments, redact: redact, log: log}, nil
+}
+
+func (a *auditLog) close() {
+	if a != nil {
+		a.file.Close()
+	}
+}
+
+// write appends e as one line. A failed write is logged, never fatal to
+// the request it describes.
+func (a *auditLog) write(e *auditEntry) {
+	e.Time = time.Now().UTC().Format(time.RFC3339Nano)
+	line, err := json.Marshal(e)
+	if err != nil {
+		a.log.Error("audit: cannot encode an entry", "err", err)
+		return
+	}
+	if _, err := a.file.Write(append(line, '\n')); err != nil {
+		a.log.Error("audit: write failed", "err", err)
+	}
+}
+
+// arguments fills in what the entry says about a call's arguments: always
+// their hash, and with include_arguments their value, redacted.
+func (a *auditLog) arguments(e *auditEntry, raw json.RawMessage) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return
+	}
+	sum := sha256.Sum256(raw)
+	e.ArgsSHA256 = hex.EncodeToString(sum[:])
+	if !a.includeArgs {
+		return
+	}
+	if len(raw) > maxAuditedArguments {
+		e.ArgsNote = fmt.Sprintf("omitted: %d bytes, over the %d KiB audit limit", len(raw), maxAuditedArguments>>10)
+		return
+	}
+	red := []byte(a.redact.String(string(raw)))
+	var compact bytes.Buffer
+	if json.Compact(&compact, red) != nil {
+		// Redaction broke the JSON (a secret spanning syntax): keep it as a string.
+		red, _ = json.Marshal(string(red))
+		e.Arguments = red
+		return
+	}
+	e.Arguments = compact.Bytes()
+}

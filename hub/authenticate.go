@@ -1,0 +1,199 @@
+package hub
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+)
+
+// authenticator is the auth configuration in force. It is built whole from
+// the config's auth: section and swapped whole (SetAuth), so a request sees
+// one consistent version and a config reload applies to the next request.
+type authenticator struct {
+	tokens   []staticToken
+	oauth    *jwtVerifier // nil without auth.oauth
+	limits   *rateLimiter // nil without auth.rate_limit
+	required bool         // auth.tokens or auth.oauth is configured
+	// bind attaches a verified principal to the request the way go-sdk
+	// reads it (see admit).
+	bind func(http.Handler) http.Handler
+}
+
+func newAuthenticator(a Auth, log *slog.Logger) *authenticator {
+	n := &authenticator{
+		tokens:   staticTokens(a.Tokens),
+		limits:   newRateLimiter(a.RateLimit),
+		required: len(a.Tokens) > 0 || a.OAuth != nil,
+	}
+	if a.OAuth != nil {
+		n.oauth = newJWTVerifier(*a.OAuth, log)
+	}
+	n.bind = auth.RequireBearerToken(func(ctx context.Context, _ string, _ *http.Request) (*auth.TokenInfo, error) {
+		p := PrincipalFrom(ctx)
+		if p == nil {
+			return nil, auth.ErrInvalidToken
+		}
+		return &auth.TokenInfo{UserID: p.ID, Scopes: p.Scopes}, nil
+	}, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})
+	return n
+}
+
+func (a *authenticator) close() {
+	if a != nil && a.oauth != nil {
+		a.oauth.close()
+	}
+}
+
+// authn is the auth configuration in force.
+func (h *Hub) authn() *authenticator { return h.auth.Load() }
+
+// SetAuth puts a new auth configuration in force for the requests that
+// follow. Sessions already open keep the principal that opened them, and
+// rate-limit buckets start afresh.
+func (h *Hub) SetAuth(a Auth) error {
+	if a.OAuth != nil {
+		if err := a.OAuth.validate(); err != nil {
+			return err
+		}
+	}
+	h.auth.Swap(newAuthenticator(a, h.log)).close()
+	return nil
+}
+
+// principal finds who sent r: anonymous when no auth is configured, else
+// the holder of a static token or of a valid access token.
+func (a *authenticator) principal(r *http.Request) (*Principal, error) {
+	if !a.required {
+		return anonymous, nil
+	}
+	tok, _ := credential(r)
+	if tok == "" {
+		return nil, errNoToken
+	}
+	if p := matchToken(a.tokens, tok); p != nil {
+		return p, nil
+	}
+	if a.oauth != nil && strings.Count(tok, ".") == 2 {
+		return a.oauth.verify(r.Context(), tok, audiencesFor(r, a.oauth.cfg.Audience))
+	}
+	return nil, fmt.Errorf("%w: not one of auth.tokens", auth.ErrInvalidToken)
+}
+
+// admit lets a guarded request through to next, with its principal in the
+// context, or answers it: 401 (no or bad credentials; under UIPath the
+// request goes on without a principal, for the login form), 403 (missing
+// scope, or a toolset the principal may not use), 429 (rate limit), 503
+// (the issuer's keys cannot be fetched).
+func (h *Hub) admit(w http.ResponseWriter, r *http.Request, next http.Handler) {
+	a := h.authn()
+	p, err := a.principal(r)
+	if err != nil {
+		if _, fromHeader := credential(r); isUIPath(r.URL.Path) && !fromHeader {
+			next.ServeHTTP(w, r)
+			return
+		}
+		h.unauthorized(w, r, a, err)
+		return
+	}
+	if a.oauth != nil && p.Kind == PrincipalOAuth {
+		if missing := a.oauth.missingScopes(p); len(missing) > 0 {
+			h.refuse(w, r, "forbidden", http.StatusForbidden,
+				fmt.Sprintf(`Bearer error="insufficient_scope", scope=%q, resource_metadata=%q`, strings.Join(a.oauth.cfg.RequiredScopes, " "), resourceMetadataURL(r)),
+				"Forbidden: the access token lacks the scope "+strings.Join(missing, ", ")+" (auth.oauth.required_scopes)")
+			return
+		}
+	}
+	if _, err := h.toolsetFor(p, r.PathValue("toolset")); err != nil {
+		h.refuse(w, r, "forbidden", http.StatusForbidden, "", "Forbidden: "+err.Error())
+		return
+	}
+	if wait, ok := a.limits.allow(p, r); !ok {
+		w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds(wait)))
+		h.refuse(w, r, "rate_limited", http.StatusTooManyRequests, "",
+			fmt.Sprintf("Too Many Requests: %s is over auth.rate_limit; retry in %ds", p.Name, retryAfterSeconds(wait)))
+		return
+	}
+	if p == anonymous {
+		// Without auth nothing needs the principal in the request: an
+		// HTTP session without one is anonymous (newHTTPSession), and
+		// skipping the request copy keeps the hot path as it was.
+		next.ServeHTTP(w, r)
+		return
+	}
+	r = r.WithContext(WithPrincipal(r.Context(), p))
+	if _, fromHeader := credential(r); p.ID == "" || !fromHeader {
+		next.ServeHTTP(w, r)
+		return
+	}
+	// go-sdk binds an HTTP session to the user that opened it and refuses
+	// the session's later requests from anyone else (403), reading the user
+	// from auth.TokenInfo in the request context. Only its RequireBearerToken
+	// can put that there, so the verified principal goes through it.
+	a.bind(next).ServeHTTP(w, r)
+}
+
+// unauthorized answers a request whose credentials did not verify.
+func (h *Hub) unauthorized(w http.ResponseWriter, r *http.Request, a *authenticator, err error) {
+	challenge := `Bearer realm="mcp-hub"`
+	want := "one of auth.tokens"
+	if a.oauth != nil {
+		challenge += fmt.Sprintf(`, resource_metadata=%q`, resourceMetadataURL(r))
+		if len(a.oauth.cfg.RequiredScopes) > 0 {
+			challenge += fmt.Sprintf(`, scope=%q`, strings.Join(a.oauth.cfg.RequiredScopes, " "))
+		}
+		want = "an access token from " + a.oauth.cfg.Issuer
+		if len(a.tokens) > 0 {
+			want += ", or one of auth.tokens"
+		}
+	}
+	if errors.Is(err, errIssuerUnavailable) {
+		w.Header().Set("Retry-After", strconv.Itoa(int(rediscoverAfter.Seconds())))
+		h.refuse(w, r, "issuer_unavailable", http.StatusServiceUnavailable, challenge, "Service Unavailable: "+err.Error())
+		return
+	}
+	if !errors.Is(err, errNoToken) {
+		challenge += `, error="invalid_token"`
+	}
+	h.refuse(w, r, "unauthorized", http.StatusUnauthorized, challenge,
+		fmt.Sprintf("Unauthorized: %v; send Authorization: Bearer <token> (%s)", err, want))
+}
+
+// refuse answers a request the guard turns away, counts it and logs it.
+func (h *Hub) refuse(w http.ResponseWriter, r *http.Request, reason string, status int, challenge, msg string) {
+	h.metrics.refused.WithLabelValues(reason).Inc()
+	h.log.Info("HTTP request refused", "status", status, "path", r.URL.Path, "remote", r.RemoteAddr, "why", msg)
+	if challenge != "" {
+		w.Header().Set("WWW-Authenticate", challenge)
+	}
+	http.Error(w, msg, status)
+}
+
+// toolsetFor is the toolset a session of p asking for requested ("" = the
+// default) gets. A principal restricted by auth.oauth.toolset_claim gets
+// the first configured toolset its claim names, and may ask only for those.
+func (h *Hub) toolsetFor(p *Principal, requested string) (string, error) {
+	if p == nil || !p.Restricted {
+		return requested, nil
+	}
+	var allowed []string
+	for _, ts := range p.Toolsets {
+		if _, ok := h.Config().Toolsets[ts]; ok {
+			allowed = append(allowed, ts)
+		}
+	}
+	switch {
+	case len(allowed) == 0:
+		return "", fmt.Errorf("the token's %s claim names no configured toolset (toolsets: %s)", h.authn().oauth.claimName(), strings.Join(sortedKeys(h.Config().Toolsets), ", "))
+	case requested == "":
+		return allowed[0], nil
+	case !p.mayUse(requested):
+		return "", fmt.Errorf("toolset '%s' is not one the token's %s claim names (%s)", requested, h.authn().oauth.claimName(), strings.Join(allowed, ", "))
+	}
+	return requested, nil
+}

@@ -1,0 +1,452 @@
+package hub
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/MicahParks/keyfunc/v3"
+	"github.com/golang-jwt/jwt/v5"
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
+	"golang.org/x/time/rate"
+)
+
+// OAuth makes the hub an OAuth 2.1 resource server (auth.oauth): clients
+// log in at the issuer and present its JWT access tokens (RFC 9068).
+type OAuth struct {
+	// Issuer is the authorization server's issuer URL; tokens' `iss` must
+	// equal it, and its keys are found from its metadata (RFC 8414, or
+	// OpenID Connect discovery) unless JWKSURL is set.
+	Issuer string `yaml:"issuer"`
+	// Audience is this hub's resource URL as the issuer writes it in `aud`
+	// (for a toolset path, `<audience>/<toolset>` is accepted too).
+	Audience string `yaml:"audience"`
+	// RequiredScopes must all be in the token's `scope` (or `scp`).
+	RequiredScopes []string `yaml:"required_scopes"`
+	// JWKSURL overrides discovery of the issuer's key set.
+	JWKSURL string `yaml:"jwks_url"`
+	// ToolsetClaim names a claim (a string, or a list of strings; "a.b"
+	// reaches into objects) whose values are the toolsets the token holder
+	// may use. A token naming no configured toolset is refused (403).
+	ToolsetClaim string `yaml:"toolset_claim"`
+}
+
+// validate checks what can be checked without the network.
+func (o *OAuth) validate() error {
+	var errs []string
+	if o.Issuer == "" {
+		errs = append(errs, "auth.oauth.issuer is required: the authorization server's issuer URL (https://..., or http:// on loopback)")
+	} else if err := httpsOrLoopback(o.Issuer); err != nil {
+		errs = append(errs, fmt.Sprintf("auth.oauth.issuer: %v", err))
+	}
+	if o.Audience == "" {
+		errs = append(errs, "auth.oauth.audience is required: this hub's resource URL as the issuer writes it in the tokens' aud (e.g. https://hub.example.com/mcp)")
+	}
+	if o.JWKSURL != "" {
+		if err := httpsOrLoopback(o.JWKSURL); err != nil {
+			errs = append(errs, fmt.Sprintf("auth.oauth.jwks_url: %v", err))
+		}
+	}
+	if len(errs) > 0 {
+		return errors.New(strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// httpsOrLoopback accepts an absolute https URL, or http to a loopback host.
+func httpsOrLoopback(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
+		return fmt.Errorf("%q is not an absolute http(s) URL", raw)
+	}
+	if u.Scheme == "http" && !isLoopbackHost(u.Hostname()) {
+		return fmt.Errorf("%q must use https (plain http only to a loopback address)", raw)
+	}
+	return nil
+}
+
+// allowedAlgs are the signatures a token may carry: asymmetric only. No
+// `none`, and no HMAC: a public key must never serve as an HMAC secret.
+var allowedAlgs = []string{"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"}
+
+const (
+	// leeway absorbs clock skew between the issuer and the hub for exp/nbf/iat.
+	leeway = 10 * time.Second
+	// rediscoverAfter spaces out attempts to fetch the issuer's metadata
+	// and keys while they fail (the issuer is down, say).
+	rediscoverAfter = 10 * time.Second
+	// unknownKIDEvery bounds refreshes of the key set for tokens signed by
+	// a key it does not have (a rotation), so forged kids cannot hammer the issuer.
+	unknownKIDEvery = 30 * time.Second
+	// oauthHTTPTimeout bounds every request to the issuer.
+	oauthHTTPTimeout = 10 * time.Second
+	// maxMetadataBytes bounds the issuer's metadata document.
+	maxMetadataBytes = 1 << 20
+)
+
+// jwtVerifier checks access tokens against the issuer's keys. The keys are
+// discovered and fetched on first use (and again, spaced out, while that
+// fails), cached, refreshed hourly and on an unknown `kid`.
+type jwtVerifier struct {
+	cfg    OAuth
+	client *http.Client
+	log    *slog.Logger
+	parser *jwt.Parser
+	life   context.Context // ends the key set's background refresh
+	stop   context.CancelFunc
+
+	mu      sync.Mutex
+	keys    keyfunc.Keyfunc
+	lastTry time.Time
+	lastErr error
+}
+
+func newJWTVerifier(cfg OAuth, log *slog.Logger) *jwtVerifier {
+	life, stop := context.WithCancel(context.Background())
+	return &jwtVerifier{
+		cfg:    cfg,
+		client: &http.Client{Timeout: oauthHTTPTimeout},
+		log:    log,
+		life:   life,
+		stop:   stop,
+		parser: jwt.NewParser(
+			jwt.WithValidMethods(allowedAlgs),
+			jwt.WithLeeway(leeway),
+			jwt.WithExpirationRequired(),
+			jwt.WithIssuedAt(),
+		),
+	}
+}
+
+func (v *jwtVerifier) close() { v.stop() }
+
+// errIssuerUnavailable is a token that could not be checked because the
+// issuer's keys could not be fetched: 503, not 401.
+var errIssuerUnavailable = errors.New("the issuer's signing keys are not available")
+
+// keyfunc returns the issuer's key set, fetching it first if need be.
+func (v *jwtVerifier) keyfunc(ctx context.Context) (keyfunc.Keyfunc, error) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.keys != nil {
+		return v.keys, nil
+	}
+	if !v.lastTry.IsZero() && time.Since(v.lastTry) < rediscoverAfter {
+		return nil, v.lastErr
+	}
+	v.lastTry = time.Now()
+	keys, err := v.fetchKeys(ctx)
+	if err != nil {
+		v.lastErr = fmt.Errorf("%w: %v (retried in %s)", errIssuerUnavailable, err, rediscoverAfter)
+		v.log.Warn("auth.oauth: cannot load the issuer's keys", "issuer", v.cfg.Issuer, "err", err)
+		return nil, v.lastErr
+	}
+	v.keys = keys
+	return keys, nil
+}
+
+func (v *jwtVerifier) fetchKeys(ctx context.Context) (keyfunc.Keyfunc, error) {
+	jwksURL := v.cfg.JWKSURL
+	if jwksURL == "" {
+		ctx, cancel := context.WithTimeout(ctx, oauthHTTPTimeout)
+		defer cancel()
+		var err error
+		if jwksURL, err = discoverJWKS(ctx, v.client, v.cfg.Issuer); err != nil {
+			return nil, err
+		}
+	}
+	failOnFirst := false
+	return keyfunc.NewDefaultOverrideCtx(v.life, []string{jwksURL}, keyfunc.Override{
+		Client:      v.client,
+		HTTPTimeout: oauthHTTPTimeout,
+		// Wait at most this long for the unknown-kid limiter; a token
+		// arriving later than that before the next refresh is refused at
+		// once. The bound also covers the refresh request itself.
+		RateLimitWaitMax:          oauthHTTPTimeout,
+		RefreshUnknownKID:         rate.NewLimiter(rate.Every(unknownKIDEvery), 1),
+		RefreshInterval:           time.Hour,
+		NoErrorReturnFirstHTTPReq: &failOnFirst,
+		RefreshErrorHandlerFunc: func(u string) func(context.Context, error) {
+			return func(_ context.Context, err error) {
+				v.log.Warn("auth.oauth: refreshing the issuer's key set failed", "url", u, "err", err)
+			}
+		},
+	})
+}
+
+// verify checks a JWT access token and returns its principal. audiences
+// are the `aud` values accepted for this request.
+func (v *jwtVerifier) verify(ctx context.Context, token string, audiences []string) (*Principal, error) {
+	keys, err := v.keyfunc(ctx)
+	if err != nil {
+		return nil, err
+	}
+	claims := jwt.MapClaims{}
+	parsed, err := v.parser.ParseWithClaims(token, claims, keys.KeyfuncCtx(ctx))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", auth.ErrInvalidToken, err)
+	}
+	switch typ, _ := parsed.Header["typ"].(string); strings.ToLower(typ) {
+	case "", "jwt", "at+jwt", "application/at+jwt":
+	default:
+		return nil, fmt.Errorf("%w: typ %q is not an access token (RFC 9068: at+jwt)", auth.ErrInvalidToken, typ)
+	}
+	iss, _ := claims.GetIssuer()
+	if !sameIssuer(iss, v.cfg.Issuer) {
+		return nil, fmt.Errorf("%w: issuer %q is not auth.oauth.issuer", auth.ErrInvalidToken, iss)
+	}
+	aud, _ := claims.GetAudience()
+	if !anyIn(aud, audiences) {
+		return nil, fmt.Errorf("%w: audience %q does not name this hub (%s)", auth.ErrInvalidToken, []string(aud), strings.Join(audiences, " or "))
+	}
+	// RFC 9068 requires sub; a token without one still proved who issued
+	// it and for whom, so it is named by its client instead.
+	sub := firstClaim(claims, "sub", "client_id", "azp")
+	p := &Principal{Kind: PrincipalOAuth, Name: sub, ID: "oauth:" + iss + "#" + sub, Scopes: scopesOf(claims)}
+	if v.cfg.ToolsetClaim != "" {
+		p.Restricted = true
+		p.Toolsets = stringsAt(claims, v.cfg.ToolsetClaim)
+	}
+	return p, nil
+}
+
+// missingScopes lists the required scopes p lacks.
+func (v *jwtVerifier) missingScopes(p *Principal) []string {
+	var missing []string
+	for _, s := range v.cfg.RequiredScopes {
+		if !strings.Contains(" "+strings.Join(p.Scopes, " ")+" ", " "+s+" ") {
+			missing = append(missing, s)
+		}
+	}
+	return missing
+}
+
+// firstClaim is the first of the named string claims that is set, or "unknown".
+func firstClaim(claims jwt.MapClaims, names ...string) string {
+	for _, n := range names {
+		if s, ok := claims[n].(string); ok && s != "" {
+			return s
+		}
+	}
+	return "unknown"
+}
+
+// sameIssuer compares issuer URLs, ignoring one trailing slash.
+func sameIssuer(a, b string) bool {
+	return a != "" && strings.TrimSuffix(a, "/") == strings.TrimSuffix(b, "/")
+}
+
+func anyIn(have, want []string) bool {
+	for _, h := range have {
+		for _, w := range want {
+			if h == w {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// scopesOf reads `scope` (RFC 9068: space-separated) or `scp` (a list, as
+// some issuers write it).
+func scopesOf(claims jwt.MapClaims) []string {
+	if s, ok := claims["scope"].(string); ok {
+		return strings.Fields(s)
+	}
+	return stringsAt(claims, "scp")
+}
+
+// stringsAt reads a claim that is a string or a list of strings; a dotted
+// path reaches into nested objects (realm_access.roles).
+func stringsAt(claims map[string]any, path string) []string {
+	var v any = claims
+	for _, key := range strings.Split(path, ".") {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		v = m[key]
+	}
+	switch x := v.(type) {
+	case string:
+		return strings.Fields(x)
+	case []any:
+		var out []string
+		for _, e := range x {
+			if s, ok := e.(string); ok {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	return nil
+}
+
+// discoverJWKS reads the issuer's metadata and returns its jwks_uri.
+//
+// go-sdk's auth.GetAuthServerMetadata tries the same URLs, but it is a
+// client's check: it refuses an issuer that does not offer PKCE, which says
+// nothing about the keys a resource server needs.
+//
+// The first document that names this issuer and a usable jwks_uri wins; one
+// that is missing, broken or names another issuer only moves on to the
+// next, and the error lists what each said.
+func discoverJWKS(ctx context.Context, c *http.Client, issuer string) (string, error) {
+	var problems []string
+	for _, metaURL := range metadataURLs(issuer) {
+		var meta oauthex.AuthServerMeta
+		status, err := getJSON(ctx, c, metaURL, &meta)
+		switch {
+		case err != nil:
+			problems = append(problems, err.Error())
+		case status != http.StatusOK:
+			problems = append(problems, fmt.Sprintf("%s: HTTP %d", metaURL, status))
+		case !sameIssuer(meta.Issuer, issuer):
+			problems = append(problems, fmt.Sprintf("%s names issuer %q", metaURL, meta.Issuer))
+		case meta.JWKSURI == "":
+			problems = append(problems, fmt.Sprintf("%s has no jwks_uri", metaURL))
+		default:
+			if err := httpsOrLoopback(meta.JWKSURI); err != nil {
+				problems = append(problems, fmt.Sprintf("%s: jwks_uri: %v", metaURL, err))
+				continue
+			}
+			return meta.JWKSURI, nil
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return "", fmt.Errorf("no usable authorization server metadata for %s (%s): check auth.oauth.issuer, or set auth.oauth.jwks_url", issuer, strings.Join(problems, "; "))
+}
+
+// metadataURLs are where an issuer's metadata may be: RFC 8414 (with path
+// insertion), then OpenID Connect discovery (inserted and appended), the
+// order of the MCP authorization spec.
+func metadataURLs(issuer string) []string {
+	u, err := url.Parse(issuer)
+	if err != nil {
+		return nil
+	}
+	path := strings.Trim(u.Path, "/")
+	at := func(p string) string {
+		c := *u
+		c.Path, c.RawPath = p, ""
+		return c.String()
+	}
+	if path == "" {
+		return []string{at("/.well-known/oauth-authorization-server"), at("/.well-known/openid-configuration")}
+	}
+	return []string{
+		at("/.well-known/oauth-authorization-server/" + path),
+		at("/.well-known/openid-configuration/" + path),
+		at("/" + path + "/.well-known/openid-configuration"),
+	}
+}
+
+// getJSON fetches a JSON document into v. A status other than 200 is
+// returned without an error; network and decoding failures are errors.
+func getJSON(ctx context.Context, c *http.Client, u string, v any) (int, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := c.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return resp.StatusCode, nil
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, maxMetadataBytes)).Decode(v); err != nil {
+		return resp.StatusCode, fmt.Errorf("%s: %v", u, err)
+	}
+	return resp.StatusCode, nil
+}
+
+// wellKnownPRM is the RFC 9728 metadata path; the metadata of the resource
+// at /mcp is at wellKnownPRM + "/mcp".
+const wellKnownPRM = "/.well-known/oauth-protected-resource"
+
+// servePRM answers the protected resource metadata (RFC 9728) of the
+// resource named by the path after wellKnownPRM (none: the hub's origin).
+// It names the issuer, so a client knows where to log in.
+func (h *Hub) servePRM(w http.ResponseWriter, r *http.Request) {
+	o := h.authn().oauth
+	if o == nil {
+		http.NotFound(w, r)
+		return
+	}
+	resource := strings.TrimPrefix(r.URL.Path, wellKnownPRM)
+	if resource != "" && resource != "/mcp" && !strings.HasPrefix(resource, "/mcp/") {
+		http.NotFound(w, r)
+		return
+	}
+	auth.ProtectedResourceMetadataHandler(&oauthex.ProtectedResourceMetadata{
+		Resource:               resourceURL(r, resource, o.cfg.Audience),
+		AuthorizationServers:   []string{o.cfg.Issuer},
+		ScopesSupported:        o.cfg.RequiredScopes,
+		BearerMethodsSupported: []string{"header"},
+		ResourceName:           "mcp-hub",
+	}).ServeHTTP(w, r)
+}
+
+// resourceMetadataURL is the metadata URL for a 401's WWW-Authenticate:
+// the path-suffixed form for the MCP endpoint the request went to.
+func resourceMetadataURL(r *http.Request) string {
+	suffix := ""
+	if r.URL.Path == "/mcp" || strings.HasPrefix(r.URL.Path, "/mcp/") {
+		suffix = r.URL.Path
+	}
+	return origin(r) + wellKnownPRM + suffix
+}
+
+// resourceURL is the URL of the resource at path on this hub, as the client
+// reached it. The configured audience is used instead when it names the
+// same host and path, since behind a proxy it has the right scheme.
+func resourceURL(r *http.Request, path, audience string) string {
+	derived := origin(r) + path
+	a, errA := url.Parse(audience)
+	d, errD := url.Parse(derived)
+	if errA == nil && errD == nil && a.Host == d.Host && strings.TrimSuffix(a.Path, "/") == strings.TrimSuffix(d.Path, "/") {
+		return audience
+	}
+	return derived
+}
+
+// origin is scheme://host of the request, as its client addressed it.
+func origin(r *http.Request) string {
+	scheme := "http"
+	if r.TLS != nil || strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https") {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host
+}
+
+// audiencesFor are the `aud` values a token may carry on this request: the
+// configured audience, and on /mcp/<toolset> also <audience>/<toolset>
+// (what a client asks the issuer for when it connects to that path).
+func audiencesFor(r *http.Request, audience string) []string {
+	if ts := r.PathValue("toolset"); ts != "" {
+		return []string{audience, strings.TrimSuffix(audience, "/") + "/" + ts}
+	}
+	return []string{audience}
+}
+
+// claimName is the configured toolset claim, for messages.
+func (v *jwtVerifier) claimName() string {
+	if v == nil || v.cfg.ToolsetClaim == "" {
+		return "toolset"
+	}
+	return v.cfg.ToolsetClaim
+}

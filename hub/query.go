@@ -1,0 +1,88 @@
+package hub
+
+import (
+	"context"
+	"net/http"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// What the CLI and the dashboard ask of a running hub, through the same
+// code paths a client's requests take.
+
+// Search calls search_tools {query, server_name} as a client of toolset
+// would, in a throwaway in-process session owned by ctx's principal: what
+// `mcp-hub search` prints and the dashboard's search box shows.
+func (h *Hub) Search(ctx context.Context, toolset, query, server string) (*mcp.CallToolResult, error) {
+	cs, err := h.Connect(ctx, toolset, mcp.NewClient(&mcp.Implementation{Name: "mcp-hub-search", Version: Version}, nil))
+	if err != nil {
+		return nil, err
+	}
+	defer cs.Close()
+	args := map[string]any{}
+	if query != "" {
+		args["query"] = query
+	}
+	if server != "" {
+		args["server_name"] = server
+	}
+	return cs.CallTool(ctx, &mcp.CallToolParams{Name: SearchToolsName, Arguments: args})
+}
+
+// ResultText is a tool result's text contents, each followed by a newline,
+// as `mcp-hub search` prints them.
+func ResultText(res *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if t, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(t.Text)
+			b.WriteString("\n")
+		}
+	}
+	return b.String()
+}
+
+// ToolsetOf is the toolset a session of p gets by default ("" for all
+// tools), or an error when p may use none.
+func (h *Hub) ToolsetOf(p *Principal) (string, error) { return h.toolsetFor(p, "") }
+
+// ToolsIn lists the catalog's tools that a session of toolset can see.
+func (h *Hub) ToolsIn(toolset string) ([]*Tool, error) {
+	ts, err := h.Toolset(toolset)
+	if err != nil {
+		return nil, err
+	}
+	var out []*Tool
+	for _, t := range h.Catalog().Tools {
+		if ts.allows(t) {
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
+// VerifyToken checks a token as if r had carried it in its Authorization
+// header (the dashboard's login form) and returns its principal.
+func (h *Hub) VerifyToken(r *http.Request, token string) (*Principal, error) {
+	a := h.authn()
+	if !a.required {
+		return anonymous, nil
+	}
+	if strings.TrimSpace(token) == "" {
+		return nil, errNoToken
+	}
+	r2 := r.Clone(r.Context())
+	r2.Header.Set("Authorization", "Bearer "+strings.TrimSpace(token))
+	p, err := a.principal(r2)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := h.toolsetFor(p, ""); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// AuthRequired reports whether HTTP requests need a token.
+func (h *Hub) AuthRequired() bool { return h.authn().required }

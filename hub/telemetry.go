@@ -1,0 +1,139 @@
+package hub
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"reflect"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// Telemetry configures OpenTelemetry tracing. Tracing is on when
+// OTLPEndpoint is set, or OTEL_EXPORTER_OTLP_ENDPOINT (or
+// OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) is; the other OTEL_* variables of the
+// OTLP/HTTP exporter and the SDK (headers, timeout, sampler, resource
+// attributes) apply as usual.
+type Telemetry struct {
+	// OTLPEndpoint is the OTLP/HTTP receiver's base URL
+	// (http://127.0.0.1:4318); traces go to its /v1/traces.
+	OTLPEndpoint string `yaml:"otlp_endpoint"`
+	// ServiceName is service.name on every span (default mcp-hub;
+	// OTEL_SERVICE_NAME overrides it).
+	ServiceName string `yaml:"service_name"`
+}
+
+// tracing is the hub's own tracer provider (not the process-global one),
+// exporting over OTLP/HTTP. A hub without tracing has none: the hot path
+// then checks one nil pointer and touches nothing of OpenTelemetry.
+type tracing struct {
+	provider *sdktrace.TracerProvider
+	tracer   trace.Tracer
+}
+
+// newTracing returns nil when tracing is off.
+func newTracing(cfg Telemetry) (*tracing, error) {
+	env := os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT") + os.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+	if cfg.OTLPEndpoint == "" && env == "" {
+		return nil, nil
+	}
+	if strings.EqualFold(os.Getenv("OTEL_SDK_DISABLED"), "true") || os.Getenv("OTEL_TRACES_EXPORTER") == "none" {
+		return nil, nil
+	}
+	var opts []otlptracehttp.Option
+	if cfg.OTLPEndpoint != "" {
+		opts = append(opts, otlptracehttp.WithEndpointURL(strings.TrimSuffix(cfg.OTLPEndpoint, "/")+"/v1/traces"))
+	}
+	// New only configures: it connects when the first batch is sent.
+	exp, err := otlptracehttp.New(context.Background(), opts...)
+	if err != nil {
+		return nil, fmt.Errorf("telemetry: OTLP exporter: %w", err)
+	}
+	name := cfg.ServiceName
+	if name == "" {
+		name = "mcp-hub"
+	}
+	res, err := resource.New(context.Background(),
+		resource.WithAttributes(attribute.String("service.name", name), attribute.String("service.version", Version)),
+		resource.WithFromEnv(), // OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES
+	)
+	if err != nil {
+		return nil, fmt.Errorf("telemetry: resource: %w", err)
+	}
+	provider := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
+	return &tracing{provider: provider, tracer: provider.Tracer("github.com/mcp-hub/mcp-hub/hub", trace.WithInstrumentationVersion(Version))}, nil
+}
+
+// close sends the spans still queued, waiting at most a few seconds.
+func (t *tracing) close() {
+	if t == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	t.provider.Shutdown(ctx)
+}
+
+// Span attributes.
+const (
+	attrMethod     = attribute.Key("mcp.method.name")
+	attrSession    = attribute.Key("mcp.session.id") // the HTTP Mcp-Session-Id
+	attrHubSession = attribute.Key("mcp_hub.session")
+	attrServer     = attribute.Key("server")
+	attrTool       = attribute.Key("tool")
+	attrOutcome    = attribute.Key("outcome")
+)
+
+// startRequest starts the span of one client request, continuing the trace
+// the request's `_meta.traceparent` names, or else its HTTP headers'.
+func (t *tracing) startRequest(ctx context.Context, s *Session, method string, req mcp.Request) (context.Context, trace.Span) {
+	ctx = propagation.TraceContext{}.Extract(ctx, traceCarrier(req))
+	ctx, span := t.tracer.Start(ctx, method, trace.WithSpanKind(trace.SpanKindServer),
+		trace.WithAttributes(attrMethod.String(method), attrHubSession.Int64(s.id)))
+	if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss != nil && ss.ID() != "" {
+		span.SetAttributes(attrSession.String(ss.ID()))
+	}
+	return ctx, span
+}
+
+// traceCarrier is where a request's trace context is: its _meta when that
+// has a traceparent, else the HTTP request's headers.
+func traceCarrier(req mcp.Request) propagation.TextMapCarrier {
+	if p := req.GetParams(); p != nil && !reflect.ValueOf(p).IsNil() {
+		if m := p.GetMeta(); m != nil {
+			if _, ok := m["traceparent"]; ok {
+				return metaCarrier(m)
+			}
+		}
+	}
+	if ex := req.GetExtra(); ex != nil && ex.Header != nil {
+		return propagation.HeaderCarrier(ex.Header)
+	}
+	return metaCarrier(nil)
+}
+
+// metaCarrier reads and writes W3C trace context in an MCP `_meta`.
+type metaCarrier map[string]any
+
+func (m metaCarrier) Get(key string) string {
+	s, _ := m[key].(string)
+	return s
+}
+
+func (m metaCarrier) Set(key, value string) { m[key] = value }
+
+func (m metaCarrier) Keys() []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	return keys
+}

@@ -1,0 +1,274 @@
+package hub
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/mcp-hub/mcp-hub/upstream"
+)
+
+// otlpReceiver is an OTLP/HTTP trace receiver on 127.0.0.1: it decodes the
+// protobuf export requests the hub's exporter sends.
+type otlpReceiver struct {
+	srv   *httptest.Server
+	mu    sync.Mutex
+	spans []*tracepb.Span
+}
+
+func newOTLPReceiver(t testing.TB) *otlpReceiver {
+	r := &otlpReceiver{}
+	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if req.URL.Path != "/v1/traces" || req.Header.Get("Content-Type") != "application/x-protobuf" {
+			t.Errorf("OTLP receiver: %s %s (%s)", req.Method, req.URL.Path, req.Header.Get("Content-Type"))
+			http.Error(w, "not an OTLP/HTTP protobuf trace export", http.StatusBadRequest)
+			return
+		}
+		var body io.Reader = req.Body
+		if req.Header.Get("Content-Encoding") == "gzip" {
+			zr, err := gzip.NewReader(req.Body)
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+			body = zr
+		}
+		data, _ := io.ReadAll(body)
+		var export coltracepb.ExportTraceServiceRequest
+		if err := proto.Unmarshal(data, &export); err != nil {
+			t.Errorf("OTLP receiver: %v", err)
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		r.mu.Lock()
+		for _, rs := range export.ResourceSpans {
+			for _, ss := range rs.ScopeSpans {
+				r.spans = append(r.spans, ss.Spans...)
+			}
+		}
+		r.mu.Unlock()
+		out, _ := proto.Marshal(&coltracepb.ExportTraceServiceResponse{})
+		w.Header().Set("Content-Type", "application/x-protobuf")
+		w.Write(out)
+	}))
+	t.Cleanup(r.srv.Close)
+	return r
+}
+
+// span finds a received span by trace, name and kind.
+func (r *otlpReceiver) span(traceID, name string, kind tracepb.Span_SpanKind) *tracepb.Span {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, s := range r.spans {
+		if hex.EncodeToString(s.TraceId) == traceID && s.Name == name && s.Kind == kind {
+			return s
+		}
+	}
+	return nil
+}
+
+func spanAttr(s *tracepb.Span, key string) string {
+	for _, kv := range s.Attributes {
+		if kv.Key == key {
+			return kv.Value.GetStringValue()
+		}
+	}
+	return ""
+}
+
+// traceparentUpstream is an MCP server over streamable HTTP on 127.0.0.1
+// that records the traceparent header of every request (the "gw" tools;
+// its meta tool records the _meta).
+type traceparentUpstream struct {
+	gw      *gwUpstream
+	mu      sync.Mutex
+	headers []string
+}
+
+func newTraceparentUpstream(t testing.TB) (*traceparentUpstream, string) {
+	u := &traceparentUpstream{gw: &gwUpstream{}}
+	server := u.gw.server()
+	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, nil)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if tp := r.Header.Get("traceparent"); tp != "" {
+			u.mu.Lock()
+			u.headers = append(u.headers, tp)
+			u.mu.Unlock()
+		}
+		mcpHandler.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return u, srv.URL
+}
+
+// TestTracingThroughHTTPUpstream: a call through the hub to an HTTP upstream
+// arrives at an OTLP receiver as a server span (the hub's request, child of
+// the client's trace context) and a client span (the upstream call, its
+// child); the upstream sees the trace context in its headers and in _meta
+// (acceptance 4). The client's context comes in _meta, or in HTTP headers.
+func TestTracingThroughHTTPUpstream(t *testing.T) {
+	const (
+		traceID    = "4bf92f3577b34da6a3ce929d0e0e4736"
+		clientSpan = "00f067aa0ba902b7"
+	)
+	for _, via := range []string{"_meta", "HTTP header"} {
+		t.Run(via, func(t *testing.T) {
+			rec := newOTLPReceiver(t)
+			up, upURL := newTraceparentUpstream(t)
+			cfg := newTestConfig(Discovery{}, &ServerConfig{Config: upstream.Config{Name: "up", URL: upURL}})
+			cfg.Telemetry.OTLPEndpoint = rec.srv.URL
+			h, url, _ := gwHub(t, cfg, &gwUpstream{})
+			traceparent := "00-" + traceID + "-" + clientSpan + "-01"
+			headers := map[string]string{}
+			params := &mcp.CallToolParams{Name: "up__meta", Arguments: map[string]any{}}
+			if via == "_meta" {
+				params.Meta = mcp.Meta{"traceparent": traceparent}
+			} else {
+				headers["traceparent"] = traceparent
+			}
+			cs, err := secHTTPClient(t, url+"/mcp", headers)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res, err := cs.CallTool(testCtx(t), params); err != nil || res.IsError {
+				t.Fatalf("call: %v %v", err, res)
+			}
+			h.Close() // flushes the spans
+			server := rec.span(traceID, "tools/call", tracepb.Span_SPAN_KIND_SERVER)
+			client := rec.span(traceID, "tools/call", tracepb.Span_SPAN_KIND_CLIENT)
+			if server == nil || client == nil {
+				t.Fatalf("spans of trace %s: server %v, client %v; received %d spans", traceID, server != nil, client != nil, len(rec.spans))
+			}
+			if got := hex.EncodeToString(server.ParentSpanId); got != clientSpan {
+				t.Errorf("the hub's span has parent %s, want the client's %s", got, clientSpan)
+			}
+			if !bytes.Equal(client.ParentSpanId, server.SpanId) {
+				t.Errorf("the upstream call's span has parent %x, want the hub's request span %x", client.ParentSpanId, server.SpanId)
+			}
+			for _, c := range []struct {
+				span       *tracepb.Span
+				key, value string
+			}{
+				{server, "tool", "up__meta"}, {server, "server", "up"}, {server, "outcome", "ok"}, {server, "mcp.method.name", "tools/call"},
+				{client, "tool", "meta"}, {client, "server", "up"}, {client, "outcome", "ok"},
+			} {
+				if got := spanAttr(c.span, c.key); got != c.value {
+					t.Errorf("span %s (%s): %s = %q, want %q", c.span.Name, c.span.Kind, c.key, got, c.value)
+				}
+			}
+			want := "00-" + traceID + "-" + hex.EncodeToString(client.SpanId) + "-01"
+			up.mu.Lock()
+			headersSeen := strings.Join(up.headers, " ")
+			up.mu.Unlock()
+			if !strings.Contains(headersSeen, want) {
+				t.Errorf("upstream traceparent headers %q, want %s", headersSeen, want)
+			}
+			up.gw.mu.Lock()
+			defer up.gw.mu.Unlock()
+			if len(up.gw.metas) != 1 || up.gw.metas[0]["traceparent"] != want {
+				t.Errorf("upstream _meta %v, want traceparent %s", up.gw.metas, want)
+			}
+		})
+	}
+}
+
+// TestTracingStdioMeta: a stdio upstream's raw tools/call carries the trace
+// context in _meta too; resources/read gets its spans as well.
+func TestTracingStdioMeta(t *testing.T) {
+	rec := newOTLPReceiver(t)
+	cfg := secConfig(secStdio(t, "fx", "-meta-tool", "-features"))
+	cfg.Telemetry.OTLPEndpoint = rec.srv.URL
+	h, _ := secHub(t, cfg)
+	c := connectClient(t, h, "")
+	const traceID = "0af7651916cd43dd8448eb211c80319c"
+	res, err := c.cs.CallTool(testCtx(t), &mcp.CallToolParams{Name: "fx__meta", Arguments: map[string]any{},
+		Meta: mcp.Meta{"traceparent": "00-" + traceID + "-b7ad6b7169203331-01", "tracestate": "vendor=x", "other": "kept"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var meta map[string]any
+	if err := json.Unmarshal([]byte(resultText(res)), &meta); err != nil {
+		t.Fatalf("meta tool answered %q: %v", resultText(res), err)
+	}
+	const readTrace = "1af7651916cd43dd8448eb211c80319d"
+	if _, err := c.cs.ReadResource(testCtx(t), &mcp.ReadResourceParams{URI: "fixture://info",
+		Meta: mcp.Meta{"traceparent": "00-" + readTrace + "-c7ad6b7169203331-01"}}); err != nil {
+		t.Fatal(err)
+	}
+	h.Close()
+	readServer := rec.span(readTrace, "resources/read", tracepb.Span_SPAN_KIND_SERVER)
+	readClient := rec.span(readTrace, "resources/read", tracepb.Span_SPAN_KIND_CLIENT)
+	if readServer == nil || readClient == nil || !bytes.Equal(readClient.ParentSpanId, readServer.SpanId) || spanAttr(readClient, "server") != "fx" {
+		t.Errorf("resources/read: want a server span and its child client span with server fx; got %v and %v", readServer, readClient)
+	}
+	client := rec.span(traceID, "tools/call", tracepb.Span_SPAN_KIND_CLIENT)
+	if client == nil {
+		t.Fatalf("no upstream call span in trace %s", traceID)
+	}
+	want := "00-" + traceID + "-" + hex.EncodeToString(client.SpanId) + "-01"
+	if meta["traceparent"] != want || meta["tracestate"] != "vendor=x" || meta["other"] != "kept" {
+		t.Errorf("the stdio upstream's _meta = %v, want traceparent %s, the tracestate and the other keys", meta, want)
+	}
+}
+
+// TestTracingOffCostsNothing: without tracing, a call's trace bookkeeping
+// allocates nothing and leaves _meta alone (the hot path).
+func TestTracingOffCostsNothing(t *testing.T) {
+	h := newTestHub(t, smallConfig(), newFixtures())
+	if h.tracing != nil {
+		t.Fatal("tracing is on without an endpoint")
+	}
+	tool, _ := h.Catalog().Tool("clock__now")
+	params := &mcp.CallToolParams{Name: "now"}
+	res := &upstream.RawResult{JSON: json.RawMessage(`{"content":[]}`)}
+	ctx := context.WithValue(context.Background(), callRecordKey{}, &callRecord{})
+	allocs := testing.AllocsPerRun(200, func() {
+		c := h.beginUpstream(ctx, tool, params)
+		c.end(res, nil)
+	})
+	if allocs != 0 || params.Meta != nil {
+		t.Errorf("tracing off: %v allocations per call, _meta %v; want 0 and untouched", allocs, params.Meta)
+	}
+}
+
+// TestTracingConfig: tracing is off by default and on with the config block
+// or the standard environment variable.
+func TestTracingConfig(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		cfg      Telemetry
+		env, off string
+		on       bool
+	}{
+		{"default", Telemetry{}, "", "", false},
+		{"config block", Telemetry{OTLPEndpoint: "http://127.0.0.1:4318"}, "", "", true},
+		{"environment", Telemetry{}, "http://127.0.0.1:4318", "", true},
+		{"SDK disabled", Telemetry{OTLPEndpoint: "http://127.0.0.1:4318"}, "", "true", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", c.env)
+			t.Setenv("OTEL_SDK_DISABLED", c.off)
+			tr, err := newTracing(c.cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tr.close()
+			if (tr != nil) != c.on {
+				t.Errorf("tracing on = %v, want %v", tr != nil, c.on)
+			}
+		})
+	}
+}

@@ -17,7 +17,9 @@ const toolsListChanged = "notifications/tools/list_changed"
 // result wait until the client has re-listed.
 //
 // Why: go-sdk sends tools/list_changed itself whenever the session's server
-// gains or loses a tool, but debounced (about 10 ms after the last change)
+// gains or loses a tool (the hub makes it do so with a placeholder tool,
+// Session.toolsChanged, since the session's list is not registered with
+// its server), but debounced (about 10 ms after the last change)
 // and with no request context, so over streamable HTTP on the standalone
 // GET stream. For a change the client's own call caused (search_tools
 // loading tools, or a call with discovery.auto_load_on_call) that is too

@@ -13,10 +13,11 @@ import (
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
-// route is the session's receiving middleware. The SDK serves tools/list
-// for the tools the session shows; route answers tools/call (so that an
-// upstream's result passes through as bytes), what the hub proxies without
-// registering it (resources, prompts), and what must also reach upstreams
+// route is the session's receiving middleware. It answers tools/list from
+// the catalog's shared view for the session's toolset plus its loaded
+// tools (toollist.go), tools/call (so that an upstream's result passes
+// through as bytes), what the hub proxies without registering it
+// (resources, prompts), and what must also reach upstreams
 // (logging/setLevel).
 func (s *Session) route(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+
+	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
 // answerInOneWrite sends the answer to a POST of one JSON-RPC request in a
@@ -134,36 +136,12 @@ func isResponseEvent(sse []byte) bool {
 	if !ok {
 		return false
 	}
-	n := jsonIDLength(rest)
+	n := upstream.JSONIDLength(rest)
 	if n == 0 {
 		return false
 	}
 	rest = rest[n:]
 	return bytes.HasPrefix(rest, []byte(`,"result":`)) || bytes.HasPrefix(rest, []byte(`,"error":`))
-}
-
-// jsonIDLength is the length of the JSON-RPC id (a number or a string) at
-// the start of b, or 0.
-func jsonIDLength(b []byte) int {
-	if len(b) == 0 {
-		return 0
-	}
-	if b[0] == '"' {
-		for i := 1; i < len(b); i++ {
-			switch b[i] {
-			case '\\':
-				i++
-			case '"':
-				return i + 1
-			}
-		}
-		return 0
-	}
-	i := 0
-	for i < len(b) && (b[i] == '-' || b[i] == '+' || b[i] == '.' || b[i] == 'e' || b[i] == 'E' || (b[i] >= '0' && b[i] <= '9')) {
-		i++
-	}
-	return i
 }
 
 // firstByte notes the first non-space byte read through it.

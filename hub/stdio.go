@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/mcp-hub/mcp-hub/internal/safe"
+
+	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
 // stdinGuard stands between the client's stdin and the SDK's decoder. It
@@ -205,7 +207,7 @@ func (o *openRequests) written(p []byte) {
 	if !ok {
 		return
 	}
-	n := jsonIDLength(rest)
+	n := upstream.JSONIDLength(rest)
 	if n == 0 || !(bytes.HasPrefix(rest[n:], []byte(`,"result":`)) || bytes.HasPrefix(rest[n:], []byte(`,"error":`))) {
 		return
 	}

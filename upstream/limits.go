@@ -71,7 +71,7 @@ func droppedID(head, tail []byte) (id json.RawMessage, ok bool) {
 	head = bytes.TrimLeft(head, " \t\r\n")
 	for _, prefix := range []string{`{"jsonrpc":"2.0","id":`, `{"id":`} {
 		if rest, found := bytes.CutPrefix(head, []byte(prefix)); found {
-			n := jsonIDLength(rest)
+			n := JSONIDLength(rest)
 			if n > 0 && isAnswerKey(rest[n:]) {
 				return bytes.Clone(rest[:n]), true
 			}
@@ -82,7 +82,7 @@ func droppedID(head, tail []byte) (id json.RawMessage, ok bool) {
 		i := bytes.LastIndex(rest, []byte(`"id":`))
 		if i >= 0 {
 			v := rest[i+len(`"id":`):]
-			if n := jsonIDLength(v); n > 0 && n == len(v) {
+			if n := JSONIDLength(v); n > 0 && n == len(v) {
 				return bytes.Clone(v), true
 			}
 		}
@@ -101,9 +101,9 @@ func isAnswerKey(b []byte) bool {
 	return false
 }
 
-// jsonIDLength is the length of the JSON-RPC id (a number or a string) at
+// JSONIDLength is the length of the JSON-RPC id (a number or a string) at
 // the start of b, or 0.
-func jsonIDLength(b []byte) int {
+func JSONIDLength(b []byte) int {
 	if len(b) == 0 {
 		return 0
 	}

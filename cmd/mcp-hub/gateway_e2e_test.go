@@ -26,29 +26,13 @@ import (
 	"github.com/mcp-hub/mcp-hub/internal/fixture"
 )
 
-// needProgram returns the path of a program a test needs, or skips the
-// test with a clear message; in CI (CI=true), or once scripts/test.sh has
-// installed the programs (MCP_HUB_REQUIRE_REAL=1), a missing one fails it.
-func needProgram(t *testing.T, name, debianPackage string) string {
-	t.Helper()
-	if p, err := exec.LookPath(name); err == nil {
-		return p
-	}
-	msg := name + " is not installed (Debian package " + debianPackage + "; scripts/test.sh installs it)"
-	if strings.EqualFold(os.Getenv("CI"), "true") || os.Getenv("MCP_HUB_REQUIRE_REAL") == "1" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg)
-	return ""
-}
-
 // chromium loads url in headless Chromium and returns the DOM; it also
 // saves a screenshot to png. (The page has no script, and its
 // Content-Security-Policy would block one; Chromium's own switch to turn
 // scripts off also turns off --dump-dom.)
 func chromium(t *testing.T, url, png string) string {
 	t.Helper()
-	bin := needProgram(t, "chromium", "chromium")
+	bin := realBinary(t, "chromium", "chromium")
 	cmd := exec.Command(bin, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
 		"--disable-component-update", "--disable-sync", "--no-first-run", "--user-data-dir="+t.TempDir(),
 		"--window-size=1280,1600", "--screenshot="+png, "--dump-dom", url)
@@ -81,7 +65,7 @@ var (
 // server of the config with its state and every tool with its status, and
 // its search box shows exactly what `mcp-hub search` prints (acceptance 5).
 func TestDashboardInChromium(t *testing.T) {
-	needProgram(t, "chromium", "chromium")
+	realBinary(t, "chromium", "chromium")
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)

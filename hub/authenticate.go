@@ -53,10 +53,10 @@ func (a *authenticator) close() {
 // authn is the auth configuration in force.
 func (h *Hub) authn() *authenticator { return h.auth.Load() }
 
-// SetAuth puts a new auth configuration in force for the requests that
-// follow. Sessions already open keep the principal that opened them, and
-// rate-limit buckets start afresh.
-func (h *Hub) SetAuth(a Auth) error {
+// setAuth puts a new auth configuration in force for the requests that
+// follow (Apply, on a reload). Sessions already open keep the principal
+// that opened them, and rate-limit buckets start afresh.
+func (h *Hub) setAuth(a Auth) error {
 	if a.OAuth != nil {
 		if err := a.OAuth.validate(); err != nil {
 			return err

@@ -1,6 +1,7 @@
 package hub
 
 import (
+	"context"
 	"crypto/x509"
 	"encoding/pem"
 	"fmt"
@@ -334,15 +335,18 @@ func TestRateLimitPerPrincipal(t *testing.T) {
 	}
 }
 
-// TestSetAuthSwaps: a new auth configuration applies to the next request.
-func TestSetAuthSwaps(t *testing.T) {
+// TestReloadSwapsAuth: a reloaded auth configuration applies to the next
+// request.
+func TestReloadSwapsAuth(t *testing.T) {
 	cfg := gwConfig()
 	cfg.Auth.Tokens = []Token{{Value: "old-token-1234"}}
 	h, url, _ := gwHub(t, cfg, &gwUpstream{})
 	if resp := oauthInit(t, url+"/mcp", "old-token-1234"); resp.StatusCode != 200 {
 		t.Fatalf("old token: %d", resp.StatusCode)
 	}
-	if err := h.SetAuth(Auth{Tokens: []Token{{Value: "new-token-1234"}}}); err != nil {
+	next := *cfg
+	next.Auth.Tokens = []Token{{Value: "new-token-1234"}}
+	if err := h.Apply(context.Background(), &next); err != nil {
 		t.Fatal(err)
 	}
 	if resp := oauthInit(t, url+"/mcp", "old-token-1234"); resp.StatusCode != 401 {

@@ -233,14 +233,11 @@ func (h *Hub) Apply(ctx context.Context, cfg *Config) error {
 	old := h.live.Load()
 	// Who may connect changes for the next request; a bad auth block is
 	// refused before anything changes.
-	var auth *authenticator
-	if !reflect.DeepEqual(old.cfg.Auth, cfg.Auth) {
-		if cfg.Auth.OAuth != nil {
-			if err := cfg.Auth.OAuth.validate(); err != nil {
-				return &ConfigError{Path: cfg.Path, Msg: err.Error()}
-			}
+	authChanged := !reflect.DeepEqual(old.cfg.Auth, cfg.Auth)
+	if authChanged && cfg.Auth.OAuth != nil {
+		if err := cfg.Auth.OAuth.validate(); err != nil {
+			return &ConfigError{Path: cfg.Path, Msg: err.Error()}
 		}
-		auth = newAuthenticator(cfg.Auth, h.log)
 	}
 	d := diffServers(old.cfg, cfg)
 	next := &live{cfg: cfg, byName: make(map[string]*upstream.Upstream, len(cfg.ServerOrder))}
@@ -262,8 +259,8 @@ func (h *Hub) Apply(ctx context.Context, cfg *Config) error {
 
 	addSecrets(h.redact, cfg)
 	h.live.Store(next)
-	if auth != nil {
-		h.auth.Swap(auth).close()
+	if authChanged {
+		h.setAuth(cfg.Auth) // validated above
 	}
 	h.retoolSessions(cfg)
 	h.changes.Add(1)

@@ -70,6 +70,18 @@ func (e Env) appData() string {
 	return e.join(e.Home, "AppData", "Roaming")
 }
 
+// appDir is where a desktop application keeps its settings on e.OS:
+// ~/Library/Application Support/NAME, %APPDATA%\NAME or ~/.config/NAME.
+func (e Env) appDir(name ...string) string {
+	switch e.OS {
+	case "darwin":
+		return e.join(append([]string{e.Home, "Library", "Application Support"}, name...)...)
+	case "windows":
+		return e.join(append([]string{e.appData()}, name...)...)
+	}
+	return e.join(append([]string{e.configHome()}, name...)...)
+}
+
 func (e Env) configHome() string {
 	if e.ConfigHome != "" {
 		return e.ConfigHome
@@ -104,16 +116,7 @@ func Locations(client string, e Env) ([]Location, error) {
 	}
 	switch client {
 	case "claude-desktop":
-		var p string
-		switch e.OS {
-		case "darwin":
-			p = e.join(e.Home, "Library", "Application Support", "Claude", "claude_desktop_config.json")
-		case "windows":
-			p = e.join(e.appData(), "Claude", "claude_desktop_config.json")
-		default:
-			p = e.join(e.configHome(), "Claude", "claude_desktop_config.json")
-		}
-		return []Location{at(ScopeUser, p, "mcpServers")}, nil
+		return []Location{at(ScopeUser, e.appDir("Claude", "claude_desktop_config.json"), "mcpServers")}, nil
 	case "claude-code":
 		user := e.join(e.Home, ".claude.json")
 		return []Location{
@@ -127,15 +130,7 @@ func Locations(client string, e Env) ([]Location, error) {
 			at(ScopeProject, e.join(e.Project, ".cursor", "mcp.json"), "mcpServers"),
 		}, nil
 	case "vscode":
-		var user string
-		switch e.OS {
-		case "darwin":
-			user = e.join(e.Home, "Library", "Application Support", "Code", "User")
-		case "windows":
-			user = e.join(e.appData(), "Code", "User")
-		default:
-			user = e.join(e.configHome(), "Code", "User")
-		}
+		user := e.appDir("Code", "User")
 		return []Location{
 			at(ScopeUser, e.join(user, "settings.json"), "mcp", "servers"), // before VS Code 1.102
 			at(ScopeUser, e.join(user, "mcp.json"), "servers"),

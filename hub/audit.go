@@ -2,8 +2,6 @@ package hub
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -23,7 +21,7 @@ type Audit struct {
 	// MaxBackups is how many rotated files (FILE.1, FILE.2, ...) are kept (default 5).
 	MaxBackups int `yaml:"max_backups"`
 	// IncludeArguments writes argument values (with the config's secrets
-	// redacted). Off: only their SHA-256 is written.
+	// redacted). Off: only their keyed hash (args_hmac) is written.
 	IncludeArguments bool `yaml:"include_arguments"`
 }
 
@@ -56,8 +54,9 @@ type auditEntry struct {
 	// DurationMS is the call's or search's time, or the session's life.
 	DurationMS float64 `json:"duration_ms"`
 	Loaded     int     `json:"loaded,omitempty"` // tools a search loaded
-	// ArgsSHA256 identifies the arguments without revealing them.
-	ArgsSHA256 string          `json:"args_sha256,omitempty"`
+	// ArgsDigest identifies the arguments without revealing them: their
+	// HMAC-SHA256 under the hash key, since small arguments are guessable.
+	ArgsDigest string          `json:"args_hmac,omitempty"`
 	Arguments  json.RawMessage `json:"arguments,omitempty"`
 	ArgsNote   string          `json:"arguments_note,omitempty"`
 }
@@ -65,6 +64,7 @@ type auditEntry struct {
 // auditLog writes entries, each in one write (see package rotate).
 type auditLog struct {
 	file        *rotate.File
+	hash        *keyedHash
 	includeArgs bool
 	redact      *upstream.Redactor
 	log         *slog.Logger
@@ -73,7 +73,7 @@ type auditLog struct {
 // openAudit opens the configured file; nil when there is none. A file that
 // cannot be opened is a config error: an operator who asked for an audit
 // trail must not get a hub that silently keeps none.
-func openAudit(cfg *Config, redact *upstream.Redactor, log *slog.Logger) (*auditLog, error) {
+func openAudit(cfg *Config, hash *keyedHash, redact *upstream.Redactor, log *slog.Logger) (*auditLog, error) {
 	a := cfg.Audit
 	if a.File == "" {
 		return nil, nil
@@ -89,7 +89,7 @@ func openAudit(cfg *Config, redact *upstream.Redactor, log *slog.Logger) (*audit
 	if err != nil {
 		return nil, &ConfigError{Path: cfg.Path, Msg: fmt.Sprintf("audit.file: cannot open %s: %v (fix the path or its permissions)", a.File, err)}
 	}
-	return &auditLog{file: f, includeArgs: a.IncludeArguments, redact: redact, log: log}, nil
+	return &auditLog{file: f, hash: hash, includeArgs: a.IncludeArguments, redact: redact, log: log}, nil
 }
 
 func (a *auditLog) close() {
@@ -119,8 +119,7 @@ func (a *auditLog) arguments(e *auditEntry, raw json.RawMessage) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return
 	}
-	sum := sha256.Sum256(raw)
-	e.ArgsSHA256 = hex.EncodeToString(sum[:])
+	e.ArgsDigest = a.hash.hex(raw)
 	if !a.includeArgs {
 		return
 	}

@@ -25,9 +25,9 @@ type authenticator struct {
 	bind func(http.Handler) http.Handler
 }
 
-func newAuthenticator(a Auth, log *slog.Logger) *authenticator {
+func newAuthenticator(a Auth, key *keyedHash, log *slog.Logger) *authenticator {
 	n := &authenticator{
-		tokens:   staticTokens(a.Tokens),
+		tokens:   staticTokens(a.Tokens, key),
 		limits:   newRateLimiter(a.RateLimit),
 		required: len(a.Tokens) > 0 || a.OAuth != nil,
 	}
@@ -62,7 +62,7 @@ func (h *Hub) setAuth(a Auth) error {
 			return err
 		}
 	}
-	h.auth.Swap(newAuthenticator(a, h.log)).close()
+	h.auth.Swap(newAuthenticator(a, h.hashKey.Load(), h.log)).close()
 	return nil
 }
 
@@ -159,6 +159,9 @@ func (h *Hub) unauthorized(w http.ResponseWriter, r *http.Request, a *authentica
 	}
 	if !errors.Is(err, errNoToken) {
 		challenge += `, error="invalid_token"`
+		if te, ok := errors.AsType[*tokenError](err); ok {
+			challenge += fmt.Sprintf(`, error_description=%q`, te.description)
+		}
 	}
 	h.refuse(w, r, "unauthorized", http.StatusUnauthorized, challenge,
 		fmt.Sprintf("Unauthorized: %v; send Authorization: Bearer <token> (%s)", err, want))

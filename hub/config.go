@@ -50,6 +50,9 @@ type Config struct {
 	// SessionStore keeps HTTP sessions where every replica finds them:
 	// redis://[:PASSWORD@]HOST:PORT/DB or rediss:// (restore.go).
 	SessionStore string `yaml:"session_store"`
+	// HashKey keys the hashes of guessable values (hashkey.go); empty: a
+	// key generated and kept in the state folder.
+	HashKey string `yaml:"hash_key"`
 
 	// The chat sections belong to package chatloop, which decodes them.
 	Providers yaml.Node `yaml:"providers"`
@@ -255,6 +258,7 @@ func parseYAML(path string, data []byte) (*Config, error) {
 			}
 		}
 	}
+	addSecret(cfg.HashKey)
 	for _, tok := range cfg.Auth.TokenValues() {
 		if len(tok) >= 4 {
 			addSecret(tok)
@@ -351,6 +355,7 @@ func (c *Config) validate(line func(keys ...string) int) error {
 			errs = append(errs, &ConfigError{Path: c.Path, Line: line("session_store"), Msg: err.Error()})
 		}
 	}
+	errs = append(errs, c.validateIdentity(line)...)
 	if c.Discovery.MaxSearchResults < 0 {
 		errs = append(errs, &ConfigError{Path: c.Path, Line: line("discovery", "max_search_results"), Msg: "discovery.max_search_results must be positive"})
 	}

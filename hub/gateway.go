@@ -19,13 +19,13 @@ func (h *Hub) startReporting() error {
 			return &ConfigError{Path: cfg.Path, Msg: err.Error()}
 		}
 	}
-	h.auth.Store(newAuthenticator(cfg.Auth, h.log))
+	h.auth.Store(newAuthenticator(cfg.Auth, h.hashKey.Load(), h.log))
 	h.metrics = newMetrics(h)
 	var err error
 	if h.tracing, err = newTracing(cfg.Telemetry); err != nil {
 		return &ConfigError{Path: cfg.Path, Msg: err.Error()}
 	}
-	if h.audit, err = openAudit(cfg, h.redact, h.log); err != nil {
+	if h.audit, err = openAudit(cfg, h.hashKey.Load(), h.redact, h.log); err != nil {
 		h.tracing.close()
 		return err
 	}

@@ -38,6 +38,9 @@ type Options struct {
 	// http.DefaultTransport); each server's requests are scoped to its
 	// configured origin on top of it.
 	HTTPTransport http.RoundTripper
+	// StateDir is where a generated hash key is kept when the config sets
+	// no hash_key (default: tokenstore.DefaultDir).
+	StateDir string
 }
 
 // Hub is a running aggregation of upstream servers: the upstream
@@ -76,6 +79,10 @@ type Hub struct {
 	storeLink sessionStoreLink
 	// lastActive is LastActivity, in unix nanoseconds.
 	lastActive atomic.Int64
+	// hashKey keys the hashes of guessable values (hashkey.go); nil until
+	// the config needs one. stateDir is where a generated one is kept.
+	hashKey  atomic.Pointer[keyedHash]
+	stateDir string
 
 	// serving is set once New returns: from then on a contested name
 	// stays with the server clients already call (see buildCatalog).
@@ -126,6 +133,10 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Hub, error) {
 		l.byName[name] = u
 	}
 	h.live.Store(l)
+	h.stateDir = opts.StateDir
+	if _, err := h.keyFor(cfg, needsHashKey(cfg)); err != nil {
+		return nil, err
+	}
 	if cfg.SessionStore != "" {
 		store, err := newRedisStore(cfg.SessionStore)
 		if err != nil {

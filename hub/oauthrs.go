@@ -208,10 +208,10 @@ func (v *jwtVerifier) verify(ctx context.Context, token string, audiences []stri
 	if !anyIn(aud, audiences) {
 		return nil, fmt.Errorf("%w: audience %q does not name this hub (%s)", auth.ErrInvalidToken, []string(aud), strings.Join(audiences, " or "))
 	}
-	// RFC 9068 requires sub; a token without one still proved who issued
-	// it and for whom, so it is named by its client instead.
-	sub := firstClaim(claims, "sub", "client_id", "azp")
-	p := &Principal{Kind: PrincipalOAuth, Name: sub, ID: "oauth:" + iss + "#" + sub, Scopes: scopesOf(claims)}
+	p, err := oauthPrincipal(iss, claims)
+	if err != nil {
+		return nil, err
+	}
 	if v.cfg.ToolsetClaim != "" {
 		p.Restricted = true
 		p.Toolsets = stringsAt(claims, v.cfg.ToolsetClaim)
@@ -230,14 +230,41 @@ func (v *jwtVerifier) missingScopes(p *Principal) []string {
 	return missing
 }
 
-// firstClaim is the first of the named string claims that is set, or "unknown".
-func firstClaim(claims jwt.MapClaims, names ...string) string {
-	for _, n := range names {
-		if s, ok := claims[n].(string); ok && s != "" {
-			return s
-		}
+// errNoSubject is a valid token that names nobody: it cannot own a
+// session nor have a rate limit of its own.
+var errNoSubject = &tokenError{"the access token has no sub, client_id or azp claim: the hub cannot tell whose it is"}
+
+// tokenError is why a token was refused, fit for a WWW-Authenticate
+// error_description (fixed text: no value from the token).
+type tokenError struct{ description string }
+
+func (e *tokenError) Error() string { return e.description }
+
+// oauthPrincipal is who a verified token of issuer iss stands for: its
+// subject (RFC 9068 requires sub), or, for a client acting for itself
+// (client credentials, no sub), its client. The kinds are namespaced apart,
+// so that client_id=alice is not sub=alice.
+func oauthPrincipal(iss string, claims jwt.MapClaims) (*Principal, error) {
+	p := &Principal{Kind: PrincipalOAuth, Scopes: scopesOf(claims)}
+	if sub := stringClaim(claims, "sub"); sub != "" {
+		p.Name, p.ID = sub, idOAuth+iss+"#"+sub
+		return p, nil
 	}
-	return "unknown"
+	client := stringClaim(claims, "client_id")
+	if client == "" {
+		client = stringClaim(claims, "azp")
+	}
+	if client == "" {
+		return nil, fmt.Errorf("%w: %w", auth.ErrInvalidToken, errNoSubject)
+	}
+	p.Name, p.ID = client, idClient+iss+"#"+client
+	return p, nil
+}
+
+// stringClaim is a string claim, or "".
+func stringClaim(claims jwt.MapClaims, name string) string {
+	s, _ := claims[name].(string)
+	return s
 }
 
 // sameIssuer compares issuer URLs, ignoring one trailing slash.

@@ -204,7 +204,7 @@ func (h *Hub) endSpan(span trace.Span, outcome string, err error) {
 // describe fills in who and where for an audit entry of s.
 func (s *Session) describe(e *auditEntry) {
 	p := s.who()
-	e.Session, e.Principal, e.Kind = s.id, p.Name, p.Kind
+	e.Session, e.Principal, e.Kind = s.id, p.Key(), p.Kind
 	e.Toolset = s.toolsetName
 	if ss := s.serverSession(); ss != nil {
 		e.MCPSession = ss.ID()

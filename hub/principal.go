@@ -2,9 +2,7 @@ package hub
 
 import (
 	"context"
-	"crypto/sha256"
 	"crypto/subtle"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
@@ -23,9 +21,14 @@ type Principal struct {
 	// restart: an HTTP session is bound to it (go-sdk compares it as
 	// auth.TokenInfo.UserID on every request of the session). "" for
 	// anonymous and local principals, whose sessions are not bound.
+	// It is namespaced by kind, so that equal names of different kinds
+	// are different principals: token:NAME (or token:hmac:HEX for a
+	// token without a name), oauth:ISSUER#SUB for an OAuth user,
+	// client:ISSUER#CLIENT_ID for an OAuth client acting for itself.
 	ID string
-	// Name is what logs and the dashboard show: the token's name, or the
-	// token's `sub`. Never a secret.
+	// Name is the short form: the token's name, or the access token's
+	// `sub` (its client's id without one). Never a secret, nor unique:
+	// anything that tells principals apart goes by ID (Key).
 	Name string
 	// Kind is PrincipalToken, PrincipalOAuth, PrincipalAnonymous or PrincipalLocal.
 	Kind string
@@ -48,6 +51,33 @@ var (
 	anonymous = &Principal{Name: "anonymous", Kind: PrincipalAnonymous}
 	local     = &Principal{Name: "local", Kind: PrincipalLocal}
 )
+
+// Principal id prefixes (see Principal.ID).
+const (
+	idToken  = "token:"
+	idOAuth  = "oauth:"
+	idClient = "client:"
+)
+
+// namespacedPrincipal reports whether id has the form of a principal id.
+func namespacedPrincipal(id string) bool {
+	for _, prefix := range []string{idToken, idOAuth, idClient} {
+		if len(id) > len(prefix) && strings.HasPrefix(id, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// Key is what tells p from every other principal in the audit log and on
+// the dashboard: its ID, or for anonymous and local principals (which
+// have none) their name.
+func (p *Principal) Key() string {
+	if p.ID != "" {
+		return p.ID
+	}
+	return p.Name
+}
 
 // mayUse reports whether p may open a session of toolset ts ("" = all).
 func (p *Principal) mayUse(ts string) bool {
@@ -118,19 +148,23 @@ type staticToken struct {
 
 // staticTokens turns auth.tokens into principals. A named token is
 // "token:NAME"; an unnamed one is named by its position (token-1, ...) for
-// display, and identified by its SHA-256 so that its sessions stay its own
-// when the list is reordered.
-func staticTokens(tokens []Token) []staticToken {
+// display, and identified by its keyed hash (never a plain one: the id is
+// stored in session_store, and a token may be guessable) so that its
+// sessions stay its own when the list is reordered. key may be nil only
+// when every token has a name (authNeedsHashKey).
+func staticTokens(tokens []Token, key *keyedHash) []staticToken {
 	out := make([]staticToken, 0, len(tokens))
 	for i, t := range tokens {
 		if t.Value == "" {
 			continue // an unset ${VAR}: it must not let an empty token in
 		}
-		p := &Principal{Kind: PrincipalToken, Name: t.Name, ID: "token:" + t.Name}
+		p := &Principal{Kind: PrincipalToken, Name: t.Name, ID: idToken + t.Name}
 		if t.Name == "" {
-			sum := sha256.Sum256([]byte(t.Value))
+			if key == nil {
+				continue // unreachable: New and Apply resolve the key for such a token
+			}
 			p.Name = fmt.Sprintf("token-%d", i+1)
-			p.ID = "token:sha256:" + hex.EncodeToString(sum[:])
+			p.ID = idToken + "hmac:" + key.hex([]byte(t.Value))
 		}
 		out = append(out, staticToken{value: []byte(t.Value), principal: p})
 	}

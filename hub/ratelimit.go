@@ -13,8 +13,10 @@ import (
 // address for anonymous requests), over every HTTP request the hub guards.
 type RateLimit struct {
 	Rate `yaml:",inline"`
-	// Principals overrides the rate for principals by name (a token's name,
-	// or a JWT's sub). requests_per_second: 0 there means no limit.
+	// Principals overrides the rate for principals by id (Principal.ID:
+	// token:NAME, oauth:ISSUER#SUB, client:ISSUER#CLIENT_ID), never by a
+	// bare name, which principals of different kinds may share.
+	// requests_per_second: 0 there means no limit.
 	Principals map[string]Rate `yaml:"principals"`
 }
 
@@ -60,7 +62,7 @@ func (l *rateLimiter) allow(p *Principal, r *http.Request) (retryAfter time.Dura
 	if l == nil {
 		return 0, true
 	}
-	limit, overridden := l.cfg.Principals[p.Name]
+	limit, overridden := l.cfg.Principals[p.ID]
 	if !overridden || p.Kind == PrincipalAnonymous {
 		limit = l.cfg.Rate
 	}

@@ -188,6 +188,9 @@ func restartNeeded(old, next *Config) []string {
 	if old.SessionStore != next.SessionStore {
 		keys = append(keys, "session_store")
 	}
+	if old.HashKey != next.HashKey {
+		keys = append(keys, "hash_key")
+	}
 	if !reflect.DeepEqual(old.Audit, next.Audit) {
 		keys = append(keys, "audit")
 	}
@@ -234,6 +237,9 @@ func (h *Hub) Apply(ctx context.Context, cfg *Config) error {
 	// Who may connect changes for the next request; a bad auth block is
 	// refused before anything changes.
 	authChanged := !reflect.DeepEqual(old.cfg.Auth, cfg.Auth)
+	if _, err := h.keyFor(cfg, authChanged && authNeedsHashKey(cfg.Auth)); err != nil {
+		return err
+	}
 	if authChanged && cfg.Auth.OAuth != nil {
 		if err := cfg.Auth.OAuth.validate(); err != nil {
 			return &ConfigError{Path: cfg.Path, Msg: err.Error()}

@@ -173,7 +173,9 @@ func (l *sessionStoreLink) do(f func(ctx context.Context) error) error {
 	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 	defer cancel()
 	if err := f(ctx); err != nil {
-		l.failed(err)
+		if !errors.Is(err, errNotOwner) { // an answer, not an outage
+			l.failed(err)
+		}
 		return err
 	}
 	return nil
@@ -322,21 +324,32 @@ func principalID(r *http.Request) string {
 // It keeps the store in step (a sliding time to live; DELETE removes the
 // record) and restores a session that another replica made. It returns
 // false when it has answered the request itself.
+//
+// Nothing changes for a request of another principal than the session's
+// owner: it gets the 404 of a session that does not exist, on every
+// replica, so it learns nothing of the session either.
 func (h *Hub) prepareSession(w http.ResponseWriter, r *http.Request, id string, stream http.Handler) bool {
 	l := &h.storeLink
 	if !l.enabled() {
 		return true
 	}
+	principal := principalID(r)
+	hs := l.holds(id)
+	if hs != nil && hs.principal != principal {
+		h.log.Warn("session requested by another principal than its owner: refused", "session_toolset", hs.toolset)
+		sessionNotFound(w)
+		return false
+	}
 	if r.Method == http.MethodDelete {
-		var existed bool
-		l.do(func(ctx context.Context) (err error) { existed, err = l.store.Delete(ctx, id); return err })
-		if l.holds(id) == nil && existed {
+		var deleted bool
+		l.do(func(ctx context.Context) (err error) { deleted, err = l.store.Delete(ctx, id, principal); return err })
+		if hs == nil && deleted {
 			w.WriteHeader(http.StatusNoContent)
 			return false
 		}
 		return true
 	}
-	if hs := l.holds(id); hs != nil {
+	if hs != nil {
 		var loaded []string
 		var found bool
 		if l.do(func(ctx context.Context) (err error) { loaded, found, err = l.store.Touch(ctx, id, l.ttl); return err }) != nil {
@@ -367,6 +380,10 @@ func (h *Hub) restore(w http.ResponseWriter, r *http.Request, id string, stream 
 		case <-wait:
 		case <-r.Context().Done():
 		}
+		if hs := l.holds(id); hs != nil && hs.principal != principalID(r) {
+			sessionNotFound(w)
+			return false
+		}
 		return true
 	}
 	wait := make(chan struct{})
@@ -387,7 +404,7 @@ func (h *Hub) restore(w http.ResponseWriter, r *http.Request, id string, stream 
 		return true
 	}
 	principal := principalID(r)
-	if rec.Principal != principal {
+	if rec.Principal != principal { // the SDK's 404 follows: as if there were none
 		h.log.Warn("stored session requested by another principal: refused", "session_toolset", rec.Toolset)
 		return true
 	}
@@ -497,6 +514,11 @@ func primeRequest(ctx context.Context, r *http.Request, stream http.Handler, bod
 	rec := httptest.NewRecorder()
 	stream.ServeHTTP(rec, req)
 	return rec.Code
+}
+
+// sessionNotFound answers as the SDK does for a session id it does not know.
+func sessionNotFound(w http.ResponseWriter) {
+	http.Error(w, "session not found", http.StatusNotFound)
 }
 
 // isInitializedNotification reports whether body is the client's

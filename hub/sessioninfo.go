@@ -6,7 +6,7 @@ import "time"
 type SessionInfo struct {
 	ID         int64     `json:"id"`
 	MCPSession string    `json:"mcp_session,omitempty"` // the HTTP Mcp-Session-Id
-	Principal  string    `json:"principal"`
+	Principal  string    `json:"principal"`             // Principal.Key: namespaced by kind
 	Kind       string    `json:"principal_kind"`
 	Toolset    string    `json:"toolset,omitempty"`
 	Client     string    `json:"client,omitempty"`
@@ -25,7 +25,7 @@ func (h *Hub) Sessions(viewer *Principal) []SessionInfo {
 		if viewer != nil && viewer.Restricted && p.ID != viewer.ID {
 			continue
 		}
-		info := SessionInfo{ID: s.id, Principal: p.Name, Kind: p.Kind, Toolset: s.toolsetName, Opened: s.opened, Stats: s.Stats()}
+		info := SessionInfo{ID: s.id, Principal: p.Key(), Kind: p.Kind, Toolset: s.toolsetName, Opened: s.opened, Stats: s.Stats()}
 		if ss := s.serverSession(); ss != nil {
 			info.MCPSession = ss.ID()
 			if ip := ss.InitializeParams(); ip != nil && ip.ClientInfo != nil {

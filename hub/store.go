@@ -34,16 +34,23 @@ type SessionRecord struct {
 // SessionStore keeps session records where every replica can read them.
 // Every method fails fast when the store cannot be reached: the caller
 // bounds it with ctx.
+//
+// Only a session's owner changes its record: Save and Delete check the
+// stored principal in the same transaction as the change; Touch is called
+// only for a session held here, after the request's principal was found
+// to be the one that holds it (prepareSession).
 type SessionStore interface {
-	// Save writes rec, whole, with a time to live.
+	// Save writes rec, whole, with a time to live; errNotOwner when a
+	// record of another principal has that id.
 	Save(ctx context.Context, rec *SessionRecord, ttl time.Duration) error
 	// Load returns the record, or nil and no error when there is none.
 	Load(ctx context.Context, id string) (*SessionRecord, error)
 	// Touch restarts a record's time to live and returns its loaded
 	// tools; found is false when there is no record.
 	Touch(ctx context.Context, id string, ttl time.Duration) (loaded []string, found bool, err error)
-	// Delete removes a record; false when there was none.
-	Delete(ctx context.Context, id string) (bool, error)
+	// Delete removes the record of principal's session id; false when
+	// there is none, or it is another principal's (left as it is).
+	Delete(ctx context.Context, id, principal string) (bool, error)
 	Ping(ctx context.Context) error
 	Close() error
 }
@@ -106,25 +113,64 @@ func redisKeys(id string) (record, loaded string) {
 	return redisKeyPrefix + id, redisKeyPrefix + id + ":loaded"
 }
 
+// errNotOwner is a change refused because the stored session belongs to
+// another principal.
+var errNotOwner = errors.New("the stored session belongs to another principal")
+
+// ownerTries bounds the retries of a transaction that another writer of
+// the same record interrupted (two replicas saving one session at once).
+const ownerTries = 3
+
+// owned runs change in a transaction that fails if the record at kr
+// changes meanwhile, after checking that the record is principal's:
+// exists is false when there is none, errNotOwner when it is another's.
+func (r *redisStore) owned(ctx context.Context, kr, principal string, change func(tx *redis.Tx, exists bool) error) error {
+	var err error
+	for range ownerTries {
+		err = r.client.Watch(ctx, func(tx *redis.Tx) error {
+			raw, err := tx.Get(ctx, kr).Bytes()
+			if errors.Is(err, redis.Nil) {
+				return change(tx, false)
+			}
+			if err != nil {
+				return err
+			}
+			var stored struct {
+				Principal string `json:"principal"`
+			}
+			if json.Unmarshal(raw, &stored) != nil || stored.Principal != principal {
+				return errNotOwner
+			}
+			return change(tx, true)
+		}, kr)
+		if !errors.Is(err, redis.TxFailedErr) {
+			return err
+		}
+	}
+	return err
+}
+
 func (r *redisStore) Save(ctx context.Context, rec *SessionRecord, ttl time.Duration) error {
 	b, err := json.Marshal(rec)
 	if err != nil {
 		return err
 	}
 	kr, kl := redisKeys(rec.ID)
-	_, err = r.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.Set(ctx, kr, b, ttl)
-		if len(rec.Loaded) > 0 {
-			members := make([]any, len(rec.Loaded))
-			for i, name := range rec.Loaded {
-				members[i] = name
+	return r.owned(ctx, kr, rec.Principal, func(tx *redis.Tx, _ bool) error {
+		_, err := tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			p.Set(ctx, kr, b, ttl)
+			if len(rec.Loaded) > 0 {
+				members := make([]any, len(rec.Loaded))
+				for i, name := range rec.Loaded {
+					members[i] = name
+				}
+				p.SAdd(ctx, kl, members...)
+				p.PExpire(ctx, kl, ttl)
 			}
-			p.SAdd(ctx, kl, members...)
-			p.PExpire(ctx, kl, ttl)
-		}
-		return nil
+			return nil
+		})
+		return err
 	})
-	return err
 }
 
 func (r *redisStore) Load(ctx context.Context, id string) (*SessionRecord, error) {
@@ -169,10 +215,24 @@ func (r *redisStore) Touch(ctx context.Context, id string, ttl time.Duration) ([
 	return members.Val(), found.Val(), nil
 }
 
-func (r *redisStore) Delete(ctx context.Context, id string) (bool, error) {
+func (r *redisStore) Delete(ctx context.Context, id, principal string) (bool, error) {
 	kr, kl := redisKeys(id)
-	n, err := r.client.Del(ctx, kr, kl).Result()
-	return n > 0, err
+	var deleted bool
+	err := r.owned(ctx, kr, principal, func(tx *redis.Tx, exists bool) error {
+		if !exists {
+			return nil
+		}
+		_, err := tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			p.Del(ctx, kr, kl)
+			return nil
+		})
+		deleted = err == nil
+		return err
+	})
+	if errors.Is(err, errNotOwner) {
+		return false, nil
+	}
+	return deleted, err
 }
 
 func (r *redisStore) Ping(ctx context.Context) error { return r.client.Ping(ctx).Err() }

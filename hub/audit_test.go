@@ -1,6 +1,7 @@
 package hub
 
 import (
+	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -41,6 +42,7 @@ func TestAuditLog(t *testing.T) {
 	cfg := gwConfig()
 	cfg.Auth.Tokens = []Token{{Name: "ci", Value: "audit-token-1234"}}
 	cfg.Audit.File = filepath.Join(t.TempDir(), "audit", "audit.jsonl")
+	cfg.HashKey = "audit-test-hash-key-0123456789abcdef"
 	_, url, _ := gwHub(t, cfg, &gwUpstream{})
 	cs, err := secHTTPClient(t, url+"/mcp", map[string]string{"Authorization": "Bearer audit-token-1234"})
 	if err != nil {
@@ -88,17 +90,24 @@ func TestAuditLog(t *testing.T) {
 		if e["method"] != c.method || e["outcome"] != c.outcome || (e["server"] != nil && e["server"] != c.server) || (c.server != "" && e["server"] != c.server) {
 			t.Errorf("call %s: line %v, want method %s, server %q, outcome %s", c.tool, e, c.method, c.server, c.outcome)
 		}
-		if e["principal"] != "ci" || e["principal_kind"] != "token" || e["session"] != lines[0]["session"] || e["mcp_session"] == "" {
+		if e["principal"] != "token:ci" || e["principal_kind"] != "token" || e["session"] != lines[0]["session"] || e["mcp_session"] == "" {
 			t.Errorf("call %s: line %v does not name the principal ci and the session", c.tool, e)
 		}
 		if _, ok := e["duration_ms"].(float64); !ok {
 			t.Errorf("call %s: no duration: %v", c.tool, e)
 		}
 		if c.args != nil {
+			// Arguments are guessable: they are hashed with the
+			// deployment's key, never as a plain SHA-256.
 			raw, _ := json.Marshal(c.args)
-			sum := sha256.Sum256(raw)
-			if e["args_sha256"] != hex.EncodeToString(sum[:]) {
-				t.Errorf("call %s: args_sha256 %v, want the SHA-256 of %s", c.tool, e["args_sha256"], raw)
+			mac := hmac.New(sha256.New, []byte(cfg.HashKey))
+			mac.Write(raw)
+			plain := sha256.Sum256(raw)
+			if e["args_hmac"] != hex.EncodeToString(mac.Sum(nil)) || e["args_hmac"] == hex.EncodeToString(plain[:]) {
+				t.Errorf("call %s: args_hmac %v, want the HMAC-SHA256 of %s under hash_key", c.tool, e["args_hmac"], raw)
+			}
+			if _, ok := e["args_sha256"]; ok {
+				t.Errorf("call %s: an unkeyed args_sha256 is written: %v", c.tool, e)
 			}
 		}
 		if _, ok := e["arguments"]; ok {
@@ -111,7 +120,7 @@ func TestAuditLog(t *testing.T) {
 	if lines[5]["loaded"] != float64(2) {
 		t.Errorf("search line: loaded %v, want 2", lines[5]["loaded"])
 	}
-	if end := lines[len(lines)-1]; end["method"] != "session/end" || end["principal"] != "ci" {
+	if end := lines[len(lines)-1]; end["method"] != "session/end" || end["principal"] != "token:ci" {
 		t.Errorf("last line %v, want the session's end", end)
 	}
 }

@@ -24,11 +24,11 @@ func TestGatewayConfig(t *testing.T) {
 		}},
 		{"full team section", servers + `auth:
   oauth: {issuer: "https://login.example.com/realms/t", audience: "https://hub.example.com/mcp", required_scopes: [mcp], toolset_claim: groups}
-  rate_limit: {requests_per_second: 5, burst: 10, principals: {ci: {requests_per_second: 0}}}
+  rate_limit: {requests_per_second: 5, burst: 10, principals: {"token:ci": {requests_per_second: 0}}}
 audit: {file: /tmp/a.jsonl, max_size_mb: 10, max_backups: 2, include_arguments: true}
 telemetry: {otlp_endpoint: "http://127.0.0.1:4318", service_name: hub}
 `, "", func(t *testing.T, c *Config) {
-			if c.Auth.OAuth.ToolsetClaim != "groups" || c.Auth.RateLimit.Burst != 10 || c.Auth.RateLimit.Principals["ci"].RequestsPerSecond != 0 ||
+			if c.Auth.OAuth.ToolsetClaim != "groups" || c.Auth.RateLimit.Burst != 10 || c.Auth.RateLimit.Principals["token:ci"].RequestsPerSecond != 0 ||
 				c.Audit.MaxBackups != 2 || c.Telemetry.ServiceName != "hub" {
 				t.Errorf("parsed %+v %+v %+v %+v", c.Auth.OAuth, c.Auth.RateLimit, c.Audit, c.Telemetry)
 			}

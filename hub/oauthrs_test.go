@@ -310,7 +310,7 @@ func TestOAuthToolsetClaim(t *testing.T) {
 func TestRateLimitPerPrincipal(t *testing.T) {
 	cfg := gwConfig()
 	cfg.Auth.Tokens = []Token{{Name: "a", Value: "token-a-1234"}, {Name: "b", Value: "token-b-1234"}, {Name: "c", Value: "token-c-1234"}}
-	cfg.Auth.RateLimit = &RateLimit{Rate: Rate{RequestsPerSecond: 0.01, Burst: 2}, Principals: map[string]Rate{"c": {RequestsPerSecond: 0}}}
+	cfg.Auth.RateLimit = &RateLimit{Rate: Rate{RequestsPerSecond: 0.01, Burst: 2}, Principals: map[string]Rate{"token:c": {RequestsPerSecond: 0}}}
 	_, url, _ := gwHub(t, cfg, &gwUpstream{})
 	get := func(tok string) (int, http.Header) {
 		status, _, hdr := gwGet(t, url+"/metrics", map[string]string{"Authorization": "Bearer " + tok})

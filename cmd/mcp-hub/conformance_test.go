@@ -109,7 +109,7 @@ func TestConformance(t *testing.T) {
 			if v.redis {
 				addr := freeAddr(t)
 				startRedis(t, addr)
-				cfg += "session_store: redis://" + addr + "/0\n"
+				cfg += "session_store: redis://" + addr + "/0\nhash_key: " + testHashKey + "\n"
 			}
 			hubURL, hub := startHub(t, v.name, cfg, v.stdioExe)
 			res := cli.run(t, v.name, hubURL, direct.order)

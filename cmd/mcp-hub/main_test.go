@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"os"
 	"testing"
+
+	"github.com/mcp-hub/mcp-hub/internal/tokenstore"
 )
 
 // envAsMain makes the test binary behave as the mcp-hub binary. Tests that
@@ -37,6 +39,16 @@ func TestMain(m *testing.M) {
 		os.Args[0] = "mcp-hub"
 		main()
 		os.Exit(0)
+	}
+	// The hubs the tests run keep a generated hash key in their state
+	// folder: a folder of the tests' own, not the user's.
+	if os.Getenv(tokenstore.EnvStateDir) == "" {
+		dir, err := os.MkdirTemp("", "mcp-hub-test-state-")
+		if err != nil {
+			panic(err)
+		}
+		os.Setenv(tokenstore.EnvStateDir, dir)
+		testMainCleanups = append(testMainCleanups, func() { os.RemoveAll(dir) })
 	}
 	code := m.Run()
 	for _, f := range testMainCleanups {

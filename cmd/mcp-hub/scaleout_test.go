@@ -88,7 +88,10 @@ type scaleOut struct {
 }
 
 // scaleOutConfig is the replicas' config: calc and text are deferred.
-const scaleOutConfig = discoveryConfig + "session_store: redis://%s/0\n"
+const scaleOutConfig = discoveryConfig + "session_store: redis://%s/0\nhash_key: " + testHashKey + "\n"
+
+// testHashKey is the hash_key of the tests' replicas (session_store needs one).
+const testHashKey = "scale-out-test-hash-key-0123456789abcdef"
 
 func startScaleOut(t *testing.T) *scaleOut {
 	t.Helper()

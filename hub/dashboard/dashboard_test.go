@@ -189,7 +189,7 @@ func TestPageContent(t *testing.T) {
 	}
 	// The hub registers a session when its initialized notification has
 	// been handled, which may come after the first answers.
-	session := regexp.MustCompile(`(?s)<tr class="session">.*?ops <span class="muted">\(token\)</span>.*?dash-test 1\.2.*?<code>calc__evaluate</code>`)
+	session := regexp.MustCompile(`(?s)<tr class="session">.*?token:ops <span class="muted">\(token\)</span>.*?dash-test 1\.2.*?<code>calc__evaluate</code>`)
 	fixture.Eventually(t, 30*time.Second, "the page shows the client's session with its principal, client and loaded tool", func() bool {
 		if !session.MatchString(body) {
 			_, body = do(t, "GET", base+"/ui?q=convert+units", nil, auth)

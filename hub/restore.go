@@ -198,7 +198,8 @@ func (l *sessionStoreLink) writeBack() (int, error) {
 	}
 	l.mu.Unlock()
 	for _, hs := range held {
-		if err := l.save(hs); err != nil {
+		// A record of another principal under the same id stays theirs.
+		if err := l.save(hs); err != nil && !errors.Is(err, errNotOwner) {
 			return 0, err
 		}
 	}

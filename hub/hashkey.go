@@ -167,7 +167,11 @@ func (c *Config) validateIdentity(line func(keys ...string) int) []error {
 	bad := func(l int, msg string) { errs = append(errs, &ConfigError{Path: c.Path, Line: l, Msg: msg}) }
 	switch at := line("hash_key"); {
 	case at > 0 && c.HashKey == "":
-		bad(at, "hash_key is empty (an unset ${VAR}?): set it to a random value of at least 32 characters (openssl rand -hex 32), or remove the key to have one generated")
+		msg := "hash_key is empty (an unset ${VAR}?): set it to a random value of at least 32 characters (openssl rand -hex 32)"
+		if c.SessionStore == "" {
+			msg += ", or remove the key to have one generated"
+		}
+		bad(at, msg)
 	case c.HashKey != "" && len(c.HashKey) < minHashKeyLen:
 		bad(at, fmt.Sprintf("hash_key is too short: use a random value of at least %d characters (openssl rand -hex 32)", minHashKeyLen))
 	case c.HashKey == "" && c.SessionStore != "":

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -114,6 +115,12 @@ func runInstall(c *cli.Context) error {
 			return cli.Exit(fmt.Sprintf("install: no toolset %q in %s; toolsets: %s", t, cfgPath, strings.Join(sortedNames(cfg.Toolsets), ", ")), exitConfig)
 		}
 		args = append(args, "--toolset", t)
+	}
+	if n := clientconfig.ToolNameLimit(loc.Client, c.String("name")); n > 0 && n < hub.MaxNameLength {
+		if n < hub.MinNameLength {
+			return cli.Exit(fmt.Sprintf("install: %s allows %d characters for the entry name and a tool name together; %q leaves %d for tool names, the hub needs %d: choose a shorter --name", loc.Client, n+len(c.String("name")), c.String("name"), n, hub.MinNameLength), exitConfig)
+		}
+		args = append(args, "--max-name-length", strconv.Itoa(n))
 	}
 	command, err := hubCommand(c.String("command"))
 	if err != nil {

@@ -2,8 +2,8 @@
 
 package main
 
-// Claude Code as a real client (NOTES.md, "Claude Code as a real client,
-// offline") and the Anthropic Messages API it talks to.
+// Claude Code as a real client, offline: ANTHROPIC_BASE_URL points it at a
+// local stand-in for the Anthropic Messages API, defined here too.
 
 import (
 	"bytes"

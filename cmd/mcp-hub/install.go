@@ -177,9 +177,9 @@ func runUninstall(c *cli.Context) error {
 		if len(backups) == 0 {
 			return cli.Exit(fmt.Sprintf("uninstall: no backup of %s to restore (install, uninstall and import save FILE.mcp-hub-*.bak next to it)", loc.Path), 1)
 		}
-		old, err := os.ReadFile(backups[0])
+		old, err := clientconfig.ReadBackup(loc, backups[0])
 		if err != nil {
-			return err
+			return cli.Exit("uninstall: "+err.Error(), 1)
 		}
 		if string(old) == string(data) {
 			fmt.Fprintf(out, "%s: %s is already as in %s; nothing changed.\n", loc.Client, loc.Path, backups[0])

@@ -188,3 +188,29 @@ func write(t *testing.T, dir, content string) string {
 	}
 	return p
 }
+
+// A symlink planted where the next backup goes: the backup is not written
+// through it (the target stays as it was) but next to it.
+func TestBackupNotThroughSymlink(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	p := filepath.Join(dir, "mcp.json")
+	if err := os.WriteFile(p, []byte(`{"mcpServers": {}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	target := filepath.Join(t.TempDir(), "elsewhere")
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	if err := os.Symlink(target, p+".mcp-hub-20260102-030405.bak"); err != nil {
+		t.Skipf("cannot make a symlink here: %v", err)
+	}
+	name, err := Backup(p, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if filepath.Base(name) != "mcp.json.mcp-hub-20260102-030405-2.bak" {
+		t.Errorf("backup at %s", name)
+	}
+	if _, err := os.Lstat(target); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the link's target was created (%v)", err)
+	}
+}

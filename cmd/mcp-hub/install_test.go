@@ -114,3 +114,41 @@ func names(t *testing.T, path string, data []byte) []string {
 	}
 	return out
 }
+
+// TestRestoreRefusesCutShortBackup: the newest backup was cut short (as a
+// full disk leaves one); `uninstall --restore` refuses it and leaves the
+// client file as it is.
+func TestRestoreRefusesCutShortBackup(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	client := filepath.Join(dir, "mcp.json")
+	orig := `{"mcpServers": {"memory": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"]}}}` + "\n"
+	if err := os.WriteFile(client, []byte(orig), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(dir, "hub.yaml")
+	if err := os.WriteFile(cfg, []byte("servers:\n  clock:\n    builtin: time\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, code := runMain(t, nil, "install", "cursor", "--client-config", client, "--config", cfg, "--command", "/x/mcp-hub"); code != 0 {
+		t.Fatalf("install: exit %d\n%s", code, out)
+	}
+	backups, err := clientconfig.Backups(client)
+	if err != nil || len(backups) != 1 {
+		t.Fatalf("backups %v, %v; want one", backups, err)
+	}
+	if err := os.Truncate(backups[0], int64(len(orig)/2)); err != nil {
+		t.Fatal(err)
+	}
+	installed, _ := os.ReadFile(client)
+	out, code := runMain(t, nil, "uninstall", "cursor", "--client-config", client, "--restore")
+	if code != 1 || !strings.Contains(out, "not a whole cursor config") || !strings.Contains(out, "unchanged") {
+		t.Errorf("uninstall --restore of a cut-short backup: exit %d\n%s\nwant exit 1 refusing it", code, out)
+	}
+	if data, _ := os.ReadFile(client); string(data) != string(installed) {
+		t.Errorf("the client file changed:\n%s", data)
+	}
+	if now, _ := clientconfig.Backups(client); len(now) != 1 {
+		t.Errorf("backups after the refused restore: %v; want the one", now)
+	}
+}

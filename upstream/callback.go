@@ -235,8 +235,7 @@ func browserCommand(goos, browserEnv string, lookPath func(string) (string, erro
 // browsableURL returns raw as a web address safe to print and to hand to
 // an opener, or an error that does not repeat it: only http and https
 // with a host and no user-info (https://good.example@evil.example/ reads
-// as good.example), with every byte outside printable ASCII
-// percent-encoded.
+// as good.example), with every byte a URI may not hold percent-encoded.
 func browsableURL(raw string) (string, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
@@ -255,13 +254,25 @@ func browsableURL(raw string) (string, error) {
 	s := u.String()
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
-		if c := s[i]; c <= ' ' || c >= 0x7f {
-			fmt.Fprintf(&b, "%%%02X", c)
-		} else {
+		if c := s[i]; uriChar(c) {
 			b.WriteByte(c)
+		} else {
+			fmt.Fprintf(&b, "%%%02X", c)
 		}
 	}
 	return b.String(), nil
+}
+
+// uriChar reports whether c may appear unencoded in a URI (RFC 3986:
+// unreserved, reserved and '%'). Encoding the rest changes no meaning and
+// leaves no quote, space or control byte for a terminal or an opener's
+// command line to interpret.
+func uriChar(c byte) bool {
+	switch {
+	case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		return true
+	}
+	return strings.IndexByte("-._~:/?#[]@!$&'()*+,;=%", c) >= 0
 }
 
 // Bounds of the authorization server's error text that reaches a terminal.

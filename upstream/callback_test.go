@@ -66,6 +66,7 @@ func TestBrowsableURL(t *testing.T) {
 		{in: "https://as.example/authorize?state=x&scope=a+b", want: "https://as.example/authorize?state=x&scope=a+b"},
 		{in: "HTTP://127.0.0.1:8080/a", want: "http://127.0.0.1:8080/a"},
 		{in: "https://as.example/a?x=\u202e\u00e9 y", want: "https://as.example/a?x=%E2%80%AE%C3%A9%20y"},
+		{in: `https://as.example/a?q="x"|<y>^{z}\`, want: "https://as.example/a?q=%22x%22%7C%3Cy%3E%5E%7Bz%7D%5C"},
 		{in: "file:///etc/passwd", err: `scheme "file"`},
 		{in: `\\host\share`, err: "scheme"},
 		{in: "ms-msdt:/id", err: `scheme "ms-msdt"`},

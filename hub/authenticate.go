@@ -153,7 +153,7 @@ func (h *Hub) unauthorized(w http.ResponseWriter, r *http.Request, a *authentica
 		}
 	}
 	if errors.Is(err, errIssuerUnavailable) {
-		w.Header().Set("Retry-After", strconv.Itoa(int(rediscoverAfter.Seconds())))
+		w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds(a.oauth.retryAfter())))
 		h.refuse(w, r, "issuer_unavailable", http.StatusServiceUnavailable, challenge, "Service Unavailable: "+err.Error())
 		return
 	}

@@ -123,8 +123,9 @@ func (a *authenticator) verify(r *http.Request, tok string) (*Principal, error) 
 // admit lets a guarded request through to next, with its principal in the
 // context, or answers it: 401 (no or bad credentials; under UIPath the
 // request goes on without a principal, for the login form), 403 (missing
-// scope, or a toolset the principal may not use), 429 (rate limit), 503
-// (the issuer's keys cannot be fetched).
+// scope, or a toolset the principal may not use), 429 (rate limit, or too
+// many failed authentications from the address), 400 (a batch over
+// MaxBatchMessages), 413, 503 (the issuer's keys cannot be fetched).
 func (h *Hub) admit(w http.ResponseWriter, r *http.Request, next http.Handler) {
 	a := h.authn()
 	if wait, blocked := a.failures.blocked(r); blocked {

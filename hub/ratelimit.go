@@ -13,7 +13,8 @@ import (
 )
 
 // RateLimit is auth.rate_limit: a token bucket per principal (per client
-// address for anonymous requests), over every HTTP request the hub guards.
+// address for anonymous requests), over every HTTP request the hub guards;
+// each message of a JSON-RPC batch counts as one request.
 type RateLimit struct {
 	Rate `yaml:",inline"`
 	// Principals overrides the rate for principals by name (a token's name,

@@ -223,8 +223,8 @@ func TestRateLimitBatch(t *testing.T) {
 		{"a batch of 5 with 4 left", callBatch("gw__meta", 10, 5), http.StatusTooManyRequests, true, 0},
 		{"a batch of 3 with 4 left", callBatch("gw__meta", 10, 3), http.StatusOK, false, 3},
 		{"a batch of 2 with 1 left", callBatch("gw__meta", 20, 2), http.StatusTooManyRequests, true, 3},
-		{"one call with 1 left", callBatch("gw__meta", 30, 1)[1 : len(callBatch("gw__meta", 30, 1))-1], http.StatusOK, false, 4},
-		{"one call with none left", callBatch("gw__meta", 40, 1)[1 : len(callBatch("gw__meta", 40, 1))-1], http.StatusTooManyRequests, true, 4},
+		{"one call with 1 left", strings.Trim(callBatch("gw__meta", 30, 1), "[]"), http.StatusOK, false, 4},
+		{"one call with none left", strings.Trim(callBatch("gw__meta", 40, 1), "[]"), http.StatusTooManyRequests, true, 4},
 	}
 	for _, s := range steps {
 		resp := secPost(t, base+"/mcp", s.body, hdr)
@@ -243,6 +243,16 @@ func TestRateLimitBatch(t *testing.T) {
 				t.Errorf("%s: %d results in the answer, want 3: %s", s.name, n, body)
 			}
 		}
+	}
+
+	// At 2025-06-18 and later there are no batches (go-sdk's check, by
+	// the Mcp-Protocol-Version header).
+	hdr18 := rawSession(t, base+"/mcp", "2025-06-18", map[string]string{"Authorization": "Bearer token-ops-1234"})
+	if resp := secPost(t, base+"/mcp", callBatch("gw__meta", 50, 2), hdr18); resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("a batch at 2025-06-18: %d, want 400", resp.StatusCode)
+	}
+	if got := upstreamCalls(); got != 4 {
+		t.Errorf("a batch at 2025-06-18 reached the upstream: %d calls, want 4", got)
 	}
 
 	// Each request of a batch is one in the metrics and the audit log.

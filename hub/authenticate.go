@@ -75,17 +75,18 @@ func (h *Hub) setAuth(a Auth) error {
 // the holder of a static token or of a valid access token. Every token is
 // checked here (requests, /healthz, the dashboard's login form), so a
 // token that fails counts against its address's maxAuthFailures, and past
-// them no token from there is checked at all.
+// them no token from there is checked at all (a missing token is counted by
+// admit, where it is a 401).
 func (a *authenticator) principal(r *http.Request) (*Principal, error) {
 	if !a.required {
 		return anonymous, nil
 	}
+	if wait, blocked := a.failures.blocked(r); blocked {
+		return nil, &tooManyFailuresError{wait: wait}
+	}
 	tok, _ := credential(r)
 	if tok == "" {
 		return nil, errNoToken
-	}
-	if wait, blocked := a.failures.blocked(r); blocked {
-		return nil, &tooManyFailuresError{wait: wait}
 	}
 	p, err := a.verify(r, tok)
 	if err != nil && !errors.Is(err, errIssuerUnavailable) {
@@ -128,10 +129,6 @@ func (a *authenticator) verify(r *http.Request, tok string) (*Principal, error) 
 // MaxBatchMessages), 413, 503 (the issuer's keys cannot be fetched).
 func (h *Hub) admit(w http.ResponseWriter, r *http.Request, next http.Handler) {
 	a := h.authn()
-	if wait, blocked := a.failures.blocked(r); blocked {
-		h.tooManyFailures(w, r, wait)
-		return
-	}
 	p, err := a.principal(r)
 	if err != nil {
 		if _, fromHeader := credential(r); isUIPath(r.URL.Path) && !fromHeader {

@@ -40,8 +40,9 @@ func (r Rate) burst() int {
 // past that takes the place of a bucket that has refilled (forgetting it
 // loses nothing: a new bucket starts full), found among the evictScan least
 // recently used. When none has, the table is flooded (many addresses at
-// once): a new key shares one of overflowBuckets buckets, picked by a hash
-// seeded per limiter, until a kept bucket refills. No kept bucket is ever
+// once): a new key shares one of overflowBuckets buckets (at the rate of
+// the first key to use it), picked by a hash seeded per limiter, until a
+// kept bucket refills. No kept bucket is ever
 // dropped before it has refilled, so no flood of addresses resets anyone's
 // limit.
 const (

@@ -769,6 +769,8 @@ func TestConfigErrors(t *testing.T) {
 			`hub.yaml:5: invalid duration "later": write it like 30s or 2m`},
 		{"relist_wait too long", "hub.yaml", "servers:\n  a:\n    command: x\ndiscovery:\n  relist_wait: 1m\n",
 			"hub.yaml:5: discovery.relist_wait must be between 0 (never wait) and 10s"},
+		{"max_name_length out of range", "hub.yaml", "servers:\n  a:\n    command: x\nmax_name_length: 10\n",
+			"hub.yaml:4: max_name_length must be between 24 and 64"},
 		{"bad boolean", "hub.yaml", "servers:\n  a:\n    command: x\n    disabled: perhaps\n",
 			"hub.yaml:4: server 'a': cannot unmarshal !!str `perhaps` into bool"},
 		{"yaml syntax", "hub.yaml", "servers:\n  a:\n    command: x\n\tbad",
@@ -860,5 +862,74 @@ func TestConfigExpansionAndJSON(t *testing.T) {
 	_, err = LoadConfig(filepath.Join(t.TempDir(), "hub.yaml"))
 	if err == nil || !strings.Contains(err.Error(), "cannot read config") || !strings.Contains(err.Error(), "--config") {
 		t.Errorf("missing file: %v", err)
+	}
+}
+
+// TestNameLimit: with max_name_length (Cursor's 60 less its entry name, or
+// any limit in range), or serve's override, every name a client sees (tools,
+// prompts, meta-tools) fits, the cut names are the same on the next start,
+// and calls still reach the original tools.
+func TestNameLimit(t *testing.T) {
+	t.Parallel()
+	const server = "a-rather-long-server-name"
+	tools := []string{
+		"short",
+		strings.Repeat("x", 30),
+		"create_or_update_file_contents_in_repository",
+		"create_or_update_file_contents_in_repository_branch",
+		strings.Repeat("very_long_tool_name_", 4),
+	}
+	upstreamServer := func() *mcp.Server {
+		s := agEchoServer(server, tools...)
+		s.AddPrompt(&mcp.Prompt{Name: "summarise_the_pull_request_and_its_review_comments"}, func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+			return &mcp.GetPromptResult{}, nil
+		})
+		return s
+	}
+	for _, tc := range []struct {
+		name            string
+		config, options int
+		want            int
+	}{
+		{"default", 0, 0, MaxNameLength},
+		{"cursor, entry hub", 57, 0, 57},
+		{"cursor 60", 60, 0, 60},
+		{"least", MinNameLength, 0, MinNameLength},
+		{"serve override", 60, 40, 40},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			start := func() ([]string, *mcp.ClientSession) {
+				cfg := agConfig(agUp{name: server, cfg: upstream.Config{Builtin: "up"}})
+				cfg.MaxNameLength = tc.config
+				cfg.Discovery = Discovery{Enabled: true, DeferAll: true, AutoLoadOnCall: true}
+				h, _ := agHub(t, cfg, Options{MaxNameLength: tc.options, Builtin: agBuiltins(map[string]func() *mcp.Server{"up": upstreamServer})})
+				cs := agClient(t, h, nil)
+				names := h.Catalog().Names()
+				for _, p := range h.Catalog().Prompts {
+					names = append(names, p.Name)
+				}
+				names = append(names, agToolNames(t, cs)...) // the meta-tools
+				slices.Sort(names)
+				return names, cs
+			}
+			first, cs := start()
+			if len(first) != len(tools)+1+2 {
+				t.Fatalf("names = %v: want %d tools, a prompt and the two meta-tools", first, len(tools))
+			}
+			for _, n := range first {
+				if len(n) > tc.want {
+					t.Errorf("%s: %d characters, over the limit %d", n, len(n), tc.want)
+				}
+			}
+			again, _ := start()
+			if !slices.Equal(first, again) {
+				t.Errorf("names changed across a restart:\n%v\n%v", first, again)
+			}
+			long := exposedName(server, tools[len(tools)-1], tc.want)
+			if got := agText(agCall(t, cs, long, nil)); got != server+":"+tools[len(tools)-1]+":{}" {
+				t.Errorf("%s -> %q", long, got)
+			}
+		})
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 )
@@ -17,9 +18,10 @@ import (
 // one consistent version and a config reload applies to the next request.
 type authenticator struct {
 	tokens   []staticToken
-	oauth    *jwtVerifier // nil without auth.oauth
-	limits   *rateLimiter // nil without auth.rate_limit
-	required bool         // auth.tokens or auth.oauth is configured
+	oauth    *jwtVerifier    // nil without auth.oauth
+	limits   *rateLimiter    // nil without auth.rate_limit
+	failures *failureLimiter // nil when auth is not required
+	required bool            // auth.tokens or auth.oauth is configured
 	// bind attaches a verified principal to the request the way go-sdk
 	// reads it (see admit).
 	bind func(http.Handler) http.Handler
@@ -30,6 +32,9 @@ func newAuthenticator(a Auth, key *keyedHash, log *slog.Logger) *authenticator {
 		tokens:   staticTokens(a.Tokens, key),
 		limits:   newRateLimiter(a.RateLimit),
 		required: len(a.Tokens) > 0 || a.OAuth != nil,
+	}
+	if n.required {
+		n.failures = newFailureLimiter()
 	}
 	if a.OAuth != nil {
 		n.oauth = newJWTVerifier(*a.OAuth, log)
@@ -67,15 +72,46 @@ func (h *Hub) setAuth(a Auth) error {
 }
 
 // principal finds who sent r: anonymous when no auth is configured, else
-// the holder of a static token or of a valid access token.
+// the holder of a static token or of a valid access token. Every token is
+// checked here (requests, /healthz, the dashboard's login form), so a
+// token that fails counts against its address's maxAuthFailures, and past
+// them no token from there is checked at all (a missing token is counted by
+// admit, where it is a 401).
 func (a *authenticator) principal(r *http.Request) (*Principal, error) {
 	if !a.required {
 		return anonymous, nil
+	}
+	if wait, blocked := a.failures.blocked(r); blocked {
+		return nil, &tooManyFailuresError{wait: wait}
 	}
 	tok, _ := credential(r)
 	if tok == "" {
 		return nil, errNoToken
 	}
+	p, err := a.verify(r, tok)
+	if err != nil && !errors.Is(err, errIssuerUnavailable) {
+		a.failures.failed(r)
+	}
+	return p, err
+}
+
+// tooManyFailuresError is a token not checked because its address is past
+// maxAuthFailures.
+type tooManyFailuresError struct{ wait time.Duration }
+
+func (e *tooManyFailuresError) Error() string {
+	return fmt.Sprintf("more than %d failed authentications a minute from this address; retry in %ds", maxAuthFailures, retryAfterSeconds(e.wait))
+}
+
+// tooManyFailures answers a request from an address past maxAuthFailures:
+// 429 with Retry-After.
+func (h *Hub) tooManyFailures(w http.ResponseWriter, r *http.Request, wait time.Duration) {
+	w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds(wait)))
+	h.refuse(w, r, "auth_failures", http.StatusTooManyRequests, "", "Too Many Requests: "+(&tooManyFailuresError{wait: wait}).Error())
+}
+
+// verify finds the principal of a token.
+func (a *authenticator) verify(r *http.Request, tok string) (*Principal, error) {
 	if p := matchToken(a.tokens, tok); p != nil {
 		return p, nil
 	}
@@ -88,8 +124,9 @@ func (a *authenticator) principal(r *http.Request) (*Principal, error) {
 // admit lets a guarded request through to next, with its principal in the
 // context, or answers it: 401 (no or bad credentials; under UIPath the
 // request goes on without a principal, for the login form), 403 (missing
-// scope, or a toolset the principal may not use), 429 (rate limit), 503
-// (the issuer's keys cannot be fetched).
+// scope, or a toolset the principal may not use), 429 (rate limit, or too
+// many failed authentications from the address), 400 (a batch over
+// MaxBatchMessages), 413, 503 (the issuer's keys cannot be fetched).
 func (h *Hub) admit(w http.ResponseWriter, r *http.Request, next http.Handler) {
 	a := h.authn()
 	p, err := a.principal(r)
@@ -97,6 +134,9 @@ func (h *Hub) admit(w http.ResponseWriter, r *http.Request, next http.Handler) {
 		if _, fromHeader := credential(r); isUIPath(r.URL.Path) && !fromHeader {
 			next.ServeHTTP(w, r)
 			return
+		}
+		if errors.Is(err, errNoToken) {
+			a.failures.failed(r) // a bad token was counted by principal
 		}
 		h.unauthorized(w, r, a, err)
 		return
@@ -113,10 +153,12 @@ func (h *Hub) admit(w http.ResponseWriter, r *http.Request, next http.Handler) {
 		h.refuse(w, r, "forbidden", http.StatusForbidden, "", "Forbidden: "+err.Error())
 		return
 	}
-	if wait, ok := a.limits.allow(p, r); !ok {
-		w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds(wait)))
-		h.refuse(w, r, "rate_limited", http.StatusTooManyRequests, "",
-			fmt.Sprintf("Too Many Requests: %s is over auth.rate_limit; retry in %ds", p.Name, retryAfterSeconds(wait)))
+	n, ok := h.batchSize(w, r)
+	if !ok {
+		return
+	}
+	if wait, ok := a.limits.allow(p, r, n); !ok {
+		h.rateLimited(w, r, p, n, wait)
 		return
 	}
 	if p == anonymous {
@@ -138,6 +180,24 @@ func (h *Hub) admit(w http.ResponseWriter, r *http.Request, next http.Handler) {
 	a.bind(next).ServeHTTP(w, r)
 }
 
+// rateLimited answers a request (a batch of n) over auth.rate_limit: 429,
+// with Retry-After unless the batch is more than the bucket holds at once.
+// Each request of a batch counts as refused.
+func (h *Hub) rateLimited(w http.ResponseWriter, r *http.Request, p *Principal, n int, wait time.Duration) {
+	msg := fmt.Sprintf("Too Many Requests: %s is over auth.rate_limit; retry in %ds", p.Name, retryAfterSeconds(wait))
+	switch {
+	case wait < 0:
+		msg = fmt.Sprintf("Too Many Requests: a batch of %d requests is more than auth.rate_limit lets %s send at once (its burst); send fewer per batch", n, p.Name)
+	case n > 1:
+		w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds(wait)))
+		msg = fmt.Sprintf("Too Many Requests: a batch of %d requests is over auth.rate_limit for %s (every request of a batch counts); retry in %ds", n, p.Name, retryAfterSeconds(wait))
+	default:
+		w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds(wait)))
+	}
+	h.metrics.refused.WithLabelValues("rate_limited").Add(float64(n - 1))
+	h.refuse(w, r, "rate_limited", http.StatusTooManyRequests, "", msg)
+}
+
 // unauthorized answers a request whose credentials did not verify.
 func (h *Hub) unauthorized(w http.ResponseWriter, r *http.Request, a *authenticator, err error) {
 	challenge := `Bearer realm="mcp-hub"`
@@ -152,8 +212,12 @@ func (h *Hub) unauthorized(w http.ResponseWriter, r *http.Request, a *authentica
 			want += ", or one of auth.tokens"
 		}
 	}
+	if tmf, ok := errors.AsType[*tooManyFailuresError](err); ok {
+		h.tooManyFailures(w, r, tmf.wait)
+		return
+	}
 	if errors.Is(err, errIssuerUnavailable) {
-		w.Header().Set("Retry-After", strconv.Itoa(int(rediscoverAfter.Seconds())))
+		w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds(a.oauth.retryAfter())))
 		h.refuse(w, r, "issuer_unavailable", http.StatusServiceUnavailable, challenge, "Service Unavailable: "+err.Error())
 		return
 	}

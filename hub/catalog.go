@@ -15,7 +15,13 @@ import (
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
-// alwaysLoadKey marks tools that a client's own tool search must never hide.
+// alwaysLoadKey marks tools that a client's own tool search must never
+// hide. Under discovery every tool a session lists carries it: eager tools,
+// the meta-tools, and deferred tools once the session has loaded them.
+// Claude Code defers MCP tools without it behind its own ToolSearch, and
+// that includes tools that arrive mid-turn after list_changed: a tool the
+// model just found with search_tools would then not be callable by name on
+// its next request. The key is merged into the upstream's own _meta.
 const alwaysLoadKey = "anthropic/alwaysLoad"
 
 // Tool is one upstream tool as the hub exposes it.
@@ -24,7 +30,7 @@ type Tool struct {
 	Server   string
 	Original string // the upstream's own name, used when calling it
 	// Def is what tools/list shows: the upstream definition, verbatim but
-	// for the name (and _meta alwaysLoad on eager tools under discovery).
+	// for the name (and _meta alwaysLoad under discovery).
 	Def      *mcp.Tool
 	Deferred bool
 	// fingerprint is Def's JSON, computed once per catalog.
@@ -91,7 +97,9 @@ func (c *Catalog) Names() []string {
 // joining late never takes over a name clients already call; otherwise the
 // first server in config order keeps it. The loser's tool is dropped and
 // the problem reported.
-func buildCatalog(cfg *Config, ups []*upstream.Upstream, log *slog.Logger, prev *Catalog) *Catalog {
+//
+// nameLimit bounds exposed names (Config.NameLimit, or serve's override).
+func buildCatalog(cfg *Config, ups []*upstream.Upstream, log *slog.Logger, prev *Catalog, nameLimit int) *Catalog {
 	c := &Catalog{
 		byName:    map[string]*Tool{},
 		prompts:   map[string]*Prompt{},
@@ -137,7 +145,7 @@ func buildCatalog(cfg *Config, ups []*upstream.Upstream, log *slog.Logger, prev 
 			if !sc.Tools.keeps(ut.Name) {
 				continue
 			}
-			exposed := ExposedName(prefix, ut.Name)
+			exposed := exposedName(prefix, ut.Name, nameLimit)
 			if cfg.Discovery.Enabled && isMetaTool(exposed) {
 				c.collision(log, fmt.Sprintf("server '%s': tool '%s' is exposed as '%s', which the hub's own meta-tool uses; set a 'prefix' on the server", name, ut.Name, exposed))
 				continue
@@ -147,7 +155,7 @@ func buildCatalog(cfg *Config, ups []*upstream.Upstream, log *slog.Logger, prev 
 					exposed, prev.Server, name, ut.Name))
 				continue
 			}
-			def, err := exposedDef(ut, exposed, cfg.Discovery.Enabled && !isDeferred)
+			def, err := exposedDef(ut, exposed, cfg.Discovery.Enabled)
 			if err != nil {
 				c.problem(log, fmt.Sprintf("server '%s': tool '%s' skipped: %v", name, ut.Name, err))
 				continue
@@ -167,7 +175,7 @@ func buildCatalog(cfg *Config, ups []*upstream.Upstream, log *slog.Logger, prev 
 			}
 		}
 		for _, p := range lists.Prompts {
-			exposed := ExposedName(prefix, p.Name)
+			exposed := exposedName(prefix, p.Name, nameLimit)
 			if prev, ok := c.prompts[exposed]; ok {
 				c.collision(log, fmt.Sprintf("prompt name collision: '%s' from server '%s' and server '%s'; set a different 'prefix' on one of them", exposed, prev.Server, name))
 				continue

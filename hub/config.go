@@ -47,6 +47,11 @@ type Config struct {
 	SessionIdleTimeout upstream.Duration `yaml:"session_idle_timeout"`
 	// HTTP holds the HTTP server's timeouts and header limit.
 	HTTP HTTPLimits `yaml:"http"`
+	// MaxNameLength bounds every exposed tool and prompt name (default and
+	// most MaxNameLength); longer names are cut and end in a stable hash.
+	// Cursor counts its entry's name too: `install cursor` passes serve
+	// --max-name-length, which overrides this.
+	MaxNameLength int `yaml:"max_name_length"`
 	// SessionStore keeps HTTP sessions where every replica finds them:
 	// redis://[:PASSWORD@]HOST:PORT/DB or rediss:// (restore.go).
 	SessionStore string `yaml:"session_store"`
@@ -126,6 +131,14 @@ const (
 	DefaultMaxSessions        = 10000
 	DefaultSessionIdleTimeout = 30 * time.Minute
 )
+
+// NameLimit is max_name_length with its default.
+func (c *Config) NameLimit() int {
+	if c.MaxNameLength > 0 {
+		return c.MaxNameLength
+	}
+	return MaxNameLength
+}
 
 // ResultLimit is max_result_bytes with its default: past it an upstream's
 // answer is dropped and only its call fails. Builtin servers get it too.
@@ -349,6 +362,10 @@ func (c *Config) validate(line func(keys ...string) int) error {
 		if lim.negative {
 			errs = append(errs, &ConfigError{Path: c.Path, Line: line(strings.Split(lim.key, ".")...), Msg: lim.key + " must be positive (or left out for its default)"})
 		}
+	}
+	if n := c.MaxNameLength; n != 0 && (n < MinNameLength || n > MaxNameLength) {
+		errs = append(errs, &ConfigError{Path: c.Path, Line: line("max_name_length"),
+			Msg: fmt.Sprintf("max_name_length must be between %d and %d", MinNameLength, MaxNameLength)})
 	}
 	if c.SessionStore != "" {
 		if _, err := ParseSessionStore(c.SessionStore); err != nil {

@@ -49,7 +49,7 @@ type fixtures struct {
 	calls   []fixtureCall
 }
 
-// The spec's fixtures (shared/spec/search_tools.md, "Fixtures").
+// The spec's fixtures (docs/search-tools.md, "Fixtures").
 var (
 	weatherTools = []fixtureTool{
 		{"get_forecast", "Get weather forecast for a location.",

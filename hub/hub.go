@@ -1,6 +1,7 @@
 package hub
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -38,6 +39,11 @@ type Options struct {
 	// http.DefaultTransport); each server's requests are scoped to its
 	// configured origin on top of it.
 	HTTPTransport http.RoundTripper
+	// MaxNameLength, if set, bounds exposed names instead of the config's
+	// max_name_length, across reloads too (serve --max-name-length: a
+	// client's limit belongs to how that client runs the hub, not to a
+	// config file several clients share).
+	MaxNameLength int
 	// StateDir is where a generated hash key is kept when the config sets
 	// no hash_key (default: tokenstore.DefaultDir).
 	StateDir string
@@ -48,6 +54,8 @@ type Options struct {
 type Hub struct {
 	log    *slog.Logger
 	sdkLog *slog.Logger // quieter: the SDK logs every session at info
+	// nameLimit is Options.MaxNameLength (0: the config's).
+	nameLimit int
 	// live is the config and the upstreams it names; Apply swaps it
 	// (reload.go). Read it once per use: h.live.Load().
 	live   atomic.Pointer[live]
@@ -112,10 +120,11 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Hub, error) {
 		}
 	}
 	h := &Hub{
-		log:      opts.Logger,
-		sdkLog:   quieter(opts.Logger),
-		sessions: map[*Session]struct{}{},
-		lastSeen: map[string]listSignature{},
+		log:       opts.Logger,
+		sdkLog:    quieter(opts.Logger),
+		sessions:  map[*Session]struct{}{},
+		lastSeen:  map[string]listSignature{},
+		nameLimit: opts.MaxNameLength,
 	}
 	h.routes.init()
 	h.subs = subscriptions{hub: h, by: map[string]map[*Session]bool{}}
@@ -317,7 +326,7 @@ func (h *Hub) rebuildCatalog() *Catalog {
 func (h *Hub) buildCatalog(prev *Catalog) (c *Catalog) {
 	defer safe.Recover(h.log, "catalog rebuild (the previous catalog stays)", func(error) { c = nil })
 	l := h.live.Load()
-	return buildCatalog(l.cfg, l.upstreams, h.log, prev)
+	return buildCatalog(l.cfg, l.upstreams, h.log, prev, cmp.Or(h.nameLimit, l.cfg.NameLimit()))
 }
 
 // listSignature tells whether an upstream's resources or prompts changed.

@@ -550,3 +550,67 @@ func TestRelistWaitConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestLoadedToolsAlwaysLoad: a tool a session loads (by search_tools,
+// call_tool or a direct call with auto_load_on_call) is listed with
+// _meta["anthropic/alwaysLoad"]: true merged into the upstream's own _meta,
+// on the wire, over stdio and HTTP; a tool the session has not loaded is
+// not listed at all, and the upstream's keys survive.
+func TestLoadedToolsAlwaysLoad(t *testing.T) {
+	t.Parallel()
+	url := rawMCPServer(t, `[
+		{"name":"found","inputSchema":{"type":"object"},"_meta":{"vendor/a":1,"vendor/b":{"x":"y"}}},
+		{"name":"via_call_tool","inputSchema":{"type":"object"},"_meta":{"vendor/a":2}},
+		{"name":"direct","inputSchema":{"type":"object"}},
+		{"name":"never","inputSchema":{"type":"object"},"_meta":{"vendor/a":3}}
+	]`)
+	cfg := agConfig(agUp{name: "raw", cfg: upstream.Config{URL: url}})
+	cfg.Discovery = Discovery{Enabled: true, DeferAll: true, AutoLoadOnCall: true}
+	h, _ := agHub(t, cfg, Options{})
+	loads := []struct{ params, tool, upstreamMeta string }{
+		{`{"name":"search_tools","arguments":{"tool_names":["raw__found"]}}`, "raw__found", `{"vendor/a":1,"vendor/b":{"x":"y"}}`},
+		{`{"name":"call_tool","arguments":{"name":"raw__via_call_tool","arguments":{}}}`, "raw__via_call_tool", `{"vendor/a":2}`},
+		{`{"name":"raw__direct","arguments":{}}`, "raw__direct", `{}`},
+	}
+	for _, tr := range wireTransports {
+		t.Run(tr.name, func(t *testing.T) {
+			w := tr.open(t, h, "2025-11-25", true)
+			wireInitialize(t, w, "2025-11-25")
+			for i, l := range loads {
+				id := 10 + i
+				checkLoaded(t, l.tool, w.call(t, id, "tools/call", l.params), id, relistID+i, l.tool)
+			}
+			got := w.call(t, 20, "tools/list", `{}`)
+			var list struct {
+				Tools []struct {
+					Name string         `json:"name"`
+					Meta map[string]any `json:"_meta"`
+				} `json:"tools"`
+			}
+			if err := json.Unmarshal(got[len(got)-1].Result, &list); err != nil {
+				t.Fatalf("tools/list: %v (%v)", err, got)
+			}
+			metas := map[string]map[string]any{}
+			for _, tl := range list.Tools {
+				metas[tl.Name] = tl.Meta
+			}
+			if _, ok := metas["raw__never"]; ok {
+				t.Errorf("raw__never is listed before the session loaded it")
+			}
+			for _, l := range loads {
+				meta, ok := metas[l.tool]
+				if !ok {
+					t.Errorf("%s is not listed after it was loaded", l.tool)
+					continue
+				}
+				var want map[string]any
+				json.Unmarshal([]byte(l.upstreamMeta), &want)
+				want[alwaysLoadKey] = true
+				if g, w := agJSON(t, meta), agJSON(t, want); g != w {
+					t.Errorf("%s _meta = %s, want %s", l.tool, g, w)
+				}
+			}
+			w.end(t)
+		})
+	}
+}

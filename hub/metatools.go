@@ -213,7 +213,7 @@ type searchArgs struct {
 	ToolNames  []string `json:"tool_names"`
 }
 
-// searchTools implements search_tools (spec: shared/spec/search_tools.md).
+// searchTools implements search_tools (spec: docs/search-tools.md).
 func (s *Session) searchTools(ctx context.Context, req *mcp.CallToolRequest) *mcp.CallToolResult {
 	noteSearch(ctx, 0)
 	var args searchArgs

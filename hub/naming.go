@@ -6,35 +6,46 @@ import (
 	"strings"
 )
 
-// MaxNameLength is the longest tool name the hub exposes. Claude, OpenAI,
-// Gemini and VS Code all reject longer names.
+// MaxNameLength is the longest tool name the hub exposes, and the default
+// of max_name_length. Claude, OpenAI, Gemini and VS Code all reject longer
+// names.
 const MaxNameLength = 64
+
+// MinNameLength is the least max_name_length may be: a cut name keeps a
+// readable start before its 9-character hash, and the meta-tools fit.
+const MinNameLength = 24
 
 // prefixSeparator joins a server prefix and a tool name.
 const prefixSeparator = "__"
 
-// ExposedName is the name a client sees for an upstream tool or prompt:
-// prefix + "__" + name (or the name alone for an empty prefix), with
-// characters outside [A-Za-z0-9_-] replaced by "_", and names longer than
-// MaxNameLength cut and ended with a short hash of the full name so that
-// two long names that share a start stay distinct and stable.
+// ExposedName is the name a client sees for an upstream tool or prompt
+// under the default limit (MaxNameLength); see exposedName.
+func ExposedName(prefix, name string) string {
+	return exposedName(prefix, name, MaxNameLength)
+}
+
+// exposedName is prefix + "__" + name (or the name alone for an empty
+// prefix), with characters outside [A-Za-z0-9_-] replaced by "_", and names
+// longer than limit cut and ended with a short hash of the full name so
+// that two long names that share a start stay distinct, and the same name
+// is cut the same way on every start and every replica.
 //
 // The hub never parses a server back out of a name: the catalog maps each
 // exposed name to its server and original name.
-func ExposedName(prefix, name string) string {
+func exposedName(prefix, name string, limit int) string {
 	full := name
 	if prefix != "" {
 		full = prefix + prefixSeparator + name
 	}
 	clean := sanitizeName(full)
-	if len(clean) <= MaxNameLength {
+	if len(clean) <= limit {
 		// Sanitizing can make two names equal ("a.b" and "a_b"): the
 		// catalog reports that as a collision.
 		return clean
 	}
 	sum := sha256.Sum256([]byte(full))
 	suffix := "_" + hex.EncodeToString(sum[:])[:8]
-	return clean[:MaxNameLength-len(suffix)] + suffix
+	return clean[:limit-len(suffix)] + suffix
 }
 
 func sanitizeName(s string) string {

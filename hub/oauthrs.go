@@ -13,11 +13,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/MicahParks/jwkset"
 	"github.com/MicahParks/keyfunc/v3"
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
-	"golang.org/x/time/rate"
 )
 
 // OAuth makes the hub an OAuth 2.1 resource server (auth.oauth): clients
@@ -81,40 +81,55 @@ var allowedAlgs = []string{"RS256", "RS384", "RS512", "PS256", "PS384", "PS512",
 const (
 	// leeway absorbs clock skew between the issuer and the hub for exp/nbf/iat.
 	leeway = 10 * time.Second
-	// rediscoverAfter spaces out attempts to fetch the issuer's metadata
-	// and keys while they fail (the issuer is down, say).
-	rediscoverAfter = 10 * time.Second
-	// unknownKIDEvery bounds refreshes of the key set for tokens signed by
-	// a key it does not have (a rotation), so forged kids cannot hammer the issuer.
+	// keyFetchTimeout bounds one fetch of the issuer's keys, metadata
+	// discovery and JWKS together. No request waits longer for keys: one
+	// that finds a fetch running waits for that fetch, never a fetch of
+	// its own after it.
+	keyFetchTimeout = 5 * time.Second
+	// fetchBackoffMin and fetchBackoffMax space out fetches after one
+	// failed: the next is no sooner than the backoff, which doubles from
+	// min to max while they keep failing. Until then requests that need
+	// keys the hub does not have fail at once.
+	fetchBackoffMin = 5 * time.Second
+	fetchBackoffMax = time.Minute
+	// keysRefreshEvery is how old cached keys get before a request starts a
+	// refresh in the background; requests use the cached keys meanwhile.
+	keysRefreshEvery = time.Hour
+	// unknownKIDEvery bounds fetches for tokens signed by a key the cached
+	// set does not have (a rotation), so forged kids cannot hammer the issuer.
 	unknownKIDEvery = 30 * time.Second
-	// oauthHTTPTimeout bounds every request to the issuer.
-	oauthHTTPTimeout = 10 * time.Second
-	// maxMetadataBytes bounds the issuer's metadata document.
+	// maxMetadataBytes bounds the issuer's metadata document and key set.
 	maxMetadataBytes = 1 << 20
 )
 
 // jwtVerifier checks access tokens against the issuer's keys. The keys are
-// discovered and fetched on first use (and again, spaced out, while that
-// fails), cached, refreshed hourly and on an unknown `kid`.
+// fetched when a well-formed token first needs them, cached, refreshed in
+// the background when an hour old, and fetched again for an unknown `kid`
+// (at most once per unknownKIDEvery). One fetch runs at a time, bounded by
+// keyFetchTimeout; requests that need it wait for that one.
 type jwtVerifier struct {
 	cfg    OAuth
 	client *http.Client
 	log    *slog.Logger
 	parser *jwt.Parser
-	life   context.Context // ends the key set's background refresh
+	life   context.Context // ends a fetch still running when the verifier is replaced
 	stop   context.CancelFunc
 
-	mu      sync.Mutex
-	keys    keyfunc.Keyfunc
-	lastTry time.Time
-	lastErr error
+	mu       sync.Mutex
+	keys     keyfunc.Keyfunc // nil until a fetch succeeded
+	fetched  time.Time       // when keys were fetched
+	inflight chan struct{}   // closed when the running fetch ends; nil when none runs
+	failures int             // fetches failed in a row
+	nextTry  time.Time       // after a failure, no fetch before this
+	lastErr  error           // why the last fetch failed
+	kidFetch time.Time       // when a fetch for an unknown kid last started
 }
 
 func newJWTVerifier(cfg OAuth, log *slog.Logger) *jwtVerifier {
 	life, stop := context.WithCancel(context.Background())
 	return &jwtVerifier{
 		cfg:    cfg,
-		client: &http.Client{Timeout: oauthHTTPTimeout},
+		client: &http.Client{Timeout: keyFetchTimeout},
 		log:    log,
 		life:   life,
 		stop:   stop,
@@ -133,65 +148,162 @@ func (v *jwtVerifier) close() { v.stop() }
 // issuer's keys could not be fetched: 503, not 401.
 var errIssuerUnavailable = errors.New("the issuer's signing keys are not available")
 
-// keyfunc returns the issuer's key set, fetching it first if need be.
-func (v *jwtVerifier) keyfunc(ctx context.Context) (keyfunc.Keyfunc, error) {
+// keyfunc is the jwt.Keyfunc of one request. The parser calls it only for a
+// well-formed token with an allowed algorithm, so garbage never makes the
+// hub fetch anything.
+func (v *jwtVerifier) keyfunc(ctx context.Context) jwt.Keyfunc {
+	return func(t *jwt.Token) (any, error) {
+		keys, err := v.current(ctx)
+		if err != nil {
+			return nil, err
+		}
+		key, err := keys.KeyfuncCtx(ctx)(t)
+		if errors.Is(err, jwkset.ErrKeyNotFound) {
+			if fresh := v.refetchForKID(ctx); fresh != nil {
+				return fresh.KeyfuncCtx(ctx)(t)
+			}
+		}
+		return key, err
+	}
+}
+
+// current returns the cached keys (starting a background refresh when they
+// are old), or waits for a fetch when there are none.
+func (v *jwtVerifier) current(ctx context.Context) (keyfunc.Keyfunc, error) {
+	v.mu.Lock()
+	now := time.Now()
+	if v.keys != nil {
+		if v.inflight == nil && now.Sub(v.fetched) > keysRefreshEvery && !now.Before(v.nextTry) {
+			v.startFetch()
+		}
+		keys := v.keys
+		v.mu.Unlock()
+		return keys, nil
+	}
+	if v.inflight == nil {
+		if now.Before(v.nextTry) {
+			err := v.lastErr
+			v.mu.Unlock()
+			return nil, err
+		}
+		v.startFetch()
+	}
+	done := v.inflight
+	v.mu.Unlock()
+	return v.await(ctx, done)
+}
+
+// refetchForKID waits for a fetch of the key set for a token whose kid it
+// lacks: one already running, or a new one at most once per
+// unknownKIDEvery. It returns nil when no fetch is allowed or it failed.
+func (v *jwtVerifier) refetchForKID(ctx context.Context) keyfunc.Keyfunc {
+	v.mu.Lock()
+	if v.inflight == nil {
+		now := time.Now()
+		if now.Sub(v.kidFetch) < unknownKIDEvery || now.Before(v.nextTry) {
+			v.mu.Unlock()
+			return nil
+		}
+		v.kidFetch = now
+		v.startFetch()
+	}
+	done := v.inflight
+	v.mu.Unlock()
+	keys, _ := v.await(ctx, done)
+	return keys
+}
+
+// await waits for the running fetch (bounded by keyFetchTimeout) or the
+// request's end, and returns the keys then cached.
+func (v *jwtVerifier) await(ctx context.Context, done <-chan struct{}) (keyfunc.Keyfunc, error) {
+	select {
+	case <-done:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("%w: %w", errIssuerUnavailable, ctx.Err())
+	}
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if v.keys != nil {
 		return v.keys, nil
 	}
-	if !v.lastTry.IsZero() && time.Since(v.lastTry) < rediscoverAfter {
-		return nil, v.lastErr
-	}
-	v.lastTry = time.Now()
-	keys, err := v.fetchKeys(ctx)
-	if err != nil {
-		v.lastErr = fmt.Errorf("%w: %v (retried in %s)", errIssuerUnavailable, err, rediscoverAfter)
-		v.log.Warn("auth.oauth: cannot load the issuer's keys", "issuer", v.cfg.Issuer, "err", err)
-		return nil, v.lastErr
-	}
-	v.keys = keys
-	return keys, nil
+	return nil, v.lastErr
 }
 
+// startFetch starts the one fetch of the key set, in the background so
+// that no request's end cuts it short for the others. v.mu is held.
+func (v *jwtVerifier) startFetch() {
+	done := make(chan struct{})
+	v.inflight = done
+	go func() {
+		ctx, cancel := context.WithTimeout(v.life, keyFetchTimeout)
+		keys, err := v.fetchKeys(ctx)
+		cancel()
+		v.mu.Lock()
+		defer v.mu.Unlock()
+		now := time.Now()
+		if err != nil {
+			backoff := min(fetchBackoffMax, fetchBackoffMin<<min(v.failures, 8))
+			v.failures++
+			v.nextTry = now.Add(backoff)
+			v.lastErr = fmt.Errorf("%w: %w (retried in %s at the earliest)", errIssuerUnavailable, err, backoff)
+			v.log.Warn("auth.oauth: cannot load the issuer's keys", "issuer", v.cfg.Issuer, "err", err, "retry_in", backoff)
+		} else {
+			v.keys, v.fetched, v.failures, v.nextTry, v.lastErr = keys, now, 0, time.Time{}, nil
+		}
+		v.inflight = nil
+		close(done)
+	}()
+}
+
+// retryAfter is how long a client refused for want of keys should wait.
+func (v *jwtVerifier) retryAfter() time.Duration {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return max(time.Second, time.Until(v.nextTry))
+}
+
+// fetchKeys discovers the key set's URL (unless auth.oauth.jwks_url names
+// it) and fetches the set. Keys of types the hub cannot use are skipped.
 func (v *jwtVerifier) fetchKeys(ctx context.Context) (keyfunc.Keyfunc, error) {
 	jwksURL := v.cfg.JWKSURL
 	if jwksURL == "" {
-		ctx, cancel := context.WithTimeout(ctx, oauthHTTPTimeout)
-		defer cancel()
 		var err error
 		if jwksURL, err = discoverJWKS(ctx, v.client, v.cfg.Issuer); err != nil {
 			return nil, err
 		}
 	}
-	failOnFirst := false
-	return keyfunc.NewDefaultOverrideCtx(v.life, []string{jwksURL}, keyfunc.Override{
-		Client:      v.client,
-		HTTPTimeout: oauthHTTPTimeout,
-		// Wait at most this long for the unknown-kid limiter; a token
-		// arriving later than that before the next refresh is refused at
-		// once. The bound also covers the refresh request itself.
-		RateLimitWaitMax:          oauthHTTPTimeout,
-		RefreshUnknownKID:         rate.NewLimiter(rate.Every(unknownKIDEvery), 1),
-		RefreshInterval:           time.Hour,
-		NoErrorReturnFirstHTTPReq: &failOnFirst,
-		RefreshErrorHandlerFunc: func(u string) func(context.Context, error) {
-			return func(_ context.Context, err error) {
-				v.log.Warn("auth.oauth: refreshing the issuer's key set failed", "url", u, "err", err)
-			}
-		},
-	})
+	var set jwkset.JWKSMarshal
+	status, err := getJSON(ctx, v.client, jwksURL, &set)
+	switch {
+	case err != nil:
+		return nil, err
+	case status != http.StatusOK:
+		return nil, fmt.Errorf("%s: HTTP %d", jwksURL, status)
+	}
+	store := jwkset.NewMemoryStorage()
+	for _, m := range set.Keys {
+		jwk, err := jwkset.NewJWKFromMarshal(m, jwkset.JWKMarshalOptions{}, jwkset.JWKValidateOptions{})
+		switch {
+		case errors.Is(err, jwkset.ErrUnsupportedKey):
+			continue
+		case err != nil:
+			return nil, fmt.Errorf("%s: key %q: %w", jwksURL, m.KID, err)
+		}
+		if err := store.KeyWrite(ctx, jwk); err != nil {
+			return nil, fmt.Errorf("%s: key %q: %w", jwksURL, m.KID, err)
+		}
+	}
+	return keyfunc.New(keyfunc.Options{Storage: store})
 }
 
 // verify checks a JWT access token and returns its principal. audiences
 // are the `aud` values accepted for this request.
 func (v *jwtVerifier) verify(ctx context.Context, token string, audiences []string) (*Principal, error) {
-	keys, err := v.keyfunc(ctx)
-	if err != nil {
+	claims := jwt.MapClaims{}
+	parsed, err := v.parser.ParseWithClaims(token, claims, v.keyfunc(ctx))
+	if errors.Is(err, errIssuerUnavailable) {
 		return nil, err
 	}
-	claims := jwt.MapClaims{}
-	parsed, err := v.parser.ParseWithClaims(token, claims, keys.KeyfuncCtx(ctx))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", auth.ErrInvalidToken, err)
 	}

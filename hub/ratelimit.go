@@ -1,8 +1,11 @@
 package hub
 
 import (
+	"container/list"
+	"hash/maphash"
 	"math"
 	"net/http"
+	"net/netip"
 	"sync"
 	"time"
 
@@ -10,7 +13,8 @@ import (
 )
 
 // RateLimit is auth.rate_limit: a token bucket per principal (per client
-// address for anonymous requests), over every HTTP request the hub guards.
+// address for anonymous requests), over every HTTP request the hub guards;
+// each message of a JSON-RPC batch counts as one request.
 type RateLimit struct {
 	Rate `yaml:",inline"`
 	// Principals overrides the rate for principals by id (Principal.ID:
@@ -34,31 +38,43 @@ func (r Rate) burst() int {
 	return max(1, int(math.Ceil(r.RequestsPerSecond)))
 }
 
-// maxBuckets bounds the buckets kept; past it, idle ones are dropped.
-const maxBuckets = 10000
+// The buckets of a limiter are kept for at most maxBuckets keys. A new key
+// past that takes the place of a bucket that has refilled (forgetting it
+// loses nothing: a new bucket starts full), found among the evictScan least
+// recently used. When none has, the table is flooded (many addresses at
+// once): a new key shares one of overflowBuckets buckets (at the rate of
+// the first key to use it), picked by a hash seeded per limiter, until a
+// kept bucket refills. No kept bucket is ever
+// dropped before it has refilled, so no flood of addresses resets anyone's
+// limit.
+const (
+	maxBuckets      = 10000
+	evictScan       = 64
+	overflowBuckets = 1024
+)
+
+// Failed authentication is limited per client address, whatever
+// auth.rate_limit says: maxAuthFailures a minute (and at once). Past it,
+// requests from the address get 429 without their token being looked at.
+const maxAuthFailures = 20
 
 // rateLimiter holds one bucket per principal.
 type rateLimiter struct {
 	cfg     RateLimit
-	mu      sync.Mutex
-	buckets map[string]*bucket
-}
-
-type bucket struct {
-	limiter *rate.Limiter
-	used    time.Time
+	buckets *bucketTable
 }
 
 func newRateLimiter(cfg *RateLimit) *rateLimiter {
 	if cfg == nil || (cfg.RequestsPerSecond <= 0 && len(cfg.Principals) == 0) {
 		return nil
 	}
-	return &rateLimiter{cfg: *cfg, buckets: map[string]*bucket{}}
+	return &rateLimiter{cfg: *cfg, buckets: newBucketTable(maxBuckets)}
 }
 
-// allow takes one request from p's bucket. When it is empty it returns how
-// long until the next request would be allowed.
-func (l *rateLimiter) allow(p *Principal, r *http.Request) (retryAfter time.Duration, ok bool) {
+// allow takes n requests (a JSON-RPC batch of n counts n) from p's bucket.
+// When it holds fewer it takes none and returns how long until it would
+// hold n, or never (a negative wait) when n is more than its burst.
+func (l *rateLimiter) allow(p *Principal, r *http.Request, n int) (retryAfter time.Duration, ok bool) {
 	if l == nil {
 		return 0, true
 	}
@@ -71,21 +87,13 @@ func (l *rateLimiter) allow(p *Principal, r *http.Request) (retryAfter time.Dura
 	}
 	key := p.ID
 	if key == "" {
-		key = "ip:" + clientIP(r)
+		key = "ip:" + addressKey(r)
 	}
 	now := time.Now()
-	l.mu.Lock()
-	b := l.buckets[key]
-	if b == nil {
-		if len(l.buckets) >= maxBuckets {
-			l.dropIdle(now)
-		}
-		b = &bucket{limiter: rate.NewLimiter(rate.Limit(limit.RequestsPerSecond), limit.burst())}
-		l.buckets[key] = b
+	res := l.buckets.get(key, limit, now).ReserveN(now, n)
+	if !res.OK() {
+		return -1, false
 	}
-	b.used = now
-	l.mu.Unlock()
-	res := b.limiter.ReserveN(now, 1)
 	if wait := res.DelayFrom(now); wait > 0 {
 		res.CancelAt(now)
 		return wait, false
@@ -93,17 +101,121 @@ func (l *rateLimiter) allow(p *Principal, r *http.Request) (retryAfter time.Dura
 	return 0, true
 }
 
-// dropIdle forgets buckets unused for a minute (a refilled bucket is the
-// same as a new one), or all of them if that frees nothing.
-func (l *rateLimiter) dropIdle(now time.Time) {
-	for k, b := range l.buckets {
-		if now.Sub(b.used) > time.Minute {
-			delete(l.buckets, k)
+// failureLimiter counts failed authentications per client address.
+type failureLimiter struct {
+	buckets *bucketTable
+}
+
+func newFailureLimiter() *failureLimiter {
+	return &failureLimiter{buckets: newBucketTable(maxBuckets)}
+}
+
+// blocked reports whether r's address is past maxAuthFailures, and for how
+// long. It takes nothing, and remembers no address that has not failed.
+func (f *failureLimiter) blocked(r *http.Request) (time.Duration, bool) {
+	if f == nil {
+		return 0, false
+	}
+	now := time.Now()
+	lim := f.buckets.find(addressKey(r))
+	if lim == nil {
+		return 0, false
+	}
+	if tokens := lim.TokensAt(now); tokens < 1 {
+		return time.Duration((1 - tokens) / float64(lim.Limit()) * float64(time.Second)), true
+	}
+	return 0, false
+}
+
+// failed counts a failed authentication from r's address.
+func (f *failureLimiter) failed(r *http.Request) {
+	if f == nil {
+		return
+	}
+	now := time.Now()
+	f.buckets.get(addressKey(r), Rate{RequestsPerSecond: maxAuthFailures / 60.0, Burst: maxAuthFailures}, now).AllowN(now, 1)
+}
+
+// addressKey is the client address a limit goes by: the connection's IP
+// address (X-Forwarded-For is not trusted), an IPv6 address by its /64,
+// which one client is commonly given whole.
+func addressKey(r *http.Request) string {
+	host := clientIP(r)
+	if ip, err := netip.ParseAddr(host); err == nil && ip.Is6() && !ip.Is4In6() {
+		if p, err := ip.Prefix(64); err == nil {
+			return p.String()
 		}
 	}
-	if len(l.buckets) >= maxBuckets {
-		clear(l.buckets)
+	return host
+}
+
+// bucketTable is a bounded set of token buckets by key (see maxBuckets).
+type bucketTable struct {
+	max      int
+	mu       sync.Mutex
+	index    map[string]*list.Element // of *bucket
+	lru      list.List                // most recently used first
+	overflow [overflowBuckets]*rate.Limiter
+	seed     maphash.Seed
+}
+
+type bucket struct {
+	key     string
+	limiter *rate.Limiter
+}
+
+func newBucketTable(max int) *bucketTable {
+	return &bucketTable{max: max, index: map[string]*list.Element{}, seed: maphash.MakeSeed()}
+}
+
+// find returns key's bucket (its own, or the overflow bucket it would
+// share), or nil when it has none.
+func (t *bucketTable) find(key string) *rate.Limiter {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if e := t.index[key]; e != nil {
+		return e.Value.(*bucket).limiter
 	}
+	return t.overflow[maphash.String(t.seed, key)%overflowBuckets]
+}
+
+// get returns key's bucket, making one of limit if need be.
+func (t *bucketTable) get(key string, limit Rate, now time.Time) *rate.Limiter {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if e := t.index[key]; e != nil {
+		t.lru.MoveToFront(e)
+		return e.Value.(*bucket).limiter
+	}
+	if t.lru.Len() >= t.max && !t.evictRefilled(now) {
+		i := maphash.String(t.seed, key) % overflowBuckets
+		if t.overflow[i] == nil {
+			t.overflow[i] = rate.NewLimiter(rate.Limit(limit.RequestsPerSecond), limit.burst())
+		}
+		return t.overflow[i]
+	}
+	b := &bucket{key: key, limiter: rate.NewLimiter(rate.Limit(limit.RequestsPerSecond), limit.burst())}
+	t.index[key] = t.lru.PushFront(b)
+	return b.limiter
+}
+
+// evictRefilled drops a bucket that has refilled, of the evictScan least
+// recently used, and reports whether it found one.
+func (t *bucketTable) evictRefilled(now time.Time) bool {
+	e := t.lru.Back()
+	for range evictScan {
+		if e == nil {
+			return false
+		}
+		b := e.Value.(*bucket)
+		if b.limiter.TokensAt(now) >= float64(b.limiter.Burst()) {
+			t.lru.Remove(e)
+			delete(t.index, b.key)
+			return true
+		}
+		e = e.Prev()
+	}
+	return false
 }
 
 // retryAfterSeconds is the Retry-After value for a wait: whole seconds, at least 1.

@@ -1,6 +1,6 @@
 package hub
 
-// One test per hub item of shared/spec/search_tools.md (X*, C*, D*, P*, K*,
+// One test per hub item of docs/search-tools.md (X*, C*, D*, P*, K*,
 // ST1, and S1 end to end). Fixtures are in helpers_test.go.
 
 import (

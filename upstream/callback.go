@@ -2,6 +2,7 @@ package upstream
 
 import (
 	"context"
+	"crypto/subtle"
 	"errors"
 	"fmt"
 	"html"
@@ -14,8 +15,11 @@ import (
 	"os/exec"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 
@@ -92,13 +96,21 @@ type callbackResult struct {
 // stays open after it returns (the caller closes it): a second attempt
 // of the same authorization may need it.
 func (c *callback) wait(ctx context.Context, authURL string, opts OAuthOptions, log *slog.Logger) (*auth.AuthorizationResult, error) {
-	u, err := url.Parse(authURL)
+	// The URL comes from the authorization server's metadata: it is shown
+	// and opened only as a plain http(s) web address, so that a hostile
+	// server cannot have the opener run file:, smb: or ms-msdt: handlers.
+	authURL, err := browsableURL(authURL)
 	if err != nil {
-		return nil, fmt.Errorf("authorization URL: %w", err)
+		return nil, fmt.Errorf("server '%s': %w", c.server, err)
+	}
+	u, _ := url.Parse(authURL)
+	state := u.Query().Get("state")
+	if state == "" {
+		return nil, fmt.Errorf("server '%s': the authorization URL carries no state", c.server)
 	}
 	got := make(chan callbackResult, 1)
 	c.mu.Lock()
-	c.state, c.got = u.Query().Get("state"), got
+	c.state, c.got = state, got
 	c.mu.Unlock()
 	defer func() {
 		c.mu.Lock()
@@ -129,7 +141,9 @@ func (c *callback) wait(ctx context.Context, authURL string, opts OAuthOptions, 
 	}
 }
 
-// handler answers the redirect at /callback; the first one counts.
+// handler answers the redirect at /callback; the first one with the
+// authorization's state counts. One without it (anyone who can reach the
+// port can send one) gets a 400 and the authorization keeps waiting.
 func (c *callback) handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /callback", func(w http.ResponseWriter, r *http.Request) {
@@ -141,12 +155,18 @@ func (c *callback) handler() http.Handler {
 			return
 		}
 		q := r.URL.Query()
+		if subtle.ConstantTimeCompare([]byte(q.Get("state")), []byte(state)) != 1 {
+			http.Error(w, "mcp-hub: this redirect's state does not match the authorization waiting (a stale or forged redirect); it is ignored", http.StatusBadRequest)
+			return
+		}
 		var res callbackResult
 		switch {
 		case q.Get("error") != "":
-			res.err = &AuthorizationDeniedError{Code: q.Get("error"), Description: q.Get("error_description")}
-		case q.Get("state") != state:
-			res.err = errors.New("the redirect's state does not match this authorization (a stale or forged redirect): run the login again")
+			// Both end up on a terminal: bounded, without control characters.
+			res.err = &AuthorizationDeniedError{
+				Code:        cleanText(q.Get("error"), maxErrorCode),
+				Description: cleanText(q.Get("error_description"), maxErrorDescription),
+			}
 		case q.Get("code") == "":
 			res.err = errors.New("the redirect carries no authorization code")
 		default:
@@ -174,6 +194,10 @@ func (c *callback) handler() http.Handler {
 // the URL as its only argument) if set, else the platform's opener. It
 // does not wait for the browser.
 func OpenBrowser(ctx context.Context, url string) error {
+	url, err := browsableURL(url)
+	if err != nil {
+		return err
+	}
 	name, args := browserCommand(runtime.GOOS, os.Getenv("BROWSER"), exec.LookPath)
 	if name == "" {
 		return errors.New("no $BROWSER and no opener (xdg-open) found")
@@ -206,4 +230,73 @@ func browserCommand(goos, browserEnv string, lookPath func(string) (string, erro
 		}
 	}
 	return "", nil
+}
+
+// browsableURL returns raw as a web address safe to print and to hand to
+// an opener, or an error that does not repeat it: only http and https
+// with a host and no user-info (https://good.example@evil.example/ reads
+// as good.example), with every byte a URI may not hold percent-encoded.
+func browsableURL(raw string) (string, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", errors.New("the authorization URL is not a valid URL: refusing to open it")
+	}
+	switch {
+	case u.Scheme != "http" && u.Scheme != "https":
+		// url.Parse lower-cases the scheme and admits only [a-z0-9+.-]:
+		// safe to print.
+		return "", fmt.Errorf("the authorization URL has scheme %q: refusing to open anything but an http or https URL", cleanText(u.Scheme, 32))
+	case u.Opaque != "" || u.Host == "":
+		return "", errors.New("the authorization URL has no host: refusing to open it")
+	case u.User != nil:
+		return "", errors.New("the authorization URL carries user-info (user@host): refusing to open it")
+	}
+	s := u.String()
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; uriChar(c) {
+			b.WriteByte(c)
+		} else {
+			fmt.Fprintf(&b, "%%%02X", c)
+		}
+	}
+	return b.String(), nil
+}
+
+// uriChar reports whether c may appear unencoded in a URI (RFC 3986:
+// unreserved, reserved and '%'). Encoding the rest changes no meaning and
+// leaves no quote, space or control byte for a terminal or an opener's
+// command line to interpret.
+func uriChar(c byte) bool {
+	switch {
+	case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		return true
+	}
+	return strings.IndexByte("-._~:/?#[]@!$&'()*+,;=%", c) >= 0
+}
+
+// Bounds of the authorization server's error text that reaches a terminal.
+const (
+	maxErrorCode        = 64
+	maxErrorDescription = 300
+)
+
+// cleanText makes text from the network fit to print: control characters
+// (ESC, newlines, C1, bidi overrides) become spaces, invalid UTF-8 is
+// replaced, and past max runes it is cut with a marker.
+func cleanText(s string, max int) string {
+	var b strings.Builder
+	n := 0
+	for _, r := range strings.ToValidUTF8(s, string(utf8.RuneError)) {
+		if n == max {
+			b.WriteString("...(truncated)")
+			break
+		}
+		if unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) {
+			r = ' '
+		}
+		b.WriteRune(r)
+		n++
+	}
+	return b.String()
 }

@@ -350,7 +350,6 @@ func TestOAuthLoginFailures(t *testing.T) {
 		want    string
 	}{
 		{name: "denied", browser: browserFollows, deny: true, want: "access_denied"},
-		{name: "state mismatch", browser: browserTampering(func(q url.Values) { q.Set("state", "forged") }), want: "state does not match"},
 		{name: "issuer mismatch", browser: browserTampering(func(q url.Values) { q.Set("iss", "http://127.0.0.1:1") }), want: "does not match expected issuer"},
 		{name: "timeout", browser: func(context.Context, string) error { return nil }, timeout: 300 * time.Millisecond, want: "no authorization arrived within 300ms"},
 	}

@@ -54,7 +54,7 @@ func TestConformance(t *testing.T) {
 	direct := cli.run(t, "direct", directURL, nil)
 	if direct.passed() == 0 || direct.failed() > 0 {
 		t.Fatalf("conformance directly against everything-server: %d passed, %d failed; expected all to pass "+
-			"(NOTES.md: 40 of 40), so the environment is broken, not the hub.\nFailing: %v\nCLI output:\n%s",
+			"(go-sdk's everything-server passes 40 of 40 directly), so the environment is broken, not the hub.\nFailing: %v\nCLI output:\n%s",
 			direct.passed(), direct.failed(), direct.failing(), direct.output.String())
 	}
 	t.Logf("direct: %d checks in %d scenarios, all pass", direct.passed(), len(direct.order))

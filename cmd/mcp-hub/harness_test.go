@@ -250,7 +250,7 @@ func processesOf(exe string) []int {
 }
 
 // startEverythingHTTP runs everything-server over stateful streamable HTTP
-// (as NOTES.md prescribes for the direct conformance run) and returns its URL.
+// (the setup in which it passes all 40 checks directly) and returns its URL.
 func startEverythingHTTP(tb testing.TB, bin, name string) (url string, c *child) {
 	tb.Helper()
 	addr := freeAddr(tb)
@@ -297,7 +297,7 @@ func startHub(tb testing.TB, name, cfgYAML, upstreamExe string) (url string, c *
 }
 
 // checkNoOrphans fails the test if a stdio upstream of a stopped hub is still
-// running (DESIGN.md: child processes die with the hub), then kills it.
+// running (child processes die with the hub), then kills it.
 func checkNoOrphans(tb testing.TB, hubName, exe string) {
 	deadline := time.Now().Add(10 * time.Second)
 	for {

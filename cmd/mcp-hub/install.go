@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -33,10 +34,11 @@ func installCommand() *cli.Command {
 		Description: "Adds one entry that runs this binary: {\"command\": \"/abs/mcp-hub\", \"args\": [\"--config\", \"/abs/hub.yaml\", \"serve\"]}.\n" +
 			"The client's file keeps everything else, byte for byte; a timestamped copy of it is saved next to it first\n" +
 			"(FILE.mcp-hub-YYYYMMDD-HHMMSS.bak). Running it again changes nothing. With --replace, the client's\n" +
-			"entries for servers the hub config now serves are removed (same name, or same command or URL).",
+			"entries the hub now serves to it are removed: same name and same server (command and args, or URL)\n" +
+			"as an enabled server of the hub config, served whole by --toolset when one is given.",
 		Flags: append(clientFlags(),
 			&cli.StringFlag{Name: "toolset", Usage: "the hub serves only toolset `T` to this client"},
-			&cli.BoolFlag{Name: "replace", Usage: "remove the client's entries for servers the hub now serves"},
+			&cli.BoolFlag{Name: "replace", Usage: "remove the client's entries the hub now serves to it (same name and same server)"},
 			&cli.StringFlag{Name: "command", Usage: "the mcp-hub `PATH` the client runs (default: this binary)"},
 		),
 		Action: runInstall,
@@ -115,6 +117,12 @@ func runInstall(c *cli.Context) error {
 		}
 		args = append(args, "--toolset", t)
 	}
+	if n := clientconfig.ToolNameLimit(loc.Client, c.String("name")); n > 0 && n < hub.MaxNameLength {
+		if n < hub.MinNameLength {
+			return cli.Exit(fmt.Sprintf("install: %s allows %d characters for the entry name and a tool name together; %q leaves %d for tool names, the hub needs %d: choose a shorter --name", loc.Client, n+len(c.String("name")), c.String("name"), n, hub.MinNameLength), exitConfig)
+		}
+		args = append(args, "--max-name-length", strconv.Itoa(n))
+	}
 	command, err := hubCommand(c.String("command"))
 	if err != nil {
 		return err
@@ -126,7 +134,7 @@ func runInstall(c *cli.Context) error {
 			return cli.Exit("install: "+err.Error(), exitConfig)
 		}
 		for _, s := range current {
-			if s.Name != c.String("name") && servedByHub(cfg, s) {
+			if s.Name != c.String("name") && servedByHub(cfg, c.String("toolset"), s) {
 				remove = append(remove, s.Name)
 			}
 		}
@@ -177,9 +185,9 @@ func runUninstall(c *cli.Context) error {
 		if len(backups) == 0 {
 			return cli.Exit(fmt.Sprintf("uninstall: no backup of %s to restore (install, uninstall and import save FILE.mcp-hub-*.bak next to it)", loc.Path), 1)
 		}
-		old, err := os.ReadFile(backups[0])
+		old, err := clientconfig.ReadBackup(loc, backups[0])
 		if err != nil {
-			return err
+			return cli.Exit("uninstall: "+err.Error(), 1)
 		}
 		if string(old) == string(data) {
 			fmt.Fprintf(out, "%s: %s is already as in %s; nothing changed.\n", loc.Client, loc.Path, backups[0])
@@ -251,24 +259,34 @@ func hubCommand(given string) (string, error) {
 	return exe, nil
 }
 
-// servedByHub reports whether the hub config serves the client's server s:
-// by name, or by the same command and args, or the same URL.
-func servedByHub(cfg *hub.Config, s clientconfig.Server) bool {
-	if _, ok := cfg.Servers[s.Name]; ok {
+// servedByHub reports whether the hub, as installed for this client,
+// serves the client's server s in its place: the hub config has a server
+// of the same name that is the same server (same URL, or same command and
+// args), is not disabled, and is served whole by the toolset (if any).
+// Anything less (another server under the name, a copy under another
+// name, a server the toolset leaves out or cuts down) stays in the client.
+func servedByHub(cfg *hub.Config, toolset string, s clientconfig.Server) bool {
+	h := cfg.Servers[s.Name]
+	if h == nil || h.Disabled {
+		return false
+	}
+	switch {
+	case h.URL != "" || s.Config.URL != "":
+		if h.URL != s.Config.URL {
+			return false
+		}
+	case h.Command == "" || h.Command != s.Config.Command || !slices.Equal(h.Args, s.Config.Args):
+		return false
+	}
+	if toolset == "" {
 		return true
 	}
-	for _, h := range cfg.Servers {
-		if h == nil {
-			continue
-		}
-		if s.Config.URL != "" && h.URL == s.Config.URL {
-			return true
-		}
-		if s.Config.Command != "" && h.Command == s.Config.Command && slices.Equal(h.Args, s.Config.Args) {
-			return true
-		}
+	ts := cfg.Toolsets[toolset]
+	if ts == nil {
+		return false
 	}
-	return false
+	sel := ts.Servers[s.Name]
+	return sel != nil && sel.All && sel.Include == nil && len(sel.Exclude) == 0
 }
 
 func sortedNames[V any](m map[string]V) []string {

@@ -8,6 +8,8 @@ import (
 	"os"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/urfave/cli/v2"
 
@@ -57,9 +59,9 @@ the login up within seconds.`,
 					if len(nl.Scopes) > 0 {
 						msg += fmt.Sprintf(" (it asks for scope %q)", strings.Join(nl.Scopes, " "))
 					}
-					return cli.Exit(msg, 1)
+					return cli.Exit(terminalLine(msg), 1)
 				}
-				return cli.Exit(fmt.Sprintf("the token is stored, but the server then failed: %v", err), 1)
+				return cli.Exit(terminalLine(fmt.Sprintf("the token is stored, but the server then failed: %v", err)), 1)
 			case err != nil:
 				return cli.Exit(loginFailure(sc.Name, err), 1)
 			case !res.Authorized:
@@ -73,7 +75,7 @@ the login up within seconds.`,
 // printGrant says what the login got, never the token itself.
 func printGrant(c *cli.Context, res *upstream.LoginResult) {
 	w := c.App.Writer
-	scopes := strings.Join(res.Scopes, " ")
+	scopes := terminalLine(strings.Join(res.Scopes, " "))
 	if scopes == "" {
 		scopes = "(none named)"
 	}
@@ -89,21 +91,46 @@ func printGrant(c *cli.Context, res *upstream.LoginResult) {
 	}
 	fmt.Fprintf(w, "  refresh token: %s\n", refresh)
 	if res.ClientID != "" {
-		fmt.Fprintf(w, "  client:        %s (%s)\n", res.ClientID, res.Registration)
+		fmt.Fprintf(w, "  client:        %s (%s)\n", terminalLine(res.ClientID), res.Registration)
 	}
 	fmt.Fprintf(w, "  tools:         %d\n", res.Tools)
 }
 
-// loginFailure turns the flow's errors into one clear line.
+// loginFailure turns the flow's errors into one clear line. They carry
+// text from authorization servers (error descriptions, response bodies),
+// so the line is bounded and without control characters.
 func loginFailure(server string, err error) string {
 	var denied *upstream.AuthorizationDeniedError
 	switch {
 	case errors.As(err, &denied):
-		return fmt.Sprintf("login to '%s' failed: %v", server, denied)
+		return terminalLine(fmt.Sprintf("login to '%s' failed: %v", server, denied))
 	case errors.Is(err, context.Canceled):
 		return fmt.Sprintf("login to '%s' cancelled", server)
 	}
-	return fmt.Sprintf("login to '%s' failed: %v", server, err)
+	return terminalLine(fmt.Sprintf("login to '%s' failed: %v", server, err))
+}
+
+// maxTerminalLine bounds a line of login output built from network text.
+const maxTerminalLine = 1000
+
+// terminalLine makes s one printable line: control characters (ESC,
+// newlines, C1, bidi overrides) become spaces, invalid UTF-8 is replaced,
+// and past maxTerminalLine runes it is cut with a marker.
+func terminalLine(s string) string {
+	var b strings.Builder
+	n := 0
+	for _, r := range strings.ToValidUTF8(s, string(utf8.RuneError)) {
+		if n == maxTerminalLine {
+			b.WriteString("...(truncated)")
+			break
+		}
+		if unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) {
+			r = ' '
+		}
+		b.WriteRune(r)
+		n++
+	}
+	return b.String()
 }
 
 func logoutCommand() *cli.Command {

@@ -203,7 +203,7 @@ func openHubWith(c *cli.Context, interactive bool) (*hub.Hub, *slog.Logger, erro
 	if err != nil {
 		log.Warn("OAuth is off: no token store", "err", err)
 	}
-	h, err := hub.New(c.Context, cfg, hub.Options{Logger: log, OAuth: oauth, Redactor: red})
+	h, err := hub.New(c.Context, cfg, hub.Options{Logger: log, OAuth: oauth, Redactor: red, MaxNameLength: c.Int("max-name-length")})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -1,11 +1,18 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-hub/mcp-hub/hub"
 	"github.com/mcp-hub/mcp-hub/internal/clientconfig"
@@ -287,5 +294,80 @@ func TestImportWithoutHome(t *testing.T) {
 	}
 	if out, code := runMain(t, []string{"HOME="}, "import", "cursor", "-c", cfg); code != exitConfig || !strings.Contains(out, "home directory is unknown") {
 		t.Errorf("import cursor without HOME: exit %d\n%s", code, out)
+	}
+}
+
+// TestInstallCursorNameLimit: Cursor drops a tool whose entry name and tool
+// name together pass 60 characters. `install cursor` has the hub it
+// registers cut names to fit; run as Cursor would run it, every tool the
+// hub lists fits with the entry's name, the same names on every start. An
+// entry name that leaves too little room is refused.
+func TestInstallCursorNameLimit(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	client := filepath.Join(dir, "mcp.json")
+	os.WriteFile(client, []byte(`{"mcpServers": {}}`), 0o644)
+	const server = "a-text-server-with-a-name-long-enough-to-matter"
+	cfg := aggWrite(t, "hub.yaml", "servers:\n  "+server+":\n    builtin: text\n  clock:\n    builtin: time\n")
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const entry = "my-hub"
+	if out, code := runMain(t, nil, "install", "cursor", "--client-config", client, "-c", cfg, "--command", self, "--name", entry); code != 0 {
+		t.Fatalf("install cursor: exit %d\n%s", code, out)
+	}
+	data, _ := os.ReadFile(client)
+	var file struct {
+		MCPServers map[string]struct {
+			Command string   `json:"command"`
+			Args    []string `json:"args"`
+		} `json:"mcpServers"`
+	}
+	if err := json.Unmarshal(data, &file); err != nil {
+		t.Fatal(err)
+	}
+	e := file.MCPServers[entry]
+	if want := []string{"--config", cfg, "serve", "--max-name-length", strconv.Itoa(60 - len(entry))}; !slices.Equal(e.Args, want) {
+		t.Fatalf("cursor entry args %q, want %q", e.Args, want)
+	}
+	list := func() []string {
+		cmd := exec.Command(e.Command, e.Args...)
+		cmd.Env = append(os.Environ(), envAsMain+"=1")
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "cursor-like", Version: "0"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+		if err != nil {
+			t.Fatalf("connect: %v", err)
+		}
+		defer cs.Close()
+		var names []string
+		for tool, err := range cs.Tools(ctx, nil) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			names = append(names, tool.Name)
+		}
+		return names
+	}
+	first := list()
+	cut := 0
+	for _, name := range first {
+		if len(entry)+len(name) > 60 {
+			t.Errorf("%s: %d characters with the entry name %q, Cursor's limit is 60", name, len(entry)+len(name), entry)
+		}
+		if strings.HasPrefix(name, "a-text-server") && len(name) == 60-len(entry) {
+			cut++
+		}
+	}
+	if cut == 0 {
+		t.Errorf("no name was cut (%v): the test's server name is too short to test anything", first)
+	}
+	if again := list(); !slices.Equal(first, again) {
+		t.Errorf("names changed across a restart:\n%v\n%v", first, again)
+	}
+	long := strings.Repeat("n", 40)
+	if out, code := runMain(t, nil, "install", "cursor", "--client-config", client, "-c", cfg, "--command", self, "--name", long); code != exitConfig || !strings.Contains(out, "choose a shorter --name") {
+		t.Errorf("install cursor --name %s: exit %d\n%s", long, code, out)
 	}
 }

@@ -2,8 +2,8 @@
 
 package main
 
-// Claude Code as a real client (NOTES.md, "Claude Code as a real client,
-// offline") and the Anthropic Messages API it talks to.
+// Claude Code as a real client, offline: ANTHROPIC_BASE_URL points it at a
+// local stand-in for the Anthropic Messages API, defined here too.
 
 import (
 	"bytes"
@@ -19,22 +19,33 @@ import (
 	"testing"
 )
 
-// claudeCode is `claude -p` (npm @anthropic-ai/claude-code).
-var claudeCode = realClient{
-	name:   "Claude Code",
-	env:    "MCP_HUB_CLAUDE",
-	prefix: "mcp__hub__",
-	api:    anthropicMessages,
-	next:   listedAlways,
-	version: func(cmd []string) string {
-		out, _ := exec.Command(cmd[0], "--version").Output()
-		v, _, _ := strings.Cut(strings.TrimSpace(string(out)), " ")
-		return v
-	},
-	run: runClaudeCode,
+// claudeCode is `claude -p` (npm @anthropic-ai/claude-code) with its
+// default settings.
+var claudeCode = claudeCodeWith()
+
+// claudeCodeWith is Claude Code run with settings (NAME=value environment
+// variables): its tool search forced on, say, or the new protocol era on
+// stdio. The loaded tool must be on the next model call under each.
+func claudeCodeWith(settings ...string) realClient {
+	return realClient{
+		name:     "Claude Code",
+		settings: strings.Join(settings, " "),
+		env:      "MCP_HUB_CLAUDE",
+		prefix:   "mcp__hub__",
+		api:      anthropicMessages,
+		next:     listedAlways,
+		version: func(cmd []string) string {
+			out, _ := exec.Command(cmd[0], "--version").Output()
+			v, _, _ := strings.Cut(strings.TrimSpace(string(out)), " ")
+			return v
+		},
+		run: func(ctx context.Context, bin []string, home, modelURL string, hub hubServer, prompt string) (string, error) {
+			return runClaudeCode(ctx, bin, home, modelURL, hub, prompt, settings)
+		},
+	}
 }
 
-func runClaudeCode(ctx context.Context, bin []string, home, modelURL string, hub hubServer, prompt string) (string, error) {
+func runClaudeCode(ctx context.Context, bin []string, home, modelURL string, hub hubServer, prompt string, settings []string) (string, error) {
 	server := map[string]any{"type": "http", "url": hub.url}
 	if hub.url == "" {
 		server = map[string]any{"type": "stdio", "command": hub.command[0], "args": hub.command[1:], "env": hub.env}
@@ -63,6 +74,7 @@ func runClaudeCode(ctx context.Context, bin []string, home, modelURL string, hub
 		// first model call may go out before the hub is connected.
 		"MCP_CONNECTION_NONBLOCKING=false",
 	}
+	cmd.Env = append(cmd.Env, settings...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
@@ -146,6 +158,9 @@ type anthropicRequest struct {
 	} `json:"messages"`
 	Tools []struct {
 		Name string `json:"name"`
+		// DeferLoading marks a tool sent by name only, its schema left to
+		// the client's own tool search: not offered to the model.
+		DeferLoading bool `json:"defer_loading"`
 	} `json:"tools"`
 }
 
@@ -157,6 +172,26 @@ type anthropicBlock struct {
 	ToolUseID string          `json:"tool_use_id"`
 	IsError   bool            `json:"is_error"`
 	Content   json.RawMessage `json:"content"` // tool_result: a string or blocks
+	// A tool_reference block names a deferred tool (ToolName); Claude Code
+	// sends one inside a tool_addition block (Tool).
+	ToolName string `json:"tool_name"`
+	Tool     *struct {
+		Type string `json:"type"`
+		Name string `json:"name"`
+	} `json:"tool"`
+}
+
+// referenced is the deferred tool a block brings into the model's context,
+// if any: the Messages API loads a defer_loading tool's definition where a
+// tool_reference names it.
+func (b anthropicBlock) referenced() string {
+	switch {
+	case b.Type == "tool_reference":
+		return b.ToolName
+	case b.Type == "tool_addition" && b.Tool != nil && b.Tool.Type == "tool_reference":
+		return b.Tool.Name
+	}
+	return ""
 }
 
 func anthropicBlocks(raw json.RawMessage) []anthropicBlock {
@@ -171,8 +206,28 @@ func anthropicBlocks(raw json.RawMessage) []anthropicBlock {
 
 func (r *anthropicRequest) view() modelView {
 	var v modelView
+	// A tool is offered when the model has its definition: sent whole, or
+	// sent with defer_loading and named by a tool_reference (Claude Code
+	// 2.1.3xx does that for MCP tools marked alwaysLoad that arrive
+	// mid-turn). A deferred tool nothing references is a name only, behind
+	// the client's own ToolSearch.
+	referenced := map[string]bool{}
+	for _, m := range r.Messages {
+		for _, b := range anthropicBlocks(m.Content) {
+			if name := b.referenced(); name != "" {
+				referenced[name] = true
+			}
+			for _, c := range anthropicBlocks(b.Content) {
+				if name := c.referenced(); name != "" {
+					referenced[name] = true
+				}
+			}
+		}
+	}
 	for _, t := range r.Tools {
-		v.tools = append(v.tools, t.Name)
+		if !t.DeferLoading || referenced[t.Name] {
+			v.tools = append(v.tools, t.Name)
+		}
 	}
 	names := map[string]string{} // tool_use id -> tool name
 	for _, m := range r.Messages {
@@ -182,10 +237,16 @@ func (r *anthropicRequest) view() modelView {
 			}
 		}
 	}
-	if len(r.Messages) == 0 {
+	// Claude Code 2.1.3xx ends the messages with its environment as a
+	// "system" message; the newest turn is the last message before it.
+	msgs := r.Messages
+	for len(msgs) > 0 && msgs[len(msgs)-1].Role == "system" {
+		msgs = msgs[:len(msgs)-1]
+	}
+	if len(msgs) == 0 {
 		return v
 	}
-	last := r.Messages[len(r.Messages)-1]
+	last := msgs[len(msgs)-1]
 	if last.Role != "user" {
 		return v
 	}

@@ -81,6 +81,9 @@ type hubServer struct {
 // realClient is one MCP client program.
 type realClient struct {
 	name string
+	// settings, if any, are how this run differs from the client as
+	// installed (environment variables).
+	settings string
 	// env is the variable naming its executable (or, with node, its
 	// JavaScript entry point); scripts/test.sh sets it.
 	env  string
@@ -217,7 +220,17 @@ func clientTurns(t *testing.T) []struct{ expr, want string } {
 // Gemini CLI 0.61.0 was tried and left out (README, "Client
 // compatibility"): a turn took ~25 s here, and whether its next model call
 // had the loaded tool varied from turn to turn (2 of 6).
-var realClients = []realClient{claudeCode, codexCLI}
+//
+// Claude Code runs three ways: as installed; with its own tool search
+// forced on (it then defers every MCP tool without
+// _meta["anthropic/alwaysLoad"]); and with the 2026-07-28 protocol era
+// allowed on stdio (it probes server/discover and falls back to initialize).
+var realClients = []realClient{
+	claudeCode,
+	claudeCodeWith("ENABLE_TOOL_SEARCH=true"),
+	claudeCodeWith("MCP_PROTOCOL_NEGOTIATION=auto"),
+	codexCLI,
+}
 
 // TestRealClients runs each installed real client through the hub, over
 // stdio and streamable HTTP, 3 turns each (issue 16): every turn must end
@@ -227,10 +240,10 @@ func TestRealClients(t *testing.T) {
 	var summary []string
 	defer func() { writeClientsSummary(t, summary) }()
 	for _, rc := range realClients {
-		t.Run(rc.name, func(t *testing.T) {
+		t.Run(strings.TrimSpace(rc.name+" "+rc.settings), func(t *testing.T) {
 			cmd := []string{os.Getenv(rc.env)}
 			if cmd[0] == "" {
-				summary = append(summary, fmt.Sprintf("%-22s skipped: %s is not set (not installed)", rc.name, rc.env))
+				summary = append(summary, fmt.Sprintf("%-50s skipped: %s is not set (not installed)", rc.name, rc.env))
 				t.Skipf("%s is not set: run ./scripts/test.sh, which installs %s into .cache/npm and sets it", rc.env, rc.name)
 			}
 			if rc.node {
@@ -279,8 +292,8 @@ func TestRealClients(t *testing.T) {
 						}
 						script.mu.Unlock()
 					}
-					line := fmt.Sprintf("%-22s %-5s loaded tool on the next model call %d/%d, right answers %d/%d, call_tool needed %d/%d",
-						rc.name+" "+version, transport, loaded, len(turns), right, len(turns), viaCallTool, len(turns))
+					line := fmt.Sprintf("%-50s %-5s loaded tool on the next model call %d/%d, right answers %d/%d, call_tool needed %d/%d",
+						strings.TrimSpace(rc.name+" "+version+" "+rc.settings), transport, loaded, len(turns), right, len(turns), viaCallTool, len(turns))
 					summary = append(summary, line)
 					t.Log(line)
 				})

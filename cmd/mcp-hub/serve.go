@@ -30,6 +30,7 @@ func serveCommand() *cli.Command {
 			&cli.BoolFlag{Name: "chat-api", Usage: "with --http: also serve POST /v1/chat (the chat loop over HTTP)"},
 			&cli.DurationFlag{Name: "watch-interval", Value: DefaultWatchInterval,
 				Usage: "re-read the config file this often and apply what changed (0: only on SIGHUP)"},
+			&cli.IntFlag{Name: "max-name-length", Usage: fmt.Sprintf("cut exposed tool and prompt names to `N` characters (%d-%d; overrides max_name_length; install cursor sets it)", hub.MinNameLength, hub.MaxNameLength)},
 			&cli.StringFlag{Name: "metrics", Usage: "also serve Prometheus metrics at http://ADDR/metrics (e.g. 127.0.0.1:9464), next to stdio or --http"},
 			&cli.StringFlag{Name: "cpuprofile", Usage: "write a CPU profile to this file until the hub stops", Hidden: true},
 		},
@@ -40,6 +41,9 @@ func serveCommand() *cli.Command {
 					return err
 				}
 				defer stop()
+			}
+			if n := c.Int("max-name-length"); c.IsSet("max-name-length") && (n < hub.MinNameLength || n > hub.MaxNameLength) {
+				return cli.Exit(fmt.Sprintf("--max-name-length must be between %d and %d", hub.MinNameLength, hub.MaxNameLength), exitConfig)
 			}
 			if c.Duration("watch-interval") < 0 {
 				return cli.Exit("--watch-interval must be 0 (only SIGHUP) or positive", exitConfig)

@@ -184,3 +184,17 @@ func FileLocation(client, p string, data []byte) Location {
 	}
 	return loc
 }
+
+// cursorNameLimit is Cursor's bound on an MCP tool's server name and tool
+// name together: it drops tools past it without a word.
+const cursorNameLimit = 60
+
+// ToolNameLimit is the longest tool name the client accepts from a server
+// it names entry, or 0 when the client sets no limit of its own (the hub's
+// default then holds).
+func ToolNameLimit(client, entry string) int {
+	if client == "cursor" {
+		return cursorNameLimit - len(entry)
+	}
+	return 0
+}

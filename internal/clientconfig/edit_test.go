@@ -168,3 +168,26 @@ func TestInstallReplaceAndRefuse(t *testing.T) {
 		t.Error("uninstall removed a server that is not mcp-hub")
 	}
 }
+
+// Of duplicate keys the client (JSON.parse, encoding/json) uses the last:
+// reads and edits use that copy too.
+func TestDuplicateKeysLastWins(t *testing.T) {
+	t.Parallel()
+	src := []byte(`{"mcpServers": {"ignored": {"command": "a"}}, "mcpServers": {"used": {"command": "b"}}}`)
+	loc := FileLocation("cursor", "mcp.json", src)
+	servers, err := Parse(loc, src, Env{})
+	if err != nil || len(servers) != 1 || servers[0].Name != "used" {
+		t.Fatalf("Parse = %+v, %v; want the last mcpServers", servers, err)
+	}
+	out, err := setMember(src, []string{"mcpServers"}, "hub", map[string]string{"command": "h"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"mcpServers": {"ignored": {"command": "a"}}, "mcpServers": {"used": {"command": "b"}, "hub": {"command":"h"}}}`
+	if string(out) != want {
+		t.Errorf("setMember edited\n%s\nwant\n%s", out, want)
+	}
+	if _, err := Install(loc, src, HubEntry{Name: "hub", Command: "/x/mcp-hub"}, nil, "/x/mcp-hub"); err == nil || !strings.Contains(err.Error(), `"mcpServers" twice`) {
+		t.Errorf("Install on duplicate mcpServers: %v; want it refused", err)
+	}
+}

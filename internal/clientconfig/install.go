@@ -1,6 +1,7 @@
 package clientconfig
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -40,6 +41,9 @@ func Install(loc Location, data []byte, hub HubEntry, remove []string, self stri
 	var res InstallResult
 	if len(data) == 0 {
 		data = []byte("{}\n")
+	}
+	if err := noDuplicates(loc, data); err != nil {
+		return res, err
 	}
 	servers, err := Parse(loc, data, Env{})
 	if err != nil {
@@ -100,6 +104,9 @@ func sameHubEntry(loc Location, data []byte, hub HubEntry) bool {
 // file has no such entry, and refuses to remove an entry that is not
 // mcp-hub.
 func Uninstall(loc Location, data []byte, name, self string) ([]byte, bool, error) {
+	if err := noDuplicates(loc, data); err != nil {
+		return nil, false, err
+	}
 	servers, err := Parse(loc, data, Env{})
 	if err != nil {
 		return nil, false, err
@@ -114,4 +121,44 @@ func Uninstall(loc Location, data []byte, name, self string) ([]byte, bool, erro
 		return deleteMember(data, loc.Section, name)
 	}
 	return data, false, nil
+}
+
+// noDuplicates refuses a file with a key twice on the way to the servers
+// object (two "mcpServers", say) or a server name twice in it. The client
+// uses the last of duplicates; removing that one would bring the other
+// back, so install and uninstall leave the choice to the user.
+func noDuplicates(loc Location, data []byte) error {
+	d, err := parseJSONC(data)
+	if err != nil {
+		return fmt.Errorf("%s: %w", loc.Path, err)
+	}
+	line := func(m member) int { return bytes.Count(data[:m.keyStart], []byte("\n")) + 1 }
+	dup := func(obj *node, only string) error {
+		first := map[string]member{}
+		for _, m := range obj.members {
+			if only != "" && m.key != only {
+				continue
+			}
+			if f, ok := first[m.key]; ok {
+				return fmt.Errorf("%s has the key %q twice (lines %d and %d); %s uses the last one: remove one of them and run this again", loc.Path, m.key, line(f), line(m), loc.Client)
+			}
+			first[m.key] = m
+		}
+		return nil
+	}
+	section := d.section(loc.Section, "")
+	obj := d.root
+	for _, k := range section {
+		if obj == nil || obj.kind != '{' {
+			return nil
+		}
+		if err := dup(obj, k); err != nil {
+			return err
+		}
+		obj = obj.get(k).valueOrNil()
+	}
+	if obj == nil || obj.kind != '{' {
+		return nil
+	}
+	return dup(obj, "")
 }

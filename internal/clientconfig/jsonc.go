@@ -29,16 +29,26 @@ type member struct {
 	value    *node
 }
 
+// get returns key's member; of duplicates the last, the one JSON.parse,
+// encoding/json and so the clients use, so that reads and edits land in
+// the copy the client reads.
 func (n *node) get(key string) *member {
 	if n == nil || n.kind != '{' {
 		return nil
 	}
-	for i := range n.members {
+	for i := len(n.members) - 1; i >= 0; i-- {
 		if n.members[i].key == key {
 			return &n.members[i]
 		}
 	}
 	return nil
+}
+
+func (m *member) valueOrNil() *node {
+	if m == nil {
+		return nil
+	}
+	return m.value
 }
 
 // jsonDoc is a parsed file: the original bytes, the same bytes with

@@ -1,6 +1,7 @@
 package clientconfig
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -10,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/mcp-hub/mcp-hub/internal/nofollow"
 )
 
 // WriteFile replaces path with data atomically: a temporary file in the
@@ -25,10 +28,22 @@ func WriteFile(path string, data []byte, perm fs.FileMode) error {
 	if st, err := os.Stat(target); err == nil {
 		perm = st.Mode().Perm()
 	}
+	if err := writeAtomic(target, data, perm, writeAll); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+// writeAtomic puts data at target through a temporary file in the same
+// directory: written with write, synced, then renamed over target. On any
+// error the temporary file is removed and target is as it was. The
+// temporary file is created exclusively (never through a link), and the
+// rename replaces a link at target rather than following it.
+func writeAtomic(target string, data []byte, perm fs.FileMode, write func(*os.File, []byte) error) error {
 	dir := filepath.Dir(target)
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(target)+".tmp-*")
 	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+		return err
 	}
 	done := false
 	defer func() {
@@ -37,24 +52,29 @@ func WriteFile(path string, data []byte, perm fs.FileMode) error {
 			os.Remove(tmp.Name())
 		}
 	}()
-	if _, err := tmp.Write(data); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+	if err := write(tmp, data); err != nil {
+		return err
 	}
 	if err := tmp.Chmod(perm); err != nil && !errors.Is(err, errors.ErrUnsupported) {
-		return fmt.Errorf("write %s: %w", path, err)
+		return err
 	}
 	if err := tmp.Sync(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+		return err
 	}
 	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+		return err
 	}
 	if err := replaceFile(tmp.Name(), target); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+		return err
 	}
 	done = true
 	syncDir(dir)
 	return nil
+}
+
+func writeAll(f *os.File, data []byte) error {
+	_, err := f.Write(data) // a short write is an error (io.ErrShortWrite at least)
+	return err
 }
 
 // replaceWithRetry renames until it works or the retries run out. On
@@ -74,8 +94,15 @@ func replaceWithRetry(rename func() error, retryable func(error) bool, sleep fun
 }
 
 // Backup copies path to a timestamped file next to it
-// (<name>.mcp-hub-20060102-150405.bak, UTC) and returns its path.
+// (<name>.mcp-hub-20060102-150405.bak, UTC) and returns its path. The copy
+// is written like WriteFile (temporary file, sync, rename): one cut short
+// by a full disk is never left under a backup's name, and the error stops
+// the caller before it changes path.
 func Backup(path string, now time.Time) (string, error) {
+	return backup(path, now, writeAll)
+}
+
+func backup(path string, now time.Time, write func(*os.File, []byte) error) (string, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return "", fmt.Errorf("back up %s: %w", path, err)
@@ -92,10 +119,28 @@ func Backup(path string, now time.Time) (string, error) {
 		}
 		name = fmt.Sprintf("%s-%d.bak", base, i)
 	}
-	if err := os.WriteFile(name, data, st.Mode().Perm()); err != nil {
-		return "", fmt.Errorf("back up %s: %w", path, err)
+	if err := writeAtomic(name, data, st.Mode().Perm(), write); err != nil {
+		return "", fmt.Errorf("back up %s: %w (nothing changed)", path, err)
 	}
 	return name, nil
+}
+
+// ReadBackup reads the backup at path of loc's file for a restore. It
+// refuses, with the current file left alone, a backup that is not a whole
+// config of the client: empty, not JSON(C) (a copy cut short, or damaged
+// since), or a symbolic link (backups are files the hub wrote itself).
+func ReadBackup(loc Location, path string) ([]byte, error) {
+	data, err := nofollow.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("the backup %s cannot be read (%w): not restoring it; %s is unchanged", path, err, loc.Path)
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, fmt.Errorf("the backup %s is empty: not restoring it; %s is unchanged (remove the backup to restore the one before it)", path, loc.Path)
+	}
+	if _, err := parseJSONC(data); err != nil {
+		return nil, fmt.Errorf("the backup %s is not a whole %s config (%v; cut short or damaged): not restoring it; %s is unchanged (remove the backup to restore the one before it)", path, loc.Client, err, loc.Path)
+	}
+	return data, nil
 }
 
 // Backups lists path's backups, newest first.

@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -107,5 +109,108 @@ func TestReplaceWithRetry(t *testing.T) {
 		if windowsBusy(errno) != want {
 			t.Errorf("windowsBusy(%d) = %v", errno, !want)
 		}
+	}
+}
+
+// A disk that fills up during a backup: the write fails part way. Backup
+// returns the error and leaves nothing behind, neither a backup nor a
+// temporary file; the file itself is untouched.
+func TestBackupCutShort(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	p := filepath.Join(dir, "mcp.json")
+	orig := []byte(`{"mcpServers": {"a": {"command": "a"}}}` + "\n")
+	if err := os.WriteFile(p, orig, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	full := func(f *os.File, data []byte) error {
+		if _, err := f.Write(data[:len(data)/2]); err != nil {
+			return err
+		}
+		return syscall.ENOSPC
+	}
+	name, err := backup(p, time.Now(), full)
+	if err == nil || !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("backup on a full disk = %q, %v; want the ENOSPC error", name, err)
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 {
+		t.Errorf("left behind: %v; want only the file", entries)
+	}
+	if data, _ := os.ReadFile(p); string(data) != string(orig) {
+		t.Errorf("the file changed: %q", data)
+	}
+}
+
+// A restore reads the backup only if it is a whole config of the client.
+func TestReadBackup(t *testing.T) {
+	t.Parallel()
+	good := `{"mcpServers": {"a": {"command": "a", "args": ["x"]}}, "theme": "dark"}` + "\n"
+	tests := []struct {
+		name    string
+		backup  func(dir string) string // makes the backup, returns its path
+		wantErr string
+	}{
+		{"whole", func(d string) string { return write(t, d, good) }, ""},
+		{"cut short", func(d string) string { return write(t, d, good[:len(good)/2]) }, "not a whole cursor config"},
+		{"cut at the last brace", func(d string) string { return write(t, d, good[:len(good)-2]) }, "not a whole cursor config"},
+		{"empty", func(d string) string { return write(t, d, "") }, "is empty"},
+		{"symlink", func(d string) string {
+			target := write(t, t.TempDir(), good)
+			link := filepath.Join(d, "mcp.json.mcp-hub-20260101-000000.bak")
+			if err := os.Symlink(target, link); err != nil {
+				t.Skipf("cannot make a symlink here: %v", err)
+			}
+			return link
+		}, "symbolic link"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			loc := FileLocation("cursor", filepath.Join(dir, "mcp.json"), nil)
+			data, err := ReadBackup(loc, tc.backup(dir))
+			switch {
+			case tc.wantErr == "" && (err != nil || string(data) != good):
+				t.Errorf("ReadBackup = %q, %v; want the backup", data, err)
+			case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr) || !strings.Contains(err.Error(), "unchanged")):
+				t.Errorf("ReadBackup = %q, %v; want an error containing %q that says the file is unchanged", data, err, tc.wantErr)
+			}
+		})
+	}
+}
+
+func write(t *testing.T, dir, content string) string {
+	t.Helper()
+	p := filepath.Join(dir, "mcp.json.mcp-hub-20260101-000000.bak")
+	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// A symlink planted where the next backup goes: the backup is not written
+// through it (the target stays as it was) but next to it.
+func TestBackupNotThroughSymlink(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	p := filepath.Join(dir, "mcp.json")
+	if err := os.WriteFile(p, []byte(`{"mcpServers": {}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	target := filepath.Join(t.TempDir(), "elsewhere")
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	if err := os.Symlink(target, p+".mcp-hub-20260102-030405.bak"); err != nil {
+		t.Skipf("cannot make a symlink here: %v", err)
+	}
+	name, err := Backup(p, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if filepath.Base(name) != "mcp.json.mcp-hub-20260102-030405-2.bak" {
+		t.Errorf("backup at %s", name)
+	}
+	if _, err := os.Lstat(target); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the link's target was created (%v)", err)
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/mcp-hub/mcp-hub/internal/nofollow"
 )
 
 // EnvStateDir overrides where mcp-hub keeps its state.
@@ -191,12 +193,14 @@ func (s *Store) Delete(ctx context.Context, server, url string) (bool, error) {
 
 func (s *Store) read(server, url string) (*Record, error) {
 	path := s.Path(server, url)
-	data, err := os.ReadFile(path)
+	// A link planted at the path is refused, not read: records are files
+	// this store writes itself (write replaces a link, never follows it).
+	data, err := nofollow.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("token store: %w", err)
+		return nil, fmt.Errorf("token store: server '%s': %w (remove it and log in again)", server, err)
 	}
 	var r Record
 	if err := json.Unmarshal(data, &r); err != nil {
@@ -248,9 +252,11 @@ func (s *Store) lock(ctx context.Context, server, url string) (unlock func(), er
 		return nil, err
 	}
 	path := filepath.Join(s.dir, fileName(server, url)+".lock")
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	// Not through a link planted at the path: that would create (or lock)
+	// a file wherever it points.
+	f, err := nofollow.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
-		return nil, fmt.Errorf("token store: %w", err)
+		return nil, fmt.Errorf("token store: server '%s': %w", server, err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, lockWait)
 	defer cancel()

@@ -301,3 +301,59 @@ func TestLockAcrossProcesses(t *testing.T) {
 	}
 	cmd.Wait()
 }
+
+// A symlink planted at a record's lock or token file, pointing at a file
+// elsewhere: Load, Update and Delete fail naming the link (or, for
+// Delete, remove the link itself), and the target is neither created nor
+// changed.
+func TestSymlinksNotFollowed(t *testing.T) {
+	t.Parallel()
+	const server, url = "svc", "https://svc.example/mcp"
+	tests := []struct {
+		name   string
+		path   func(s *Store) string
+		target string // "" : a file that does not exist yet
+	}{
+		{"lock to missing", func(s *Store) string { return filepath.Join(s.dir, fileName(server, url)+".lock") }, ""},
+		{"lock to existing", func(s *Store) string { return filepath.Join(s.dir, fileName(server, url)+".lock") }, "precious"},
+		{"token to existing", func(s *Store) string { return s.Path(server, url) }, `{"server":"svc","url":"https://svc.example/mcp","token":{"access_token":"planted"}}`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s, _ := Open(t.TempDir())
+			if err := s.ensureDir(); err != nil {
+				t.Fatal(err)
+			}
+			target := filepath.Join(t.TempDir(), "target")
+			if tc.target != "" {
+				if err := os.WriteFile(target, []byte(tc.target), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := os.Symlink(target, tc.path(s)); err != nil {
+				t.Skipf("cannot make a symlink here: %v", err)
+			}
+			// Load of a record that does not exist takes no lock.
+			if r, err := s.Load(ctxT(t), server, url); strings.HasPrefix(tc.name, "token") && (err == nil || !strings.Contains(err.Error(), "symbolic link")) {
+				t.Errorf("Load = %+v, %v; want an error naming the symbolic link", r, err)
+			}
+			_, err := s.Update(ctxT(t), server, url, func(*Record) (*Record, error) {
+				return &Record{Token: &Token{AccessToken: "new"}}, nil
+			})
+			if err == nil || !strings.Contains(err.Error(), "symbolic link") {
+				t.Errorf("Update = %v; want an error naming the symbolic link", err)
+			}
+			data, err := os.ReadFile(target)
+			switch {
+			case tc.target == "" && !os.IsNotExist(err):
+				t.Errorf("the link's target was created (%v)", err)
+			case tc.target != "" && string(data) != tc.target:
+				t.Errorf("the link's target was changed: %q", data)
+			}
+			if st, err := os.Lstat(target); err == nil && st.Mode().Perm() != 0o644 {
+				t.Errorf("the link's target mode changed to %v", st.Mode().Perm())
+			}
+		})
+	}
+}

@@ -41,7 +41,7 @@ const version = "1.0.0"
 
 // protocolVersions restricts what builtins negotiate. The 2026-07-28 draft
 // changes how list-changed notifications and logging are delivered (see
-// NOTES.md); the hub speaks 2025-11-25 and older, so the builtins do too.
+// docs/stateless-mcp.md); the hub speaks 2025-11-25 and older, so the builtins do too.
 func protocolVersions() []string {
 	return []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
 }

@@ -1,0 +1,78 @@
+//go:build linux
+
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcp-hub/mcp-hub/internal/fixture"
+)
+
+// TestLoginRefusesNonWebURLs runs `mcp-hub login` against an authorization
+// server whose authorization_endpoint is not a web address, with $BROWSER
+// a script that records what it is asked to open: the login fails naming
+// the reason and the script never runs.
+func TestLoginRefusesNonWebURLs(t *testing.T) {
+	t.Parallel()
+	for _, endpoint := range []string{"file:///etc/passwd", "smb://127.0.0.1/share/payload.exe", "ms-msdt:-id PCWDiagnostic", "https://login.example@127.0.0.1:1/authorize"} {
+		t.Run(endpoint, func(t *testing.T) {
+			t.Parallel()
+			as := fixture.NewAuthServer(t, time.Hour, "mcp:read")
+			as.SetAuthorizationEndpoint(endpoint)
+			ps := fixture.NewProtectedServer(t, as, "mcp:read")
+			dir := t.TempDir()
+			record := filepath.Join(dir, "opened")
+			browser := filepath.Join(dir, "browser.sh")
+			if err := os.WriteFile(browser, []byte("#!/bin/sh\nprintf '%s\\n' \"$1\" >> '"+record+"'\n"), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			cfg := writeConfig(t, fmt.Sprintf("servers:\n  svc:\n    url: %q\n", ps.URL))
+			out, code := runMain(t, []string{"MCP_HUB_STATE_DIR=" + filepath.Join(dir, "state"), "BROWSER=" + browser},
+				"--config", cfg, "login", "--timeout", "20s", "svc")
+			if code != 1 || !strings.Contains(out, "login to 'svc' failed") ||
+				!strings.Contains(out, "refusing to open") && !strings.Contains(out, "authorization_endpoint") {
+				t.Errorf("login (exit %d):\n%s\nwant exit 1 saying why the URL is refused", code, out)
+			}
+			if opened, err := os.ReadFile(record); err == nil {
+				t.Errorf("$BROWSER was run with %q", opened)
+			}
+			if strings.Contains(out, "If none opens, visit") {
+				t.Errorf("the refused URL was offered to the user:\n%s", out)
+			}
+		})
+	}
+}
+
+// TestLoginDeniedPrintsCleanLine: the authorization server refuses with an
+// error_description of terminal escapes and 10 KB; login prints one
+// bounded line without control characters.
+func TestLoginDeniedPrintsCleanLine(t *testing.T) {
+	t.Parallel()
+	as := fixture.NewAuthServer(t, time.Hour, "mcp:read")
+	as.SetDenyDescription("\x1b[2J\x1b]0;owned\x07" + strings.Repeat("x", 10<<10))
+	ps := fixture.NewProtectedServer(t, as, "mcp:read")
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := writeConfig(t, fmt.Sprintf("servers:\n  svc:\n    url: %q\n", ps.URL))
+	out, code := runMain(t, []string{"MCP_HUB_STATE_DIR=" + filepath.Join(t.TempDir(), "state"), "BROWSER=" + self, envAsBrowser + "=1"},
+		"--config", cfg, "login", "--timeout", "20s", "svc")
+	var line string
+	for _, l := range strings.Split(out, "\n") {
+		if strings.Contains(l, "access_denied") {
+			line = l
+		}
+	}
+	if code != 1 || line == "" {
+		t.Fatalf("login (exit %d):\n%.2000q\nwant exit 1 naming access_denied", code, out)
+	}
+	if strings.ContainsAny(out, "\x1b\x07") || len(line) > 1100 || !strings.Contains(line, "(truncated)") {
+		t.Errorf("denied line (%d bytes) %.200q: want it bounded, cut and without control characters", len(line), line)
+	}
+}

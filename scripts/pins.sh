@@ -1,0 +1,11 @@
+# Versions the tests install and run, in one place: scripts/test.sh sources
+# this file, and scripts/client-versions.sh reports (or bumps) the clients.
+# The README's client table names these versions: rerun ./scripts/test.sh
+# after a bump and copy its "real clients" summary into the table.
+
+# The MCP conformance suite: its scenarios change between releases.
+conformance_version=0.1.16
+node_major=22
+# Real MCP clients (cmd/mcp-hub/realclients_test.go), from the npm registry.
+claude_version=2.1.332
+codex_version=0.171.0

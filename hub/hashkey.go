@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"strings"
 
+	"github.com/mcp-hub/mcp-hub/internal/nofollow"
 	"github.com/mcp-hub/mcp-hub/internal/tokenstore"
 )
 
@@ -127,14 +128,7 @@ func loadOrCreateKeyFile(path string) ([]byte, error) {
 // readKeyFile reads a key file: a regular file, not a link, that only its
 // owner may read, holding the hex of hashKeyBytes random bytes.
 func readKeyFile(path string) ([]byte, error) {
-	before, err := os.Lstat(path)
-	if err != nil {
-		return nil, err
-	}
-	if !before.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file (a symbolic link?): remove it to have a new key made", path)
-	}
-	f, err := os.OpenFile(path, os.O_RDONLY|noFollow, 0)
+	f, err := nofollow.OpenFile(path, os.O_RDONLY, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -143,8 +137,8 @@ func readKeyFile(path string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !os.SameFile(before, st) {
-		return nil, fmt.Errorf("%s changed while it was opened", path)
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file: remove it to have a new key made", path)
 	}
 	if runtime.GOOS != "windows" && st.Mode().Perm()&0o077 != 0 {
 		return nil, fmt.Errorf("%s may be read by others (mode %o): chmod 600 it", path, st.Mode().Perm())

@@ -200,7 +200,7 @@ func TestRateLimitBatch(t *testing.T) {
 	cfg.Auth.Tokens = []Token{{Name: "a", Value: "token-a-1234"}, {Name: "ops", Value: "token-ops-1234"}}
 	// A bucket of 6 that does not refill within the test: initialize
 	// and notifications/initialized take 2, leaving 4.
-	cfg.Auth.RateLimit = &RateLimit{Rate: Rate{RequestsPerSecond: 0.001, Burst: 6}, Principals: map[string]Rate{"ops": {}}}
+	cfg.Auth.RateLimit = &RateLimit{Rate: Rate{RequestsPerSecond: 0.001, Burst: 6}, Principals: map[string]Rate{"token:ops": {}}}
 	cfg.Audit.File = filepath.Join(t.TempDir(), "audit.jsonl")
 	g := &gwUpstream{}
 	_, base, _ := gwHub(t, cfg, g)

@@ -77,7 +77,7 @@ func (s *Session) observe(next mcp.MethodHandler) mcp.MethodHandler {
 // span. It allocates nothing unless tracing or the audit log is on.
 func (s *Session) report(req *mcp.CallToolRequest, rec *callRecord, res mcp.Result, err error, took time.Duration, span trace.Span) {
 	h := s.hub
-	method, tool, server, outcome := "tools/call", req.Params.Name, "", OutcomeError
+	method, tool, server, outcome := "tools/call", shownName(req.Params.Name), "", OutcomeError
 	switch rec.kind {
 	case recordForwarded:
 		h.metrics.observeCall(rec.server, rec.original, rec.outcome, took)

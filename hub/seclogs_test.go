@@ -13,6 +13,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/mcp-hub/mcp-hub/internal/fixture"
 )
 
 // slRawSession opens an HTTP session on /mcp at url with raw POSTs and
@@ -138,5 +142,56 @@ func TestAuditRedactsEscapedSecrets(t *testing.T) {
 	}
 	if calls != len(argsList) {
 		t.Errorf("%d tools/call lines, want %d", calls, len(argsList))
+	}
+}
+
+// TestHealthzDetailsFollowAuthorization: /healthz's details (servers,
+// their last errors, the reload error) go only to a principal that the
+// guard lets through to /mcp and /metrics; a verified token that gets 403
+// there (a missing required scope, a toolset claim naming no configured
+// toolset) sees only the status, like one with no token at all. Tokens
+// from a real issuer over HTTP.
+func TestHealthzDetailsFollowAuthorization(t *testing.T) {
+	t.Parallel()
+	iss := fixture.NewIssuer(t, "", false)
+	iss.AddKey("k1", false, true)
+	cfg := oauthConfig(iss)
+	cfg.Auth.Tokens = []Token{{Name: "ci", Value: "ci-token-health-1234"}}
+	cfg.Auth.OAuth.RequiredScopes = []string{"mcp:tools"}
+	cfg.Auth.OAuth.ToolsetClaim = "groups"
+	cfg.Toolsets = map[string]*Toolset{"ops": {Servers: map[string]*ToolSelection{"gw": {All: true}}}}
+	_, base, _ := gwHub(t, cfg, &gwUpstream{})
+	token := func(claims jwt.MapClaims) map[string]string {
+		return map[string]string{"Authorization": "Bearer " + iss.Token("k1", testAudience, claims)}
+	}
+	for _, c := range []struct {
+		name    string
+		headers map[string]string
+		allowed bool
+	}{
+		{"no token", nil, false},
+		{"bad token", map[string]string{"Authorization": "Bearer nope"}, false},
+		{"missing scope", token(jwt.MapClaims{"scope": "other", "groups": []string{"ops"}}), false},
+		{"no configured toolset", token(jwt.MapClaims{"groups": []string{"staff"}}), false},
+		{"no toolset claim", token(nil), false},
+		{"scope and toolset", token(jwt.MapClaims{"groups": []string{"ops"}}), true},
+		{"static token", map[string]string{"Authorization": "Bearer ci-token-health-1234"}, true},
+	} {
+		metrics, _, _ := gwGet(t, base+"/metrics", c.headers)
+		if (metrics == http.StatusOK) != c.allowed {
+			t.Fatalf("%s: /metrics %d: the test's premise does not hold", c.name, metrics)
+		}
+		status, body, _ := gwGet(t, base+"/healthz", c.headers)
+		var got map[string]any
+		if err := json.Unmarshal([]byte(body), &got); status != http.StatusOK || err != nil {
+			t.Fatalf("%s: /healthz %d %q", c.name, status, body)
+		}
+		_, details := got["servers"]
+		switch {
+		case c.allowed && !details:
+			t.Errorf("%s: /healthz without details for a principal allowed /metrics: %s", c.name, body)
+		case !c.allowed && (details || len(got) != 1 || got["status"] == nil):
+			t.Errorf("%s: /healthz shows %s to a principal refused /metrics (%d), want only the status", c.name, body, metrics)
+		}
 	}
 }

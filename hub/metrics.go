@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/mcp-hub/mcp-hub/internal/clean"
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
@@ -20,8 +21,31 @@ const (
 )
 
 // otherTool is the tool label of calls to names outside the catalog, so a
-// client cannot make up label values.
+// client cannot make up label values, and of calls to the catalog's tools
+// past maxToolSeries.
 const otherTool = "other"
+
+// The tool label's values come from the upstreams: each is bounded and
+// cleaned, their number is capped, and a tool's series are deleted when it
+// leaves the catalog (forgetTools), so that no upstream can grow /metrics
+// without bound, with long names or with renames.
+const (
+	// maxToolLabel bounds a tool label value: longer names are cut (with
+	// their length) by clean.Line.
+	maxToolLabel = 128
+	// maxToolSeries caps the catalog tools (in catalog order) whose calls
+	// have series of their own.
+	maxToolSeries = 1000
+)
+
+// toolLabel is the tool label of the catalog's i-th tool, named original
+// by its server.
+func toolLabel(original string, i int) string {
+	if i >= maxToolSeries {
+		return otherTool
+	}
+	return clean.Line(original, maxToolLabel)
+}
 
 // metrics are the hub's Prometheus metrics, in a registry of its own (two
 // hubs in one process, as in tests, do not share counters).
@@ -88,10 +112,29 @@ func (m *metricSet) handler() http.Handler {
 }
 
 // observeCall counts one tools/call. server and tool come from the catalog
-// (or are _hub and other), so label values stay bounded.
+// (Tool.metricLabel; or are _hub and other), so label values stay bounded.
 func (m *metricSet) observeCall(server, tool, outcome string, took time.Duration) {
 	m.toolCalls.WithLabelValues(server, tool, outcome).Inc()
 	m.toolDuration.WithLabelValues(server).Observe(took.Seconds())
+}
+
+// forgetTools deletes the call series of the tools of old that c no
+// longer has (removed, renamed, or their server gone).
+func (m *metricSet) forgetTools(old, c *Catalog) {
+	if m == nil || old == nil {
+		return
+	}
+	type key struct{ server, tool string }
+	keep := make(map[key]bool, len(c.Tools))
+	for _, t := range c.Tools {
+		keep[key{t.Server, t.metricLabel}] = true
+	}
+	for _, t := range old.Tools {
+		if k := (key{t.Server, t.metricLabel}); !keep[k] {
+			keep[k] = true // once
+			m.toolCalls.DeletePartialMatch(prometheus.Labels{"server": t.Server, "tool": t.metricLabel})
+		}
+	}
 }
 
 func (m *metricSet) observeSearch(took time.Duration) {

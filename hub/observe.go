@@ -27,7 +27,7 @@ type callRecord struct {
 	kind     recordKind
 	tool     string // exposed name
 	server   string
-	original string // the upstream's name for the tool
+	label    string // the tool's label in the metrics (Tool.metricLabel)
 	outcome  string
 	loaded   int // tools a search loaded
 }
@@ -80,7 +80,7 @@ func (s *Session) report(req *mcp.CallToolRequest, rec *callRecord, res mcp.Resu
 	method, tool, server, outcome := "tools/call", shownName(req.Params.Name), "", OutcomeError
 	switch rec.kind {
 	case recordForwarded:
-		h.metrics.observeCall(rec.server, rec.original, rec.outcome, took)
+		h.metrics.observeCall(rec.server, rec.label, rec.outcome, took)
 		tool, server, outcome = rec.tool, rec.server, rec.outcome
 	case recordSearch:
 		h.metrics.observeSearch(took)
@@ -144,7 +144,7 @@ func (h *Hub) beginUpstream(ctx context.Context, t *Tool, params *mcp.CallToolPa
 func (c upstreamCall) end(res mcp.Result, err error) {
 	outcome := outcomeOf(res, err)
 	if c.rec != nil {
-		*c.rec = callRecord{kind: recordForwarded, tool: c.tool.Name, server: c.tool.Server, original: c.tool.Original, outcome: outcome}
+		*c.rec = callRecord{kind: recordForwarded, tool: c.tool.Name, server: c.tool.Server, label: c.tool.metricLabel, outcome: outcome}
 	}
 	if c.span != nil {
 		c.hub.endSpan(c.span, outcome, err)

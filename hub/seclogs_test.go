@@ -5,18 +5,25 @@ package hub
 // and with the config's secrets redacted however they were escaped.
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcp-hub/mcp-hub/internal/clean"
 	"github.com/mcp-hub/mcp-hub/internal/fixture"
+	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
 // slRawSession opens an HTTP session on /mcp at url with raw POSTs and
@@ -194,4 +201,120 @@ func TestHealthzDetailsFollowAuthorization(t *testing.T) {
 			t.Errorf("%s: /healthz shows %s to a principal refused /metrics (%d), want only the status", c.name, body, metrics)
 		}
 	}
+}
+
+// TestMetricsToolLabelsBounded: an upstream (a real MCP server over HTTP)
+// lists a tool with a 1 MiB name full of control characters, then renames
+// and removes tools. /metrics stays small and clean, keeps series only for
+// the tools in the catalog, and promtool still accepts it.
+func TestMetricsToolLabelsBounded(t *testing.T) {
+	t.Parallel()
+	long := "evil\x1b[31m\r\n" + strings.Repeat("n", 1<<20)
+	up := mcp.NewServer(&mcp.Implementation{Name: "web", Version: "1"}, nil)
+	add := func(name string) {
+		up.AddTool(&mcp.Tool{Name: name, Description: "a tool", InputSchema: json.RawMessage(`{"type":"object"}`)},
+			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil
+			})
+	}
+	for _, name := range []string{"stable", "old_name", long} {
+		add(name)
+	}
+	web := &ServerConfig{Config: upstream.Config{URL: agServeHTTP(t, up)}}
+	web.Name = "web"
+	h, _ := secHub(t, secConfig(web))
+	srv := httptest.NewServer(h.HTTPHandler(nil))
+	t.Cleanup(srv.Close)
+	cs, err := secHTTPClient(t, srv.URL+"/mcp", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	longExposed := ExposedName("web", long)
+	call := func(name string) {
+		t.Helper()
+		if res, err := cs.CallTool(testCtx(t), &mcp.CallToolParams{Name: name}); err != nil || res.IsError {
+			t.Fatalf("call %s: %v %v", name, err, res)
+		}
+	}
+	scrape := func() string {
+		t.Helper()
+		status, body, _ := gwGet(t, srv.URL+"/metrics", nil)
+		if status != http.StatusOK {
+			t.Fatalf("/metrics: %d", status)
+		}
+		for _, line := range strings.Split(body, "\n") {
+			if len(line) > 2*maxToolLabel+200 {
+				t.Errorf("/metrics line of %d bytes: %.200s", len(line), line)
+			}
+		}
+		if strings.ContainsAny(body, "\x1b\r") {
+			t.Error("a control character in /metrics")
+		}
+		return body
+	}
+	series := func(body, tool string) bool {
+		return strings.Contains(body, `server="web",tool="`+tool+`"`)
+	}
+	for _, name := range []string{"web__stable", "web__old_name", longExposed} {
+		call(name)
+	}
+	body := scrape()
+	longLabel := clean.Line(long, maxToolLabel)
+	if !series(body, "stable") || !series(body, "old_name") || !series(body, longLabel) {
+		t.Fatalf("/metrics lacks the calls' series:\n%s", grepLines(body, "mcp_hub_tool_calls_total"))
+	}
+
+	// Rename old_name to new_name and drop the long one: the server tells
+	// the hub (tools/list_changed), the hub rebuilds its catalog.
+	up.RemoveTools("old_name", long)
+	add("new_name")
+	fixture.Eventually(t, 10*time.Second, "the hub's catalog follows the upstream", func() bool {
+		_, gone := h.Catalog().Tool("web__old_name")
+		_, added := h.Catalog().Tool("web__new_name")
+		return added && !gone
+	})
+	call("web__new_name")
+	body = scrape()
+	if !series(body, "stable") || !series(body, "new_name") || series(body, "old_name") || series(body, longLabel) {
+		t.Errorf("after the rename, /metrics has:\n%s\nwant stable and new_name only", grepLines(body, "mcp_hub_tool_calls_total"))
+	}
+
+	promtool := needProgram(t, "promtool", "prometheus")
+	file := filepath.Join(t.TempDir(), "metrics.txt")
+	if err := os.WriteFile(file, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("sh", "-c", fmt.Sprintf("%s check metrics < %s", promtool, file)).CombinedOutput(); err != nil {
+		t.Errorf("promtool check metrics: %v\n%s", err, out)
+	}
+}
+
+// TestToolLabelCapped: past maxToolSeries catalog tools, calls count under
+// tool "other" of their server; a label is cleaned.
+func TestToolLabelCapped(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name string
+		i    int
+		want string
+	}{
+		{"read_file", 0, "read_file"},
+		{"read_file", maxToolSeries - 1, "read_file"},
+		{"read_file", maxToolSeries, otherTool},
+		{"a\x1bb", 0, "a\uFFFDb"},
+	} {
+		if got := toolLabel(c.name, c.i); got != c.want {
+			t.Errorf("toolLabel(%q, %d) = %q, want %q", c.name, c.i, got, c.want)
+		}
+	}
+}
+
+func grepLines(body, substr string) string {
+	var out []string
+	for _, line := range strings.Split(body, "\n") {
+		if strings.Contains(line, substr) {
+			out = append(out, line)
+		}
+	}
+	return strings.Join(out, "\n")
 }

@@ -24,12 +24,12 @@ import (
 
 // callRecord is what handling one tools/call did.
 type callRecord struct {
-	kind     recordKind
-	tool     string // exposed name
-	server   string
-	label    string // the tool's label in the metrics (Tool.metricLabel)
-	outcome  string
-	loaded   int // tools a search loaded
+	kind    recordKind
+	tool    string // exposed name
+	server  string
+	label   string // the tool's label in the metrics (Tool.metricLabel)
+	outcome string
+	loaded  int // tools a search loaded
 }
 
 type recordKind int

@@ -118,21 +118,43 @@ func (m *metricSet) observeCall(server, tool, outcome string, took time.Duration
 	m.toolDuration.WithLabelValues(server).Observe(took.Seconds())
 }
 
-// forgetTools deletes the call series of the tools of old that c no
-// longer has (removed, renamed, or their server gone).
-func (m *metricSet) forgetTools(old, c *Catalog) {
-	if m == nil || old == nil {
+// forgetTools deletes the call series of every tool that c does not have
+// (removed, renamed, its server gone), so that after a catalog rebuild the
+// tool series are those of the catalog's tools. It reads the series that
+// exist rather than the previous catalog's tools: a call that ends after
+// the rebuild that removed its tool makes a series again, and the next
+// rebuild deletes that one too.
+func (m *metricSet) forgetTools(c *Catalog) {
+	if m == nil {
 		return
 	}
 	type key struct{ server, tool string }
-	keep := make(map[key]bool, len(c.Tools))
+	keep := make(map[key]bool, len(c.Tools)+1)
+	keep[key{metaServer, otherTool}] = true
 	for _, t := range c.Tools {
 		keep[key{t.Server, t.metricLabel}] = true
 	}
-	for _, t := range old.Tools {
-		if k := (key{t.Server, t.metricLabel}); !keep[k] {
-			keep[k] = true // once
-			m.toolCalls.DeletePartialMatch(prometheus.Labels{"server": t.Server, "tool": t.metricLabel})
+	// A registry of its own gathers this one metric only.
+	only := prometheus.NewRegistry()
+	if err := only.Register(m.toolCalls); err != nil {
+		return
+	}
+	families, _ := only.Gather()
+	for _, f := range families {
+		for _, series := range f.GetMetric() {
+			var k key
+			for _, l := range series.GetLabel() {
+				switch l.GetName() {
+				case "server":
+					k.server = l.GetValue()
+				case "tool":
+					k.tool = l.GetValue()
+				}
+			}
+			if !keep[k] {
+				keep[k] = true // once: its outcomes go together
+				m.toolCalls.DeletePartialMatch(prometheus.Labels{"server": k.server, "tool": k.tool})
+			}
 		}
 	}
 }

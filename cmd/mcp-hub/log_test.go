@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
@@ -30,5 +31,25 @@ func TestLogValuesBounded(t *testing.T) {
 	}
 	if strings.Count(line, "\n") != 1 {
 		t.Errorf("one record became %d lines", strings.Count(line, "\n"))
+	}
+}
+
+// TestOneLine: a table cell of what an upstream wrote (a description, a
+// last error) is one line of at most max bytes, valid UTF-8, without
+// control characters.
+func TestOneLine(t *testing.T) {
+	t.Parallel()
+	for _, in := range []string{
+		"Creates an issue.",
+		"red \x1b[31malert\x1b[0m\r\nfake line \u202egnp.exe",
+		strings.Repeat("ü", 100),
+	} {
+		got := oneLine(in, 70)
+		if len(got) > 70 || !utf8.ValidString(got) || strings.ContainsAny(got, "\x1b\r\n\u202e") {
+			t.Errorf("oneLine(%q) = %q", in, got)
+		}
+	}
+	if got := oneLine("Creates  an\nissue.", 70); got != "Creates an issue." {
+		t.Errorf("oneLine kept the layout: %q", got)
 	}
 }

@@ -132,7 +132,7 @@ func (h *Hub) beginUpstream(ctx context.Context, t *Tool, params *mcp.CallToolPa
 		return c
 	}
 	c.ctx, c.span = h.tracing.tracer.Start(ctx, "tools/call", trace.WithSpanKind(trace.SpanKindClient),
-		trace.WithAttributes(attrServer.String(t.Server), attrTool.String(t.Original)))
+		trace.WithAttributes(attrServer.String(t.Server), attrTool.String(shownName(t.Original))))
 	if params.Meta == nil {
 		params.Meta = mcp.Meta{}
 	}

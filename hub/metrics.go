@@ -86,7 +86,7 @@ func newMetrics(h *Hub) *metricSet {
 		}),
 		refused: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "mcp_hub_http_refused_total",
-			Help: "HTTP requests refused before reaching the hub, by reason (unauthorized, forbidden, rate_limited, issuer_unavailable).",
+			Help: "HTTP requests refused before reaching the hub, by reason (unauthorized, forbidden, rate_limited, auth_failures, batch_too_large, issuer_unavailable).",
 		}, []string{"reason"}),
 	}
 	m.registry.MustRegister(

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -199,11 +200,42 @@ func (e *ConfigError) Error() string {
 // LoadConfig reads a hub.yaml file, or a Claude Desktop / Cursor JSON file
 // with `mcpServers`, expands ${VAR} and ${VAR:-default}, and validates it.
 func LoadConfig(path string) (*Config, error) {
-	data, err := os.ReadFile(path)
+	data, err := ReadConfigFile(path)
 	if err != nil {
+		if _, ok := err.(*ConfigError); ok {
+			return nil, err
+		}
 		return nil, &ConfigError{Path: path, Msg: fmt.Sprintf("cannot read config: %v (create one from the bundled hub.yaml, or pass --config)", err)}
 	}
 	return ParseConfig(path, data)
+}
+
+// MaxConfigBytes caps a config file: far above any real config, it keeps
+// a wrong file (a log, a disk image) from being read into memory.
+const MaxConfigBytes = 4 << 20
+
+// ReadConfigFile reads a config file of at most MaxConfigBytes. A larger
+// file is a *ConfigError, found from its size before reading it, and
+// never read past the cap if it grows meanwhile. Other errors are the
+// file system's.
+func ReadConfigFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	tooBig := &ConfigError{Path: path, Msg: fmt.Sprintf("the file is larger than %d MiB, the cap on a config file: is it the right file?", MaxConfigBytes>>20)}
+	if st, err := f.Stat(); err == nil && st.Size() > MaxConfigBytes {
+		return nil, tooBig
+	}
+	data, err := io.ReadAll(io.LimitReader(f, MaxConfigBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > MaxConfigBytes {
+		return nil, tooBig
+	}
+	return data, nil
 }
 
 // ParseConfig is LoadConfig on bytes already read.
@@ -234,9 +266,9 @@ func parseYAML(path string, data []byte) (*Config, error) {
 		}
 	}
 	exp := expander{path: path}
-	exp.walk(&root)
-	if exp.err != nil {
-		return nil, exp.err
+	exp.walk(&root, nil, false)
+	if len(exp.errs) > 0 {
+		return nil, errors.Join(exp.errs...)
 	}
 	cfg.Secrets, cfg.Warnings = exp.secrets, exp.warnings
 	if err := root.Decode(cfg); err != nil {
@@ -497,41 +529,132 @@ func yamlError(path string, root *yaml.Node, err error) error {
 	return &ConfigError{Path: path, Line: line, Msg: msg}
 }
 
-// expander replaces ${VAR} and ${VAR:-default} in every scalar value.
+// expander replaces ${VAR} and ${VAR:-default} in every scalar of the
+// parsed document, so that a value can never change the document's shape:
+// a list item that expands empty stays an (empty) item, and a key's value
+// that expands empty is null, the key's default. In a credential key
+// (credentialKeys) a variable that expands empty is an error instead.
 type expander struct {
 	path     string
 	secrets  []string
 	warnings []string
-	err      error
+	errs     []error
 }
 
 var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}`)
 
-func (e *expander) walk(n *yaml.Node) {
+// credentialKeys are the parts of the config where an empty value would
+// weaken the hub rather than leave a feature off: auth (tokens, OAuth
+// issuer/audience/keys/scopes/claim, rate limits), the session store's URL
+// (its password), the audit file, and what the hub sends upstream to prove
+// who it is (headers such as Authorization, a server's OAuth client). "*"
+// is any key. A scalar at, below or above one of these paths is a
+// credential: `auth: ${X}` would drop the whole block.
+var credentialKeys = [][]string{
+	{"auth"},
+	{"session_store"},
+	{"audit", "file"},
+	{"servers", "*", "headers"},
+	{"servers", "*", "oauth"},
+}
+
+// isCredential reports whether a scalar at path is part of a credential key.
+func isCredential(path []string) bool {
+	for _, key := range credentialKeys {
+		match := true
+		for i := 0; i < len(path) && i < len(key); i++ {
+			if key[i] != "*" && key[i] != path[i] {
+				match = false
+				break
+			}
+		}
+		if match {
+			return true
+		}
+	}
+	return false
+}
+
+// keyPath writes path as config keys: auth.tokens[0], servers.gh.headers.Authorization.
+func keyPath(path []string) string {
+	var b strings.Builder
+	for _, seg := range path {
+		if b.Len() > 0 && !strings.HasPrefix(seg, "[") {
+			b.WriteByte('.')
+		}
+		b.WriteString(seg)
+	}
+	return b.String()
+}
+
+// walk expands n and everything below it; path is n's place in the
+// document, inSeq says n is a list item.
+func (e *expander) walk(n *yaml.Node, path []string, inSeq bool) {
 	if n.Kind == yaml.ScalarNode && strings.Contains(n.Value, "${") {
-		n.Value = e.expand(n.Value, n.Line)
+		n.Value = e.expand(n.Value, n.Line, path)
 		// A value that came from a variable is a string even if it looks
-		// like a number; let the target type decide.
+		// like a number; let the target type decide. An empty list item
+		// stays a string: as null, yaml.v3 would drop it from the list.
 		if n.Tag == "!!str" {
 			n.Tag = ""
 		}
+		if inSeq && n.Value == "" {
+			n.Tag = "!!str"
+		}
 		n.Style = 0
 	}
-	for _, c := range n.Content {
-		e.walk(c)
+	switch n.Kind {
+	case yaml.DocumentNode:
+		for _, c := range n.Content {
+			e.walk(c, path, false)
+		}
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			e.walk(n.Content[i], path, false)
+			e.walk(n.Content[i+1], append(slices.Clip(path), n.Content[i].Value), false)
+		}
+	case yaml.SequenceNode:
+		for i, c := range n.Content {
+			item := append(slices.Clip(path), fmt.Sprintf("[%d]", i))
+			if c.Kind == yaml.ScalarNode && !strings.Contains(c.Value, "${") && isCredential(item) &&
+				(c.ShortTag() == "!!null" || strings.TrimSpace(c.Value) == "") {
+				// Written empty (or ~): yaml.v3 would drop a null item.
+				e.errs = append(e.errs, &ConfigError{Path: e.path, Line: c.Line, Msg: fmt.Sprintf(
+					"%s is empty; a token, key, scope, claim or credential must not be empty (remove the entry)", keyPath(item))})
+			}
+			e.walk(c, item, true)
+		}
 	}
 }
 
-func (e *expander) expand(s string, line int) string {
+func (e *expander) expand(s string, line int, path []string) string {
+	credential := isCredential(path)
 	return envRef.ReplaceAllStringFunc(s, func(ref string) string {
 		m := envRef.FindStringSubmatch(ref)
-		v, ok := os.LookupEnv(m[1])
-		if !ok || (v == "" && m[2] != "") {
-			if m[2] != "" {
-				return m[3]
+		name, hasDefault, def := m[1], m[2] != "", m[3]
+		v, set := os.LookupEnv(name)
+		if hasDefault && v == "" {
+			v = def
+		}
+		if strings.TrimSpace(v) == "" {
+			why := "is empty"
+			switch {
+			case !set && hasDefault:
+				why = "is not set and its default is empty"
+			case !set:
+				why = "is not set"
 			}
-			e.warnings = append(e.warnings, fmt.Sprintf("%s:%d: environment variable %s is not set; using an empty value (export it, or write ${%s:-default})", e.path, line, m[1], m[1]))
-			return ""
+			if credential {
+				// Never the value: it is empty, or blank.
+				e.errs = append(e.errs, &ConfigError{Path: e.path, Line: line, Msg: fmt.Sprintf(
+					"%s: environment variable %s %s; a token, key, scope, claim or credential must not be empty (set %s, or remove the key)",
+					keyPath(path), name, why, name)})
+				return v
+			}
+			if !set && !hasDefault {
+				e.warnings = append(e.warnings, fmt.Sprintf("%s:%d: environment variable %s is not set; using an empty value (export it, or write ${%s:-default})", e.path, line, name, name))
+			}
+			return v
 		}
 		if len(v) >= 4 {
 			e.secrets = append(e.secrets, v)

@@ -255,6 +255,9 @@ func parseYAML(path string, data []byte) (*Config, error) {
 	if len(root.Content) == 0 {
 		return nil, &ConfigError{Path: path, Msg: "config is empty: add a 'servers:' section"}
 	}
+	if err := notAConfig(path, &root); err != nil {
+		return nil, err
+	}
 	// Unknown keys are checked on the raw text so that their line numbers
 	// are right; values are decoded after ${VAR} expansion.
 	strict := yaml.NewDecoder(bytes.NewReader(data))
@@ -502,16 +505,51 @@ func serverAtLine(root *yaml.Node, line int) string {
 	return ""
 }
 
+// notAConfig refuses, without quoting it, a file that is plainly not an
+// mcp-hub config (the config path points at another file): its top level
+// is not a mapping, or none of its keys is a config key or close to one.
+func notAConfig(path string, root *yaml.Node) error {
+	doc := docMapping(root)
+	err := &ConfigError{Path: path, Line: doc.Line, Msg: "this is not an mcp-hub config: expected a YAML mapping of config keys (servers:, auth:, ...); is --config the right file?"}
+	if doc.Kind != yaml.MappingNode {
+		return err
+	}
+	known := yamlKeys(configTypes["hub.Config"])
+	for i := 0; i+1 < len(doc.Content); i += 2 {
+		k := doc.Content[i].Value
+		if slices.Contains(known, k) || len(index.Closest(k, known, 1)) > 0 {
+			return nil
+		}
+	}
+	return err
+}
+
 var (
-	yamlLine     = regexp.MustCompile(`^line (\d+): `)
-	duplicateKey = regexp.MustCompile(`^mapping key "(.*)" already defined at line (\d+)$`)
+	yamlLine      = regexp.MustCompile(`^line (\d+): `)
+	duplicateKey  = regexp.MustCompile(`^mapping key "(.*)" already defined at line (\d+)$`)
+	cannotDecode  = regexp.MustCompile(`^cannot unmarshal (!!\w+)(?: ` + "`" + `[^` + "`" + `]*` + "`" + `)? into (\S+)$`)
+	singleQuoted  = regexp.MustCompile(` ?'[^']{2,}'`) // ':' and the like are yaml.v3's grammar
+	quotedContent = regexp.MustCompile(` ?(?:"(?:[^"\\]|\\.)*"|` + "`[^`]*`" + `)`)
 )
 
-// yamlError reports a YAML syntax or type error at its line, and names
-// the server when the line is in one (root is nil for syntax errors).
+// yamlError reports a YAML syntax or type error at its line and key, and
+// names the server when the line is in one (root is nil for syntax
+// errors). It never quotes the file: yaml.v3 and the decoders of our
+// types quote values, and a value may be a secret from ${VAR} or, when
+// the config path points at another file, that file's content.
 func yamlError(path string, root *yaml.Node, err error) error {
-	msg := strings.TrimPrefix(err.Error(), "yaml: ")
-	msg = strings.ReplaceAll(msg, "unmarshal errors:\n  ", "")
+	var te *yaml.TypeError
+	if errors.As(err, &te) {
+		var errs []error
+		for _, msg := range te.Errors {
+			errs = append(errs, yamlMessage(path, root, msg))
+		}
+		return errors.Join(errs...)
+	}
+	return yamlMessage(path, root, strings.TrimPrefix(err.Error(), "yaml: "))
+}
+
+func yamlMessage(path string, root *yaml.Node, msg string) error {
 	line := 0
 	if m := yamlLine.FindStringSubmatch(msg); m != nil {
 		line, _ = strconv.Atoi(m[1])
@@ -520,6 +558,17 @@ func yamlError(path string, root *yaml.Node, err error) error {
 	if m := duplicateKey.FindStringSubmatch(msg); m != nil {
 		return &ConfigError{Path: path, Line: line, Msg: fmt.Sprintf("'%s' is defined twice (first at line %s): server names and keys must be unique; rename or remove one", m[1], m[2])}
 	}
+	if m := cannotDecode.FindStringSubmatch(msg); m != nil {
+		msg = "expected " + expectedValue(m[2])
+		if key := keyAtLine(root, line); key != "" {
+			msg = "key " + key + ": " + msg
+		}
+	} else {
+		msg = quotedContent.ReplaceAllString(msg, "")
+		if root == nil { // yaml.v3's own words: any quote is the file's (an anchor's name)
+			msg = singleQuoted.ReplaceAllString(msg, "")
+		}
+	}
 	switch server := serverAtLine(root, line); {
 	case root == nil:
 		msg = "invalid YAML: " + msg
@@ -527,6 +576,66 @@ func yamlError(path string, root *yaml.Node, err error) error {
 		msg = fmt.Sprintf("server '%s': %s", server, msg)
 	}
 	return &ConfigError{Path: path, Line: line, Msg: msg}
+}
+
+// expectedValue says what a Go type in a yaml.v3 error takes, in config words.
+func expectedValue(goType string) string {
+	switch t := strings.TrimLeft(goType, "*"); {
+	case t == "bool":
+		return "true or false"
+	case t == "string":
+		return "a string"
+	case strings.HasPrefix(t, "int") || strings.HasPrefix(t, "uint"):
+		return "a whole number"
+	case strings.HasPrefix(t, "float"):
+		return "a number"
+	case strings.HasPrefix(t, "[]"):
+		return "a list"
+	default: // a map or one of our structs
+		return "a mapping of keys"
+	}
+}
+
+// keyAtLine is the config key of the value(s) at line: the one scalar
+// there, or what the values on the line have in common (a flow mapping).
+func keyAtLine(root *yaml.Node, line int) string {
+	if root == nil || line <= 0 {
+		return ""
+	}
+	var paths [][]string
+	var walk func(n *yaml.Node, path []string)
+	walk = func(n *yaml.Node, path []string) {
+		if n.Line == line && n.Kind == yaml.ScalarNode || n.Line == line && len(n.Content) == 0 {
+			paths = append(paths, path)
+		}
+		switch n.Kind {
+		case yaml.DocumentNode:
+			for _, c := range n.Content {
+				walk(c, path)
+			}
+		case yaml.MappingNode:
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				walk(n.Content[i+1], append(slices.Clip(path), n.Content[i].Value))
+			}
+		case yaml.SequenceNode:
+			for i, c := range n.Content {
+				walk(c, append(slices.Clip(path), fmt.Sprintf("[%d]", i)))
+			}
+		}
+	}
+	walk(root, nil)
+	if len(paths) == 0 {
+		return ""
+	}
+	common := paths[0]
+	for _, p := range paths[1:] {
+		n := 0
+		for n < len(common) && n < len(p) && common[n] == p[n] {
+			n++
+		}
+		common = common[:n]
+	}
+	return keyPath(common)
 }
 
 // expander replaces ${VAR} and ${VAR:-default} in every scalar of the

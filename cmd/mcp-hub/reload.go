@@ -105,7 +105,7 @@ func (w *configWatcher) poll(ctx context.Context) {
 		w.cannotRead(err)
 		return
 	}
-	if w.unchanged(fi) && w.seen == w.tried {
+	if w.unchanged(fi) && w.seen == w.tried || sameVersion(w.tooBig, fi) {
 		return
 	}
 	data, ok := w.read()
@@ -124,9 +124,13 @@ func (w *configWatcher) poll(ctx context.Context) {
 // unchanged reports whether fi is the file as last read, and old enough
 // that a change would have shown in its modification time.
 func (w *configWatcher) unchanged(fi os.FileInfo) bool {
-	return w.stat != nil && os.SameFile(w.stat, fi) && w.stat.Size() == fi.Size() &&
-		w.stat.Mode() == fi.Mode() && w.stat.ModTime().Equal(fi.ModTime()) &&
-		fi.ModTime().Before(w.readAt.Add(-racyWindow))
+	return sameVersion(w.stat, fi) && fi.ModTime().Before(w.readAt.Add(-racyWindow))
+}
+
+// sameVersion reports whether a (nil: none) and b stat the same file
+// with the same size, mode and modification time.
+func sameVersion(a, b os.FileInfo) bool {
+	return a != nil && os.SameFile(a, b) && a.Size() == b.Size() && a.Mode() == b.Mode() && a.ModTime().Equal(b.ModTime())
 }
 
 // read reads the file, or says why not: an over-size file is refused as
@@ -143,7 +147,7 @@ func (w *configWatcher) read() ([]byte, bool) {
 	switch {
 	case errors.As(err, &cfgErr):
 		w.unreadable = false
-		if w.tooBig == nil || !os.SameFile(w.tooBig, fi) || w.tooBig.Size() != fi.Size() || !w.tooBig.ModTime().Equal(fi.ModTime()) {
+		if !sameVersion(w.tooBig, fi) {
 			w.tooBig = fi
 			w.refuse(err)
 		}

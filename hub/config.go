@@ -742,8 +742,9 @@ func (e *expander) expand(s string, line int, path []string) string {
 		m := envRef.FindStringSubmatch(ref)
 		name, hasDefault, def := m[1], m[2] != "", m[3]
 		v, set := os.LookupEnv(name)
-		if hasDefault && v == "" {
-			v = def
+		fromEnv := !hasDefault || v != ""
+		if !fromEnv {
+			v = def // written in the file: not a secret
 		}
 		if strings.TrimSpace(v) == "" {
 			why := "is empty"
@@ -765,7 +766,7 @@ func (e *expander) expand(s string, line int, path []string) string {
 			}
 			return v
 		}
-		if len(v) >= 4 {
+		if fromEnv && len(v) >= 4 {
 			e.secrets = append(e.secrets, v)
 		}
 		return v

@@ -3,6 +3,7 @@ package hub
 import (
 	"errors"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -139,4 +140,18 @@ func unsetenv(t *testing.T, name string) {
 	t.Helper()
 	t.Setenv(name, "") // restores the old value at the end
 	os.Unsetenv(name)
+}
+
+// TestDefaultNotASecret: a ${VAR:-default} default is written in the file,
+// so it is not redacted; a variable's value is.
+func TestDefaultNotASecret(t *testing.T) {
+	unsetenv(t, "CX_NONE")
+	t.Setenv("CX_SET", "from-the-environment")
+	cfg, err := ParseConfig("hub.yaml", []byte("servers:\n  s: {builtin: time, description: \"${CX_NONE:-a default value} ${CX_SET}\"}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.Contains(cfg.Secrets, "a default value") || !slices.Contains(cfg.Secrets, "from-the-environment") {
+		t.Errorf("secrets = %q", cfg.Secrets)
+	}
 }

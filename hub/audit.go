@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/mcp-hub/mcp-hub/internal/clean"
 	"github.com/mcp-hub/mcp-hub/internal/rotate"
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
@@ -30,6 +31,10 @@ const (
 	defaultAuditBackups = 5
 	// maxAuditedArguments bounds the arguments written with include_arguments.
 	maxAuditedArguments = 16 << 10
+	// maxAuditField bounds every other text field of an audit line (a
+	// tool name, a principal, a client's name), so that no client can
+	// fill the file, and rotate earlier records out, with one long name.
+	maxAuditField = 256
 )
 
 // Audit methods other than MCP method names.
@@ -102,6 +107,9 @@ func (a *auditLog) close() {
 // the request it describes.
 func (a *auditLog) write(e *auditEntry) {
 	e.Time = time.Now().UTC().Format(time.RFC3339Nano)
+	for _, f := range [...]*string{&e.Method, &e.MCPSession, &e.Principal, &e.Kind, &e.Toolset, &e.Client, &e.Tool, &e.Server, &e.Outcome, &e.ArgsNote} {
+		*f = clean.Line(*f, maxAuditField)
+	}
 	line, err := json.Marshal(e)
 	if err != nil {
 		a.log.Error("audit: cannot encode an entry", "err", err)
@@ -127,13 +135,22 @@ func (a *auditLog) arguments(e *auditEntry, raw json.RawMessage) {
 		e.ArgsNote = fmt.Sprintf("omitted: %d bytes, over the %d KiB audit limit", len(raw), maxAuditedArguments>>10)
 		return
 	}
-	red := []byte(a.redact.String(string(raw)))
+	// Secrets are matched in the decoded strings (whatever escapes the
+	// client wrote: \u0026, \u0041, \/), then in the text, for one that
+	// spans JSON syntax.
+	red := []byte(a.redact.String(string(a.redact.JSON(raw))))
 	var compact bytes.Buffer
 	if json.Compact(&compact, red) != nil {
 		// Redaction broke the JSON (a secret spanning syntax): keep it as a string.
 		red, _ = json.Marshal(string(red))
-		e.Arguments = red
+	} else {
+		red = compact.Bytes()
+	}
+	// No bidi control or C1 character raw in the file; re-encoding may
+	// have grown the text past the limit.
+	if red = clean.JSON(red); len(red) > maxAuditedArguments {
+		e.ArgsNote = fmt.Sprintf("omitted: %d bytes once redacted, over the %d KiB audit limit", len(red), maxAuditedArguments>>10)
 		return
 	}
-	e.Arguments = compact.Bytes()
+	e.Arguments = red
 }

@@ -141,16 +141,8 @@ func (h *Hub) admit(w http.ResponseWriter, r *http.Request, next http.Handler) {
 		h.unauthorized(w, r, a, err)
 		return
 	}
-	if a.oauth != nil && p.Kind == PrincipalOAuth {
-		if missing := a.oauth.missingScopes(p); len(missing) > 0 {
-			h.refuse(w, r, "forbidden", http.StatusForbidden,
-				fmt.Sprintf(`Bearer error="insufficient_scope", scope=%q, resource_metadata=%q`, strings.Join(a.oauth.cfg.RequiredScopes, " "), resourceMetadataURL(r)),
-				"Forbidden: the access token lacks the scope "+strings.Join(missing, ", ")+" (auth.oauth.required_scopes)")
-			return
-		}
-	}
-	if _, err := h.toolsetFor(p, r.PathValue("toolset")); err != nil {
-		h.refuse(w, r, "forbidden", http.StatusForbidden, "", "Forbidden: "+err.Error())
+	if challenge, msg, denied := h.forbidden(a, p, r); denied {
+		h.refuse(w, r, "forbidden", http.StatusForbidden, challenge, msg)
 		return
 	}
 	n, ok := h.batchSize(w, r)
@@ -196,6 +188,25 @@ func (h *Hub) rateLimited(w http.ResponseWriter, r *http.Request, p *Principal, 
 	}
 	h.metrics.refused.WithLabelValues("rate_limited").Add(float64(n - 1))
 	h.refuse(w, r, "rate_limited", http.StatusTooManyRequests, "", msg)
+}
+
+// forbidden is the authorization decision for a verified principal p: a
+// token without auth.oauth.required_scopes, or restricted to no toolset
+// that r may use (r's toolset, or the default one for paths without),
+// is denied, with the challenge and message of its 403. admit applies it
+// to every guarded path; serveHealth shows its details only to those it
+// lets through.
+func (h *Hub) forbidden(a *authenticator, p *Principal, r *http.Request) (challenge, msg string, denied bool) {
+	if a.oauth != nil && p.Kind == PrincipalOAuth {
+		if missing := a.oauth.missingScopes(p); len(missing) > 0 {
+			return fmt.Sprintf(`Bearer error="insufficient_scope", scope=%q, resource_metadata=%q`, strings.Join(a.oauth.cfg.RequiredScopes, " "), resourceMetadataURL(r)),
+				"Forbidden: the access token lacks the scope " + strings.Join(missing, ", ") + " (auth.oauth.required_scopes)", true
+		}
+	}
+	if _, err := h.toolsetFor(p, r.PathValue("toolset")); err != nil {
+		return "", "Forbidden: " + err.Error(), true
+	}
+	return "", "", false
 }
 
 // unauthorized answers a request whose credentials did not verify.

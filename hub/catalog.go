@@ -38,6 +38,8 @@ type Tool struct {
 	// servable: go-sdk accepts Def (sdkAccepts); sessions list only such
 	// tools.
 	servable bool
+	// metricLabel is the tool label of its calls' metrics (toolLabel).
+	metricLabel string
 }
 
 // Prompt is one upstream prompt as the hub exposes it.
@@ -147,23 +149,24 @@ func buildCatalog(cfg *Config, ups []*upstream.Upstream, log *slog.Logger, prev 
 			}
 			exposed := exposedName(prefix, ut.Name, nameLimit)
 			if cfg.Discovery.Enabled && isMetaTool(exposed) {
-				c.collision(log, fmt.Sprintf("server '%s': tool '%s' is exposed as '%s', which the hub's own meta-tool uses; set a 'prefix' on the server", name, ut.Name, exposed))
+				c.collision(log, fmt.Sprintf("server '%s': tool '%s' is exposed as '%s', which the hub's own meta-tool uses; set a 'prefix' on the server", name, shownName(ut.Name), exposed))
 				continue
 			}
 			if prev, ok := c.byName[exposed]; ok {
 				c.collision(log, fmt.Sprintf("tool name collision: '%s' from server '%s' and server '%s' (tool '%s'); set a different 'prefix' on one of them, or deny one tool under 'tools: {deny: [...]}'",
-					exposed, prev.Server, name, ut.Name))
+					exposed, prev.Server, name, shownName(ut.Name)))
 				continue
 			}
 			def, err := exposedDef(ut, exposed, cfg.Discovery.Enabled)
 			if err != nil {
-				c.problem(log, fmt.Sprintf("server '%s': tool '%s' skipped: %v", name, ut.Name, err))
+				c.problem(log, fmt.Sprintf("server '%s': tool '%s' skipped: %v", name, shownName(ut.Name), err))
 				continue
 			}
-			t := &Tool{Name: exposed, Server: name, Original: ut.Name, Def: def, Deferred: isDeferred, fingerprint: fingerprint(def), servable: true}
+			t := &Tool{Name: exposed, Server: name, Original: ut.Name, Def: def, Deferred: isDeferred, fingerprint: fingerprint(def), servable: true,
+				metricLabel: toolLabel(ut.Name, len(c.Tools))}
 			if err := sdkAccepts(scratch, def); err != nil {
 				t.servable = false
-				c.problem(log, fmt.Sprintf("server '%s': tool '%s' cannot be served: %v", name, ut.Name, err))
+				c.problem(log, fmt.Sprintf("server '%s': tool '%s' cannot be served: %v", name, shownName(ut.Name), err))
 			}
 			c.Tools = append(c.Tools, t)
 			c.byName[exposed] = t

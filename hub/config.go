@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -215,11 +216,42 @@ func (e *ConfigError) Error() string {
 // LoadConfig reads a hub.yaml file, or a Claude Desktop / Cursor JSON file
 // with `mcpServers`, expands ${VAR} and ${VAR:-default}, and validates it.
 func LoadConfig(path string) (*Config, error) {
-	data, err := os.ReadFile(path)
+	data, err := ReadConfigFile(path)
 	if err != nil {
+		if _, ok := err.(*ConfigError); ok {
+			return nil, err
+		}
 		return nil, &ConfigError{Path: path, Msg: fmt.Sprintf("cannot read config: %v (create one from the bundled hub.yaml, or pass --config)", err)}
 	}
 	return ParseConfig(path, data)
+}
+
+// MaxConfigBytes caps a config file: far above any real config, it keeps
+// a wrong file (a log, a disk image) from being read into memory.
+const MaxConfigBytes = 4 << 20
+
+// ReadConfigFile reads a config file of at most MaxConfigBytes. A larger
+// file is a *ConfigError, found from its size before reading it, and
+// never read past the cap if it grows meanwhile. Other errors are the
+// file system's.
+func ReadConfigFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	tooBig := &ConfigError{Path: path, Msg: fmt.Sprintf("the file is larger than %d MiB, the cap on a config file: is it the right file?", MaxConfigBytes>>20)}
+	if st, err := f.Stat(); err == nil && st.Size() > MaxConfigBytes {
+		return nil, tooBig
+	}
+	data, err := io.ReadAll(io.LimitReader(f, MaxConfigBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > MaxConfigBytes {
+		return nil, tooBig
+	}
+	return data, nil
 }
 
 // ParseConfig is LoadConfig on bytes already read.
@@ -239,6 +271,9 @@ func parseYAML(path string, data []byte) (*Config, error) {
 	if len(root.Content) == 0 {
 		return nil, &ConfigError{Path: path, Msg: "config is empty: add a 'servers:' section"}
 	}
+	if err := notAConfig(path, &root); err != nil {
+		return nil, err
+	}
 	// Unknown keys are checked on the raw text so that their line numbers
 	// are right; values are decoded after ${VAR} expansion.
 	strict := yaml.NewDecoder(bytes.NewReader(data))
@@ -250,9 +285,9 @@ func parseYAML(path string, data []byte) (*Config, error) {
 		}
 	}
 	exp := expander{path: path}
-	exp.walk(&root)
-	if exp.err != nil {
-		return nil, exp.err
+	exp.walk(&root, nil, false)
+	if len(exp.errs) > 0 {
+		return nil, errors.Join(exp.errs...)
 	}
 	cfg.Secrets, cfg.Warnings = exp.secrets, exp.warnings
 	if err := root.Decode(cfg); err != nil {
@@ -492,16 +527,51 @@ func serverAtLine(root *yaml.Node, line int) string {
 	return ""
 }
 
+// notAConfig refuses, without quoting it, a file that is plainly not an
+// mcp-hub config (the config path points at another file): its top level
+// is not a mapping, or none of its keys is a config key or close to one.
+func notAConfig(path string, root *yaml.Node) error {
+	doc := docMapping(root)
+	err := &ConfigError{Path: path, Line: doc.Line, Msg: "this is not an mcp-hub config: expected a YAML mapping of config keys (servers:, auth:, ...); is --config the right file?"}
+	if doc.Kind != yaml.MappingNode {
+		return err
+	}
+	known := yamlKeys(configTypes["hub.Config"])
+	for i := 0; i+1 < len(doc.Content); i += 2 {
+		k := doc.Content[i].Value
+		if slices.Contains(known, k) || len(index.Closest(k, known, 1)) > 0 {
+			return nil
+		}
+	}
+	return err
+}
+
 var (
-	yamlLine     = regexp.MustCompile(`^line (\d+): `)
-	duplicateKey = regexp.MustCompile(`^mapping key "(.*)" already defined at line (\d+)$`)
+	yamlLine      = regexp.MustCompile(`^line (\d+): `)
+	duplicateKey  = regexp.MustCompile(`^mapping key "(.*)" already defined at line (\d+)$`)
+	cannotDecode  = regexp.MustCompile(`^cannot unmarshal (!!\w+)(?: ` + "`" + `[^` + "`" + `]*` + "`" + `)? into (\S+)$`)
+	singleQuoted  = regexp.MustCompile(` ?'[^']{2,}'`) // ':' and the like are yaml.v3's grammar
+	quotedContent = regexp.MustCompile(` ?(?:"(?:[^"\\]|\\.)*"|` + "`[^`]*`" + `)`)
 )
 
-// yamlError reports a YAML syntax or type error at its line, and names
-// the server when the line is in one (root is nil for syntax errors).
+// yamlError reports a YAML syntax or type error at its line and key, and
+// names the server when the line is in one (root is nil for syntax
+// errors). It never quotes the file: yaml.v3 and the decoders of our
+// types quote values, and a value may be a secret from ${VAR} or, when
+// the config path points at another file, that file's content.
 func yamlError(path string, root *yaml.Node, err error) error {
-	msg := strings.TrimPrefix(err.Error(), "yaml: ")
-	msg = strings.ReplaceAll(msg, "unmarshal errors:\n  ", "")
+	var te *yaml.TypeError
+	if errors.As(err, &te) {
+		var errs []error
+		for _, msg := range te.Errors {
+			errs = append(errs, yamlMessage(path, root, msg))
+		}
+		return errors.Join(errs...)
+	}
+	return yamlMessage(path, root, strings.TrimPrefix(err.Error(), "yaml: "))
+}
+
+func yamlMessage(path string, root *yaml.Node, msg string) error {
 	line := 0
 	if m := yamlLine.FindStringSubmatch(msg); m != nil {
 		line, _ = strconv.Atoi(m[1])
@@ -509,6 +579,17 @@ func yamlError(path string, root *yaml.Node, err error) error {
 	}
 	if m := duplicateKey.FindStringSubmatch(msg); m != nil {
 		return &ConfigError{Path: path, Line: line, Msg: fmt.Sprintf("'%s' is defined twice (first at line %s): server names and keys must be unique; rename or remove one", m[1], m[2])}
+	}
+	if m := cannotDecode.FindStringSubmatch(msg); m != nil {
+		msg = "expected " + expectedValue(m[2])
+		if key := keyAtLine(root, line); key != "" {
+			msg = "key " + key + ": " + msg
+		}
+	} else {
+		msg = quotedContent.ReplaceAllString(msg, "")
+		if root == nil { // yaml.v3's own words: any quote is the file's (an anchor's name)
+			msg = singleQuoted.ReplaceAllString(msg, "")
+		}
 	}
 	switch server := serverAtLine(root, line); {
 	case root == nil:
@@ -519,43 +600,196 @@ func yamlError(path string, root *yaml.Node, err error) error {
 	return &ConfigError{Path: path, Line: line, Msg: msg}
 }
 
-// expander replaces ${VAR} and ${VAR:-default} in every scalar value.
+// expectedValue says what a Go type in a yaml.v3 error takes, in config words.
+func expectedValue(goType string) string {
+	switch t := strings.TrimLeft(goType, "*"); {
+	case t == "bool":
+		return "true or false"
+	case t == "string":
+		return "a string"
+	case strings.HasPrefix(t, "int") || strings.HasPrefix(t, "uint"):
+		return "a whole number"
+	case strings.HasPrefix(t, "float"):
+		return "a number"
+	case strings.HasPrefix(t, "[]"):
+		return "a list"
+	default: // a map or one of our structs
+		return "a mapping of keys"
+	}
+}
+
+// keyAtLine is the config key of the value(s) at line: the one scalar
+// there, or what the values on the line have in common (a flow mapping).
+func keyAtLine(root *yaml.Node, line int) string {
+	if root == nil || line <= 0 {
+		return ""
+	}
+	var paths [][]string
+	var walk func(n *yaml.Node, path []string)
+	walk = func(n *yaml.Node, path []string) {
+		if n.Line == line && n.Kind == yaml.ScalarNode || n.Line == line && len(n.Content) == 0 {
+			paths = append(paths, path)
+		}
+		switch n.Kind {
+		case yaml.DocumentNode:
+			for _, c := range n.Content {
+				walk(c, path)
+			}
+		case yaml.MappingNode:
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				walk(n.Content[i+1], append(slices.Clip(path), n.Content[i].Value))
+			}
+		case yaml.SequenceNode:
+			for i, c := range n.Content {
+				walk(c, append(slices.Clip(path), fmt.Sprintf("[%d]", i)))
+			}
+		}
+	}
+	walk(root, nil)
+	if len(paths) == 0 {
+		return ""
+	}
+	common := paths[0]
+	for _, p := range paths[1:] {
+		n := 0
+		for n < len(common) && n < len(p) && common[n] == p[n] {
+			n++
+		}
+		common = common[:n]
+	}
+	return keyPath(common)
+}
+
+// expander replaces ${VAR} and ${VAR:-default} in every scalar of the
+// parsed document, so that a value can never change the document's shape:
+// a list item that expands empty stays an (empty) item, and a key's value
+// that expands empty is null, the key's default. In a credential key
+// (credentialKeys) a variable that expands empty is an error instead.
 type expander struct {
 	path     string
 	secrets  []string
 	warnings []string
-	err      error
+	errs     []error
 }
 
 var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}`)
 
-func (e *expander) walk(n *yaml.Node) {
+// credentialKeys are the parts of the config where an empty value would
+// weaken the hub rather than leave a feature off: auth (tokens, OAuth
+// issuer/audience/keys/scopes/claim, rate limits), the session store's URL
+// (its password), the audit file, and what the hub sends upstream to prove
+// who it is (headers such as Authorization, a server's OAuth client). "*"
+// is any key. A scalar at, below or above one of these paths is a
+// credential: `auth: ${X}` would drop the whole block.
+var credentialKeys = [][]string{
+	{"auth"},
+	{"session_store"},
+	{"hash_key"},
+	{"audit", "file"},
+	{"servers", "*", "headers"},
+	{"servers", "*", "oauth"},
+}
+
+// isCredential reports whether a scalar at path is part of a credential key.
+func isCredential(path []string) bool {
+	for _, key := range credentialKeys {
+		match := true
+		for i := 0; i < len(path) && i < len(key); i++ {
+			if key[i] != "*" && key[i] != path[i] {
+				match = false
+				break
+			}
+		}
+		if match {
+			return true
+		}
+	}
+	return false
+}
+
+// keyPath writes path as config keys: auth.tokens[0], servers.gh.headers.Authorization.
+func keyPath(path []string) string {
+	var b strings.Builder
+	for _, seg := range path {
+		if b.Len() > 0 && !strings.HasPrefix(seg, "[") {
+			b.WriteByte('.')
+		}
+		b.WriteString(seg)
+	}
+	return b.String()
+}
+
+// walk expands n and everything below it; path is n's place in the
+// document, inSeq says n is a list item.
+func (e *expander) walk(n *yaml.Node, path []string, inSeq bool) {
 	if n.Kind == yaml.ScalarNode && strings.Contains(n.Value, "${") {
-		n.Value = e.expand(n.Value, n.Line)
+		n.Value = e.expand(n.Value, n.Line, path)
 		// A value that came from a variable is a string even if it looks
-		// like a number; let the target type decide.
+		// like a number; let the target type decide. An empty list item
+		// stays a string: as null, yaml.v3 would drop it from the list.
 		if n.Tag == "!!str" {
 			n.Tag = ""
 		}
+		if inSeq && n.Value == "" {
+			n.Tag = "!!str"
+		}
 		n.Style = 0
 	}
-	for _, c := range n.Content {
-		e.walk(c)
+	switch n.Kind {
+	case yaml.DocumentNode:
+		for _, c := range n.Content {
+			e.walk(c, path, false)
+		}
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			e.walk(n.Content[i], path, false)
+			e.walk(n.Content[i+1], append(slices.Clip(path), n.Content[i].Value), false)
+		}
+	case yaml.SequenceNode:
+		for i, c := range n.Content {
+			item := append(slices.Clip(path), fmt.Sprintf("[%d]", i))
+			if c.Kind == yaml.ScalarNode && !strings.Contains(c.Value, "${") && isCredential(item) &&
+				(c.ShortTag() == "!!null" || strings.TrimSpace(c.Value) == "") {
+				// Written empty (or ~): yaml.v3 would drop a null item.
+				e.errs = append(e.errs, &ConfigError{Path: e.path, Line: c.Line, Msg: fmt.Sprintf(
+					"%s is empty; a token, key, scope, claim or credential must not be empty (remove the entry)", keyPath(item))})
+			}
+			e.walk(c, item, true)
+		}
 	}
 }
 
-func (e *expander) expand(s string, line int) string {
+func (e *expander) expand(s string, line int, path []string) string {
+	credential := isCredential(path)
 	return envRef.ReplaceAllStringFunc(s, func(ref string) string {
 		m := envRef.FindStringSubmatch(ref)
-		v, ok := os.LookupEnv(m[1])
-		if !ok || (v == "" && m[2] != "") {
-			if m[2] != "" {
-				return m[3]
-			}
-			e.warnings = append(e.warnings, fmt.Sprintf("%s:%d: environment variable %s is not set; using an empty value (export it, or write ${%s:-default})", e.path, line, m[1], m[1]))
-			return ""
+		name, hasDefault, def := m[1], m[2] != "", m[3]
+		v, set := os.LookupEnv(name)
+		fromEnv := !hasDefault || v != ""
+		if !fromEnv {
+			v = def // written in the file: not a secret
 		}
-		if len(v) >= 4 {
+		if strings.TrimSpace(v) == "" {
+			why := "is empty"
+			switch {
+			case !set && hasDefault:
+				why = "is not set and its default is empty"
+			case !set:
+				why = "is not set"
+			}
+			if credential {
+				// Never the value: it is empty, or blank.
+				e.errs = append(e.errs, &ConfigError{Path: e.path, Line: line, Msg: fmt.Sprintf(
+					"%s: environment variable %s %s; a token, key, scope, claim or credential must not be empty (set %s, or remove the key)",
+					keyPath(path), name, why, name)})
+				return v
+			}
+			if !set && !hasDefault {
+				e.warnings = append(e.warnings, fmt.Sprintf("%s:%d: environment variable %s is not set; using an empty value (export it, or write ${%s:-default})", e.path, line, name, name))
+			}
+			return v
+		}
+		if fromEnv && len(v) >= 4 {
 			e.secrets = append(e.secrets, v)
 		}
 		return v

@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-hub/mcp-hub/index"
+	"github.com/mcp-hub/mcp-hub/internal/clean"
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
@@ -88,6 +89,15 @@ func (s *Session) callUpstream(ctx context.Context, t *Tool, in *mcp.CallToolPar
 	return res, nil
 }
 
+// maxShownName bounds a name from a client that the hub repeats in an
+// error, a log line, a span or the audit file. It is longer than any
+// exposed name (MaxNameLength), so a real name shows whole; a longer one
+// cannot be a tool, and cannot grow those lines.
+const maxShownName = 2 * MaxNameLength
+
+// shownName is name as the hub repeats it: bounded and one line.
+func shownName(name string) string { return clean.Line(name, maxShownName) }
+
 func errorResult(text string) *mcp.CallToolResult {
 	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: text}}}
 }
@@ -99,7 +109,7 @@ func (s *Session) unknownTool(c *Catalog, name string) error {
 }
 
 func (s *Session) unknownToolMessage(c *Catalog, name string) string {
-	msg := fmt.Sprintf("Unknown tool '%s'.", name)
+	msg := fmt.Sprintf("Unknown tool '%s'.", shownName(name))
 	if close := index.Closest(name, s.visibleNames(c), 3); len(close) > 0 {
 		msg += " Did you mean: " + strings.Join(close, ", ") + "?"
 	}

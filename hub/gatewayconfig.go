@@ -3,6 +3,7 @@ package hub
 import (
 	"fmt"
 	"net/url"
+	"strings"
 )
 
 // validateGateway checks the team-deployment sections: auth, audit and
@@ -13,7 +14,12 @@ func (c *Config) validateGateway(line func(keys ...string) int) []error {
 		errs = append(errs, &ConfigError{Path: c.Path, Line: line(keys...), Msg: msg})
 	}
 	names := map[string]bool{}
-	for _, t := range c.Auth.Tokens {
+	for i, t := range c.Auth.Tokens {
+		if strings.TrimSpace(t.Value) == "" {
+			// Fail closed: an empty token must not read as "fewer tokens",
+			// or as no auth at all.
+			bad(fmt.Sprintf("auth.tokens[%d]: the token is empty (give every entry a token, or remove it)", i), "auth", "tokens")
+		}
 		if t.Name == "" {
 			continue
 		}
@@ -50,3 +56,7 @@ func (c *Config) validateGateway(line func(keys ...string) int) []error {
 	}
 	return errs
 }
+
+// Configured reports whether the section asks for credentials: static
+// tokens or OAuth.
+func (a Auth) Configured() bool { return len(a.Tokens) > 0 || a.OAuth != nil }

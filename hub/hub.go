@@ -311,6 +311,7 @@ func (h *Hub) rebuildCatalog() *Catalog {
 		return h.catalog.Load()
 	}
 	old := h.catalog.Swap(c)
+	h.metrics.forgetTools(c)
 	for _, s := range h.sessionList() {
 		s.sync(c)
 	}

@@ -110,8 +110,9 @@ func TestIdentityConfig(t *testing.T) {
 	for _, c := range []struct{ name, yaml, wantErr string }{
 		{"namespaced rate limit names", servers + "auth: {rate_limit: {requests_per_second: 1, principals: {\"token:ci\": {requests_per_second: 0}, \"oauth:https://i.example#ci\": {requests_per_second: 2}, \"client:https://i.example#bot\": {requests_per_second: 2}}}}\n", ""},
 		{"a bare name in rate_limit", servers + "auth:\n  rate_limit:\n    requests_per_second: 1\n    principals: {ci: {requests_per_second: 0}}\n", "hub.yaml:5: auth.rate_limit.principals: 'ci' is not a principal id"},
-		{"hash_key from an empty variable", servers + "hash_key: ${MCP_HUB_TEST_EMPTY_KEY}\n", "hub.yaml:2: hash_key is empty"},
-		{"hash_key from an unset variable", servers + "hash_key: ${MCP_HUB_TEST_UNSET_KEY_VAR}\n", "hub.yaml:2: hash_key is empty"},
+		{"hash_key from an empty variable", servers + "hash_key: ${MCP_HUB_TEST_EMPTY_KEY}\n", "hub.yaml:2: hash_key: environment variable MCP_HUB_TEST_EMPTY_KEY is empty"},
+		{"hash_key from an unset variable", servers + "hash_key: ${MCP_HUB_TEST_UNSET_KEY_VAR}\n", "hub.yaml:2: hash_key: environment variable MCP_HUB_TEST_UNSET_KEY_VAR is not set"},
+		{"hash_key written empty", servers + "hash_key: \"\"\n", "hub.yaml:2: hash_key is empty"},
 		{"short hash_key", servers + "hash_key: tiny-key\n", "hub.yaml:2: hash_key is too short"},
 		{"session_store without hash_key", servers + "session_store: redis://127.0.0.1:6379/0\n", "hub.yaml:2: session_store needs hash_key"},
 		{"session_store with hash_key", servers + "session_store: redis://127.0.0.1:6379/0\nhash_key: 0123456789abcdef0123456789abcdef\n", ""},

@@ -262,7 +262,7 @@ func (s *Session) searchTools(ctx context.Context, req *mcp.CallToolRequest) *mc
 			if t, ok := byName[name]; ok && (server == "" || t.Server == server) {
 				found = append(found, t)
 			} else {
-				notFound = append(notFound, name)
+				notFound = append(notFound, shownName(name))
 			}
 		}
 	case query == "":
@@ -490,7 +490,7 @@ func (s *Session) callTool(ctx context.Context, req *mcp.CallToolRequest) (mcp.R
 		return s.fail("Error: call_tool needs {\"name\": \"<tool name>\", \"arguments\": {...}}."), nil
 	}
 	if isMetaTool(args.Name) {
-		return s.fail(fmt.Sprintf("Error: call '%s' directly, not through call_tool.", args.Name)), nil
+		return s.fail(fmt.Sprintf("Error: call '%s' directly, not through call_tool.", shownName(args.Name))), nil
 	}
 	arguments := bytes.TrimSpace(args.Arguments)
 	if len(arguments) > 0 && arguments[0] == '"' {

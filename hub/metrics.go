@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/mcp-hub/mcp-hub/internal/clean"
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
@@ -20,8 +21,31 @@ const (
 )
 
 // otherTool is the tool label of calls to names outside the catalog, so a
-// client cannot make up label values.
+// client cannot make up label values, and of calls to the catalog's tools
+// past maxToolSeries.
 const otherTool = "other"
+
+// The tool label's values come from the upstreams: each is bounded and
+// cleaned, their number is capped, and a tool's series are deleted when it
+// leaves the catalog (forgetTools), so that no upstream can grow /metrics
+// without bound, with long names or with renames.
+const (
+	// maxToolLabel bounds a tool label value: longer names are cut (with
+	// their length) by clean.Line.
+	maxToolLabel = 128
+	// maxToolSeries caps the catalog tools (in catalog order) whose calls
+	// have series of their own.
+	maxToolSeries = 1000
+)
+
+// toolLabel is the tool label of the catalog's i-th tool, named original
+// by its server.
+func toolLabel(original string, i int) string {
+	if i >= maxToolSeries {
+		return otherTool
+	}
+	return clean.Line(original, maxToolLabel)
+}
 
 // metrics are the hub's Prometheus metrics, in a registry of its own (two
 // hubs in one process, as in tests, do not share counters).
@@ -62,7 +86,7 @@ func newMetrics(h *Hub) *metricSet {
 		}),
 		refused: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "mcp_hub_http_refused_total",
-			Help: "HTTP requests refused before reaching the hub, by reason (unauthorized, forbidden, rate_limited, issuer_unavailable).",
+			Help: "HTTP requests refused before reaching the hub, by reason (unauthorized, forbidden, rate_limited, auth_failures, batch_too_large, issuer_unavailable).",
 		}, []string{"reason"}),
 	}
 	m.registry.MustRegister(
@@ -88,10 +112,51 @@ func (m *metricSet) handler() http.Handler {
 }
 
 // observeCall counts one tools/call. server and tool come from the catalog
-// (or are _hub and other), so label values stay bounded.
+// (Tool.metricLabel; or are _hub and other), so label values stay bounded.
 func (m *metricSet) observeCall(server, tool, outcome string, took time.Duration) {
 	m.toolCalls.WithLabelValues(server, tool, outcome).Inc()
 	m.toolDuration.WithLabelValues(server).Observe(took.Seconds())
+}
+
+// forgetTools deletes the call series of every tool that c does not have
+// (removed, renamed, its server gone), so that after a catalog rebuild the
+// tool series are those of the catalog's tools. It reads the series that
+// exist rather than the previous catalog's tools: a call that ends after
+// the rebuild that removed its tool makes a series again, and the next
+// rebuild deletes that one too.
+func (m *metricSet) forgetTools(c *Catalog) {
+	if m == nil {
+		return
+	}
+	type key struct{ server, tool string }
+	keep := make(map[key]bool, len(c.Tools)+1)
+	keep[key{metaServer, otherTool}] = true
+	for _, t := range c.Tools {
+		keep[key{t.Server, t.metricLabel}] = true
+	}
+	// A registry of its own gathers this one metric only.
+	only := prometheus.NewRegistry()
+	if err := only.Register(m.toolCalls); err != nil {
+		return
+	}
+	families, _ := only.Gather()
+	for _, f := range families {
+		for _, series := range f.GetMetric() {
+			var k key
+			for _, l := range series.GetLabel() {
+				switch l.GetName() {
+				case "server":
+					k.server = l.GetValue()
+				case "tool":
+					k.tool = l.GetValue()
+				}
+			}
+			if !keep[k] {
+				keep[k] = true // once: its outcomes go together
+				m.toolCalls.DeletePartialMatch(prometheus.Labels{"server": k.server, "tool": k.tool})
+			}
+		}
+	}
 }
 
 func (m *metricSet) observeSearch(took time.Duration) {

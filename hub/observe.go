@@ -24,12 +24,12 @@ import (
 
 // callRecord is what handling one tools/call did.
 type callRecord struct {
-	kind     recordKind
-	tool     string // exposed name
-	server   string
-	original string // the upstream's name for the tool
-	outcome  string
-	loaded   int // tools a search loaded
+	kind    recordKind
+	tool    string // exposed name
+	server  string
+	label   string // the tool's label in the metrics (Tool.metricLabel)
+	outcome string
+	loaded  int // tools a search loaded
 }
 
 type recordKind int
@@ -77,10 +77,10 @@ func (s *Session) observe(next mcp.MethodHandler) mcp.MethodHandler {
 // span. It allocates nothing unless tracing or the audit log is on.
 func (s *Session) report(req *mcp.CallToolRequest, rec *callRecord, res mcp.Result, err error, took time.Duration, span trace.Span) {
 	h := s.hub
-	method, tool, server, outcome := "tools/call", req.Params.Name, "", OutcomeError
+	method, tool, server, outcome := "tools/call", shownName(req.Params.Name), "", OutcomeError
 	switch rec.kind {
 	case recordForwarded:
-		h.metrics.observeCall(rec.server, rec.original, rec.outcome, took)
+		h.metrics.observeCall(rec.server, rec.label, rec.outcome, took)
 		tool, server, outcome = rec.tool, rec.server, rec.outcome
 	case recordSearch:
 		h.metrics.observeSearch(took)
@@ -132,7 +132,7 @@ func (h *Hub) beginUpstream(ctx context.Context, t *Tool, params *mcp.CallToolPa
 		return c
 	}
 	c.ctx, c.span = h.tracing.tracer.Start(ctx, "tools/call", trace.WithSpanKind(trace.SpanKindClient),
-		trace.WithAttributes(attrServer.String(t.Server), attrTool.String(t.Original)))
+		trace.WithAttributes(attrServer.String(t.Server), attrTool.String(shownName(t.Original))))
 	if params.Meta == nil {
 		params.Meta = mcp.Meta{}
 	}
@@ -144,7 +144,7 @@ func (h *Hub) beginUpstream(ctx context.Context, t *Tool, params *mcp.CallToolPa
 func (c upstreamCall) end(res mcp.Result, err error) {
 	outcome := outcomeOf(res, err)
 	if c.rec != nil {
-		*c.rec = callRecord{kind: recordForwarded, tool: c.tool.Name, server: c.tool.Server, original: c.tool.Original, outcome: outcome}
+		*c.rec = callRecord{kind: recordForwarded, tool: c.tool.Name, server: c.tool.Server, label: c.tool.metricLabel, outcome: outcome}
 	}
 	if c.span != nil {
 		c.hub.endSpan(c.span, outcome, err)

@@ -148,7 +148,7 @@ func (h *Hub) resourceOwner(uri string) (*upstream.Upstream, error) {
 	if len(ups) == 1 {
 		return ups[0], nil
 	}
-	return nil, &jsonrpc.Error{Code: mcp.CodeResourceNotFound, Message: fmt.Sprintf("Resource not found: no server lists '%s'", uri)}
+	return nil, &jsonrpc.Error{Code: mcp.CodeResourceNotFound, Message: fmt.Sprintf("Resource not found: no server lists '%s'", shownName(uri))}
 }
 
 func (h *Hub) readResource(ctx context.Context, p *mcp.ReadResourceParams) (*mcp.ReadResourceResult, error) {
@@ -250,7 +250,7 @@ func (h *Hub) listPrompts() *mcp.ListPromptsResult {
 func (h *Hub) getPrompt(ctx context.Context, p *mcp.GetPromptParams) (*mcp.GetPromptResult, error) {
 	pr, ok := h.Catalog().Prompt(p.Name)
 	if !ok {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown prompt '%s'", p.Name)}
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown prompt '%s'", shownName(p.Name))}
 	}
 	u, err := h.upstream(pr.Server)
 	if err != nil {
@@ -281,7 +281,7 @@ func (s *Session) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.
 	case "ref/prompt":
 		pr, ok := h.Catalog().Prompt(ref.Name)
 		if !ok {
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown prompt '%s'", ref.Name)}
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown prompt '%s'", shownName(ref.Name))}
 		}
 		ref.Name = pr.Original
 		u, err = h.upstream(pr.Server)

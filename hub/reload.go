@@ -13,6 +13,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/mcp-hub/mcp-hub/internal/clean"
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
@@ -106,13 +107,16 @@ type ConfigStatus struct {
 	LastReloadErrorAt time.Time `json:"last_reload_error_at,omitzero"`
 }
 
+// maxReloadError bounds LastReloadError (one problem per line).
+const maxReloadError = 8 << 10
+
 // ConfigStatus reports the config in service and the last reload's outcome.
 func (h *Hub) ConfigStatus() ConfigStatus {
 	r := &h.reload
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return ConfigStatus{Path: h.Config().Path, AppliedAt: r.appliedAt, Reloads: r.reloads,
-		LastReloadError: r.lastErr, LastReloadErrorAt: r.lastErrAt}
+		LastReloadError: clean.Text(r.lastErr, maxReloadError), LastReloadErrorAt: r.lastErrAt}
 }
 
 // ReloadFailed records a config that was not applied (it did not parse or

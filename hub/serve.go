@@ -327,19 +327,33 @@ func (h *Hub) Health() Health {
 	return out
 }
 
-// serveHealth answers /healthz. Without a credential that auth.tokens or
-// auth.oauth accepts, only the overall status: server names, states and last errors are
-// for those allowed to call them.
+// serveHealth answers /healthz. Only a principal that the guard would let
+// through to /mcp, /metrics and /ui (a verified credential, then the same
+// authorization decision: forbidden) sees the details; anyone else gets
+// only the overall status: server names, states and last errors are for
+// those allowed to call them.
 func (h *Hub) serveHealth(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	health := h.Health()
-	if _, err := h.authn().principal(r); err != nil {
+	if !h.admitted(r) {
 		json.NewEncoder(w).Encode(struct {
 			Status string `json:"status"`
 		}{health.Status})
 		return
 	}
 	json.NewEncoder(w).Encode(health)
+}
+
+// admitted reports whether admit would let r through, rate limits aside:
+// its credential verifies and its principal is not forbidden.
+func (h *Hub) admitted(r *http.Request) bool {
+	a := h.authn()
+	p, err := a.principal(r)
+	if err != nil {
+		return false
+	}
+	_, _, denied := h.forbidden(a, p, r)
+	return !denied
 }
 
 // FirstToolsList is what a new client session of the toolset receives on

@@ -5,7 +5,8 @@
 #      version-stamped binary of the fast build;
 #   2. the image's command, `mcp-hub --config hub.yaml serve --http ADDR`,
 #      answering /healthz with every builtin server ready (127.0.0.1 here;
-#      the image binds 0.0.0.0:8080).
+#      the image binds 0.0.0.0:8080);
+#   3. that bind, 0.0.0.0, with the bundled config (no auth): refused.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -57,3 +58,16 @@ for server in time calc notes text; do
 	fi
 done
 echo "serve --http: $url answers with the bundled servers"
+
+# The image's own bind, 0.0.0.0, with the bundled config (no auth): the hub
+# must refuse to serve it open (exit 2) unless told to.
+set +e
+MCP_HUB_ALLOW_UNAUTHENTICATED= "$bin" --config hub.yaml serve --http 0.0.0.0:0 </dev/null >"$dir/open.log" 2>&1
+status=$?
+set -e
+if [[ $status != 2 ]] || ! grep -q -- "--allow-unauthenticated" "$dir/open.log"; then
+	echo "release-check: serve --http 0.0.0.0 without auth: exit $status, want 2:" >&2
+	cat "$dir/open.log" >&2
+	exit 1
+fi
+echo "serve --http 0.0.0.0 without auth: refused (exit 2)"

@@ -1,6 +1,7 @@
 package upstream
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/json"
 	"errors"
@@ -235,8 +236,11 @@ func (r *Redactor) JSON(data json.RawMessage) json.RawMessage {
 	if r.current() == nil || len(data) == 0 {
 		return data
 	}
+	// Numbers stay json.Number, so that re-encoding keeps them digit for digit.
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
 	var v any
-	if json.Unmarshal(data, &v) != nil {
+	if dec.Decode(&v) != nil || dec.More() {
 		return json.RawMessage(r.String(string(data)))
 	}
 	changed := false

@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcp-hub/mcp-hub/internal/clean"
 	"github.com/mcp-hub/mcp-hub/internal/safe"
 )
 
@@ -126,6 +127,9 @@ type Lists struct {
 	Capabilities *mcp.ServerCapabilities
 	ServerInfo   *mcp.Implementation
 }
+
+// MaxStatusError bounds Status.LastError.
+const MaxStatusError = 2 << 10
 
 // Status is what `mcp-hub servers` and /healthz show.
 type Status struct {
@@ -284,7 +288,10 @@ func (u *Upstream) Status() Status {
 		Relisting:   u.relisting,
 	}
 	if u.lastErr != nil {
-		s.LastError = u.redact.String(u.lastErr.Error())
+		// Redacted, then bounded and on one line: it can hold what the
+		// server wrote (its stderr, its error messages), and goes to
+		// /healthz, `mcp-hub servers` and the dashboard.
+		s.LastError = clean.Line(u.redact.String(u.lastErr.Error()), MaxStatusError)
 	}
 	return s
 }

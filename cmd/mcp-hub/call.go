@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcp-hub/mcp-hub/hub"
 	"github.com/mcp-hub/mcp-hub/index"
+	"github.com/mcp-hub/mcp-hub/internal/clean"
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
@@ -97,9 +98,9 @@ func runCall(c *cli.Context) error {
 	if err != nil {
 		var rpcErr *jsonrpc.Error
 		if errors.As(err, &rpcErr) {
-			return cli.Exit(fmt.Sprintf("%s: %s", name, rpcErr.Message), 1)
+			return cli.Exit(clean.Text(fmt.Sprintf("%s: %s", name, rpcErr.Message), maxLogValue), 1)
 		}
-		return cli.Exit(fmt.Sprintf("%s: %v", name, err), 1)
+		return cli.Exit(clean.Text(fmt.Sprintf("%s: %v", name, err), maxLogValue), 1)
 	}
 	if asJSON {
 		if err := printJSON(c, res); err != nil {

@@ -283,7 +283,7 @@ restart: {initial_backoff: 50ms, max_backoff: 200ms, unhealthy_after: 3, cooldow
 
 	// serve on all interfaces without auth: a loud warning; then calls.
 	port := strings.Split(freeAddr(t), ":")[1]
-	hub := startChild(t, "hub", append(env, envAsMain+"=1"), self, "--config", good, "--log-level", "debug", "serve", "--http", "0.0.0.0:"+port)
+	hub := startChild(t, "hub", append(env, envAsMain+"=1"), self, "--config", good, "--log-level", "debug", "serve", "--http", "0.0.0.0:"+port, "--allow-unauthenticated")
 	base := "http://127.0.0.1:" + port
 	fixture.Eventually(t, 60*time.Second, "fx ready", func() bool {
 		resp, err := http.Get(base + "/healthz")

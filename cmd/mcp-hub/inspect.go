@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/mcp-hub/mcp-hub/hub"
+	"github.com/mcp-hub/mcp-hub/internal/clean"
 )
 
 func toolsCommand() *cli.Command {
@@ -83,11 +85,9 @@ func status(t *hub.Tool) string {
 }
 
 func oneLine(s string, max int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > max {
-		s = s[:max-3] + "..."
-	}
-	return s
+	// What upstreams wrote goes to a terminal: one line, no control
+	// characters, cut at a rune boundary.
+	return clean.Line(strings.Join(strings.Fields(s), " "), max)
 }
 
 func printJSON(c *cli.Context, v any) error {
@@ -166,7 +166,9 @@ func searchCommand() *cli.Command {
 			if c.Bool("json") {
 				return printJSON(c, res)
 			}
-			fmt.Fprint(c.App.Writer, hub.ResultText(res))
+			// The tools' names and descriptions, from upstreams, without
+			// control characters (its size is bounded by the search's limit).
+			fmt.Fprint(c.App.Writer, clean.Text(hub.ResultText(res), math.MaxInt))
 			if res.IsError {
 				return cli.Exit("", 1)
 			}

@@ -7,8 +7,14 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/mcp-hub/mcp-hub/internal/clean"
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
+
+// maxLogValue bounds the message and each value of a log line: a client
+// or an upstream that gets a long text logged (an error, a name, a line
+// of its stderr) cannot grow the log by more than this a record.
+const maxLogValue = 8 << 10
 
 // newLogger logs text records to stderr (stdout belongs to the MCP
 // protocol in stdio mode), with every secret replaced by "[REDACTED]".
@@ -37,14 +43,16 @@ func addLogSecrets(log *slog.Logger, secrets []string) {
 }
 
 // redactHandler rewrites the message and every string-ish attribute with
-// the hub's redactor (longest secret first, like everywhere else).
+// the hub's redactor (longest secret first, like everywhere else), then
+// bounds it and strips its control characters (clean.Text): redacted
+// first, so that a cut cannot leave half a secret unrecognised.
 type redactHandler struct {
 	slog.Handler
 	r *upstream.Redactor
 }
 
 func (h redactHandler) Handle(ctx context.Context, rec slog.Record) error {
-	out := slog.NewRecord(rec.Time, rec.Level, h.r.String(rec.Message), rec.PC)
+	out := slog.NewRecord(rec.Time, rec.Level, h.clean(rec.Message), rec.PC)
 	rec.Attrs(func(a slog.Attr) bool {
 		out.AddAttrs(h.redact(a))
 		return true
@@ -63,12 +71,14 @@ func (h redactHandler) redact(a slog.Attr) slog.Attr {
 		}
 		return slog.Group(a.Key, out...)
 	case slog.KindString:
-		return slog.String(a.Key, h.r.String(v.String()))
+		return slog.String(a.Key, h.clean(v.String()))
 	case slog.KindAny:
-		return slog.String(a.Key, h.r.String(fmt.Sprint(v.Any())))
+		return slog.String(a.Key, h.clean(fmt.Sprint(v.Any())))
 	}
 	return a
 }
+
+func (h redactHandler) clean(s string) string { return clean.Text(h.r.String(s), maxLogValue) }
 
 func (h redactHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
 	red := make([]slog.Attr, len(attrs))

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"errors"
 	"log/slog"
 	"os"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcp-hub/mcp-hub/hub"
@@ -14,13 +16,20 @@ import (
 // DefaultWatchInterval is how often serve looks at its config file.
 const DefaultWatchInterval = time.Second
 
+// racyWindow is the coarsest modification-time granularity of common file
+// systems (FAT's 2 s): a file changed this close to its last read may have
+// changed again without its size or time showing it.
+const racyWindow = 2 * time.Second
+
 // configWatcher keeps a serving hub on the content of its config file. It
-// reads the file every interval and on SIGHUP (not on Windows). Reading
-// the content, rather than watching events or modification times, finds
-// every kind of change: an edit in place, an editor that writes a new
-// file and renames it over the old one, a symlink (of the file or of a
-// directory on its path) pointed elsewhere, a change within the same
-// second on a file system with coarse timestamps.
+// looks at the file every interval and reads it on SIGHUP (not on
+// Windows). A poll stats the file first and reads it only when its
+// identity, size, mode or modification time differ from the last read,
+// when that time is within racyWindow of the read, or while a change is
+// pending; the content decides then. So every kind of change is found (an
+// edit in place, an editor that writes a new file and renames it over the
+// old one, a symlink pointed elsewhere), and an unchanged file costs a
+// stat. A file over hub.MaxConfigBytes is refused from its size, once.
 //
 // A change is applied once the content is the same at two reads in a row,
 // so a file an editor is still writing is never applied half-written. A
@@ -33,7 +42,17 @@ type configWatcher struct {
 	// tried is the content last given to the hub (applied or refused);
 	// seen is the content at the previous read.
 	tried, seen [sha256.Size]byte
-	unreadable  bool // the file could not be read at the previous poll (logged once)
+	// stat is the file at the last read, and readAt when that was.
+	stat   os.FileInfo
+	readAt time.Time
+	// tooBig is the over-size file last refused (reported once).
+	tooBig     os.FileInfo
+	unreadable bool // the file could not be read at the previous poll (logged once)
+	// requireAuth refuses a config without auth: serve listens beyond
+	// loopback without --allow-unauthenticated (checkOpenBind).
+	requireAuth atomic.Bool
+	// reads counts the times the file was read.
+	reads int
 }
 
 // newConfigWatcher takes the file's content as it is now as the content
@@ -41,9 +60,11 @@ type configWatcher struct {
 // while the hub starts is not missed.
 func newConfigWatcher(path string) *configWatcher {
 	w := &configWatcher{path: path}
-	if data, err := os.ReadFile(path); err == nil {
-		w.tried = sha256.Sum256(data)
-		w.seen = w.tried
+	if fi, err := os.Stat(path); err == nil && fi.Size() <= hub.MaxConfigBytes {
+		if data, err := w.readFile(fi); err == nil {
+			w.tried = sha256.Sum256(data)
+			w.seen = w.tried
+		}
 	}
 	return w
 }
@@ -66,6 +87,7 @@ func (w *configWatcher) run(ctx context.Context, h *hub.Hub, log *slog.Logger, i
 			return
 		case <-hup:
 			w.log.Info("SIGHUP: re-reading the config file", "path", w.path)
+			w.tooBig = nil // asked for: report it again
 			if data, ok := w.read(); ok {
 				w.apply(ctx, data)
 			}
@@ -78,6 +100,14 @@ func (w *configWatcher) run(ctx context.Context, h *hub.Hub, log *slog.Logger, i
 // poll applies the file when its content changed and then held still for
 // one interval.
 func (w *configWatcher) poll(ctx context.Context) {
+	fi, err := os.Stat(w.path)
+	if err != nil {
+		w.cannotRead(err)
+		return
+	}
+	if w.unchanged(fi) && w.seen == w.tried || sameVersion(w.tooBig, fi) {
+		return
+	}
 	data, ok := w.read()
 	if !ok {
 		return
@@ -91,20 +121,70 @@ func (w *configWatcher) poll(ctx context.Context) {
 	w.apply(ctx, data)
 }
 
+// unchanged reports whether fi is the file as last read, and old enough
+// that a change would have shown in its modification time.
+func (w *configWatcher) unchanged(fi os.FileInfo) bool {
+	return sameVersion(w.stat, fi) && fi.ModTime().Before(w.readAt.Add(-racyWindow))
+}
+
+// sameVersion reports whether a (nil: none) and b stat the same file
+// with the same size, mode and modification time.
+func sameVersion(a, b os.FileInfo) bool {
+	return a != nil && os.SameFile(a, b) && a.Size() == b.Size() && a.Mode() == b.Mode() && a.ModTime().Equal(b.ModTime())
+}
+
+// read reads the file, or says why not: an over-size file is refused as
+// a bad config (once per version of the file), other errors are logged
+// once until the file is readable again.
 func (w *configWatcher) read() ([]byte, bool) {
-	data, err := os.ReadFile(w.path)
+	fi, err := os.Stat(w.path)
 	if err != nil {
-		if !w.unreadable {
-			w.log.Warn("config file cannot be read; the running config stays", "path", w.path, "err", err)
+		w.cannotRead(err)
+		return nil, false
+	}
+	data, err := w.readFile(fi)
+	var cfgErr *hub.ConfigError
+	switch {
+	case errors.As(err, &cfgErr):
+		w.unreadable = false
+		if !sameVersion(w.tooBig, fi) {
+			w.tooBig = fi
+			w.refuse(err)
 		}
-		w.unreadable = true
+		return nil, false
+	case err != nil:
+		w.cannotRead(err)
 		return nil, false
 	}
 	if w.unreadable {
 		w.log.Info("config file readable again", "path", w.path)
 	}
-	w.unreadable = false
+	w.unreadable, w.tooBig = false, nil
 	return data, true
+}
+
+// readFile reads the file (fi is its stat just before) and remembers it as read.
+func (w *configWatcher) readFile(fi os.FileInfo) ([]byte, error) {
+	if fi.Size() > hub.MaxConfigBytes {
+		return hub.ReadConfigFile(w.path) // refuses it without reading it
+	}
+	w.reads++
+	w.stat, w.readAt = fi, time.Now()
+	return hub.ReadConfigFile(w.path)
+}
+
+func (w *configWatcher) cannotRead(err error) {
+	if !w.unreadable {
+		w.log.Warn("config file cannot be read; the running config stays", "path", w.path, "err", err)
+	}
+	w.unreadable = true
+}
+
+// refuse logs a config that is not applied and shows it in /healthz.
+func (w *configWatcher) refuse(err error) {
+	// The words of `config check` (runApp), on one log record.
+	w.log.Error("config not applied, the running config stays: config error:\n" + indent(err.Error()))
+	w.hub.ReloadFailed(err)
 }
 
 // apply parses and validates data completely, then hands it to the hub.
@@ -112,10 +192,12 @@ func (w *configWatcher) apply(ctx context.Context, data []byte) {
 	w.tried = sha256.Sum256(data)
 	w.seen = w.tried
 	cfg, err := hub.ParseConfig(w.path, bytes.Clone(data))
+	if err == nil && w.requireAuth.Load() && !cfg.Auth.Configured() {
+		err = &hub.ConfigError{Path: w.path, Msg: "the config has no auth (auth.tokens or auth.oauth), and this hub listens beyond loopback: " +
+			"restart it with --allow-unauthenticated to serve it open on purpose"}
+	}
 	if err != nil {
-		// The words of `config check` (runApp), on one log record.
-		w.log.Error("config not applied, the running config stays: config error:\n" + indent(err.Error()))
-		w.hub.ReloadFailed(err)
+		w.refuse(err)
 		return
 	}
 	for _, warning := range cfg.Warnings {

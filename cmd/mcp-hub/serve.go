@@ -32,6 +32,8 @@ func serveCommand() *cli.Command {
 				Usage: "re-read the config file this often and apply what changed (0: only on SIGHUP)"},
 			&cli.IntFlag{Name: "max-name-length", Usage: fmt.Sprintf("cut exposed tool and prompt names to `N` characters (%d-%d; overrides max_name_length; install cursor sets it)", hub.MinNameLength, hub.MaxNameLength)},
 			&cli.StringFlag{Name: "metrics", Usage: "also serve Prometheus metrics at http://ADDR/metrics (e.g. 127.0.0.1:9464), next to stdio or --http"},
+			&cli.BoolFlag{Name: "allow-unauthenticated", EnvVars: []string{"MCP_HUB_ALLOW_UNAUTHENTICATED"},
+				Usage: "let --http/--metrics listen beyond loopback with no auth configured (anyone who reaches the port can call every tool)"},
 			&cli.StringFlag{Name: "cpuprofile", Usage: "write a CPU profile to this file until the hub stops", Hidden: true},
 		},
 		Action: func(c *cli.Context) error {
@@ -58,7 +60,7 @@ func serveCommand() *cli.Command {
 			defer h.Close()
 			hintLogins(log, h)
 			if addr := c.String("metrics"); addr != "" {
-				stop, err := serveMetrics(h, log, addr)
+				stop, err := serveMetrics(c, h, log, watcher, addr)
 				if err != nil {
 					return err
 				}
@@ -69,7 +71,7 @@ func serveCommand() *cli.Command {
 			defer stopWatching()
 			go watcher.run(watchCtx, h, log, c.Duration("watch-interval"))
 			if addr := c.String("http"); addr != "" {
-				return serveHTTP(c, h, log, addr)
+				return serveHTTP(c, h, log, watcher, addr)
 			}
 			if c.Bool("chat-api") {
 				return cli.Exit("--chat-api needs --http", exitConfig)
@@ -93,15 +95,37 @@ type nopCloser struct{ io.Writer }
 
 func (nopCloser) Close() error { return nil }
 
-func serveHTTP(c *cli.Context, h *hub.Hub, log *slog.Logger, addr string) error {
+// checkOpenBind fails closed: a listener beyond loopback needs auth in
+// the config, or --allow-unauthenticated. Without the flag, the watcher
+// also refuses a reload that would remove auth.
+func checkOpenBind(c *cli.Context, h *hub.Hub, log *slog.Logger, w *configWatcher, ln net.Listener, flag string) error {
+	host, _, _ := net.SplitHostPort(ln.Addr().String())
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return nil
+	}
+	if c.Bool("allow-unauthenticated") {
+		if !h.AuthRequired() {
+			log.Warn("LISTENING BEYOND THIS MACHINE WITHOUT AUTH (--allow-unauthenticated): anyone who can reach " + ln.Addr().String() +
+				" can call every tool. Set auth.tokens or auth.oauth in the config, or bind 127.0.0.1.")
+		}
+		return nil
+	}
+	w.requireAuth.Store(true)
+	if !h.AuthRequired() {
+		ln.Close()
+		return cli.Exit(fmt.Sprintf("%s %s listens beyond this machine, and the config has no auth: anyone who could reach it could call every tool. "+
+			"Set auth.tokens or auth.oauth in the config, bind 127.0.0.1, or pass --allow-unauthenticated to serve it open on purpose", flag, ln.Addr()), exitConfig)
+	}
+	return nil
+}
+
+func serveHTTP(c *cli.Context, h *hub.Hub, log *slog.Logger, w *configWatcher, addr string) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return cli.Exit(fmt.Sprintf("--http %s: %v", addr, err), exitConfig)
 	}
-	host, _, _ := net.SplitHostPort(ln.Addr().String())
-	if ip := net.ParseIP(host); (ip == nil || !ip.IsLoopback()) && !h.AuthRequired() {
-		log.Warn("LISTENING BEYOND THIS MACHINE WITHOUT AUTH: anyone who can reach " + ln.Addr().String() +
-			" can call every tool. Set auth.tokens or auth.oauth in the config, or bind 127.0.0.1.")
+	if err := checkOpenBind(c, h, log, w, ln, "--http"); err != nil {
+		return err
 	}
 	ui := dashboard.New(h)
 	extra := map[string]http.Handler{hub.UIPath: ui, hub.UIPath + "/": ui}
@@ -139,15 +163,13 @@ func serveHTTP(c *cli.Context, h *hub.Hub, log *slog.Logger, addr string) error 
 
 // serveMetrics serves /metrics on a listener of its own (serve --metrics),
 // with the same Host check and auth as /mcp.
-func serveMetrics(h *hub.Hub, log *slog.Logger, addr string) (stop func(), err error) {
+func serveMetrics(c *cli.Context, h *hub.Hub, log *slog.Logger, w *configWatcher, addr string) (stop func(), err error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, cli.Exit(fmt.Sprintf("--metrics %s: %v", addr, err), exitConfig)
 	}
-	host, _, _ := net.SplitHostPort(ln.Addr().String())
-	if ip := net.ParseIP(host); (ip == nil || !ip.IsLoopback()) && !h.AuthRequired() {
-		log.Warn("serving /metrics beyond this machine without auth at " + ln.Addr().String() +
-			": set auth.tokens or auth.oauth in the config, or bind 127.0.0.1")
+	if err := checkOpenBind(c, h, log, w, ln, "--metrics"); err != nil {
+		return nil, err
 	}
 	srv := h.NewMetricsServer()
 	go srv.Serve(ln)

@@ -30,9 +30,12 @@ type Tool struct {
 	Server   string
 	Original string // the upstream's own name, used when calling it
 	// Def is what tools/list shows: the upstream definition, verbatim but
-	// for the name (and _meta alwaysLoad under discovery).
-	Def      *mcp.Tool
-	Deferred bool
+	// for the name (and _meta alwaysLoad on eager tools under discovery).
+	Def *mcp.Tool
+	// loadedDef is what a session that has loaded this deferred tool lists:
+	// Def with _meta alwaysLoad.
+	loadedDef *mcp.Tool
+	Deferred  bool
 	// fingerprint is Def's JSON, computed once per catalog.
 	fingerprint string
 	// servable: go-sdk accepts Def (sdkAccepts); sessions list only such
@@ -157,13 +160,16 @@ func buildCatalog(cfg *Config, ups []*upstream.Upstream, log *slog.Logger, prev 
 					exposed, prev.Server, name, shownName(ut.Name)))
 				continue
 			}
-			def, err := exposedDef(ut, exposed, cfg.Discovery.Enabled)
+			def, err := exposedDef(ut, exposed, cfg.Discovery.Enabled && !isDeferred)
 			if err != nil {
 				c.problem(log, fmt.Sprintf("server '%s': tool '%s' skipped: %v", name, shownName(ut.Name), err))
 				continue
 			}
 			t := &Tool{Name: exposed, Server: name, Original: ut.Name, Def: def, Deferred: isDeferred, fingerprint: fingerprint(def), servable: true,
 				metricLabel: toolLabel(ut.Name, len(c.Tools))}
+			if isDeferred {
+				t.loadedDef = withAlwaysLoad(def)
+			}
 			if err := sdkAccepts(scratch, def); err != nil {
 				t.servable = false
 				c.problem(log, fmt.Sprintf("server '%s': tool '%s' cannot be served: %v", name, shownName(ut.Name), err))
@@ -267,13 +273,21 @@ func exposedDef(ut *mcp.Tool, exposed string, alwaysLoad bool) (*mcp.Tool, error
 		def.OutputSchema = json.RawMessage(out)
 	}
 	if alwaysLoad {
-		def.Meta = maps.Clone(ut.Meta)
-		if def.Meta == nil {
-			def.Meta = mcp.Meta{}
-		}
-		def.Meta[alwaysLoadKey] = true
+		return withAlwaysLoad(&def), nil
 	}
 	return &def, nil
+}
+
+// withAlwaysLoad is a copy of def whose _meta has alwaysLoadKey, merged
+// into what the upstream sent.
+func withAlwaysLoad(def *mcp.Tool) *mcp.Tool {
+	out := *def
+	out.Meta = maps.Clone(def.Meta)
+	if out.Meta == nil {
+		out.Meta = mcp.Meta{}
+	}
+	out.Meta[alwaysLoadKey] = true
+	return &out
 }
 
 // objectSchema marshals a schema once (so every session's tools/list reuses

@@ -121,7 +121,7 @@ func (s *Session) listed(c *Catalog) []*mcp.Tool {
 	var own []*mcp.Tool
 	for name := range s.loaded {
 		if t, ok := c.Tool(name); ok && t.Deferred && t.servable && s.visible(t) {
-			own = append(own, t.Def)
+			own = append(own, t.loadedDef)
 		}
 	}
 	s.mu.Unlock()

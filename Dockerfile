@@ -4,7 +4,7 @@
 #   docker run --rm -p 8080:8080 -v "$PWD/hub.yaml:/config/hub.yaml:ro" -e HUB_TOKEN mcp-hub
 #
 # In a container the hub must listen beyond loopback (0.0.0.0:8080), so set
-# auth.tokens in the mounted config (README, "Packaging"): without auth the
+# auth.tokens in the mounted config (docs/deployment.md, "Packaging and install"): without auth the
 # hub refuses to start there. The bundled /config/hub.yaml has no auth; to
 # try it out open on purpose, add -e MCP_HUB_ALLOW_UNAUTHENTICATED=1.
 # scripts/release-check.sh runs the build step below (make release) and the

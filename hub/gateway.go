@@ -4,7 +4,7 @@ import (
 	"net/http"
 )
 
-// The team-deployment pieces (README.md "Team deployment") are set up and
+// The team-deployment pieces (docs/gateway.md) are set up and
 // mounted here; each lives in its own file: principal.go and
 // authenticate.go (who may connect), oauthrs.go (JWT access tokens and RFC
 // 9728 metadata), ratelimit.go, metrics.go, telemetry.go (tracing),

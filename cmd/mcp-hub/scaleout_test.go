@@ -312,7 +312,7 @@ func (d *scaleOut) startNginx(t *testing.T) string {
 	return "http://" + listen + "/mcp"
 }
 
-// TestScaleOutSessionAffinity runs the README's affinity snippets (HAProxy
+// TestScaleOutSessionAffinity runs the affinity snippets of docs/deployment.md (HAProxy
 // and nginx, hashed on Mcp-Session-Id): every request of a session,
 // its GET stream included, goes to one replica; when that replica dies the
 // session moves to the other, which restores it, with its loaded tool.

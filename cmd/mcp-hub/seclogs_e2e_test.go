@@ -14,7 +14,7 @@ import (
 )
 
 // maxLoggedCallLine is the bound this test holds each audit line and each
-// log line of a refused call to: the README's limits (a shown name is at
+// log line of a refused call to: the limits in docs/security.md (a shown name is at
 // most 128 bytes, an audit field 256) keep them far below it.
 const maxLoggedCallLine = 4 << 10
 

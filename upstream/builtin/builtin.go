@@ -17,7 +17,7 @@
 // naming the limit, so the in-memory connection to the server stays up.
 // Within the servers, every loop and allocation sized by a client's input is
 // bounded, and past a bound the call fails with an error that names the
-// limit and the fix (the limits are listed in README.md, "Builtin servers").
+// limit and the fix (the limits are listed in docs/configuration.md, "Builtin servers").
 //
 // Tool descriptions are written for retrieval: the hub finds deferred tools
 // by BM25 search over names, descriptions and parameter descriptions, so they

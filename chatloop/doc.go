@@ -22,7 +22,8 @@
 //
 // Providers ([Provider]) hide the wire format: OpenAI-compatible chat
 // completions (OpenAI, OpenRouter, Ollama's /v1, vLLM, LM Studio) and
-// Anthropic messages, both through their official SDKs. The history
+// Anthropic messages, both spoken over net/http by small clients of their
+// own (openai.go, anthropic.go, wire.go, sse.go). The history
 // ([Message]) is provider-neutral so a conversation survives a model switch
 // and serialises as the JSON of --json and POST /v1/chat.
 package chatloop

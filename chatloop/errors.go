@@ -10,8 +10,8 @@ import (
 )
 
 // ProviderError is a failed model call, reduced to one line that names the
-// provider, the model, what went wrong and what to do about it. The SDK's
-// error stays available through Unwrap.
+// provider, the model, what went wrong and what to do about it. The
+// underlying error stays available through Unwrap.
 type ProviderError struct {
 	Provider string
 	Model    string
@@ -33,15 +33,7 @@ func (e *ProviderError) Error() string {
 
 func (e *ProviderError) Unwrap() error { return e.Err }
 
-// apiFailure is what a provider's SDK error says, in common terms.
-type apiFailure struct {
-	status  int
-	code    string // e.g. context_length_exceeded, model_not_found
-	kind    string // e.g. not_found_error, invalid_request_error
-	message string // the provider's own message
-}
-
-// classify turns an SDK error into a ProviderError. api is nil when the
+// classify turns a failed call into a ProviderError. api is nil when the
 // request got no HTTP error response (network failure, bad body).
 func classify(provider, model, baseURL string, api *apiFailure, err error) error {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
@@ -73,6 +65,14 @@ func classify(provider, model, baseURL string, api *apiFailure, err error) error
 	}
 	lower := strings.ToLower(api.code + " " + api.kind + " " + api.message)
 	switch {
+	case api.status == 0:
+		// An error event inside a stream that had started fine.
+		what := api.message
+		if api.kind != "" {
+			what = api.kind + ": " + what
+		}
+		pe.Problem = "the provider reported an error while streaming (" + oneLine(what) + ")"
+		pe.Fix = "try again; if it persists, check the provider's status"
 	case api.status == 401 || api.status == 403:
 		pe.Problem = fmt.Sprintf("the API key was rejected (HTTP %d%s)", api.status, detail)
 		pe.Fix = fmt.Sprintf("check providers.%s.api_key and the environment variable it reads", provider)
@@ -105,8 +105,8 @@ func isContextLength(s string) bool {
 	return false
 }
 
-// isDecodeError recognises JSON decoding failures that SDKs report without
-// a typed error.
+// isDecodeError recognises JSON decoding failures reported without a typed
+// error.
 func isDecodeError(err error) bool {
 	s := err.Error()
 	for _, k := range []string{"invalid character", "unexpected end of JSON", "cannot unmarshal", "unexpected EOF", "looking for beginning of value", "content-type"} {

@@ -1,17 +1,16 @@
 package chatloop
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"net/url"
 	"strings"
-
-	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
-	"github.com/openai/openai-go/v3/shared"
 )
 
 // openAIProvider speaks OpenAI chat completions: OpenAI itself, OpenRouter,
@@ -19,7 +18,7 @@ import (
 type openAIProvider struct {
 	name    string
 	baseURL string
-	client  openai.Client
+	api     *endpoint
 	// images: tool images go to the model in a user message (chat
 	// completions tool messages are text only). Off for Ollama, where most
 	// models are text-only and an image makes the request fail.
@@ -34,50 +33,108 @@ func newOpenAI(name string, p ProviderConfig, images bool) *openAIProvider {
 	if base == "" {
 		base = defaultOpenAIBaseURL
 	}
-	// The key is always set explicitly, even empty, so OPENAI_API_KEY from
-	// the environment never leaks to a provider configured without one.
-	opts := []option.RequestOption{option.WithBaseURL(base), option.WithAPIKey(p.APIKey)}
+	// Only the configured key is sent, never one from the environment, and
+	// none at all for a keyless local server.
+	header := http.Header{}
+	if p.APIKey != "" {
+		header.Set("Authorization", "Bearer "+p.APIKey)
+	}
 	host := ""
 	if u, err := url.Parse(base); err == nil {
 		host = u.Hostname()
 	}
 	return &openAIProvider{
-		name: name, baseURL: base, client: openai.NewClient(opts...), images: images,
+		name: name, baseURL: base, images: images,
+		api:              newEndpoint(apiURL(base, "chat/completions"), p.APIKey, header),
 		completionTokens: host == "api.openai.com",
 	}
 }
 
 func (p *openAIProvider) Name() string { return p.name }
 
-func (p *openAIProvider) params(req *Request) (openai.ChatCompletionNewParams, error) {
-	params := openai.ChatCompletionNewParams{Model: shared.ChatModel(req.Model)}
+// The request body of POST /chat/completions, as much of it as the chat
+// uses.
+type oaiRequest struct {
+	Model               string        `json:"model"`
+	Messages            []oaiMessage  `json:"messages"`
+	Tools               []oaiTool     `json:"tools,omitempty"`
+	ParallelToolCalls   *bool         `json:"parallel_tool_calls,omitempty"`
+	Temperature         *float64      `json:"temperature,omitempty"`
+	MaxTokens           int           `json:"max_tokens,omitempty"`
+	MaxCompletionTokens int           `json:"max_completion_tokens,omitempty"`
+	Stream              bool          `json:"stream,omitempty"`
+	StreamOptions       *oaiStreamOpt `json:"stream_options,omitempty"`
+}
+
+type oaiStreamOpt struct {
+	IncludeUsage bool `json:"include_usage"`
+}
+
+// oaiMessage is one message; Content is a string, or a list of parts for a
+// user message with images.
+type oaiMessage struct {
+	Role       string        `json:"role"`
+	Content    any           `json:"content,omitempty"`
+	ToolCalls  []oaiToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string        `json:"tool_call_id,omitempty"`
+}
+
+type oaiPart struct {
+	Type     string       `json:"type"`
+	Text     string       `json:"text,omitempty"`
+	ImageURL *oaiImageURL `json:"image_url,omitempty"`
+}
+
+type oaiImageURL struct {
+	URL string `json:"url"`
+}
+
+type oaiToolCall struct {
+	ID       string      `json:"id"`
+	Type     string      `json:"type"`
+	Function oaiFunction `json:"function"`
+}
+
+type oaiFunction struct {
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+type oaiTool struct {
+	Type     string         `json:"type"`
+	Function oaiFunctionDef `json:"function"`
+}
+
+type oaiFunctionDef struct {
+	Name        string         `json:"name"`
+	Description string         `json:"description,omitempty"`
+	Parameters  map[string]any `json:"parameters,omitempty"`
+}
+
+func (p *openAIProvider) params(req *Request) (*oaiRequest, error) {
+	params := &oaiRequest{Model: req.Model}
 	if req.System != "" {
-		params.Messages = append(params.Messages, openai.SystemMessage(req.System))
+		params.Messages = append(params.Messages, oaiMessage{Role: "system", Content: req.System})
 	}
 	for _, m := range req.Messages {
 		switch m.Role {
 		case RoleUser:
-			params.Messages = append(params.Messages, openai.UserMessage(m.Content))
+			params.Messages = append(params.Messages, oaiMessage{Role: "user", Content: m.Content})
 		case RoleAssistant:
-			a := openai.ChatCompletionAssistantMessageParam{}
+			a := oaiMessage{Role: "assistant"}
 			if m.Content != "" {
-				a.Content.OfString = openai.String(m.Content)
+				a.Content = m.Content
 			}
 			for _, c := range m.ToolCalls {
 				args := string(c.Arguments)
 				if args == "" {
 					args = "{}"
 				}
-				a.ToolCalls = append(a.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{
-					OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{
-						ID:       c.ID,
-						Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: c.Name, Arguments: args},
-					},
-				})
+				a.ToolCalls = append(a.ToolCalls, oaiToolCall{ID: c.ID, Type: "function", Function: oaiFunction{Name: c.Name, Arguments: args}})
 			}
-			params.Messages = append(params.Messages, openai.ChatCompletionMessageParamUnion{OfAssistant: &a})
+			params.Messages = append(params.Messages, a)
 		case RoleTool:
-			var images []openai.ChatCompletionContentPartUnionParam
+			var images []oaiPart
 			for _, r := range m.ToolResults {
 				text := resultText(r.Parts, p.images)
 				if r.IsError && !strings.HasPrefix(text, "Error") {
@@ -87,7 +144,7 @@ func (p *openAIProvider) params(req *Request) (openai.ChatCompletionNewParams, e
 				if p.images && hasImages(r.Parts) {
 					text += "\n(images follow in the next message)"
 				}
-				params.Messages = append(params.Messages, openai.ToolMessage(text, r.CallID))
+				params.Messages = append(params.Messages, oaiMessage{Role: "tool", Content: text, ToolCallID: r.CallID})
 				if !p.images {
 					continue
 				}
@@ -96,44 +153,39 @@ func (p *openAIProvider) params(req *Request) (openai.ChatCompletionNewParams, e
 						continue
 					}
 					if len(images) == 0 {
-						images = append(images, openai.TextContentPart("Images returned by the tool calls above:"))
+						images = append(images, oaiPart{Type: "text", Text: "Images returned by the tool calls above:"})
 					}
-					images = append(images, openai.ImageContentPart(openai.ChatCompletionContentPartImageImageURLParam{
+					images = append(images, oaiPart{Type: "image_url", ImageURL: &oaiImageURL{
 						URL: "data:" + part.MIMEType + ";base64," + base64.StdEncoding.EncodeToString(part.Data),
-					}))
+					}})
 				}
 			}
 			if len(images) > 0 {
-				params.Messages = append(params.Messages, openai.UserMessage(images))
+				params.Messages = append(params.Messages, oaiMessage{Role: "user", Content: images})
 			}
 		default:
-			return params, fmt.Errorf("message with unknown role %q", m.Role)
+			return nil, fmt.Errorf("message with unknown role %q", m.Role)
 		}
 	}
 	for _, t := range req.Tools {
 		var schema map[string]any
 		if err := json.Unmarshal(t.InputSchema, &schema); err != nil {
-			return params, fmt.Errorf("tool %s: input schema: %w", t.Name, err)
+			return nil, fmt.Errorf("tool %s: input schema: %w", t.Name, err)
 		}
-		fn := shared.FunctionDefinitionParam{Name: t.Name, Parameters: schema}
-		if t.Description != "" {
-			fn.Description = openai.String(t.Description)
-		}
-		params.Tools = append(params.Tools, openai.ChatCompletionFunctionTool(fn))
+		params.Tools = append(params.Tools, oaiTool{Type: "function", Function: oaiFunctionDef{Name: t.Name, Description: t.Description, Parameters: schema}})
 	}
 	if len(req.Tools) > 0 && !req.ParallelToolCalls {
 		// Only sent to turn it off: several compatible servers reject the
 		// field, and true is everyone's default.
-		params.ParallelToolCalls = openai.Bool(false)
+		f := false
+		params.ParallelToolCalls = &f
 	}
-	if req.Temperature != nil {
-		params.Temperature = openai.Float(*req.Temperature)
-	}
+	params.Temperature = req.Temperature
 	if req.MaxTokens > 0 {
 		if p.completionTokens {
-			params.MaxCompletionTokens = openai.Int(int64(req.MaxTokens))
+			params.MaxCompletionTokens = req.MaxTokens
 		} else {
-			params.MaxTokens = openai.Int(int64(req.MaxTokens))
+			params.MaxTokens = req.MaxTokens
 		}
 	}
 	return params, nil
@@ -148,6 +200,84 @@ func hasImages(parts []Part) bool {
 	return false
 }
 
+// oaiResponse is the answer of POST /chat/completions.
+type oaiResponse struct {
+	Choices []struct {
+		Message struct {
+			Content   flexText    `json:"content"`
+			ToolCalls []oaiCallIn `json:"tool_calls"`
+		} `json:"message"`
+		FinishReason string `json:"finish_reason"`
+	} `json:"choices"`
+	Usage *oaiUsage `json:"usage"`
+}
+
+// oaiChunk is one event of a streamed answer.
+type oaiChunk struct {
+	Choices []struct {
+		Delta struct {
+			Content   flexText    `json:"content"`
+			ToolCalls []oaiCallIn `json:"tool_calls"`
+		} `json:"delta"`
+		FinishReason string `json:"finish_reason"`
+	} `json:"choices"`
+	Usage *oaiUsage       `json:"usage"`
+	Error json.RawMessage `json:"error"`
+}
+
+type oaiUsage struct {
+	PromptTokens     int64 `json:"prompt_tokens"`
+	CompletionTokens int64 `json:"completion_tokens"`
+}
+
+// oaiCallIn is a tool call as the model sends it; streamed pieces carry
+// the index of the call they belong to.
+type oaiCallIn struct {
+	Index    int    `json:"index"`
+	ID       string `json:"id"`
+	Function struct {
+		Name      string   `json:"name"`
+		Arguments flexArgs `json:"arguments"`
+	} `json:"function"`
+}
+
+// flexText is message text: a string, null, or (from some compatible
+// servers) a list of {type: text, text} parts.
+type flexText string
+
+func (t *flexText) UnmarshalJSON(b []byte) error {
+	var s string
+	if json.Unmarshal(b, &s) == nil {
+		*t = flexText(s)
+		return nil
+	}
+	var parts []struct {
+		Text string `json:"text"`
+	}
+	if json.Unmarshal(b, &parts) == nil {
+		var sb strings.Builder
+		for _, p := range parts {
+			sb.WriteString(p.Text)
+		}
+		*t = flexText(sb.String())
+	}
+	return nil
+}
+
+// flexArgs is a tool call's arguments: a JSON string per the spec, or the
+// object itself from servers that send it unquoted.
+type flexArgs string
+
+func (a *flexArgs) UnmarshalJSON(b []byte) error {
+	var s string
+	if json.Unmarshal(b, &s) == nil {
+		*a = flexArgs(s)
+	} else if string(b) != "null" {
+		*a = flexArgs(b)
+	}
+	return nil
+}
+
 func (p *openAIProvider) Complete(ctx context.Context, req *Request, onText func(string)) (*Response, error) {
 	params, err := p.params(req)
 	if err != nil {
@@ -156,8 +286,16 @@ func (p *openAIProvider) Complete(ctx context.Context, req *Request, onText func
 	if onText != nil {
 		return p.stream(ctx, req, params, onText)
 	}
-	out, err := p.client.Chat.Completions.New(ctx, params)
+	body, err := marshalRequest(params)
 	if err != nil {
+		return nil, fmt.Errorf("provider %s, model %s: build request: %w", p.name, req.Model, err)
+	}
+	res, err := p.api.post(ctx, body, false)
+	if err != nil {
+		return nil, p.fail(req.Model, err)
+	}
+	var out oaiResponse
+	if err := decodeJSON(res, &out); err != nil {
 		return nil, p.fail(req.Model, err)
 	}
 	if len(out.Choices) == 0 {
@@ -165,25 +303,35 @@ func (p *openAIProvider) Complete(ctx context.Context, req *Request, onText func
 	}
 	choice := out.Choices[0]
 	resp := &Response{
-		Message:    Message{Role: RoleAssistant, Content: choice.Message.Content},
+		Message:    Message{Role: RoleAssistant, Content: string(choice.Message.Content)},
 		StopReason: choice.FinishReason,
-		Usage:      Usage{InputTokens: out.Usage.PromptTokens, OutputTokens: out.Usage.CompletionTokens},
+	}
+	if out.Usage != nil {
+		resp.Usage = Usage{InputTokens: out.Usage.PromptTokens, OutputTokens: out.Usage.CompletionTokens}
 	}
 	for i, c := range choice.Message.ToolCalls {
 		if c.Function.Name == "" {
 			return nil, malformed(p.name, req.Model, p.baseURL, "tool call without a function name")
 		}
 		resp.Message.ToolCalls = append(resp.Message.ToolCalls, ToolCall{
-			ID: callID(c.ID, i), Name: c.Function.Name, Arguments: rawArgs(c.Function.Arguments),
+			ID: callID(c.ID, i), Name: c.Function.Name, Arguments: rawArgs(string(c.Function.Arguments)),
 		})
 	}
 	return resp, nil
 }
 
-func (p *openAIProvider) stream(ctx context.Context, req *Request, params openai.ChatCompletionNewParams, onText func(string)) (*Response, error) {
-	params.StreamOptions.IncludeUsage = openai.Bool(true)
-	s := p.client.Chat.Completions.NewStreaming(ctx, params)
-	defer s.Close()
+func (p *openAIProvider) stream(ctx context.Context, req *Request, params *oaiRequest, onText func(string)) (*Response, error) {
+	params.Stream = true
+	params.StreamOptions = &oaiStreamOpt{IncludeUsage: true}
+	body, err := marshalRequest(params)
+	if err != nil {
+		return nil, fmt.Errorf("provider %s, model %s: build request: %w", p.name, req.Model, err)
+	}
+	res, err := p.api.post(ctx, body, true)
+	if err != nil {
+		return nil, p.fail(req.Model, err)
+	}
+	defer res.Body.Close()
 
 	resp := &Response{Message: Message{Role: RoleAssistant}}
 	var text strings.Builder
@@ -193,10 +341,27 @@ func (p *openAIProvider) stream(ctx context.Context, req *Request, params openai
 	}
 	var calls []*partial
 	chunks := 0
-	for s.Next() {
-		chunk := s.Current()
+	events := newSSEReader(res.Body, maxEventBytes)
+	for {
+		ev, err := events.next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, p.fail(req.Model, err)
+		}
+		if bytes.HasPrefix(ev.data, []byte("[DONE]")) {
+			break
+		}
+		var chunk oaiChunk
+		if err := json.Unmarshal(ev.data, &chunk); err != nil {
+			return nil, p.fail(req.Model, fmt.Errorf("decode stream event: %w", err))
+		}
+		if len(chunk.Error) > 0 && string(chunk.Error) != "null" {
+			return nil, p.fail(req.Model, parseFailure(ev.data, p.api.key))
+		}
 		chunks++
-		if chunk.JSON.Usage.Valid() {
+		if chunk.Usage != nil {
 			resp.Usage = Usage{InputTokens: chunk.Usage.PromptTokens, OutputTokens: chunk.Usage.CompletionTokens}
 		}
 		if len(chunk.Choices) == 0 {
@@ -206,14 +371,14 @@ func (p *openAIProvider) stream(ctx context.Context, req *Request, params openai
 		if ch.FinishReason != "" {
 			resp.StopReason = ch.FinishReason
 		}
-		if d := ch.Delta.Content; d != "" {
+		if d := string(ch.Delta.Content); d != "" {
 			text.WriteString(d)
 			onText(d)
 		}
 		// Tool calls arrive in pieces keyed by index: the first piece has
 		// the id and name, the rest append to the arguments.
 		for _, tc := range ch.Delta.ToolCalls {
-			i := int(tc.Index)
+			i := tc.Index
 			if i < 0 || i > 128 {
 				return nil, malformed(p.name, req.Model, p.baseURL, fmt.Sprintf("tool call index %d", i))
 			}
@@ -227,11 +392,8 @@ func (p *openAIProvider) stream(ctx context.Context, req *Request, params openai
 			if tc.Function.Name != "" {
 				c.name += tc.Function.Name
 			}
-			c.args.WriteString(tc.Function.Arguments)
+			c.args.WriteString(string(tc.Function.Arguments))
 		}
-	}
-	if err := s.Err(); err != nil {
-		return nil, p.fail(req.Model, err)
 	}
 	if chunks == 0 {
 		return nil, malformed(p.name, req.Model, p.baseURL, "empty stream")
@@ -247,13 +409,7 @@ func (p *openAIProvider) stream(ctx context.Context, req *Request, params openai
 }
 
 func (p *openAIProvider) fail(model string, err error) error {
-	var apierr *openai.Error
-	if errors.As(err, &apierr) {
-		return classify(p.name, model, p.baseURL, &apiFailure{
-			status: apierr.StatusCode, code: apierr.Code, kind: apierr.Type, message: apierr.Message,
-		}, err)
-	}
-	return classify(p.name, model, p.baseURL, nil, err)
+	return classify(p.name, model, p.baseURL, errorsAsFailure(err), err)
 }
 
 // callID keeps a provider's id, or makes one for servers that send none

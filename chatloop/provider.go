@@ -6,7 +6,7 @@ import (
 )
 
 // Provider is one LLM endpoint behind its wire format. Implementations are
-// stateless apart from their SDK client, so one Provider serves any number
+// stateless apart from their HTTP client, so one Provider serves any number
 // of concurrent chats.
 type Provider interface {
 	// Name is the provider's name in hub.yaml, used in error messages.

@@ -222,6 +222,12 @@ restart:
 	// After: sessions gone, garbage collected, then the same figures.
 	sessionsGone := loadWaitSessions(t, base, 0, loadSettle)
 	after := loadCollect(t, base, hubPID, loadSettle)
+	// The goroutines of connections the clients just closed end on their
+	// own schedule: wait for the count to settle rather than read it once.
+	for deadline := time.Now().Add(loadSettle); !loadWithin(int64(after.goroutines), int64(before.goroutines), 0.10) && time.Now().Before(deadline); {
+		time.Sleep(100 * time.Millisecond)
+		after.goroutines = loadReadResources(t, base, hubPID).goroutines
+	}
 	health := loadFetchHealth(t, base)
 
 	// Stop the hub as a user would; its children must go with it.

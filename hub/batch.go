@@ -60,9 +60,11 @@ func (h *Hub) batchSize(w http.ResponseWriter, r *http.Request) (n int, ok bool)
 }
 
 // firstNonSpace peeks at the first byte of br that is not JSON whitespace,
-// dropping the whitespace before it.
+// dropping the whitespace before it. It looks at most maxLeadingSpace bytes
+// in (then it reports 0): a body of blanks is the SDK's to refuse, and the
+// hub does not read it here.
 func firstNonSpace(br *bufio.Reader) (byte, error) {
-	for {
+	for range maxLeadingSpace {
 		b, err := br.Peek(1)
 		if err != nil {
 			return 0, err
@@ -74,4 +76,8 @@ func firstNonSpace(br *bufio.Reader) (byte, error) {
 			return b[0], nil
 		}
 	}
+	return 0, nil
 }
+
+// maxLeadingSpace bounds the whitespace firstNonSpace skips.
+const maxLeadingSpace = 4 << 10

@@ -10,8 +10,9 @@ import (
 // 9728 metadata), ratelimit.go, metrics.go, telemetry.go (tracing),
 // audit.go, and observe.go (how a request is reported).
 
-// startReporting sets up auth, metrics, tracing and the audit log. A
-// problem with any of them is a config error.
+// startReporting sets up auth, metrics and the audit log (tracing is the
+// caller's: Options.TracerProvider). A problem with any of them is a config
+// error.
 func (h *Hub) startReporting() error {
 	cfg := h.Config()
 	if cfg.Auth.OAuth != nil {
@@ -22,19 +23,13 @@ func (h *Hub) startReporting() error {
 	h.auth.Store(newAuthenticator(cfg.Auth, h.hashKey.Load(), h.log))
 	h.metrics = newMetrics(h)
 	var err error
-	if h.tracing, err = newTracing(cfg.Telemetry); err != nil {
-		return &ConfigError{Path: cfg.Path, Msg: err.Error()}
-	}
-	if h.audit, err = openAudit(cfg, h.hashKey.Load(), h.redact, h.log); err != nil {
-		h.tracing.close()
-		return err
-	}
-	return nil
+	h.audit, err = openAudit(cfg, h.hashKey.Load(), h.redact, h.log)
+	return err
 }
 
-// stopReporting flushes the spans still queued and closes the audit log.
+// stopReporting closes the audit log. The spans still queued are the
+// tracer provider's: its owner flushes them after Close.
 func (h *Hub) stopReporting() {
-	h.tracing.close()
 	h.audit.close()
 	h.authn().close()
 }

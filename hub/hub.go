@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mcp-hub/mcp-hub/internal/safe"
 	"github.com/mcp-hub/mcp-hub/upstream"
@@ -47,6 +48,11 @@ type Options struct {
 	// StateDir is where a generated hash key is kept when the config sets
 	// no hash_key (default: tokenstore.DefaultDir).
 	StateDir string
+	// TracerProvider, if set, traces every client request and upstream
+	// call (telemetry.go); nil or a no-op provider: tracing is off. The
+	// caller owns it: it shuts it down after Close, which flushes the
+	// spans still queued.
+	TracerProvider trace.TracerProvider
 }
 
 // Hub is a running aggregation of upstream servers: the upstream
@@ -125,6 +131,7 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Hub, error) {
 		sessions:  map[*Session]struct{}{},
 		lastSeen:  map[string]listSignature{},
 		nameLimit: opts.MaxNameLength,
+		tracing:   newTracing(opts.TracerProvider),
 	}
 	h.routes.init()
 	h.subs = subscriptions{hub: h, by: map[string]map[*Session]bool{}}

@@ -2,26 +2,22 @@ package hub
 
 import (
 	"context"
-	"fmt"
-	"os"
 	"reflect"
-	"strings"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/propagation"
-	"go.opentelemetry.io/otel/sdk/resource"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
 )
 
-// Telemetry configures OpenTelemetry tracing. Tracing is on when
-// OTLPEndpoint is set, or OTEL_EXPORTER_OTLP_ENDPOINT (or
-// OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) is; the other OTEL_* variables of the
-// OTLP/HTTP exporter and the SDK (headers, timeout, sampler, resource
-// attributes) apply as usual.
+// Telemetry is the config's telemetry section. The hub itself only uses
+// the OpenTelemetry API: the program builds the tracer provider from this
+// section (cmd/mcp-hub: the SDK with an OTLP/HTTP exporter) and hands it to
+// New in Options.TracerProvider. Tracing is on when OTLPEndpoint is set, or
+// OTEL_EXPORTER_OTLP_ENDPOINT (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) is;
+// the other OTEL_* variables of the OTLP/HTTP exporter and the SDK
+// (headers, timeout, sampler, resource attributes) apply as usual.
 type Telemetry struct {
 	// OTLPEndpoint is the OTLP/HTTP receiver's base URL
 	// (http://127.0.0.1:4318); traces go to its /v1/traces.
@@ -31,55 +27,22 @@ type Telemetry struct {
 	ServiceName string `yaml:"service_name"`
 }
 
-// tracing is the hub's own tracer provider (not the process-global one),
-// exporting over OTLP/HTTP. A hub without tracing has none: the hot path
+// tracing is the hub's tracer, from the provider its caller gave it (not
+// the process-global one). A hub without tracing has none: the hot path
 // then checks one nil pointer and touches nothing of OpenTelemetry.
 type tracing struct {
-	provider *sdktrace.TracerProvider
-	tracer   trace.Tracer
+	tracer trace.Tracer
 }
 
-// newTracing returns nil when tracing is off.
-func newTracing(cfg Telemetry) (*tracing, error) {
-	env := os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT") + os.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
-	if cfg.OTLPEndpoint == "" && env == "" {
-		return nil, nil
+// newTracing returns nil when tracing is off: no provider, or a no-op one.
+// The caller owns the provider: it flushes and shuts it down after the hub
+// closes.
+func newTracing(tp trace.TracerProvider) *tracing {
+	switch tp.(type) {
+	case nil, noop.TracerProvider, *noop.TracerProvider:
+		return nil
 	}
-	if strings.EqualFold(os.Getenv("OTEL_SDK_DISABLED"), "true") || os.Getenv("OTEL_TRACES_EXPORTER") == "none" {
-		return nil, nil
-	}
-	var opts []otlptracehttp.Option
-	if cfg.OTLPEndpoint != "" {
-		opts = append(opts, otlptracehttp.WithEndpointURL(strings.TrimSuffix(cfg.OTLPEndpoint, "/")+"/v1/traces"))
-	}
-	// New only configures: it connects when the first batch is sent.
-	exp, err := otlptracehttp.New(context.Background(), opts...)
-	if err != nil {
-		return nil, fmt.Errorf("telemetry: OTLP exporter: %w", err)
-	}
-	name := cfg.ServiceName
-	if name == "" {
-		name = "mcp-hub"
-	}
-	res, err := resource.New(context.Background(),
-		resource.WithAttributes(attribute.String("service.name", name), attribute.String("service.version", Version)),
-		resource.WithFromEnv(), // OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES
-	)
-	if err != nil {
-		return nil, fmt.Errorf("telemetry: resource: %w", err)
-	}
-	provider := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
-	return &tracing{provider: provider, tracer: provider.Tracer("github.com/mcp-hub/mcp-hub/hub", trace.WithInstrumentationVersion(Version))}, nil
-}
-
-// close sends the spans still queued, waiting at most a few seconds.
-func (t *tracing) close() {
-	if t == nil {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	t.provider.Shutdown(ctx)
+	return &tracing{tracer: tp.Tracer("github.com/mcp-hub/mcp-hub/hub", trace.WithInstrumentationVersion(Version))}
 }
 
 // Span attributes.

@@ -7,17 +7,23 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace/noop"
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/mcp-hub/mcp-hub/internal/fixture"
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
@@ -66,6 +72,46 @@ func newOTLPReceiver(t testing.TB) *otlpReceiver {
 	}))
 	t.Cleanup(r.srv.Close)
 	return r
+}
+
+// provider is an SDK tracer provider that batches spans and exports them
+// over OTLP/HTTP to r, as cmd/mcp-hub builds one; flush shuts it down, which
+// sends the spans still queued (its owner does that after the hub closed).
+func (r *otlpReceiver) provider(t testing.TB) (tp *sdktrace.TracerProvider, flush func()) {
+	exp, err := otlptracehttp.New(context.Background(), otlptracehttp.WithEndpointURL(r.srv.URL+"/v1/traces"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp = sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp))
+	flush = func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := tp.Shutdown(ctx); err != nil {
+			t.Errorf("tracer provider shutdown: %v", err)
+		}
+	}
+	return tp, flush
+}
+
+// tracedHub starts a hub on cfg with opts (its log in the test's output
+// when the test fails).
+func tracedHub(t testing.TB, cfg *Config, opts Options) *Hub {
+	t.Helper()
+	lg := &fixture.Log{}
+	opts.Logger, opts.StartupWait = slog.New(slog.NewTextHandler(lg, nil)), 20*time.Second
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	h, err := New(ctx, cfg, opts)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	t.Cleanup(func() {
+		h.Close()
+		if t.Failed() {
+			t.Logf("hub log:\n%s", lg.String())
+		}
+	})
+	return h
 }
 
 // span finds a received span by trace, name and kind.
@@ -129,8 +175,11 @@ func TestTracingThroughHTTPUpstream(t *testing.T) {
 			rec := newOTLPReceiver(t)
 			up, upURL := newTraceparentUpstream(t)
 			cfg := newTestConfig(Discovery{}, &ServerConfig{Config: upstream.Config{Name: "up", URL: upURL}})
-			cfg.Telemetry.OTLPEndpoint = rec.srv.URL
-			h, url, _ := gwHub(t, cfg, &gwUpstream{})
+			tp, flush := rec.provider(t)
+			h := tracedHub(t, cfg, Options{Builtin: (&gwUpstream{}).builtin(newFixtures()), TracerProvider: tp})
+			srv := httptest.NewServer(h.HTTPHandler(nil))
+			t.Cleanup(srv.Close)
+			url := srv.URL
 			traceparent := "00-" + traceID + "-" + clientSpan + "-01"
 			headers := map[string]string{}
 			params := &mcp.CallToolParams{Name: "up__meta", Arguments: map[string]any{}}
@@ -146,7 +195,8 @@ func TestTracingThroughHTTPUpstream(t *testing.T) {
 			if res, err := cs.CallTool(testCtx(t), params); err != nil || res.IsError {
 				t.Fatalf("call: %v %v", err, res)
 			}
-			h.Close() // flushes the spans
+			h.Close()
+			flush() // the provider's owner sends the spans queued, after the hub closed
 			server := rec.span(traceID, "tools/call", tracepb.Span_SPAN_KIND_SERVER)
 			client := rec.span(traceID, "tools/call", tracepb.Span_SPAN_KIND_CLIENT)
 			if server == nil || client == nil {
@@ -190,8 +240,8 @@ func TestTracingThroughHTTPUpstream(t *testing.T) {
 func TestTracingStdioMeta(t *testing.T) {
 	rec := newOTLPReceiver(t)
 	cfg := secConfig(secStdio(t, "fx", "-meta-tool", "-features"))
-	cfg.Telemetry.OTLPEndpoint = rec.srv.URL
-	h, _ := secHub(t, cfg)
+	tp, flush := rec.provider(t)
+	h := tracedHub(t, cfg, Options{TracerProvider: tp})
 	c := connectClient(t, h, "")
 	const traceID = "0af7651916cd43dd8448eb211c80319c"
 	res, err := c.cs.CallTool(testCtx(t), &mcp.CallToolParams{Name: "fx__meta", Arguments: map[string]any{},
@@ -209,6 +259,7 @@ func TestTracingStdioMeta(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.Close()
+	flush()
 	readServer := rec.span(readTrace, "resources/read", tracepb.Span_SPAN_KIND_SERVER)
 	readClient := rec.span(readTrace, "resources/read", tracepb.Span_SPAN_KIND_CLIENT)
 	if readServer == nil || readClient == nil || !bytes.Equal(readClient.ParentSpanId, readServer.SpanId) || spanAttr(readClient, "server") != "fx" {
@@ -224,50 +275,34 @@ func TestTracingStdioMeta(t *testing.T) {
 	}
 }
 
-// TestTracingOffCostsNothing: without tracing, a call's trace bookkeeping
-// allocates nothing and leaves _meta alone (the hot path).
+// TestTracingOffCostsNothing: without a tracer provider, or with a no-op
+// one, a call's trace bookkeeping allocates nothing and leaves _meta alone
+// (the hot path).
 func TestTracingOffCostsNothing(t *testing.T) {
-	h := newTestHub(t, smallConfig(), newFixtures())
-	if h.tracing != nil {
-		t.Fatal("tracing is on without an endpoint")
-	}
-	tool, _ := h.Catalog().Tool("clock__now")
-	params := &mcp.CallToolParams{Name: "now"}
-	res := &upstream.RawResult{JSON: json.RawMessage(`{"content":[]}`)}
-	ctx := context.WithValue(context.Background(), callRecordKey{}, &callRecord{})
-	allocs := testing.AllocsPerRun(200, func() {
-		c := h.beginUpstream(ctx, tool, params)
-		c.end(res, nil)
-	})
-	if allocs != 0 || params.Meta != nil {
-		t.Errorf("tracing off: %v allocations per call, _meta %v; want 0 and untouched", allocs, params.Meta)
-	}
-}
-
-// TestTracingConfig: tracing is off by default and on with the config block
-// or the standard environment variable.
-func TestTracingConfig(t *testing.T) {
 	for _, c := range []struct {
-		name     string
-		cfg      Telemetry
-		env, off string
-		on       bool
+		name string
+		tp   Options
 	}{
-		{"default", Telemetry{}, "", "", false},
-		{"config block", Telemetry{OTLPEndpoint: "http://127.0.0.1:4318"}, "", "", true},
-		{"environment", Telemetry{}, "http://127.0.0.1:4318", "", true},
-		{"SDK disabled", Telemetry{OTLPEndpoint: "http://127.0.0.1:4318"}, "", "true", false},
+		{"no provider", Options{}},
+		{"no-op provider", Options{TracerProvider: noop.NewTracerProvider()}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", c.env)
-			t.Setenv("OTEL_SDK_DISABLED", c.off)
-			tr, err := newTracing(c.cfg)
-			if err != nil {
-				t.Fatal(err)
+			opts := c.tp
+			opts.Builtin = newFixtures().builtin
+			h := tracedHub(t, smallConfig(), opts)
+			if h.tracing != nil {
+				t.Fatal("tracing is on")
 			}
-			defer tr.close()
-			if (tr != nil) != c.on {
-				t.Errorf("tracing on = %v, want %v", tr != nil, c.on)
+			tool, _ := h.Catalog().Tool("clock__now")
+			params := &mcp.CallToolParams{Name: "now"}
+			res := &upstream.RawResult{JSON: json.RawMessage(`{"content":[]}`)}
+			ctx := context.WithValue(context.Background(), callRecordKey{}, &callRecord{})
+			allocs := testing.AllocsPerRun(200, func() {
+				c := h.beginUpstream(ctx, tool, params)
+				c.end(res, nil)
+			})
+			if allocs != 0 || params.Meta != nil {
+				t.Errorf("tracing off: %v allocations per call, _meta %v; want 0 and untouched", allocs, params.Meta)
 			}
 		})
 	}

@@ -59,11 +59,11 @@ func runCall(c *cli.Context) error {
 	if err != nil {
 		return cli.Exit(err.Error(), exitConfig)
 	}
-	h, _, err := openHubWith(c, interactive())
+	h, _, closeHub, err := openHubWith(c, interactive())
 	if err != nil {
 		return err
 	}
-	defer h.Close()
+	defer closeHub()
 	cat := h.Catalog()
 	tool, known := cat.Tool(name)
 	discovery := h.Config().Discovery.Enabled

@@ -135,7 +135,12 @@ func runChat(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	h, err := hub.New(ctx, cfg, hub.Options{Logger: log, OAuth: oauth, Redactor: red})
+	tp, stopTracing, err := startTracing(cfg)
+	if err != nil {
+		return err
+	}
+	defer stopTracing() // after the hub closed: the deferred calls run in reverse
+	h, err := hub.New(ctx, cfg, hub.Options{Logger: log, OAuth: oauth, Redactor: red, TracerProvider: tp})
 	if err != nil {
 		return err
 	}

@@ -181,21 +181,22 @@ func loadConfig(c *cli.Context, log *slog.Logger) (*hub.Config, error) {
 }
 
 // openHub loads the config and starts a hub with logs on stderr. Servers
-// that need an OAuth login are needs_login; no browser opens.
-func openHub(c *cli.Context) (*hub.Hub, *slog.Logger, error) {
+// that need an OAuth login are needs_login; no browser opens. closeHub
+// closes the hub, then sends the spans still queued (when tracing).
+func openHub(c *cli.Context) (h *hub.Hub, log *slog.Logger, closeHub func(), err error) {
 	return openHubWith(c, false)
 }
 
 // openHubWith is openHub; interactive lets a server's demand for more
 // OAuth scope open a browser (see upstream.OAuthOptions).
-func openHubWith(c *cli.Context, interactive bool) (*hub.Hub, *slog.Logger, error) {
+func openHubWith(c *cli.Context, interactive bool) (*hub.Hub, *slog.Logger, func(), error) {
 	log, err := newLogger(c, nil)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	cfg, err := loadConfig(c, log)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	red := upstream.NewRedactor(cfg.Secrets)
 	log, _ = newRedactingLogger(c, red)
@@ -203,11 +204,16 @@ func openHubWith(c *cli.Context, interactive bool) (*hub.Hub, *slog.Logger, erro
 	if err != nil {
 		log.Warn("OAuth is off: no token store", "err", err)
 	}
-	h, err := hub.New(c.Context, cfg, hub.Options{Logger: log, OAuth: oauth, Redactor: red, MaxNameLength: c.Int("max-name-length")})
+	tp, stopTracing, err := startTracing(cfg)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return h, log, nil
+	h, err := hub.New(c.Context, cfg, hub.Options{Logger: log, OAuth: oauth, Redactor: red, MaxNameLength: c.Int("max-name-length"), TracerProvider: tp})
+	if err != nil {
+		stopTracing()
+		return nil, nil, nil, err
+	}
+	return h, log, func() { h.Close(); stopTracing() }, nil
 }
 
 func indent(s string) string {

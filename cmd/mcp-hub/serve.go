@@ -53,11 +53,11 @@ func serveCommand() *cli.Command {
 			watcher := newConfigWatcher(configPath(c)) // before the hub reads the file
 			// A step-up opens a browser only when $BROWSER says how: serve
 			// never waits on a person otherwise.
-			h, log, err := openHubWith(c, os.Getenv("BROWSER") != "")
+			h, log, closeHub, err := openHubWith(c, os.Getenv("BROWSER") != "")
 			if err != nil {
 				return err
 			}
-			defer h.Close()
+			defer closeHub()
 			hintLogins(log, h)
 			if addr := c.String("metrics"); addr != "" {
 				stop, err := serveMetrics(c, h, log, watcher, addr)

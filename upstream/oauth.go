@@ -21,6 +21,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 	"golang.org/x/oauth2"
 
+	"github.com/mcp-hub/mcp-hub/internal/redact"
 	"github.com/mcp-hub/mcp-hub/internal/tokenstore"
 )
 
@@ -769,7 +770,7 @@ func Login(ctx context.Context, cfg Config, opts Options) (*LoginResult, error) 
 	}
 	opts.OAuth.Interactive = true
 	opts.defaults()
-	u := &Upstream{cfg: cfg, opts: opts, log: opts.Logger.With("server", cfg.Name), redact: NewRedactor(opts.Secrets, cfg.SecretValues())}
+	u := &Upstream{cfg: cfg, opts: opts, log: opts.Logger.With("server", cfg.Name), redact: redact.New(opts.Secrets, cfg.SecretValues())}
 	o := newOAuthClient(u)
 	o.ignoreStore = true
 	o.protected.Store(true)

@@ -19,7 +19,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/mcp-hub/mcp-hub/hub"
-	"github.com/mcp-hub/mcp-hub/upstream"
+	"github.com/mcp-hub/mcp-hub/internal/redact"
 )
 
 func main() {
@@ -197,7 +197,7 @@ func openHubWith(c *cli.Context, interactive bool) (*hub.Hub, *slog.Logger, erro
 	if err != nil {
 		return nil, nil, err
 	}
-	red := upstream.NewRedactor(cfg.Secrets)
+	red := redact.New(cfg.Secrets)
 	log, _ = newRedactingLogger(c, red)
 	oauth, err := oauthOptions(c, interactive)
 	if err != nil {

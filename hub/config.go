@@ -19,10 +19,10 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/mcp-hub/mcp-hub/builtin"
 	"github.com/mcp-hub/mcp-hub/index"
 	"github.com/mcp-hub/mcp-hub/internal/redact"
 	"github.com/mcp-hub/mcp-hub/upstream"
-	"github.com/mcp-hub/mcp-hub/upstream/builtin"
 )
 
 // Config is a loaded hub.yaml (or Claude Desktop JSON) file.

@@ -15,6 +15,8 @@ import (
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/mcp-hub/mcp-hub/internal/version"
 )
 
 // Telemetry configures OpenTelemetry tracing. Tracing is on when
@@ -62,14 +64,14 @@ func newTracing(cfg Telemetry) (*tracing, error) {
 		name = "mcp-hub"
 	}
 	res, err := resource.New(context.Background(),
-		resource.WithAttributes(attribute.String("service.name", name), attribute.String("service.version", Version)),
+		resource.WithAttributes(attribute.String("service.name", name), attribute.String("service.version", version.Version)),
 		resource.WithFromEnv(), // OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES
 	)
 	if err != nil {
 		return nil, fmt.Errorf("telemetry: resource: %w", err)
 	}
 	provider := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
-	return &tracing{provider: provider, tracer: provider.Tracer("github.com/mcp-hub/mcp-hub/hub", trace.WithInstrumentationVersion(Version))}, nil
+	return &tracing{provider: provider, tracer: provider.Tracer("github.com/mcp-hub/mcp-hub/hub", trace.WithInstrumentationVersion(version.Version))}, nil
 }
 
 // close sends the spans still queued, waiting at most a few seconds.

@@ -23,6 +23,7 @@ import (
 
 	"github.com/mcp-hub/mcp-hub/internal/redact"
 	"github.com/mcp-hub/mcp-hub/internal/tokenstore"
+	"github.com/mcp-hub/mcp-hub/internal/version"
 )
 
 // OAuth 2.1 for streamable HTTP upstreams (the MCP authorization spec).
@@ -788,7 +789,7 @@ func Login(ctx context.Context, cfg Config, opts Options) (*LoginResult, error) 
 		MaxEventSize:         u.maxEventSize(),
 		DisableStandaloneSSE: true,
 	}
-	client := mcp.NewClient(&mcp.Implementation{Name: "mcp-hub", Version: Version}, &mcp.ClientOptions{Logger: opts.SDKLogger})
+	client := mcp.NewClient(&mcp.Implementation{Name: "mcp-hub", Version: version.Version}, &mcp.ClientOptions{Logger: opts.SDKLogger})
 	tools := 0
 	cs, err := client.Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: ProtocolVersion})
 	if err == nil {

@@ -20,7 +20,7 @@ FAST    := -modfile=go.fast.mod
 # urfave_cli_no_docs drops urfave/cli's man-page and markdown writers (and
 # their markdown library) that mcp-hub never calls.
 RELEASE_FLAGS := -trimpath -tags urfave_cli_no_docs \
-	-ldflags '-s -w -X github.com/mcp-hub/mcp-hub/upstream.Version=$(VERSION)'
+	-ldflags '-s -w -X github.com/mcp-hub/mcp-hub/internal/version.Version=$(VERSION)'
 
 .PHONY: build release stock test release-check
 

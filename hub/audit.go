@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/mcp-hub/mcp-hub/internal/clean"
+	"github.com/mcp-hub/mcp-hub/internal/redact"
 	"github.com/mcp-hub/mcp-hub/internal/rotate"
-	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
 // Audit configures the audit log: one JSON line per tool call, search, and
@@ -71,14 +71,14 @@ type auditLog struct {
 	file        *rotate.File
 	hash        *keyedHash
 	includeArgs bool
-	redact      *upstream.Redactor
+	redact      *redact.Redactor
 	log         *slog.Logger
 }
 
 // openAudit opens the configured file; nil when there is none. A file that
 // cannot be opened is a config error: an operator who asked for an audit
 // trail must not get a hub that silently keeps none.
-func openAudit(cfg *Config, hash *keyedHash, redact *upstream.Redactor, log *slog.Logger) (*auditLog, error) {
+func openAudit(cfg *Config, hash *keyedHash, redact *redact.Redactor, log *slog.Logger) (*auditLog, error) {
 	a := cfg.Audit
 	if a.File == "" {
 		return nil, nil

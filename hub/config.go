@@ -19,9 +19,10 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/mcp-hub/mcp-hub/builtin"
 	"github.com/mcp-hub/mcp-hub/index"
+	"github.com/mcp-hub/mcp-hub/internal/redact"
 	"github.com/mcp-hub/mcp-hub/upstream"
-	"github.com/mcp-hub/mcp-hub/upstream/builtin"
 )
 
 // Config is a loaded hub.yaml (or Claude Desktop JSON) file.
@@ -326,7 +327,7 @@ func redactConfigError(err error, secrets []string) error {
 	if err == nil || len(secrets) == 0 {
 		return err
 	}
-	r := upstream.NewRedactor(secrets)
+	r := redact.New(secrets)
 	var redact func(error) error
 	redact = func(err error) error {
 		switch e := err.(type) {

@@ -25,6 +25,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-hub/mcp-hub/internal/fixture"
+	"github.com/mcp-hub/mcp-hub/internal/redact"
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
@@ -185,7 +186,7 @@ servers:
 			if strings.Contains(rpc.Message, key) || strings.Contains(string(rpc.Data), key) || strings.Contains(err.Error(), key) {
 				t.Errorf("%s %s leaks the key: %s %s", name, method, rpc.Message, rpc.Data)
 			}
-			if !strings.Contains(rpc.Message, upstream.Redacted) || rpc.Code != -32001 {
+			if !strings.Contains(rpc.Message, redact.Redacted) || rpc.Code != -32001 {
 				t.Errorf("%s %s: code %d message %q, want -32001 with the key redacted", name, method, rpc.Code, rpc.Message)
 			}
 		}

@@ -15,9 +15,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/mcp-hub/mcp-hub/builtin"
+	"github.com/mcp-hub/mcp-hub/internal/redact"
 	"github.com/mcp-hub/mcp-hub/internal/safe"
 	"github.com/mcp-hub/mcp-hub/upstream"
-	"github.com/mcp-hub/mcp-hub/upstream/builtin"
 )
 
 // Options tune a Hub beyond its Config.
@@ -35,7 +36,7 @@ type Options struct {
 	OAuth upstream.OAuthOptions
 	// Redactor, if set, is the caller's (its log's): the hub adds the
 	// config's secrets and the OAuth tokens it learns to it.
-	Redactor *upstream.Redactor
+	Redactor *redact.Redactor
 	// HTTPTransport sends requests to remote upstreams (default
 	// http.DefaultTransport); each server's requests are scoped to its
 	// configured origin on top of it.
@@ -65,7 +66,7 @@ type Hub struct {
 	// live is the config and the upstreams it names; Apply swaps it
 	// (reload.go). Read it once per use: h.live.Load().
 	live   atomic.Pointer[live]
-	redact *upstream.Redactor // secrets out of errors sent to clients; a reload adds its config's
+	redact *redact.Redactor // secrets out of errors sent to clients; a reload adds its config's
 	reload reloadState
 
 	catalog  atomic.Pointer[Catalog]
@@ -139,7 +140,7 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Hub, error) {
 	h.reload.init(opts)
 	h.redact = opts.Redactor
 	if h.redact == nil {
-		h.redact = upstream.NewRedactor()
+		h.redact = redact.New()
 	}
 	addSecrets(h.redact, cfg)
 	l := &live{cfg: cfg, byName: map[string]*upstream.Upstream{}}

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-hub/mcp-hub/internal/version"
 )
 
 // What the CLI and the dashboard ask of a running hub, through the same
@@ -15,7 +17,7 @@ import (
 // would, in a throwaway in-process session owned by ctx's principal: what
 // `mcp-hub search` prints and the dashboard's search box shows.
 func (h *Hub) Search(ctx context.Context, toolset, query, server string) (*mcp.CallToolResult, error) {
-	cs, err := h.Connect(ctx, toolset, mcp.NewClient(&mcp.Implementation{Name: "mcp-hub-search", Version: Version}, nil))
+	cs, err := h.Connect(ctx, toolset, mcp.NewClient(&mcp.Implementation{Name: "mcp-hub-search", Version: version.Version}, nil))
 	if err != nil {
 		return nil, err
 	}

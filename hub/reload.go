@@ -14,6 +14,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/mcp-hub/mcp-hub/internal/clean"
+	"github.com/mcp-hub/mcp-hub/internal/redact"
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
@@ -387,7 +388,7 @@ func (h *Hub) forgetLists(name string) {
 // addSecrets has r redact cfg's secrets: ${VAR} values, servers'
 // credentials, auth tokens. A Redactor keeps every secret it was given: a
 // message from before a reload may still carry an old one.
-func addSecrets(r *upstream.Redactor, cfg *Config) {
+func addSecrets(r *redact.Redactor, cfg *Config) {
 	r.Add(cfg.Secrets...)
 	r.Add(cfg.Auth.TokenValues()...)
 	for _, name := range cfg.ServerOrder {

@@ -23,6 +23,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-hub/mcp-hub/internal/fixture"
+	"github.com/mcp-hub/mcp-hub/internal/redact"
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
@@ -504,7 +505,7 @@ restart: {initial_backoff: 50ms, max_backoff: 100ms, unhealthy_after: 2, cooldow
 			}
 		}
 	}
-	if !strings.Contains(string(health), "unhealthy") || !strings.Contains(string(health), upstream.Redacted) {
+	if !strings.Contains(string(health), "unhealthy") || !strings.Contains(string(health), redact.Redacted) {
 		t.Errorf("/healthz = %s, want remote unhealthy with a redacted last_error", health)
 	}
 }

@@ -16,6 +16,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-hub/mcp-hub/internal/version"
 )
 
 // DefaultMaxRequestBytes bounds one HTTP request body.
@@ -104,7 +106,7 @@ func (h *Hub) HTTPHandler(extra map[string]http.Handler) http.Handler {
 	// server returned for it is only asked which protocol versions it
 	// speaks. It also answers a request without a session id that is not
 	// an initialize, in a session the SDK ends at once.
-	versions := mcp.NewServer(&mcp.Implementation{Name: "mcp-hub", Version: Version},
+	versions := mcp.NewServer(&mcp.Implementation{Name: "mcp-hub", Version: version.Version},
 		&mcp.ServerOptions{SupportedProtocolVersions: supportedVersions()})
 	// Only a hub Session takes an initialize: one the SDK would accept here
 	// would keep a session on this shared server.

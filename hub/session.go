@@ -13,7 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-hub/mcp-hub/internal/safe"
-	"github.com/mcp-hub/mcp-hub/upstream"
+	"github.com/mcp-hub/mcp-hub/internal/version"
 )
 
 // Session is one downstream client session. It owns a go-sdk *mcp.Server
@@ -63,7 +63,7 @@ func (h *Hub) NewSession(toolset string) (*Session, error) {
 	s := &Session{hub: h, id: id, toolsetName: toolset, cat: h.Catalog(), opened: time.Now()}
 	s.toolset.Store(ts)
 	s.stats.init()
-	s.server = mcp.NewServer(&mcp.Implementation{Name: "mcp-hub", Version: Version}, &mcp.ServerOptions{
+	s.server = mcp.NewServer(&mcp.Implementation{Name: "mcp-hub", Version: version.Version}, &mcp.ServerOptions{
 		Instructions:              s.cat.view(h, ts).instructions,
 		Logger:                    h.sdkLog,
 		InitializedHandler:        s.initialized,
@@ -353,6 +353,3 @@ func supportedVersions() []string {
 	}
 	return out
 }
-
-// Version is mcp-hub's version: serverInfo here, clientInfo upstream.
-var Version = upstream.Version

@@ -9,6 +9,8 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
+
+	"github.com/mcp-hub/mcp-hub/internal/version"
 )
 
 // Telemetry is the config's telemetry section. The hub itself only uses
@@ -42,7 +44,7 @@ func newTracing(tp trace.TracerProvider) *tracing {
 	case nil, noop.TracerProvider, *noop.TracerProvider:
 		return nil
 	}
-	return &tracing{tracer: tp.Tracer("github.com/mcp-hub/mcp-hub/hub", trace.WithInstrumentationVersion(Version))}
+	return &tracing{tracer: tp.Tracer("github.com/mcp-hub/mcp-hub/hub", trace.WithInstrumentationVersion(version.Version))}
 }
 
 // Span attributes.

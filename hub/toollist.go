@@ -15,6 +15,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-hub/mcp-hub/internal/version"
 )
 
 // A session's tool list is the catalog's, seen through its toolset, plus
@@ -110,7 +112,7 @@ func sdkAccepts(scratch *mcp.Server, def *mcp.Tool) (err error) {
 // newScratchServer is the server sdkAccepts registers tools with; its
 // complaints (an unusual tool name, say) are not the hub's to log.
 func newScratchServer() *mcp.Server {
-	return mcp.NewServer(&mcp.Implementation{Name: "mcp-hub-check", Version: Version},
+	return mcp.NewServer(&mcp.Implementation{Name: "mcp-hub-check", Version: version.Version},
 		&mcp.ServerOptions{Logger: slog.New(slog.DiscardHandler)})
 }
 

@@ -212,10 +212,10 @@ fi
 # It must compile, and the hub and upstream tests must pass on it (the
 # allocation bound of hub/cost_test.go holds only for the fast build, and
 # skips itself here).
-step "stock build: go build ./... && go test ./hub/ ./upstream/... with go.mod alone (the race detector ran on the same code above)"
+step "stock build: go build ./... && go test ./hub/ ./upstream/... ./builtin/... with go.mod alone (the race detector ran on the same code above)"
 t0=$SECONDS
 if GOFLAGS= MCP_HUB_FAST_BUILD= go build ./... &&
-	GOFLAGS= MCP_HUB_FAST_BUILD= go test -count=1 -timeout "$test_timeout" ./hub/ ./upstream/... 2>&1 | tee -a "$log"; then
+	GOFLAGS= MCP_HUB_FAST_BUILD= go test -count=1 -timeout "$test_timeout" ./hub/ ./upstream/... ./builtin/... 2>&1 | tee -a "$log"; then
 	record stock ok $((SECONDS - t0)) "go.mod without replace: go install works"
 else
 	record stock FAIL $((SECONDS - t0)) "log: .cache/test.log"
@@ -230,7 +230,7 @@ fi
 # from a cold cache.
 step "cross: GOOS=windows go build ./... && GOOS=darwin go build (all but cmd/mcp-hub and chatloop)"
 t0=$SECONDS
-if GOOS=windows go build ./... && GOOS=darwin GOARCH=arm64 go build ./hub/... ./upstream/... ./index/... ./internal/...; then
+if GOOS=windows go build ./... && GOOS=darwin GOARCH=arm64 go build ./hub/... ./upstream/... ./builtin/... ./index/... ./internal/...; then
 	record cross ok $((SECONDS - t0)) "windows/amd64, darwin/arm64"
 else
 	record cross FAIL $((SECONDS - t0))

@@ -4,6 +4,8 @@ import (
 	"context"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-hub/mcp-hub/internal/version"
 )
 
 // Server-to-client methods that the hub forwards to a downstream session.
@@ -67,7 +69,7 @@ func (u *Upstream) newClient(owner any, counter *notificationCounter) *mcp.Clien
 		// the hub forwards requests, it does not answer them.
 		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
 	}
-	client := mcp.NewClient(&mcp.Implementation{Name: "mcp-hub", Version: Version}, opts)
+	client := mcp.NewClient(&mcp.Implementation{Name: "mcp-hub", Version: version.Version}, opts)
 	// Server-to-client requests are intercepted before the SDK's own
 	// handlers: those validate (and reject) elicitation schemas that the
 	// downstream client may well accept, and a proxy must not judge.
@@ -82,7 +84,3 @@ func (u *Upstream) newClient(owner any, counter *notificationCounter) *mcp.Clien
 	})
 	return client
 }
-
-// Version is the hub's version, sent as clientInfo and serverInfo. The
-// release build stamps it (Makefile: -X github.com/mcp-hub/mcp-hub/upstream.Version=...).
-var Version = "0.1.0"

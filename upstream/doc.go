@@ -37,5 +37,5 @@
 // (lists.go); a panic in the Listener fails only that message. An HTTP
 // server gets its requests and credentials only at its configured origin
 // (origin.go), and every secret of its config is redacted from what the
-// package reports (redact.go).
+// package reports (secrets.go finds them, internal/redact removes them).
 package upstream

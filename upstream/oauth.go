@@ -21,7 +21,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 	"golang.org/x/oauth2"
 
+	"github.com/mcp-hub/mcp-hub/internal/redact"
 	"github.com/mcp-hub/mcp-hub/internal/tokenstore"
+	"github.com/mcp-hub/mcp-hub/internal/version"
 )
 
 // OAuth 2.1 for streamable HTTP upstreams (the MCP authorization spec).
@@ -769,7 +771,7 @@ func Login(ctx context.Context, cfg Config, opts Options) (*LoginResult, error) 
 	}
 	opts.OAuth.Interactive = true
 	opts.defaults()
-	u := &Upstream{cfg: cfg, opts: opts, log: opts.Logger.With("server", cfg.Name), redact: NewRedactor(opts.Secrets, cfg.SecretValues())}
+	u := &Upstream{cfg: cfg, opts: opts, log: opts.Logger.With("server", cfg.Name), redact: redact.New(opts.Secrets, cfg.SecretValues())}
 	o := newOAuthClient(u)
 	o.ignoreStore = true
 	o.protected.Store(true)
@@ -787,7 +789,7 @@ func Login(ctx context.Context, cfg Config, opts Options) (*LoginResult, error) 
 		MaxEventSize:         u.maxEventSize(),
 		DisableStandaloneSSE: true,
 	}
-	client := mcp.NewClient(&mcp.Implementation{Name: "mcp-hub", Version: Version}, &mcp.ClientOptions{Logger: opts.SDKLogger})
+	client := mcp.NewClient(&mcp.Implementation{Name: "mcp-hub", Version: version.Version}, &mcp.ClientOptions{Logger: opts.SDKLogger})
 	tools := 0
 	cs, err := client.Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: ProtocolVersion})
 	if err == nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-hub/mcp-hub/internal/clean"
+	"github.com/mcp-hub/mcp-hub/internal/redact"
 	"github.com/mcp-hub/mcp-hub/internal/safe"
 )
 
@@ -81,7 +82,7 @@ type Options struct {
 	// Redactor, if set, learns the secrets found at run time (OAuth tokens)
 	// along with the upstream's own redactor, so the caller's logs and
 	// errors redact them too.
-	Redactor *Redactor
+	Redactor *redact.Redactor
 	// MaxResultBytes bounds one message from the server, a tool result
 	// above all (DefaultMaxResultBytes). Past it only that call fails.
 	MaxResultBytes int64
@@ -155,7 +156,7 @@ type Upstream struct {
 	opts     Options
 	listener Listener
 	log      *slog.Logger
-	redact   *Redactor
+	redact   *redact.Redactor
 	oauth    *oauthClient // nil unless the server may use OAuth
 	watching bool         // guarded by mu: watchLogin runs
 
@@ -199,7 +200,7 @@ func New(cfg Config, listener Listener, opts Options) *Upstream {
 		opts:     opts,
 		listener: listener,
 		log:      opts.Logger.With("server", cfg.Name),
-		redact:   NewRedactor(opts.Secrets, cfg.SecretValues()),
+		redact:   redact.New(opts.Secrets, cfg.SecretValues()),
 		state:    StateStarting,
 		ready:    make(chan struct{}),
 		done:     make(chan struct{}),

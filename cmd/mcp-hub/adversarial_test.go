@@ -54,8 +54,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-hub/mcp-hub/builtin"
 	"github.com/mcp-hub/mcp-hub/hub"
-	"github.com/mcp-hub/mcp-hub/upstream/builtin"
 )
 
 const (

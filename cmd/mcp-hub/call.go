@@ -16,6 +16,7 @@ import (
 	"github.com/mcp-hub/mcp-hub/hub"
 	"github.com/mcp-hub/mcp-hub/index"
 	"github.com/mcp-hub/mcp-hub/internal/clean"
+	"github.com/mcp-hub/mcp-hub/internal/version"
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
@@ -71,7 +72,7 @@ func runCall(c *cli.Context) error {
 		return unknownToolExit(h, cat, name)
 	}
 
-	client := mcp.NewClient(&mcp.Implementation{Name: "mcp-hub-call", Version: hub.Version}, &mcp.ClientOptions{
+	client := mcp.NewClient(&mcp.Implementation{Name: "mcp-hub-call", Version: version.Version}, &mcp.ClientOptions{
 		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			if elicit == "accept" && req.Params.Mode != "url" {
 				// The SDK fills in the form's defaults.

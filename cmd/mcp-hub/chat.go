@@ -21,7 +21,7 @@ import (
 
 	"github.com/mcp-hub/mcp-hub/chatloop"
 	"github.com/mcp-hub/mcp-hub/hub"
-	"github.com/mcp-hub/mcp-hub/upstream"
+	"github.com/mcp-hub/mcp-hub/internal/redact"
 )
 
 func chatCommand() *cli.Command {
@@ -46,7 +46,7 @@ Ctrl-D quits). With -p it answers one prompt on stdout and exits non-zero on fai
 
 // chatLogger logs to stderr like the other commands, but at warn unless
 // --log-level was given: hub info lines would drown the conversation.
-func chatLogger(c *cli.Context, r *upstream.Redactor) (*slog.Logger, error) {
+func chatLogger(c *cli.Context, r *redact.Redactor) (*slog.Logger, error) {
 	if globalSet(c, "log-level") {
 		return newRedactingLogger(c, r)
 	}
@@ -56,7 +56,7 @@ func chatLogger(c *cli.Context, r *upstream.Redactor) (*slog.Logger, error) {
 
 // chatConfig loads hub.yaml and decodes its chat sections.
 func chatConfig(c *cli.Context) (*hub.Config, *chatloop.Config, *slog.Logger, error) {
-	log, err := chatLogger(c, upstream.NewRedactor())
+	log, err := chatLogger(c, redact.New())
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -64,7 +64,7 @@ func chatConfig(c *cli.Context) (*hub.Config, *chatloop.Config, *slog.Logger, er
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	log, err = chatLogger(c, upstream.NewRedactor(cfg.Secrets))
+	log, err = chatLogger(c, redact.New(cfg.Secrets))
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -127,7 +127,7 @@ func runChat(c *cli.Context) error {
 	}
 
 	// The hub's redactor learns OAuth tokens; the chat log uses it too.
-	red := upstream.NewRedactor(cfg.Secrets)
+	red := redact.New(cfg.Secrets)
 	if log, err = chatLogger(c, red); err != nil {
 		return err
 	}

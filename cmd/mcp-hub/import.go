@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcp-hub/mcp-hub/hub"
 	"github.com/mcp-hub/mcp-hub/internal/clientconfig"
+	"github.com/mcp-hub/mcp-hub/internal/redact"
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
@@ -112,7 +113,7 @@ func runImport(c *cli.Context) error {
 		names = append(names, s.Name)
 		add = append(add, s)
 	}
-	red := upstream.NewRedactor(secrets)
+	red := redact.New(secrets)
 	if len(add) == 0 {
 		fmt.Fprintf(out, "Nothing to add to %s.\n", abs)
 		return nil
@@ -128,7 +129,7 @@ func runImport(c *cli.Context) error {
 	}
 	if c.Bool("dry-run") {
 		fmt.Fprint(c.App.Writer, red.String(string(result)))
-		fmt.Fprintf(out, "Dry run: %s not changed (%s would be added; secret values shown as %s).\n", abs, plural(len(add), "server"), upstream.Redacted)
+		fmt.Fprintf(out, "Dry run: %s not changed (%s would be added; secret values shown as %s).\n", abs, plural(len(add), "server"), redact.Redacted)
 		return nil
 	}
 	backup := ""

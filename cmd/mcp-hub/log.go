@@ -8,7 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/mcp-hub/mcp-hub/internal/clean"
-	"github.com/mcp-hub/mcp-hub/upstream"
+	"github.com/mcp-hub/mcp-hub/internal/redact"
 )
 
 // maxLogValue bounds the message and each value of a log line: a client
@@ -19,12 +19,12 @@ const maxLogValue = 8 << 10
 // newLogger logs text records to stderr (stdout belongs to the MCP
 // protocol in stdio mode), with every secret replaced by "[REDACTED]".
 func newLogger(c *cli.Context, secrets []string) (*slog.Logger, error) {
-	return newRedactingLogger(c, upstream.NewRedactor(secrets))
+	return newRedactingLogger(c, redact.New(secrets))
 }
 
 // newRedactingLogger is newLogger with a redactor that may learn more
 // secrets while the process runs (OAuth tokens).
-func newRedactingLogger(c *cli.Context, r *upstream.Redactor) (*slog.Logger, error) {
+func newRedactingLogger(c *cli.Context, r *redact.Redactor) (*slog.Logger, error) {
 	var level slog.Level
 	name := globalString(c, "log-level")
 	if err := level.UnmarshalText([]byte(name)); err != nil {
@@ -48,7 +48,7 @@ func addLogSecrets(log *slog.Logger, secrets []string) {
 // first, so that a cut cannot leave half a secret unrecognised.
 type redactHandler struct {
 	slog.Handler
-	r *upstream.Redactor
+	r *redact.Redactor
 }
 
 func (h redactHandler) Handle(ctx context.Context, rec slog.Record) error {

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/mcp-hub/mcp-hub/upstream"
+	"github.com/mcp-hub/mcp-hub/internal/redact"
 )
 
 // TestLogValuesBounded: the CLI's log handler bounds the message and every
@@ -17,7 +17,7 @@ func TestLogValuesBounded(t *testing.T) {
 	t.Parallel()
 	const secret = "s3cret-log-value-9876"
 	var out strings.Builder
-	log := slog.New(redactHandler{Handler: slog.NewTextHandler(&out, nil), r: upstream.NewRedactor([]string{secret})})
+	log := slog.New(redactHandler{Handler: slog.NewTextHandler(&out, nil), r: redact.New([]string{secret})})
 	huge := strings.Repeat("a", maxLogValue-10) + secret + strings.Repeat("b", 4<<20)
 	log.Info("msg "+huge, "name", huge, "err", errors.New("bad \x1b[31m"+huge), "fake", "x\ntime=now level=ERROR msg=forged\u202e")
 	line := out.String()

@@ -14,6 +14,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/mcp-hub/mcp-hub/hub"
+	"github.com/mcp-hub/mcp-hub/internal/redact"
 	"github.com/mcp-hub/mcp-hub/internal/tokenstore"
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
@@ -164,7 +165,7 @@ func logoutCommand() *cli.Command {
 // oauthServer loads the config and returns the server named by the one
 // argument, which must be a streamable HTTP server, with a logger whose
 // redactor learns the tokens.
-func oauthServer(c *cli.Context, cmd string) (*hub.ServerConfig, *slog.Logger, *upstream.Redactor, error) {
+func oauthServer(c *cli.Context, cmd string) (*hub.ServerConfig, *slog.Logger, *redact.Redactor, error) {
 	args, err := positionalArgs(c)
 	if err != nil {
 		return nil, nil, nil, cli.Exit(err.Error(), exitConfig)
@@ -180,7 +181,7 @@ func oauthServer(c *cli.Context, cmd string) (*hub.ServerConfig, *slog.Logger, *
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	red := upstream.NewRedactor(cfg.Secrets)
+	red := redact.New(cfg.Secrets)
 	log, _ = newRedactingLogger(c, red)
 	name := args[0]
 	sc, ok := cfg.Servers[name]

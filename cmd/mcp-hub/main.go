@@ -19,7 +19,8 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/mcp-hub/mcp-hub/hub"
-	"github.com/mcp-hub/mcp-hub/upstream"
+	"github.com/mcp-hub/mcp-hub/internal/redact"
+	"github.com/mcp-hub/mcp-hub/internal/version"
 )
 
 func main() {
@@ -85,7 +86,7 @@ func newApp(stdin io.ReadCloser, stdout, stderr io.Writer) *cli.App {
 	app := &cli.App{
 		Name:                 "mcp-hub",
 		Usage:                "serve many MCP servers as one, with tool search",
-		Version:              hub.Version,
+		Version:              version.Version,
 		Reader:               stdin,
 		Writer:               stdout,
 		ErrWriter:            stderr,
@@ -120,7 +121,7 @@ func versionCommand() *cli.Command {
 		Name:  "version",
 		Usage: "print the version, and how this binary was built",
 		Action: func(c *cli.Context) error {
-			fmt.Fprintln(c.App.Writer, "mcp-hub", hub.Version)
+			fmt.Fprintln(c.App.Writer, "mcp-hub", version.Version)
 			if info := buildInfo(); info != "" {
 				fmt.Fprintln(c.App.Writer, info)
 			}
@@ -198,7 +199,7 @@ func openHubWith(c *cli.Context, interactive bool) (*hub.Hub, *slog.Logger, func
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	red := upstream.NewRedactor(cfg.Secrets)
+	red := redact.New(cfg.Secrets)
 	log, _ = newRedactingLogger(c, red)
 	oauth, err := oauthOptions(c, interactive)
 	if err != nil {

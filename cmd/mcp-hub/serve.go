@@ -17,6 +17,7 @@ import (
 
 	"github.com/mcp-hub/mcp-hub/hub"
 	"github.com/mcp-hub/mcp-hub/hub/dashboard"
+	"github.com/mcp-hub/mcp-hub/internal/version"
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
@@ -210,7 +211,7 @@ func isTerminal(f *os.File) bool {
 func printWelcome(w io.Writer, h *hub.Hub, cfgPath string) {
 	exe, _ := os.Executable()
 	abs, _ := filepath.Abs(cfgPath)
-	fmt.Fprintf(w, "mcp-hub %s: serving MCP on stdio (waiting for a client on stdin).\n\n", hub.Version)
+	fmt.Fprintf(w, "mcp-hub %s: serving MCP on stdio (waiting for a client on stdin).\n\n", version.Version)
 	for _, st := range h.Upstreams() {
 		fmt.Fprintf(w, "  %-16s %-10s %3d tools  %s\n", st.Name, st.State, st.Tools, st.LastError)
 	}

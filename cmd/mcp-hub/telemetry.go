@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mcp-hub/mcp-hub/hub"
+	"github.com/mcp-hub/mcp-hub/internal/version"
 )
 
 // The hub only speaks the OpenTelemetry API; the program builds the SDK
@@ -67,7 +68,7 @@ func newTracerProvider(cfg hub.Telemetry) (*sdktrace.TracerProvider, error) {
 		name = "mcp-hub"
 	}
 	res, err := resource.New(context.Background(),
-		resource.WithAttributes(attribute.String("service.name", name), attribute.String("service.version", hub.Version)),
+		resource.WithAttributes(attribute.String("service.name", name), attribute.String("service.version", version.Version)),
 		resource.WithFromEnv(), // OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES
 	)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcp-hub/mcp-hub/hub"
+	"github.com/mcp-hub/mcp-hub/internal/version"
 )
 
 //go:embed templates/*.html
@@ -109,7 +110,7 @@ func (d *dashboard) page(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	data := pageData{
-		Version: hub.Version, Principal: p, AuthOn: d.hub.AuthRequired(), Health: d.hub.Health(),
+		Version: version.Version, Principal: p, AuthOn: d.hub.AuthRequired(), Health: d.hub.Health(),
 		Sessions: d.hub.Sessions(p), Toolset: toolset, Discovery: d.hub.Config().Discovery.Enabled,
 		Query: r.URL.Query().Get("q"), Server: r.URL.Query().Get("server"), Total: len(tools),
 	}

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mcp-hub/mcp-hub/internal/redact"
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
@@ -305,11 +306,11 @@ func (s Server) Secrets() []string {
 	}
 	args := s.Config.Args
 	for i, a := range args {
-		if name, val, ok := strings.Cut(a, "="); ok && strings.HasPrefix(name, "-") && secretWord(name) {
+		if name, val, ok := strings.Cut(a, "="); ok && strings.HasPrefix(name, "-") && redact.SecretName(name) {
 			add(val)
 			continue
 		}
-		if strings.HasPrefix(a, "-") && secretWord(a) && i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
+		if strings.HasPrefix(a, "-") && redact.SecretName(a) && i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
 			add(args[i+1])
 			continue
 		}
@@ -318,34 +319,11 @@ func (s Server) Secrets() []string {
 				add(p)
 			}
 		}
-		if tokenShaped(a) {
+		if redact.HasKeyPrefix(a) {
 			add(a)
 		}
 	}
 	return out
 }
 
-func secretWord(s string) bool {
-	s = strings.ToLower(s)
-	for _, w := range []string{"key", "token", "secret", "pass", "auth", "credential", "cookie", "session", "bearer"} {
-		if strings.Contains(s, w) {
-			return true
-		}
-	}
-	return false
-}
-
 var envRef = regexp.MustCompile(`^\$\{[A-Za-z_][A-Za-z0-9_]*(:-[^}]*)?\}$`)
-
-// tokenPrefixes start the API keys of well-known services.
-var tokenPrefixes = []string{"ghp_", "gho_", "ghu_", "ghs_", "github_pat_", "glpat-", "sk-", "sk_live_", "sk_test_",
-	"xoxb-", "xoxp-", "xapp-", "AKIA", "AIza", "ya29.", "hf_", "npm_", "pat-", "ntn_", "secret_", "lin_api_", "pplx-", "tvly-"}
-
-func tokenShaped(s string) bool {
-	for _, p := range tokenPrefixes {
-		if strings.HasPrefix(s, p) && len(s) >= len(p)+8 {
-			return true
-		}
-	}
-	return false
-}

@@ -4,7 +4,7 @@ package builtin
 // the server's tools and its arguments, which go through a real go-sdk
 // client session over the in-memory transport, as the hub sends them.
 //
-//	go test -run '^$' -fuzz '^FuzzBuiltinText$' -fuzztime 1m ./upstream/builtin
+//	go test -run '^$' -fuzz '^FuzzBuiltinText$' -fuzztime 1m ./builtin
 //	scripts/fuzz.sh runs every target of the repository in turn.
 //
 // A run fails on a panic (the boundary turns it into an error, and logs it:

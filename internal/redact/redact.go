@@ -1,12 +1,18 @@
-package upstream
+// Package redact keeps secrets out of everything the hub prints: logs,
+// status output, the audit file and errors sent to clients.
+//
+// A Redactor replaces known secret values wherever they appear, JSON
+// escapes included. The credential heuristics (SecretName, LooksLikeKey,
+// HasKeyPrefix) decide which values of a server entry are secrets; every
+// layer that needs that decision (the upstream config, client config
+// import) asks here, so there is one list of credential formats.
+package redact
 
 import (
 	"bytes"
 	"cmp"
 	"encoding/json"
 	"errors"
-	"math"
-	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -17,141 +23,6 @@ import (
 
 // Redacted replaces every secret in logs and error texts.
 const Redacted = "[REDACTED]"
-
-// SecretValues returns the values in c that must never appear in a log
-// line, an error returned to a client, or a status report:
-//   - header values, and the credential after an auth scheme ("Bearer x");
-//   - env values;
-//   - args values after a flag that names a credential (--token X,
-//     --api-key=X, ...), and args that look like keys (see LooksLikeKey);
-//   - the URL's user info (with or without a password), its query values,
-//     and path segments that look like keys.
-//
-// Values too short to be secrets, whose redaction would only mangle logs,
-// are left out.
-func (c *Config) SecretValues() []string {
-	var out []string
-	add := func(v string, min int) {
-		v = strings.TrimSpace(v)
-		if len(v) >= min && !slices.Contains(out, v) {
-			out = append(out, v)
-		}
-	}
-	for _, v := range c.Headers {
-		add(v, 4)
-		if _, cred, ok := strings.Cut(strings.TrimSpace(v), " "); ok {
-			add(cred, 4)
-		}
-	}
-	for k, v := range c.Env {
-		if secretName(k) {
-			add(v, 3)
-		} else {
-			add(v, 6)
-		}
-	}
-	if c.OAuth != nil {
-		add(c.OAuth.ClientSecret, 1)
-	}
-	for i, a := range c.Args {
-		if name, v, ok := strings.Cut(a, "="); ok && strings.HasPrefix(name, "-") && secretName(name) {
-			add(v, 3)
-		} else if strings.HasPrefix(a, "-") && secretName(a) && i+1 < len(c.Args) {
-			add(c.Args[i+1], 3)
-		}
-		if v := a[strings.Index(a, "=")+1:]; LooksLikeKey(v) {
-			add(v, 8)
-		}
-	}
-	if u, err := url.Parse(c.URL); err == nil {
-		if u.User != nil {
-			// The user info as it appears in the URL, whatever its length,
-			// and its parts where they are long enough to be recognised.
-			add(u.User.String()+"@", 2)
-			p, hasPassword := u.User.Password()
-			add(p, 3)
-			if !hasPassword {
-				add(u.User.Username(), 4)
-			}
-		}
-		for _, vs := range u.Query() {
-			for _, v := range vs {
-				add(v, 4)
-				add(url.QueryEscape(v), 4)
-			}
-		}
-		for _, seg := range strings.Split(u.Path, "/") {
-			if LooksLikeKey(seg) {
-				add(seg, 8)
-			}
-		}
-	}
-	return out
-}
-
-func secretName(name string) bool {
-	n := strings.ToUpper(name)
-	for _, w := range []string{"KEY", "TOKEN", "SECRET", "PASS", "AUTH", "CREDENTIAL", "COOKIE", "SESSION"} {
-		if strings.Contains(n, w) {
-			return true
-		}
-	}
-	return false
-}
-
-// keyPrefixes start well-known credential formats: OpenAI and Anthropic,
-// Stripe, GitHub, Slack, GitLab, Hugging Face, npm, PyPI, Google, AWS.
-var keyPrefixes = []string{"sk-", "sk_", "rk_", "pk_live_", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_",
-	"xoxa-", "xoxb-", "xoxp-", "xoxr-", "xoxs-", "xapp-", "glpat-", "hf_", "npm_", "pypi-", "AIza", "AKIA", "ASIA"}
-
-// LooksLikeKey reports whether s looks like a credential: a well-known key
-// format (sk-..., ghp_..., xoxb-..., ...), a JWT, or a long token of
-// letters and digits with a high entropy. Paths, URLs and words do not.
-func LooksLikeKey(s string) bool {
-	if len(s) < 8 || strings.ContainsAny(s, " /\\:@") {
-		return false
-	}
-	for _, p := range keyPrefixes {
-		if strings.HasPrefix(s, p) && len(s) >= len(p)+8 {
-			return true
-		}
-	}
-	if parts := strings.Split(s, "."); len(parts) == 3 && strings.HasPrefix(s, "eyJ") && len(parts[1]) > 0 && len(parts[2]) > 0 {
-		return true // a JWT
-	}
-	if len(s) < 24 {
-		return false
-	}
-	var letters, digits int
-	for _, r := range s {
-		switch {
-		case r >= '0' && r <= '9':
-			digits++
-		case r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z':
-			letters++
-		case r == '-' || r == '_' || r == '.' || r == '+' || r == '=':
-		default:
-			return false
-		}
-	}
-	return letters > 0 && digits > 0 && entropy(s) >= 3.5
-}
-
-// entropy is the Shannon entropy of s, in bits per byte.
-func entropy(s string) float64 {
-	var counts [256]int
-	for i := 0; i < len(s); i++ {
-		counts[s[i]]++
-	}
-	var h float64
-	for _, n := range counts {
-		if n > 0 {
-			p := float64(n) / float64(len(s))
-			h -= p * math.Log2(p)
-		}
-	}
-	return h
-}
 
 // Redactor replaces secret values in text. The hub has one, made from
 // every secret of its config, and uses it on every path to a log, a
@@ -169,9 +40,9 @@ type replacer struct {
 	longest int
 }
 
-// NewRedactor redacts the given values, longest first so that a secret
-// containing another is replaced whole.
-func NewRedactor(secrets ...[]string) *Redactor {
+// New returns a Redactor for the given values. It replaces them longest
+// first, so that a secret containing another is replaced whole.
+func New(secrets ...[]string) *Redactor {
 	r := &Redactor{}
 	for _, list := range secrets {
 		r.Add(list...)

@@ -18,11 +18,10 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 
+	"github.com/mcp-hub/mcp-hub/internal/clean"
 	"github.com/mcp-hub/mcp-hub/internal/tokenstore"
 )
 
@@ -164,8 +163,8 @@ func (c *callback) handler() http.Handler {
 		case q.Get("error") != "":
 			// Both end up on a terminal: bounded, without control characters.
 			res.err = &AuthorizationDeniedError{
-				Code:        cleanText(q.Get("error"), maxErrorCode),
-				Description: cleanText(q.Get("error_description"), maxErrorDescription),
+				Code:        clean.Line(q.Get("error"), maxErrorCode),
+				Description: clean.Line(q.Get("error_description"), maxErrorDescription),
 			}
 		case q.Get("code") == "":
 			res.err = errors.New("the redirect carries no authorization code")
@@ -245,7 +244,7 @@ func browsableURL(raw string) (string, error) {
 	case u.Scheme != "http" && u.Scheme != "https":
 		// url.Parse lower-cases the scheme and admits only [a-z0-9+.-]:
 		// safe to print.
-		return "", fmt.Errorf("the authorization URL has scheme %q: refusing to open anything but an http or https URL", cleanText(u.Scheme, 32))
+		return "", fmt.Errorf("the authorization URL has scheme %q: refusing to open anything but an http or https URL", clean.Line(u.Scheme, 32))
 	case u.Opaque != "" || u.Host == "":
 		return "", errors.New("the authorization URL has no host: refusing to open it")
 	case u.User != nil:
@@ -280,23 +279,3 @@ const (
 	maxErrorCode        = 64
 	maxErrorDescription = 300
 )
-
-// cleanText makes text from the network fit to print: control characters
-// (ESC, newlines, C1, bidi overrides) become spaces, invalid UTF-8 is
-// replaced, and past max runes it is cut with a marker.
-func cleanText(s string, max int) string {
-	var b strings.Builder
-	n := 0
-	for _, r := range strings.ToValidUTF8(s, string(utf8.RuneError)) {
-		if n == max {
-			b.WriteString("...(truncated)")
-			break
-		}
-		if unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) {
-			r = ' '
-		}
-		b.WriteRune(r)
-		n++
-	}
-	return b.String()
-}

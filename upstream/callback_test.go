@@ -145,7 +145,7 @@ func TestOAuthDeniedDescriptionCleaned(t *testing.T) {
 	if strings.ContainsAny(msg, "\x1b\x07\n") {
 		t.Errorf("the error keeps control characters: %q", msg[:min(len(msg), 80)])
 	}
-	if len(msg) > 1000 || !strings.Contains(msg, "[2J") || !strings.Contains(msg, "line break") || !strings.Contains(msg, "(truncated)") {
+	if len(msg) > 1000 || !strings.Contains(msg, "[2J") || !strings.Contains(msg, "line\uFFFDbreak") || !strings.Contains(msg, "[cut:") {
 		t.Errorf("error (%d bytes) %.120q...: want the description cleaned, cut and marked", len(msg), msg)
 	}
 }

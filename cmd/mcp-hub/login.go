@@ -8,12 +8,11 @@ import (
 	"os"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/mcp-hub/mcp-hub/hub"
+	"github.com/mcp-hub/mcp-hub/internal/clean"
 	"github.com/mcp-hub/mcp-hub/internal/redact"
 	"github.com/mcp-hub/mcp-hub/internal/tokenstore"
 	"github.com/mcp-hub/mcp-hub/upstream"
@@ -60,9 +59,9 @@ the login up within seconds.`,
 					if len(nl.Scopes) > 0 {
 						msg += fmt.Sprintf(" (it asks for scope %q)", strings.Join(nl.Scopes, " "))
 					}
-					return cli.Exit(terminalLine(msg), 1)
+					return cli.Exit(clean.Line(msg, maxTerminalLine), 1)
 				}
-				return cli.Exit(terminalLine(fmt.Sprintf("the token is stored, but the server then failed: %v", err)), 1)
+				return cli.Exit(clean.Line(fmt.Sprintf("the token is stored, but the server then failed: %v", err), maxTerminalLine), 1)
 			case err != nil:
 				return cli.Exit(loginFailure(sc.Name, err), 1)
 			case !res.Authorized:
@@ -76,7 +75,7 @@ the login up within seconds.`,
 // printGrant says what the login got, never the token itself.
 func printGrant(c *cli.Context, res *upstream.LoginResult) {
 	w := c.App.Writer
-	scopes := terminalLine(strings.Join(res.Scopes, " "))
+	scopes := clean.Line(strings.Join(res.Scopes, " "), maxTerminalLine)
 	if scopes == "" {
 		scopes = "(none named)"
 	}
@@ -92,7 +91,7 @@ func printGrant(c *cli.Context, res *upstream.LoginResult) {
 	}
 	fmt.Fprintf(w, "  refresh token: %s\n", refresh)
 	if res.ClientID != "" {
-		fmt.Fprintf(w, "  client:        %s (%s)\n", terminalLine(res.ClientID), res.Registration)
+		fmt.Fprintf(w, "  client:        %s (%s)\n", clean.Line(res.ClientID, maxTerminalLine), res.Registration)
 	}
 	fmt.Fprintf(w, "  tools:         %d\n", res.Tools)
 }
@@ -104,35 +103,15 @@ func loginFailure(server string, err error) string {
 	var denied *upstream.AuthorizationDeniedError
 	switch {
 	case errors.As(err, &denied):
-		return terminalLine(fmt.Sprintf("login to '%s' failed: %v", server, denied))
+		return clean.Line(fmt.Sprintf("login to '%s' failed: %v", server, denied), maxTerminalLine)
 	case errors.Is(err, context.Canceled):
 		return fmt.Sprintf("login to '%s' cancelled", server)
 	}
-	return terminalLine(fmt.Sprintf("login to '%s' failed: %v", server, err))
+	return clean.Line(fmt.Sprintf("login to '%s' failed: %v", server, err), maxTerminalLine)
 }
 
 // maxTerminalLine bounds a line of login output built from network text.
 const maxTerminalLine = 1000
-
-// terminalLine makes s one printable line: control characters (ESC,
-// newlines, C1, bidi overrides) become spaces, invalid UTF-8 is replaced,
-// and past maxTerminalLine runes it is cut with a marker.
-func terminalLine(s string) string {
-	var b strings.Builder
-	n := 0
-	for _, r := range strings.ToValidUTF8(s, string(utf8.RuneError)) {
-		if n == maxTerminalLine {
-			b.WriteString("...(truncated)")
-			break
-		}
-		if unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) {
-			r = ' '
-		}
-		b.WriteRune(r)
-		n++
-	}
-	return b.String()
-}
 
 func logoutCommand() *cli.Command {
 	return &cli.Command{

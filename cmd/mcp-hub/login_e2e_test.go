@@ -72,7 +72,7 @@ func TestLoginDeniedPrintsCleanLine(t *testing.T) {
 	if code != 1 || line == "" {
 		t.Fatalf("login (exit %d):\n%.2000q\nwant exit 1 naming access_denied", code, out)
 	}
-	if strings.ContainsAny(out, "\x1b\x07") || len(line) > 1100 || !strings.Contains(line, "(truncated)") {
+	if strings.ContainsAny(out, "\x1b\x07") || len(line) > 1100 || !strings.Contains(line, "[cut:") {
 		t.Errorf("denied line (%d bytes) %.200q: want it bounded, cut and without control characters", len(line), line)
 	}
 }

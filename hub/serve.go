@@ -360,13 +360,14 @@ func (h *Hub) admitted(r *http.Request) bool {
 
 // FirstToolsList is what a new client session of the toolset receives on
 // its first tools/list, one JSON definition per tool, as the session's
-// server marshals it. Token accounting counts these.
-func (h *Hub) FirstToolsList(ctx context.Context, toolset string) ([]json.RawMessage, error) {
-	s, err := h.NewSession(toolset)
+// server marshals it: the toolset's view of the catalog, since a new
+// session has loaded nothing. Token accounting counts these.
+func (h *Hub) FirstToolsList(toolset string) ([]json.RawMessage, error) {
+	ts, err := h.Toolset(toolset)
 	if err != nil {
 		return nil, err
 	}
-	tools := s.listed(s.cat) // every page
+	tools := h.Catalog().view(h, ts).listed // every page
 	defs := make([]json.RawMessage, len(tools))
 	for i, def := range tools {
 		if defs[i], err = json.Marshal(def); err != nil {

@@ -89,8 +89,10 @@ func (h *Hub) NewSession(toolset string) (*Session, error) {
 	return s, nil
 }
 
-// guard is the session's outermost middleware: the boundary between a
-// client and the hub. A panic anywhere below fails that request only (an
+// guard is the boundary between a client and the hub, the session's
+// second receiving middleware (observe, outside it, reports every request,
+// a panicking one too; over HTTP with session_store, restoring a session
+// happens before the SDK, outside every middleware). A panic anywhere below fails that request only (an
 // isError result for a tool call, a JSON-RPC internal error otherwise; the
 // panic is logged once with its stack), and an error leaves with every
 // secret of the config redacted, in its message and its data: a JSON-RPC

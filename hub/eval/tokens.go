@@ -72,7 +72,7 @@ func HubTokens(ctx context.Context, h *hub.Hub) (TokenReport, error) {
 	if err != nil {
 		return TokenReport{}, fmt.Errorf("all tool definitions: %w", err)
 	}
-	first, err := h.FirstToolsList(ctx, "")
+	first, err := h.FirstToolsList("")
 	if err != nil {
 		return TokenReport{}, fmt.Errorf("first tools/list: %w", err)
 	}

@@ -47,7 +47,7 @@ func TestCorpusTokensFixture(t *testing.T) {
 	if !strings.Contains(string(all[0]), `"name":"weather__get_current"`) || !strings.Contains(string(all[0]), `"inputSchema":{`) {
 		t.Errorf("first definition %s", all[0])
 	}
-	first, err := h.FirstToolsList(ctx, "")
+	first, err := h.FirstToolsList("")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,9 +12,8 @@
 
 FROM golang:1.26 AS build
 WORKDIR /src
-COPY go.mod go.sum go.fast.mod go.fast.sum ./
-COPY third_party ./third_party
-RUN go mod download -modfile=go.fast.mod
+COPY go.mod go.sum ./
+RUN go mod download
 COPY . .
 ARG VERSION=dev
 RUN make release OUT=/out/mcp-hub VERSION=${VERSION}

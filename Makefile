@@ -1,11 +1,10 @@
-# mcp-hub builds. Two go-sdk flavours (third_party/README.md):
-#   the fast build   go.fast.mod: go-sdk v1.8.0 plus our patch (make, make release)
-#   the stock build  go.mod alone: what `go install ...@version` builds (make stock)
+# mcp-hub builds. Every way to build it (make, go build, go install, Docker)
+# uses go-sdk v1.8.0 plus our patch, part of our module in third_party/go-sdk
+# (third_party/README.md).
 #
-#   make                   ./mcp-hub, fast build, for this machine
+#   make                   ./mcp-hub, for this machine
 #   make release           ./mcp-hub: static (CGO_ENABLED=0), -trimpath, stripped,
 #                          version stamped; GOOS=, GOARCH=, OUT=, VERSION= as you like
-#   make stock             ./mcp-hub as `go install` builds it
 #   make test              ./scripts/test.sh
 #   make release-check     the release build and what the Docker image runs, without Docker
 #
@@ -16,22 +15,18 @@ GOOS    ?= $(shell go env GOOS)
 GOARCH  ?= $(shell go env GOARCH)
 OUT     ?= mcp-hub
 PKG     := ./cmd/mcp-hub
-FAST    := -modfile=go.fast.mod
 # urfave_cli_no_docs drops urfave/cli's man-page and markdown writers (and
 # their markdown library) that mcp-hub never calls.
 RELEASE_FLAGS := -trimpath -tags urfave_cli_no_docs \
 	-ldflags '-s -w -X github.com/mcp-hub/mcp-hub/internal/version.Version=$(VERSION)'
 
-.PHONY: build release stock test release-check
+.PHONY: build release test release-check
 
 build:
-	go build $(FAST) -o $(OUT) $(PKG)
+	go build -o $(OUT) $(PKG)
 
 release:
-	CGO_ENABLED=0 GOOS=$(GOOS) GOARCH=$(GOARCH) go build $(FAST) $(RELEASE_FLAGS) -o $(OUT) $(PKG)
-
-stock:
-	go build -o $(OUT) $(PKG)
+	CGO_ENABLED=0 GOOS=$(GOOS) GOARCH=$(GOARCH) go build $(RELEASE_FLAGS) -o $(OUT) $(PKG)
 
 test:
 	./scripts/test.sh

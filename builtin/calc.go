@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 )
 
 // calcServer holds the unit table, built once per server.

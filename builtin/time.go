@@ -12,7 +12,7 @@ import (
 	// /usr/share/zoneinfo (containers, Windows).
 	_ "time/tzdata"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 )
 
 // timeServer holds what the time tools share: the default location and the

@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"encoding/json"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 	"net/http"
 	"net/http/httptest"
 	"strings"

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/auth"
 )
 
 // authenticator is the auth configuration in force. It is built whole from

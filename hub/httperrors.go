@@ -7,7 +7,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/jsonrpc"
 )
 
 // jsonRPCErrors makes the answers to bad HTTP requests JSON-RPC errors and

@@ -16,8 +16,8 @@ import (
 	"github.com/MicahParks/jwkset"
 	"github.com/MicahParks/keyfunc/v3"
 	"github.com/golang-jwt/jwt/v5"
-	"github.com/modelcontextprotocol/go-sdk/auth"
-	"github.com/modelcontextprotocol/go-sdk/oauthex"
+	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/auth"
+	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/oauthex"
 )
 
 // OAuth makes the hub an OAuth 2.1 resource server (auth.oauth): clients

@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/modelcontextprotocol/go-sdk/oauthex"
+	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
+	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/oauthex"
 
 	"github.com/mcp-hub/mcp-hub/internal/fixture"
 )

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 )
 
 // TestToolListCursorsAsSDK: the hub answers tools/list itself, with

@@ -1,58 +1,57 @@
 #!/usr/bin/env bash
-# mcp-hub's fast build uses go-sdk as published plus one patch
-# (third_party/README.md): go.fast.mod is go.mod plus a replace directive that
-# points go-sdk at third_party/go-sdk (`go build -modfile=go.fast.mod`), while
-# go.mod stays free of replace directives so `go install` works.
-# This script makes third_party/go-sdk from the published module, and
-# go.fast.mod/go.fast.sum from go.mod/go.sum:
+# mcp-hub builds go-sdk as published plus one patch (third_party/README.md),
+# as packages of our own module: third_party/go-sdk holds the copy, with its
+# import paths rewritten from github.com/modelcontextprotocol/go-sdk/... to
+# github.com/mcp-hub/mcp-hub/third_party/go-sdk/..., and our code imports it
+# there. go.mod needs no replace directive, so `go build`, `go install`,
+# make and Docker all build the same thing.
 #
-#   ./scripts/go-sdk.sh          rewrite third_party/go-sdk and go.fast.mod/.sum
-#                                (after changing the version below, the patch,
-#                                or go.mod)
+#   ./scripts/go-sdk.sh          rewrite third_party/go-sdk (after changing
+#                                the version below or the patch)
 #   ./scripts/go-sdk.sh check    fail if third_party/go-sdk is anything but
-#                                the published module plus the patch, or if
-#                                go.fast.mod is anything but go.mod plus the
-#                                replace
+#                                the published module plus the patch plus the
+#                                path rewrite, or if anything we build or test
+#                                imports the published packages instead
 #
 # Only the packages mcp-hub builds are copied, without their tests.
 set -euo pipefail
 
 version=v1.8.0
 module=github.com/modelcontextprotocol/go-sdk
+copy=github.com/mcp-hub/mcp-hub/third_party/go-sdk
 packages=(mcp jsonrpc auth oauthex internal/json internal/jsonrpc2 internal/util
 	internal/xcontext internal/mcpgodebug internal/authutil)
 
 cd "$(dirname "$0")/.."
 root=$(pwd)
-# This script names go.fast.mod itself where it means it; a -modfile in
-# GOFLAGS (scripts/test.sh sets one) would break `go mod download` below.
-unset GOFLAGS
 target=$root/third_party/go-sdk
 patch=$root/third_party/go-sdk.patch
+# `mcp-hub version` names the go-sdk it is built with.
+version_go=cmd/mcp-hub/main.go
+sdk_build="const sdkBuild = \"go-sdk $version with third_party/go-sdk.patch\""
 
-# fast_mod prints go.fast.mod as it must be: go.mod plus the replace.
-fast_mod() {
-	cat go.mod
-	printf '\n%s\n%s\n%s\n%s\n' \
-		"// The fast build: go-sdk $version plus one patch (third_party/README.md)." \
-		"// Build with -modfile=go.fast.mod. Made from go.mod by scripts/go-sdk.sh;" \
-		"// do not edit." \
-		"replace $module => ./third_party/go-sdk"
+# rewrite_imports FILE...: import paths of $module become those of $copy.
+# Only import lines: comments that link to go-sdk's docs or issues keep
+# naming the published module.
+rewrite_imports() {
+	sed -i -E "\#^(import )?[[:space:]]*([A-Za-z0-9_.]+ )?\"$module/#s#\"$module/#\"$copy/#" "$@"
+	gofmt -w "$@" # the new path can sort differently among the imports
 }
 
-# Downloading outside our module keeps its replace directive out of the way.
+# Downloading outside our module keeps our go.mod out of the way.
 scratch=$(mktemp -d)
 trap 'chmod -R u+w "$scratch"; rm -rf "$scratch"' EXIT
-src=$(cd "$scratch" && go mod download -json "$module@$version" |
+src=$(cd "$scratch" && GOFLAGS= go mod download -json "$module@$version" |
 	sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
 if [[ ! -d $src ]]; then
 	echo "go-sdk.sh: could not download $module@$version (is the Go module proxy reachable?)" >&2
 	exit 1
 fi
 
+# Packages of our module: no go.mod or go.sum of their own.
 out=$scratch/go-sdk
 mkdir -p "$out"
-cp "$src/go.mod" "$src/go.sum" "$src/LICENSE" "$out/"
+cp "$src/LICENSE" "$out/"
 for pkg in "${packages[@]}"; do
 	mkdir -p "$out/$pkg"
 	for f in "$src/$pkg"/*.go; do
@@ -61,36 +60,38 @@ for pkg in "${packages[@]}"; do
 done
 chmod -R u+w "$out"
 (cd "$out" && git apply -p1 "$patch")
+rewrite_imports $(find "$out" -name '*.go')
 
 case ${1:-sync} in
 sync)
 	rm -rf "$target"
 	cp -r "$out" "$target"
-	echo "third_party/go-sdk: $module@$version with third_party/go-sdk.patch"
-	fast_mod >go.fast.mod
-	cp go.sum go.fast.sum
-	go mod tidy -modfile=go.fast.mod
-	echo "go.fast.mod, go.fast.sum: go.mod, go.sum and the replace of $module"
+	echo "third_party/go-sdk: $module@$version with third_party/go-sdk.patch, imported as $copy"
+	sed -i "s#^const sdkBuild = .*#$sdk_build#" "$version_go"
+	grep -qxF "$sdk_build" "$version_go"
 	;;
 check)
 	if ! diff -r "$out" "$target"; then
-		echo "third_party/go-sdk differs from $module@$version plus third_party/go-sdk.patch: run ./scripts/go-sdk.sh" >&2
+		echo "third_party/go-sdk differs from $module@$version plus third_party/go-sdk.patch plus the import rewrite: run ./scripts/go-sdk.sh" >&2
 		exit 1
 	fi
-	echo "third_party/go-sdk is $module@$version plus third_party/go-sdk.patch"
+	echo "third_party/go-sdk is $module@$version plus third_party/go-sdk.patch, imported as $copy"
+	if ! grep -qxF "$sdk_build" "$version_go"; then
+		echo "$version_go does not name go-sdk $version in sdkBuild: run ./scripts/go-sdk.sh" >&2
+		exit 1
+	fi
 	if grep -q '^replace' go.mod; then
-		echo "go.mod has a replace directive: go install refuses such a module; only go.fast.mod may have one (scripts/go-sdk.sh)" >&2
+		echo "go.mod has a replace directive: go install refuses such a module" >&2
 		exit 1
 	fi
-	if ! diff <(fast_mod) go.fast.mod; then
-		echo "go.fast.mod is not go.mod plus the replace of $module: run ./scripts/go-sdk.sh" >&2
+	# Two go-sdks in one binary would have different types for the same
+	# names, and the published one decodes without the patch.
+	if published=$(GOFLAGS= go list -deps -test ./... | grep "^$module/"); then
+		echo "these packages of the published $module are built into mcp-hub or its tests; import $copy/... instead:" >&2
+		echo "$published" >&2
 		exit 1
 	fi
-	if ! go mod tidy -modfile=go.fast.mod -diff; then
-		echo "go.fast.sum is out of date: run ./scripts/go-sdk.sh" >&2
-		exit 1
-	fi
-	echo "go.fast.mod is go.mod plus the replace of $module"
+	echo "mcp-hub and its tests import go-sdk only as $copy"
 	;;
 *)
 	echo "usage: $0 [sync|check]" >&2

@@ -2,7 +2,7 @@
 # The Dockerfile's build step and what its image runs, checked without a
 # Docker engine (./scripts/test.sh runs this):
 #   1. `make release` (the Dockerfile's RUN line): a static, stripped,
-#      version-stamped binary of the fast build;
+#      version-stamped binary;
 #   2. the image's command, `mcp-hub --config hub.yaml serve --http ADDR`,
 #      answering /healthz with every builtin server ready (127.0.0.1 here;
 #      the image binds 0.0.0.0:8080);

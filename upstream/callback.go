@@ -19,7 +19,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/auth"
 
 	"github.com/mcp-hub/mcp-hub/internal/clean"
 	"github.com/mcp-hub/mcp-hub/internal/tokenstore"

@@ -16,9 +16,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/auth"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/modelcontextprotocol/go-sdk/oauthex"
+	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/auth"
+	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
+	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/oauthex"
 	"golang.org/x/oauth2"
 
 	"github.com/mcp-hub/mcp-hub/internal/redact"

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/jsonrpc"
+	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 )
 
 // TestRawCallsDeliver: which lines off the wire answer a raw call, and

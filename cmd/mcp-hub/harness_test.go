@@ -24,7 +24,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 )
 
 const (
@@ -99,43 +99,25 @@ func removeStaleBuildDirs() {
 }
 
 // buildPublishedSDK builds a program of go-sdk as published (the
-// everything-server, the everything-client), at the version of our go.mod:
-// they stand for the servers and clients our users run, so they must not
-// pick up our patched copy (third_party/README.md), even when the tests
-// run under the fast build (go.fast.mod). It builds in a scratch copy of
-// go.mod/go.sum with -mod=mod for the sums only that program needs,
-// rather than editing the repository's files from a test, and without
-// GOFLAGS, which may name -modfile=go.fast.mod.
+// everything-server, the everything-client), at the version of our go.mod,
+// whose tool directive names both: they stand for the servers and clients
+// our users run, so they must not be our patched copy
+// (third_party/README.md), which our module imports under its own path.
 func buildPublishedSDK(dir, pkg string) (string, error) {
 	gomod, err := exec.Command("go", "env", "GOMOD").Output()
 	if err != nil {
 		return "", fmt.Errorf("go env GOMOD: %v", err)
 	}
-	root := filepath.Dir(strings.TrimSpace(string(gomod)))
-	scratch := filepath.Join(dir, "module-"+filepath.Base(pkg))
-	if err := os.MkdirAll(scratch, 0o755); err != nil {
-		return "", err
-	}
-	for _, name := range []string{"go.mod", "go.sum"} {
-		data, err := os.ReadFile(filepath.Join(root, name))
-		if err != nil {
-			return "", err
-		}
-		if err := os.WriteFile(filepath.Join(scratch, name), data, 0o644); err != nil {
-			return "", err
-		}
-	}
 	out := filepath.Join(dir, filepath.Base(pkg))
-	args := []string{"build", "-mod=mod", "-o", out}
+	args := []string{"build", "-o", out}
 	if raceEnabled() {
 		args = append(args, "-race")
 	}
 	args = append(args, pkg)
 	cmd := exec.Command("go", args...)
-	cmd.Dir = scratch
-	cmd.Env = append(os.Environ(), "GOFLAGS=")
+	cmd.Dir = filepath.Dir(strings.TrimSpace(string(gomod)))
 	if output, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go %s (in a scratch copy of go.mod): %v\n%s", strings.Join(args, " "), err, output)
+		return "", fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, output)
 	}
 	return out, nil
 }

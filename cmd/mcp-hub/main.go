@@ -31,9 +31,7 @@ func main() {
 // tuneGC trades memory for latency unless the user set GOGC or GOMEMLIMIT.
 // A hub's live heap is small (a few MB) while every forwarded message
 // leaves garbage behind, so at the default GOGC=100 a busy hub collects
-// every few milliseconds; 400 collects a quarter as often. It matters most
-// in the stock build (`go install`), where go-sdk still decodes each JSON
-// value through a fresh 32 KiB buffer (third_party/README.md). The soft
+// every few milliseconds; 400 collects a quarter as often. The soft
 // memory limit bounds the trade, and returnIdleMemory gives a burst's
 // memory back once the hub is quiet.
 func tuneGC() {
@@ -130,25 +128,19 @@ func versionCommand() *cli.Command {
 	}
 }
 
+// sdkBuild names the go-sdk mcp-hub is built with, whichever way it is
+// built: the published version plus our patch, as packages of our module
+// (third_party/README.md). scripts/go-sdk.sh keeps the version in step.
+const sdkBuild = "go-sdk v1.8.0 with third_party/go-sdk.patch"
+
 // buildInfo says which module version and which go-sdk went into the
-// binary: the fast build replaces go-sdk with third_party/go-sdk
-// (go.fast.mod), `go install` builds the published one.
+// binary.
 func buildInfo() string {
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
 		return ""
 	}
-	sdk := "go-sdk ?"
-	for _, d := range bi.Deps {
-		if d.Path != "github.com/modelcontextprotocol/go-sdk" {
-			continue
-		}
-		sdk = "go-sdk " + d.Version + " (stock: built from go.mod, as go install does)"
-		if d.Replace != nil {
-			sdk = "go-sdk " + d.Version + " with third_party/go-sdk.patch (fast build: go.fast.mod)"
-		}
-	}
-	return fmt.Sprintf("module %s, %s, %s %s/%s", bi.Main.Version, sdk, bi.GoVersion, runtime.GOOS, runtime.GOARCH)
+	return fmt.Sprintf("module %s, %s, %s %s/%s", bi.Main.Version, sdkBuild, bi.GoVersion, runtime.GOOS, runtime.GOARCH)
 }
 
 // configPath resolves --config: the flag, else ./hub.yaml, else

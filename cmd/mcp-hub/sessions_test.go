@@ -11,10 +11,10 @@
 // bundled hub.yaml (four builtins, discovery on, every server but time
 // deferred).
 //
-// Skipped unless MCP_HUB_SESSIONS=1. Measure on the fast build, without
+// Skipped unless MCP_HUB_SESSIONS=1. Measure without
 // -race:
 //
-//	GOFLAGS=-modfile=go.fast.mod MCP_HUB_SESSIONS=1 go test -run '^TestSessionMemory$' -count=1 -v -timeout 15m ./cmd/mcp-hub
+//	MCP_HUB_SESSIONS=1 go test -run '^TestSessionMemory$' -count=1 -v -timeout 15m ./cmd/mcp-hub
 //
 // Environment: MCP_HUB_SESSIONS_N (1000) sessions; MCP_HUB_SESSIONS_PROFILE
 // a directory: the hub's heap profile with the sessions open is written

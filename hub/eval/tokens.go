@@ -9,7 +9,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 	"github.com/tiktoken-go/tokenizer/codec"
 
 	"github.com/mcp-hub/mcp-hub/hub"

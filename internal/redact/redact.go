@@ -18,7 +18,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/jsonrpc"
 )
 
 // Redacted replaces every secret in logs and error texts.

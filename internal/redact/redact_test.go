@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/jsonrpc"
 )
 
 // TestRedactJSONRPCError: a JSON-RPC error that quotes a secret, in its

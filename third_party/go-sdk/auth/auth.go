@@ -14,7 +14,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/oauthex"
+	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/oauthex"
 )
 
 // TokenInfo holds information from a bearer token.

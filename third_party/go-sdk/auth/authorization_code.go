@@ -16,9 +16,9 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/modelcontextprotocol/go-sdk/internal/authutil"
-	"github.com/modelcontextprotocol/go-sdk/internal/util"
-	"github.com/modelcontextprotocol/go-sdk/oauthex"
+	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/internal/authutil"
+	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/internal/util"
+	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/oauthex"
 	"golang.org/x/oauth2"
 )
 

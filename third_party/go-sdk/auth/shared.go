@@ -12,7 +12,7 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/modelcontextprotocol/go-sdk/oauthex"
+	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/oauthex"
 )
 
 // GetAuthServerMetadata fetches authorization server metadata for the given issuer URL.

@@ -6,7 +6,7 @@
 // for use by mcp transport authors.
 package jsonrpc
 
-import "github.com/modelcontextprotocol/go-sdk/internal/jsonrpc2"
+import "github.com/mcp-hub/mcp-hub/third_party/go-sdk/internal/jsonrpc2"
 
 type (
 	// ID is a JSON-RPC request ID.

@@ -23,11 +23,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/auth"
-	internaljson "github.com/modelcontextprotocol/go-sdk/internal/json"
-	"github.com/modelcontextprotocol/go-sdk/internal/jsonrpc2"
-	"github.com/modelcontextprotocol/go-sdk/internal/mcpgodebug"
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/auth"
+	internaljson "github.com/mcp-hub/mcp-hub/third_party/go-sdk/internal/json"
+	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/internal/jsonrpc2"
+	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/internal/mcpgodebug"
+	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/jsonrpc"
 )
 
 // nowrapinvalidparams is a compatibility parameter that restores the previous

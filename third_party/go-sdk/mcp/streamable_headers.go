@@ -16,8 +16,8 @@ import (
 	"strconv"
 	"strings"
 
-	internaljson "github.com/modelcontextprotocol/go-sdk/internal/json"
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	internaljson "github.com/mcp-hub/mcp-hub/third_party/go-sdk/internal/json"
+	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/jsonrpc"
 )
 
 const (

@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
-	internaljson "github.com/modelcontextprotocol/go-sdk/internal/json"
+	internaljson "github.com/mcp-hub/mcp-hub/third_party/go-sdk/internal/json"
 )
 
 // A ToolHandler handles a call to tools/call.

@@ -15,7 +15,7 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/modelcontextprotocol/go-sdk/internal/util"
+	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/internal/util"
 )
 
 // ProtectedResourceMetadata is the metadata for an OAuth 2.0 protected resource,

@@ -13,8 +13,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/internal/json"
-	"github.com/modelcontextprotocol/go-sdk/internal/mcpgodebug"
+	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/internal/json"
+	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/internal/mcpgodebug"
 )
 
 // nomethodnotfoundcodeinerror is a compatibility parameter that restores the

@@ -3,7 +3,7 @@ package hub
 import (
 	"context"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 )
 
 // route is the session's receiving middleware. It answers tools/list from

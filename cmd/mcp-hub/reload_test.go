@@ -1,36 +1,17 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/mcp-hub/mcp-hub/hub"
+	"github.com/mcp-hub/mcp-hub/internal/fixture"
 )
-
-// syncBuffer is a log destination the test reads while the hub writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // TestWatcherReadsOnlyChanges: polls of an unchanged file only stat it; a
 // change is read (twice: it must hold still) and applied; a file over the
@@ -56,7 +37,7 @@ func TestWatcherReadsOnlyChanges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var logBuf syncBuffer
+	var logBuf fixture.Log // kept, not mirrored to the test log
 	log := slog.New(slog.NewTextHandler(&logBuf, nil))
 	h, err := hub.New(ctx, cfg, hub.Options{Logger: log})
 	if err != nil {

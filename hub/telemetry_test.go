@@ -2,11 +2,9 @@ package hub
 
 import (
 	"bytes"
-	"compress/gzip"
 	"context"
 	"encoding/hex"
 	"encoding/json"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -19,66 +17,25 @@ import (
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace/noop"
-	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/mcp-hub/mcp-hub/internal/fixture"
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
-// otlpReceiver is an OTLP/HTTP trace receiver on 127.0.0.1: it decodes the
-// protobuf export requests the hub's exporter sends.
-type otlpReceiver struct {
-	srv   *httptest.Server
-	mu    sync.Mutex
-	spans []*tracepb.Span
-}
+// otlpReceiver is the fixture's OTLP/HTTP receiver, with what these tests
+// ask of it.
+type otlpReceiver struct{ *fixture.OTLPReceiver }
 
 func newOTLPReceiver(t testing.TB) *otlpReceiver {
-	r := &otlpReceiver{}
-	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		if req.URL.Path != "/v1/traces" || req.Header.Get("Content-Type") != "application/x-protobuf" {
-			t.Errorf("OTLP receiver: %s %s (%s)", req.Method, req.URL.Path, req.Header.Get("Content-Type"))
-			http.Error(w, "not an OTLP/HTTP protobuf trace export", http.StatusBadRequest)
-			return
-		}
-		var body io.Reader = req.Body
-		if req.Header.Get("Content-Encoding") == "gzip" {
-			zr, err := gzip.NewReader(req.Body)
-			if err != nil {
-				http.Error(w, err.Error(), http.StatusBadRequest)
-				return
-			}
-			body = zr
-		}
-		data, _ := io.ReadAll(body)
-		var export coltracepb.ExportTraceServiceRequest
-		if err := proto.Unmarshal(data, &export); err != nil {
-			t.Errorf("OTLP receiver: %v", err)
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		r.mu.Lock()
-		for _, rs := range export.ResourceSpans {
-			for _, ss := range rs.ScopeSpans {
-				r.spans = append(r.spans, ss.Spans...)
-			}
-		}
-		r.mu.Unlock()
-		out, _ := proto.Marshal(&coltracepb.ExportTraceServiceResponse{})
-		w.Header().Set("Content-Type", "application/x-protobuf")
-		w.Write(out)
-	}))
-	t.Cleanup(r.srv.Close)
-	return r
+	return &otlpReceiver{fixture.NewOTLPReceiver(t)}
 }
 
 // provider is an SDK tracer provider that batches spans and exports them
 // over OTLP/HTTP to r, as cmd/mcp-hub builds one; flush shuts it down, which
 // sends the spans still queued (its owner does that after the hub closed).
 func (r *otlpReceiver) provider(t testing.TB) (tp *sdktrace.TracerProvider, flush func()) {
-	exp, err := otlptracehttp.New(context.Background(), otlptracehttp.WithEndpointURL(r.srv.URL+"/v1/traces"))
+	exp, err := otlptracehttp.New(context.Background(), otlptracehttp.WithEndpointURL(r.URL+"/v1/traces"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,9 +73,7 @@ func tracedHub(t testing.TB, cfg *Config, opts Options) *Hub {
 
 // span finds a received span by trace, name and kind.
 func (r *otlpReceiver) span(traceID, name string, kind tracepb.Span_SpanKind) *tracepb.Span {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, s := range r.spans {
+	for _, s := range r.Spans() {
 		if hex.EncodeToString(s.TraceId) == traceID && s.Name == name && s.Kind == kind {
 			return s
 		}
@@ -200,7 +155,7 @@ func TestTracingThroughHTTPUpstream(t *testing.T) {
 			server := rec.span(traceID, "tools/call", tracepb.Span_SPAN_KIND_SERVER)
 			client := rec.span(traceID, "tools/call", tracepb.Span_SPAN_KIND_CLIENT)
 			if server == nil || client == nil {
-				t.Fatalf("spans of trace %s: server %v, client %v; received %d spans", traceID, server != nil, client != nil, len(rec.spans))
+				t.Fatalf("spans of trace %s: server %v, client %v; received %d spans", traceID, server != nil, client != nil, len(rec.Spans()))
 			}
 			if got := hex.EncodeToString(server.ParentSpanId); got != clientSpan {
 				t.Errorf("the hub's span has parent %s, want the client's %s", got, clientSpan)

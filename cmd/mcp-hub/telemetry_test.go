@@ -2,20 +2,14 @@ package main
 
 import (
 	"bytes"
-	"compress/gzip"
 	"io"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
-	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
-	"google.golang.org/protobuf/proto"
-
 	"github.com/mcp-hub/mcp-hub/hub"
+	"github.com/mcp-hub/mcp-hub/internal/fixture"
 )
 
 // TestTracingConfig: tracing is off by default and on with the config block
@@ -58,35 +52,7 @@ func TestTracingCallCommand(t *testing.T) {
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "")
 	t.Setenv("OTEL_SDK_DISABLED", "")
 	t.Setenv("OTEL_SERVICE_NAME", "")
-	var (
-		mu       sync.Mutex
-		exported []*coltracepb.ExportTraceServiceRequest
-	)
-	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var body io.Reader = r.Body
-		if r.Header.Get("Content-Encoding") == "gzip" {
-			zr, err := gzip.NewReader(r.Body)
-			if err != nil {
-				http.Error(w, err.Error(), http.StatusBadRequest)
-				return
-			}
-			body = zr
-		}
-		data, _ := io.ReadAll(body)
-		var export coltracepb.ExportTraceServiceRequest
-		if r.URL.Path != "/v1/traces" || proto.Unmarshal(data, &export) != nil {
-			t.Errorf("OTLP receiver: %s %s is not an OTLP/HTTP protobuf trace export", r.Method, r.URL.Path)
-			http.Error(w, "not an OTLP/HTTP protobuf trace export", http.StatusBadRequest)
-			return
-		}
-		mu.Lock()
-		exported = append(exported, &export)
-		mu.Unlock()
-		out, _ := proto.Marshal(&coltracepb.ExportTraceServiceResponse{})
-		w.Header().Set("Content-Type", "application/x-protobuf")
-		w.Write(out)
-	}))
-	defer receiver.Close()
+	receiver := fixture.NewOTLPReceiver(t)
 	path := filepath.Join(t.TempDir(), "hub.yaml")
 	cfg := "servers:\n  t: {builtin: time}\ntelemetry: {otlp_endpoint: " + receiver.URL + "/, service_name: traced-hub}\n"
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
@@ -97,11 +63,9 @@ func TestTracingCallCommand(t *testing.T) {
 		t.Fatalf("call exited %d: %s%s", code, stdout.String(), stderr.String())
 	}
 	// run has returned: every span must be at the receiver already.
-	mu.Lock()
-	defer mu.Unlock()
 	var service string
 	kinds := map[string]bool{}
-	for _, e := range exported {
+	for _, e := range receiver.Exports() {
 		for _, rs := range e.ResourceSpans {
 			for _, kv := range rs.Resource.GetAttributes() {
 				if kv.Key == "service.name" {

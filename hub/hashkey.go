@@ -1,6 +1,7 @@
 package hub
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -12,6 +13,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"time"
 
 	"github.com/mcp-hub/mcp-hub/internal/nofollow"
 	"github.com/mcp-hub/mcp-hub/internal/tokenstore"
@@ -28,8 +30,9 @@ import (
 // and keeps it in HashKeyFile under its state folder ($MCP_HUB_STATE_DIR,
 // else <user config dir>/mcp-hub), so hashes stay comparable across
 // restarts. Replicas sharing a session_store compare principal ids, so they
-// must share the key: the config must set hash_key there (a generated key
-// kept in Redis itself would sit next to the hashes it is meant to protect).
+// must share the key: without hash_key they share the first replica's
+// generated key through the store, with a warning, since a key kept in
+// Redis sits next to the ids it is meant to protect: set hash_key there.
 
 // HashKeyFile is the generated key's file name in the state folder.
 const HashKeyFile = "hash_key"
@@ -168,13 +171,18 @@ func (c *Config) validateIdentity(line func(keys ...string) int) []error {
 		bad(at, msg)
 	case c.HashKey != "" && len(c.HashKey) < minHashKeyLen:
 		bad(at, fmt.Sprintf("hash_key is too short: use a random value of at least %d characters (openssl rand -hex 32)", minHashKeyLen))
-	case c.HashKey == "" && c.SessionStore != "":
-		bad(line("session_store"), "session_store needs hash_key: replicas compare principal ids, so they must hash with the same key; set hash_key: ${MCP_HUB_HASH_KEY} on every replica (openssl rand -hex 32)")
 	}
 	if rl := c.Auth.RateLimit; rl != nil {
+		tokens := map[string]bool{}
+		for _, t := range c.Auth.Tokens {
+			tokens[t.Name] = t.Name != ""
+		}
 		for _, name := range sortedKeys(rl.Principals) {
-			if !namespacedPrincipal(name) {
-				bad(line("auth", "rate_limit", "principals", name), fmt.Sprintf("auth.rate_limit.principals: '%s' is not a principal id: write token:NAME for a static token, oauth:ISSUER#SUB for an OAuth user, client:ISSUER#CLIENT_ID for an OAuth client", name))
+			// A bare name is a static token's (token:NAME); it must name
+			// one, or an override meant for an OAuth subject of that name
+			// would silently apply to nobody.
+			if !namespacedPrincipal(name) && !tokens[name] {
+				bad(line("auth", "rate_limit", "principals", name), fmt.Sprintf("auth.rate_limit.principals: '%s' names no token of auth.tokens: write the name of a static token (or token:NAME), oauth:ISSUER#SUB for an OAuth user, client:ISSUER#CLIENT_ID for an OAuth client", name))
 			}
 		}
 	}
@@ -201,6 +209,25 @@ func (h *Hub) keyFor(cfg *Config, needed bool) (*keyedHash, error) {
 	if err != nil {
 		return nil, &ConfigError{Path: cfg.Path, Msg: err.Error()}
 	}
+	if store := h.storeLink.store; store != nil && cfg.HashKey == "" {
+		k = h.sharedHashKey(store, k)
+	}
 	h.hashKey.CompareAndSwap(nil, k)
 	return h.hashKey.Load(), nil
+}
+
+// sharedHashKey is the key the replicas sharing store agree on when the
+// config sets none: the first replica's generated key, kept in the store.
+// While the store cannot be reached this replica keeps its own (its
+// unnamed tokens' sessions then restore only here).
+func (h *Hub) sharedHashKey(store SessionStore, own *keyedHash) *keyedHash {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	key, err := store.SharedKey(ctx, HashKeyFile, own.key)
+	if err != nil {
+		h.log.Warn("hash_key is not set and the session store could not share a generated one: this replica uses its own", "err", err)
+		return own
+	}
+	h.log.Warn("hash_key is not set: the replicas share a generated key kept in the session store, where whoever reads the store finds it next to the ids it protects; set hash_key (openssl rand -hex 32) on every replica")
+	return &keyedHash{key: key}
 }

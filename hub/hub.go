@@ -151,15 +151,16 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Hub, error) {
 	}
 	h.live.Store(l)
 	h.stateDir = opts.StateDir
-	if _, err := h.keyFor(cfg, needsHashKey(cfg)); err != nil {
-		return nil, err
-	}
 	if cfg.SessionStore != "" {
 		store, err := newRedisStore(cfg.SessionStore)
 		if err != nil {
 			return nil, &ConfigError{Path: cfg.Path, Msg: h.redact.String(err.Error())}
 		}
 		h.startSessionStore(store)
+	}
+	if _, err := h.keyFor(cfg, needsHashKey(cfg)); err != nil {
+		h.storeLink.close()
+		return nil, err
 	}
 	if err := h.startReporting(); err != nil {
 		return nil, err

@@ -6,8 +6,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -109,12 +111,13 @@ func TestIdentityConfig(t *testing.T) {
 	const servers = "servers: {calc: {builtin: calc}}\n"
 	for _, c := range []struct{ name, yaml, wantErr string }{
 		{"namespaced rate limit names", servers + "auth: {rate_limit: {requests_per_second: 1, principals: {\"token:ci\": {requests_per_second: 0}, \"oauth:https://i.example#ci\": {requests_per_second: 2}, \"client:https://i.example#bot\": {requests_per_second: 2}}}}\n", ""},
-		{"a bare name in rate_limit", servers + "auth:\n  rate_limit:\n    requests_per_second: 1\n    principals: {ci: {requests_per_second: 0}}\n", "hub.yaml:5: auth.rate_limit.principals: 'ci' is not a principal id"},
+		{"a bare name in rate_limit that names no token", servers + "auth:\n  rate_limit:\n    requests_per_second: 1\n    principals: {ci: {requests_per_second: 0}}\n", "hub.yaml:5: auth.rate_limit.principals: 'ci' names no token of auth.tokens"},
+		{"a bare token name in rate_limit", servers + "auth:\n  tokens: [{name: ci, token: ci-token-123456}]\n  rate_limit:\n    requests_per_second: 1\n    principals: {ci: {requests_per_second: 0}}\n", ""},
 		{"hash_key from an empty variable", servers + "hash_key: ${MCP_HUB_TEST_EMPTY_KEY}\n", "hub.yaml:2: hash_key: environment variable MCP_HUB_TEST_EMPTY_KEY is empty"},
 		{"hash_key from an unset variable", servers + "hash_key: ${MCP_HUB_TEST_UNSET_KEY_VAR}\n", "hub.yaml:2: hash_key: environment variable MCP_HUB_TEST_UNSET_KEY_VAR is not set"},
 		{"hash_key written empty", servers + "hash_key: \"\"\n", "hub.yaml:2: hash_key is empty"},
 		{"short hash_key", servers + "hash_key: tiny-key\n", "hub.yaml:2: hash_key is too short"},
-		{"session_store without hash_key", servers + "session_store: redis://127.0.0.1:6379/0\n", "hub.yaml:2: session_store needs hash_key"},
+		{"session_store without hash_key (a shared generated key)", servers + "session_store: redis://127.0.0.1:6379/0\n", ""},
 		{"session_store with hash_key", servers + "session_store: redis://127.0.0.1:6379/0\nhash_key: 0123456789abcdef0123456789abcdef\n", ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -326,5 +329,64 @@ func TestStoredSessionOwnership(t *testing.T) {
 	}
 	if n := rdb.Exists(testCtx(t), recordKey).Val(); n != 0 {
 		t.Errorf("A's DELETE left the record")
+	}
+}
+
+// TestSharedGeneratedHashKey: replicas sharing a session store but no
+// hash_key, each with a state folder of its own, agree on one generated
+// key (the first replica's, kept in the store): an unnamed token's session
+// opened on one is restored on the other, under the same keyed id.
+func TestSharedGeneratedHashKey(t *testing.T) {
+	t.Parallel()
+	addr := startTestRedis(t)
+	const tok = "unnamed-token-1234"
+	replica := func() string {
+		cfg := gwConfig()
+		cfg.SessionStore = "redis://" + addr + "/0"
+		cfg.Auth.Tokens = []Token{{Value: tok}}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		lg := &fixture.Log{}
+		h, err := New(ctx, cfg, Options{Logger: slog.New(slog.NewTextHandler(lg, nil)), StartupWait: 20 * time.Second,
+			Builtin: (&gwUpstream{}).builtin(newFixtures()), StateDir: t.TempDir()})
+		if err != nil {
+			t.Fatalf("New: %v", err)
+		}
+		if !strings.Contains(lg.String(), "hash_key is not set: the replicas share a generated key") {
+			t.Errorf("no warning that the generated key is kept in the store:\n%s", lg.String())
+		}
+		srv := httptest.NewServer(h.HTTPHandler(nil))
+		t.Cleanup(func() { srv.Close(); h.Close() })
+		return srv.URL + "/mcp"
+	}
+	one, two := replica(), replica()
+	cs, err := secHTTPClient(t, one, map[string]string{"Authorization": "Bearer " + tok})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rdb := redis.NewClient(&redis.Options{Addr: addr})
+	defer rdb.Close()
+	shared, err := rdb.Get(testCtx(t), "mcp-hub:"+HashKeyFile).Result()
+	if err != nil {
+		t.Fatalf("the generated key is not in the store: %v", err)
+	}
+	key, _ := hex.DecodeString(shared)
+	stored := rdb.Get(testCtx(t), redisKeyPrefix+cs.ID()).Val()
+	if !strings.Contains(stored, `"principal":"token:hmac:`+hmacHex(string(key), tok)+`"`) {
+		t.Fatalf("record %s: want the token's HMAC under the shared key", stored)
+	}
+	req, _ := http.NewRequest(http.MethodPost, two, strings.NewReader(`{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}`))
+	for k, v := range map[string]string{"Authorization": "Bearer " + tok, "Mcp-Session-Id": cs.ID(), "Mcp-Protocol-Version": cs.InitializeResult().ProtocolVersion,
+		"Content-Type": "application/json", "Accept": "application/json, text/event-stream"} {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("the session on the other replica: %d, want 200 (restored under the same id)", resp.StatusCode)
 	}
 }

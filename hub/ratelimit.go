@@ -18,8 +18,9 @@ import (
 type RateLimit struct {
 	Rate `yaml:",inline"`
 	// Principals overrides the rate for principals by id (Principal.ID:
-	// token:NAME, oauth:ISSUER#SUB, client:ISSUER#CLIENT_ID), never by a
-	// bare name, which principals of different kinds may share.
+	// token:NAME, oauth:ISSUER#SUB, client:ISSUER#CLIENT_ID). A bare name
+	// is a static token's name (token:NAME), as it always was; it never
+	// matches an OAuth subject of the same name.
 	// requests_per_second: 0 there means no limit.
 	Principals map[string]Rate `yaml:"principals"`
 }
@@ -68,7 +69,15 @@ func newRateLimiter(cfg *RateLimit) *rateLimiter {
 	if cfg == nil || (cfg.RequestsPerSecond <= 0 && len(cfg.Principals) == 0) {
 		return nil
 	}
-	return &rateLimiter{cfg: *cfg, buckets: newBucketTable(maxBuckets)}
+	l := &rateLimiter{cfg: *cfg, buckets: newBucketTable(maxBuckets)}
+	l.cfg.Principals = make(map[string]Rate, len(cfg.Principals))
+	for id, rate := range cfg.Principals {
+		if !namespacedPrincipal(id) {
+			id = idToken + id
+		}
+		l.cfg.Principals[id] = rate
+	}
+	return l
 }
 
 // allow takes n requests (a JSON-RPC batch of n counts n) from p's bucket.

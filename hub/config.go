@@ -37,6 +37,9 @@ type Config struct {
 	Restart   Restart                  `yaml:"restart"`
 	Audit     Audit                    `yaml:"audit"`
 	Telemetry Telemetry                `yaml:"telemetry"`
+	// Protocol chooses the protocol eras the hub serves its clients
+	// (docs/stateless-mcp.md).
+	Protocol Protocol `yaml:"protocol"`
 	// MaxRequestBytes bounds one HTTP request body (default 4 MiB).
 	MaxRequestBytes int64 `yaml:"max_request_bytes"`
 	// MaxResultBytes bounds one message from an upstream, a tool result
@@ -109,6 +112,27 @@ type Discovery struct {
 	// waits for the client to re-list its tools (see toolsNotice); nil is
 	// DefaultRelistWait, 0 never waits.
 	RelistWait *upstream.Duration `yaml:"relist_wait"`
+}
+
+// Protocol is the config's `protocol:` section.
+type Protocol struct {
+	// Modern serves MCP 2026-07-28 (stateless requests, server/discover,
+	// subscriptions/listen, input_required results) beside 2025-11-25 and
+	// older; false answers a 2026-07-28 request with -32022 (unsupported
+	// protocol version), so a client that speaks both falls back to
+	// 2025-11-25. nil: DefaultModern.
+	Modern *bool `yaml:"modern"`
+}
+
+// DefaultModern is protocol.modern's default.
+const DefaultModern = true
+
+// ModernEnabled is protocol.modern with its default.
+func (p Protocol) ModernEnabled() bool {
+	if p.Modern == nil {
+		return DefaultModern
+	}
+	return *p.Modern
 }
 
 // DefaultRelistWait is discovery.relist_wait's default: well above a

@@ -316,7 +316,10 @@ func (h *Hub) UpstreamNotified(ctx context.Context, u *upstream.Upstream, method
 		if c == nil {
 			return
 		}
-		ss := c.session.serverSession()
+		ss := requestSession(c.ctx)
+		if ss == nil {
+			ss = c.session.serverSession()
+		}
 		if ss == nil {
 			return
 		}
@@ -332,7 +335,11 @@ func (h *Hub) UpstreamNotified(ctx context.Context, u *upstream.Upstream, method
 		s, c, ambiguous := h.caller(ctx, u)
 		switch {
 		case s != nil:
-			if ss := s.serverSession(); ss != nil {
+			ss := s.serverSession()
+			if c != nil && requestSession(c.ctx) != nil {
+				ss = requestSession(c.ctx)
+			}
+			if ss != nil {
 				ss.Log(callContext(ctx, c), p)
 			}
 		case ambiguous:
@@ -372,6 +379,17 @@ func (h *Hub) UpstreamRequest(ctx context.Context, u *upstream.Upstream, method 
 			s = list[0]
 		} else {
 			return nil, fmt.Errorf("mcp-hub: cannot route %s from server '%s': it was not sent during a tool call and %d client sessions are connected", method, u.Name(), len(list))
+		}
+	}
+	if c != nil {
+		if sp := suspensionOf(c.ctx); sp != nil {
+			// A modern client's call: the request reaches it as an
+			// input_required result.
+			in, err := inputRequest(method, params)
+			if err != nil {
+				return nil, err
+			}
+			return sp.ask(ctx, method, in)
 		}
 	}
 	ss := s.serverSession()

@@ -81,6 +81,11 @@ type Hub struct {
 
 	routes router
 	subs   subscriptions
+	// suspended are modern calls waiting for client input
+	// (inputrequired.go); modern are the HTTP server's shared modern
+	// Sessions (modern.go).
+	suspended suspensions
+	modern    modernSessions
 
 	// Team deployment: who may connect (swapped whole on a config change),
 	// and what the hub reports (tracing and audit are nil when off).
@@ -275,6 +280,7 @@ func (h *Hub) Close() error {
 		for _, s := range sessions {
 			s.close()
 		}
+		h.modern.closeAll()
 		h.storeLink.close()
 		if ix := h.Catalog().index; ix != nil {
 			ix.Close()

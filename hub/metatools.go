@@ -25,6 +25,18 @@ const (
 
 func isMetaTool(name string) bool { return name == SearchToolsName || name == CallToolName }
 
+// The input schemas of the meta-tools, the same in both eras.
+const (
+	searchToolsSchema = `{"type":"object","properties":{` +
+		`"query":{"type":"string","description":"What you want to do, in plain words (searched by keywords)."},` +
+		`"server_name":{"type":"string","description":"Load all tools of this server, or restrict the query to it."},` +
+		`"tool_names":{"type":"array","items":{"type":"string"},"description":"Exact tool names to load."}}}`
+	callToolSchema = `{"type":"object","properties":{` +
+		`"name":{"type":"string","description":"The tool's exact name, as search_tools listed it."},` +
+		`"arguments":{"description":"The tool's arguments: an object (a JSON string of one is accepted too)."}},` +
+		`"required":["name"]}`
+)
+
 // metaTools are the definitions of search_tools (whose description carries
 // the manifest of the session's deferred tools) and call_tool.
 func (h *Hub) metaTools(c *Catalog, ts *Toolset) []*mcp.Tool {
@@ -36,10 +48,7 @@ func (h *Hub) metaTools(c *Catalog, ts *Toolset) []*mcp.Tool {
 			"(or to search within it, with `query`), or `tool_names` (exact names from the list below) to load specific tools. " +
 			"Loaded tools join your tool list and can be called directly, or through call_tool in the same turn.\n\n" +
 			"Deferred tools by server:\n" + h.manifest(c, ts),
-		InputSchema: json.RawMessage(`{"type":"object","properties":{` +
-			`"query":{"type":"string","description":"What you want to do, in plain words (searched by keywords)."},` +
-			`"server_name":{"type":"string","description":"Load all tools of this server, or restrict the query to it."},` +
-			`"tool_names":{"type":"array","items":{"type":"string"},"description":"Exact tool names to load."}}}`),
+		InputSchema: json.RawMessage(searchToolsSchema),
 		Meta: alwaysLoad,
 	}
 	tools := []*mcp.Tool{search}
@@ -48,10 +57,7 @@ func (h *Hub) metaTools(c *Catalog, ts *Toolset) []*mcp.Tool {
 			Name: CallToolName,
 			Description: "Call a tool by name with arguments. Use it for tools that search_tools has just loaded, " +
 				"when they do not yet appear in your tool list.",
-			InputSchema: json.RawMessage(`{"type":"object","properties":{` +
-				`"name":{"type":"string","description":"The tool's exact name, as search_tools listed it."},` +
-				`"arguments":{"description":"The tool's arguments: an object (a JSON string of one is accepted too)."}},` +
-				`"required":["name"]}`),
+			InputSchema: json.RawMessage(callToolSchema),
 			Meta: alwaysLoad,
 		})
 	}
@@ -277,6 +283,15 @@ func (s *Session) searchTools(ctx context.Context, req *mcp.CallToolRequest) *mc
 	}
 
 	s.recordSearch()
+	if isModern(req) {
+		// Nothing is loaded for a modern client: it calls what it found
+		// through call_tool (modern.go).
+		noteSearch(ctx, 0)
+		if server != "" {
+			pool = slices.DeleteFunc(pool, func(t *Tool) bool { return t.Server != server })
+		}
+		return textResult(s.hub.modernSearchResultText(found, notFound, pool, query, server))
+	}
 	var already []string
 	var toLoad []*Tool
 	for _, t := range found {
@@ -514,7 +529,7 @@ func (s *Session) callTool(ctx context.Context, req *mcp.CallToolRequest) (mcp.R
 		}
 		return errorResult("Error: " + s.unknownToolMessage(c, args.Name)), nil
 	}
-	if t.Deferred && !s.isLoaded(t.Name) {
+	if t.Deferred && !s.isLoaded(t.Name) && !isModern(req) {
 		if !s.hub.Config().Discovery.AutoLoadOnCall {
 			s.recordError()
 			return notLoaded(t.Name), nil

@@ -14,12 +14,34 @@ import (
 // (logging/setLevel).
 func (s *Session) route(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		modern := isModern(req)
+		if modern {
+			s.beginModern(serverSessionOf(req))
+		}
 		switch method {
+		case "server/discover":
+			res, err := next(ctx, method, req)
+			if d, ok := res.(*mcp.DiscoverResult); ok && err == nil {
+				s.mu.Lock()
+				c := s.cat
+				s.mu.Unlock()
+				if c != nil {
+					d.Instructions = c.modernView(s.hub, s.toolset.Load()).instructions
+				}
+			}
+			return res, err
 		case "tools/list":
+			if modern {
+				return s.listTools(req.(*mcp.ListToolsRequest).Params, true)
+			}
 			s.notice.listing(ctx)
-			return s.listTools(req.(*mcp.ListToolsRequest).Params)
+			return s.listTools(req.(*mcp.ListToolsRequest).Params, false)
 		case "tools/call":
 			r := req.(*mcp.CallToolRequest)
+			ctx = withRequestSession(ctx, req)
+			if modern {
+				return s.callModern(ctx, r)
+			}
 			shown := s.shows(r.Params.Name)
 			if !shown || isMetaTool(r.Params.Name) {
 				// It may load tools: then its result waits for the

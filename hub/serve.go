@@ -107,7 +107,7 @@ func (h *Hub) HTTPHandler(extra map[string]http.Handler) http.Handler {
 	// speaks. It also answers a request without a session id that is not
 	// an initialize, in a session the SDK ends at once.
 	versions := mcp.NewServer(&mcp.Implementation{Name: "mcp-hub", Version: version.Version},
-		&mcp.ServerOptions{SupportedProtocolVersions: supportedVersions()})
+		&mcp.ServerOptions{SupportedProtocolVersions: supportedVersions(false)})
 	// Only a hub Session takes an initialize: one the SDK would accept here
 	// would keep a session on this shared server.
 	versions.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
@@ -128,7 +128,12 @@ func (h *Hub) HTTPHandler(extra map[string]http.Handler) http.Handler {
 		SessionTimeout:      h.Config().SessionTimeout(),
 		MaxRequestBodyBytes: h.maxRequestBytes(),
 	})
+	modern := h.modernHTTPHandler()
 	mcpHandler := func(w http.ResponseWriter, r *http.Request) {
+		if h.modernHeader(r) {
+			h.serveModern(w, r, modern)
+			return
+		}
 		if id := r.Header.Get("Mcp-Session-Id"); id != "" {
 			// With a session store, a session another replica made is
 			// restored here first (restore.go).
@@ -144,6 +149,9 @@ func (h *Hub) HTTPHandler(extra map[string]http.Handler) http.Handler {
 		kind, ok := h.readFirstRequest(w, r)
 		switch {
 		case !ok:
+			return
+		case kind == modernRequest && h.Config().Protocol.ModernEnabled():
+			h.serveModern(w, r, modern)
 			return
 		case kind == batchRequest:
 			// The SDK would take an initialize in a batch, in a session

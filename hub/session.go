@@ -47,6 +47,10 @@ type Session struct {
 	storedID string
 
 	principal *Principal // who opened it over HTTP (or Connect's context); nil: local
+	// modernShared marks the shared modern Session of a toolset and
+	// principal over HTTP (modernSessions): it has no SDK session of its
+	// own, one per request instead.
+	modernShared bool
 	opened    time.Time
 }
 
@@ -70,7 +74,7 @@ func (h *Hub) NewSession(toolset string) (*Session, error) {
 		CompletionHandler:         s.complete,
 		SubscribeHandler:          s.subscribe,
 		UnsubscribeHandler:        s.unsubscribe,
-		SupportedProtocolVersions: supportedVersions(),
+		SupportedProtocolVersions: supportedVersions(h.Config().Protocol.ModernEnabled()),
 		GetSessionID:              s.newSessionID,
 		Capabilities: &mcp.ServerCapabilities{
 			Tools:       &mcp.ToolCapabilities{ListChanged: true},
@@ -343,15 +347,3 @@ func (s *Session) notifyPromptsChanged() {
 	s.server.RemovePrompts(name)
 }
 
-// supportedVersions is every SDK version up to 2025-11-25: the SDK's draft
-// support broke sampling in tool calls, setLevel and list-change
-// subscriptions in our tests.
-func supportedVersions() []string {
-	var out []string
-	for _, v := range mcp.SupportedProtocolVersions() {
-		if v <= "2025-11-25" {
-			out = append(out, v)
-		}
-	}
-	return out
-}

@@ -164,7 +164,10 @@ func (ss *suspensions) wait(ctx context.Context, sp *suspension) (mcp.Result, er
 	select {
 	case out := <-sp.result:
 		sp.end(nil)
-		return modernResult(out.res), out.err
+		if out.err != nil {
+			return nil, out.err
+		}
+		return modernResult(out.res), nil
 	case a := <-sp.asks:
 		sp.pending = a
 		sp.round++
@@ -277,14 +280,24 @@ func inputRequest(method string, params mcp.Params) (mcp.InputRequest, error) {
 }
 
 // modernResult marks a complete result for a modern client: every result
-// of the era carries resultType. An upstream's bytes get it added unless
-// they have it (a modern upstream's do).
+// of the era carries resultType. go-sdk sets it on the results of its own
+// handlers, but the hub answers tools/call, prompts/get and resources/read
+// before them (route), with an upstream's bytes or a typed result whose
+// resultType only the SDK can set: those are sent as bytes with it added,
+// unless they have it (a modern upstream's do).
 func modernResult(res mcp.Result) mcp.Result {
-	raw, ok := res.(*upstream.RawResult)
-	if !ok {
+	var b []byte
+	switch r := res.(type) {
+	case *upstream.RawResult:
+		b = bytes.TrimSpace(r.JSON)
+	case *mcp.CallToolResult, *mcp.GetPromptResult, *mcp.ReadResourceResult:
+		var err error
+		if b, err = json.Marshal(r); err != nil {
+			return res
+		}
+	default:
 		return res
 	}
-	b := bytes.TrimSpace(raw.JSON)
 	if len(b) < 2 || b[0] != '{' || bytes.Contains(b, []byte(`"resultType"`)) {
 		return res
 	}
@@ -294,5 +307,5 @@ func modernResult(res mcp.Result) mcp.Result {
 		out = append(out, ',')
 	}
 	out = append(out, b[1:]...)
-	return &upstream.RawResult{ResultBase: raw.ResultBase, JSON: out}
+	return &upstream.RawResult{JSON: out}
 }

@@ -49,7 +49,7 @@ func (h *Hub) metaTools(c *Catalog, ts *Toolset) []*mcp.Tool {
 			"Loaded tools join your tool list and can be called directly, or through call_tool in the same turn.\n\n" +
 			"Deferred tools by server:\n" + h.manifest(c, ts),
 		InputSchema: json.RawMessage(searchToolsSchema),
-		Meta: alwaysLoad,
+		Meta:        alwaysLoad,
 	}
 	tools := []*mcp.Tool{search}
 	if h.Config().Discovery.CallToolEnabled() {
@@ -58,7 +58,7 @@ func (h *Hub) metaTools(c *Catalog, ts *Toolset) []*mcp.Tool {
 			Description: "Call a tool by name with arguments. Use it for tools that search_tools has just loaded, " +
 				"when they do not yet appear in your tool list.",
 			InputSchema: json.RawMessage(callToolSchema),
-			Meta: alwaysLoad,
+			Meta:        alwaysLoad,
 		})
 	}
 	return tools

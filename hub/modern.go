@@ -3,6 +3,7 @@ package hub
 import (
 	"context"
 	"encoding/json"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -325,4 +326,65 @@ func (h *Hub) modernSearchResultText(found []*Tool, notFound []string, pool []*T
 		how += ", or directly by name"
 	}
 	return strings.TrimRight(text, "\n") + "\n" + how + "."
+}
+
+// cacheScope is the cacheScope of a modern client's list results: private
+// when the session belongs to an authenticated principal (what it lists
+// may depend on that authorization), public otherwise.
+func (s *Session) cacheScope() string {
+	if s.principal != nil && s.principal.ID != "" {
+		return "private"
+	}
+	return "public"
+}
+
+// registerTools registers the modern tool list of catalog c with the
+// server of a shared modern Session. route still answers tools/list and
+// tools/call; go-sdk's HTTP handler reads the registered definitions to
+// validate a request's Mcp-Param-* headers against the tool's
+// x-mcp-header annotations. One registry per toolset and principal is
+// affordable where one per legacy session was not. Called under syncMu.
+func (s *Session) registerTools(c *Catalog) {
+	tools := s.modernToolList(c)
+	keep := make(map[string]bool, len(tools))
+	names := make([]string, 0, len(tools))
+	for _, def := range tools {
+		keep[def.Name] = true
+		names = append(names, def.Name)
+		s.server.AddTool(def, answeredByRoute)
+	}
+	var gone []string
+	for _, name := range s.registered {
+		if !keep[name] {
+			gone = append(gone, name)
+		}
+	}
+	if len(gone) > 0 {
+		s.server.RemoveTools(gone...)
+	}
+	s.registered = names
+}
+
+// stripEraMeta removes from the params of a modern request the hub
+// forwards upstream the _meta keys with which the request describes its
+// client and protocol. They are about the client's hop, not the
+// upstream's: forwarded, they would make a legacy upstream take the call
+// for a 2026-07-28 request it cannot serve (go-sdk's stateful HTTP server
+// rejects it). The SDK has read them by now: the request's SDK session
+// holds them as its initialize params.
+func stripEraMeta(method string, req mcp.Request) {
+	switch method {
+	case "tools/call", "resources/read", "prompts/get", "completion/complete",
+		"resources/list", "resources/templates/list", "prompts/list":
+	default:
+		return
+	}
+	p := req.GetParams()
+	if v := reflect.ValueOf(p); !v.IsValid() || (v.Kind() == reflect.Pointer && v.IsNil()) {
+		return // a list request may have no params
+	}
+	m := p.GetMeta()
+	for _, k := range [...]string{mcp.MetaKeyProtocolVersion, mcp.MetaKeyClientInfo, mcp.MetaKeyClientCapabilities, mcp.MetaKeyLogLevel} {
+		delete(m, k)
+	}
 }

@@ -17,6 +17,7 @@ func (s *Session) route(next mcp.MethodHandler) mcp.MethodHandler {
 		modern := isModern(req)
 		if modern {
 			s.beginModern(serverSessionOf(req))
+			stripEraMeta(method, req)
 		}
 		switch method {
 		case "server/discover":
@@ -58,11 +59,25 @@ func (s *Session) route(next mcp.MethodHandler) mcp.MethodHandler {
 		case "resources/templates/list":
 			return s.hub.listResourceTemplates(ctx, req.(*mcp.ListResourceTemplatesRequest).Params)
 		case "resources/read":
-			return s.hub.readResource(ctx, req.(*mcp.ReadResourceRequest).Params)
+			res, err := s.hub.readResource(ctx, req.(*mcp.ReadResourceRequest).Params)
+			if modern && err == nil {
+				return modernResult(res), nil
+			}
+			return res, err
 		case "prompts/list":
-			return s.hub.listPrompts(), nil
+			res := s.hub.listPrompts()
+			if modern && res.CacheScope == "" {
+				c := *res
+				c.CacheScope = s.cacheScope()
+				res = &c
+			}
+			return res, nil
 		case "prompts/get":
-			return s.hub.getPrompt(ctx, req.(*mcp.GetPromptRequest).Params)
+			res, err := s.hub.getPrompt(ctx, req.(*mcp.GetPromptRequest).Params)
+			if modern && err == nil {
+				return modernResult(res), nil
+			}
+			return res, err
 		case "logging/setLevel":
 			res, err := next(ctx, method, req)
 			if err == nil {

@@ -51,7 +51,8 @@ type Session struct {
 	// principal over HTTP (modernSessions): it has no SDK session of its
 	// own, one per request instead.
 	modernShared bool
-	opened    time.Time
+	registered   []string // names registered with server (registerTools); guarded by syncMu
+	opened       time.Time
 }
 
 // NewSession makes a session, and its server, for the named toolset ("" for all).
@@ -265,6 +266,9 @@ func (s *Session) sync(c *Catalog) {
 	changed := s.summed && sum != s.sum
 	s.sum, s.summed = sum, true
 	s.mu.Unlock()
+	if s.modernShared {
+		s.registerTools(c)
+	}
 	if changed {
 		s.toolsChanged()
 	}
@@ -346,4 +350,3 @@ func (s *Session) notifyPromptsChanged() {
 	s.server.AddPrompt(&mcp.Prompt{Name: name}, nil)
 	s.server.RemovePrompts(name)
 }
-

@@ -212,10 +212,8 @@ func (s *Session) listTools(p *mcp.ListToolsParams, modern bool) (*mcp.ListTools
 	}
 	res := &mcp.ListToolsResult{Tools: []*mcp.Tool{}} // [] rather than null
 	res.CacheScope = "public"                         // as the SDK sets it
-	if modern && s.principal != nil && s.principal.ID != "" {
-		// The list depends on the caller's toolset, which its
-		// authorization may choose.
-		res.CacheScope = "private"
+	if modern {
+		res.CacheScope = s.cacheScope()
 	}
 	if len(tools) > mcp.DefaultPageSize {
 		tools = tools[:mcp.DefaultPageSize]

@@ -124,8 +124,11 @@ type Protocol struct {
 	Modern *bool `yaml:"modern"`
 }
 
-// DefaultModern is protocol.modern's default.
-const DefaultModern = true
+// DefaultModern is protocol.modern's default: off, so a client that
+// speaks both eras gets the legacy one, in which search_tools loads what
+// it finds into the client's tool list (docs/stateless-mcp.md has the
+// measurement that chose it).
+const DefaultModern = false
 
 // ModernEnabled is protocol.modern with its default.
 func (p Protocol) ModernEnabled() bool {

@@ -55,9 +55,21 @@ func (s *Session) route(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 			return s.handleTool(ctx, r)
 		case "resources/list":
-			return s.hub.listResources(ctx, req.(*mcp.ListResourcesRequest).Params)
+			res, err := s.hub.listResources(ctx, req.(*mcp.ListResourcesRequest).Params)
+			if modern && err == nil && res.CacheScope == "" {
+				c := *res
+				c.CacheScope = s.cacheScope()
+				res = &c
+			}
+			return res, err
 		case "resources/templates/list":
-			return s.hub.listResourceTemplates(ctx, req.(*mcp.ListResourceTemplatesRequest).Params)
+			res, err := s.hub.listResourceTemplates(ctx, req.(*mcp.ListResourceTemplatesRequest).Params)
+			if modern && err == nil && res.CacheScope == "" {
+				c := *res
+				c.CacheScope = s.cacheScope()
+				res = &c
+			}
+			return res, err
 		case "resources/read":
 			res, err := s.hub.readResource(ctx, req.(*mcp.ReadResourceRequest).Params)
 			if modern && err == nil {

@@ -67,6 +67,7 @@ func TestClaudeCodeEras(t *testing.T) {
 					start := time.Now()
 					answer, err := rc.run(ctx, []string{bin}, t.TempDir(), model.URL, hub, "What is "+turn.expr+"? Use the calculator tool.")
 					took += time.Since(start)
+					elapsed := time.Since(start)
 					cancel()
 					model.Close()
 					script.mu.Lock()
@@ -84,6 +85,7 @@ func TestClaudeCodeEras(t *testing.T) {
 					case !era.modern && !script.loadedNext:
 						t.Errorf("turn %d: legacy era, yet the loaded tool was not on the next model call; model requests:\n  %s", i+1, strings.Join(script.requests, "\n  "))
 					}
+					t.Logf("turn %d (%s) took %.1f s; model requests:\n  %s", i+1, turn.expr, elapsed.Seconds(), strings.Join(script.requests, "\n  "))
 					requests += tap.agent
 					bytesSent += tap.agentBytes
 					tap.mu.Unlock()

@@ -266,6 +266,9 @@ func (h *Hub) Close() error {
 		h.reload.stop()
 		h.reload.apply.Lock()
 		defer h.reload.apply.Unlock()
+		// An upstream's request waiting for a modern client's input
+		// would hold its upstream's close.
+		h.suspended.closeAll()
 		var wg sync.WaitGroup
 		for _, u := range h.live.Load().upstreams {
 			wg.Go(func() { u.Close() })

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/jsonrpc"
@@ -52,11 +53,13 @@ type suspensions struct {
 type suspension struct {
 	session *Session
 	tool    string
+	caps    *mcp.ClientCapabilities // what the client declared on the call
 	cancel  context.CancelFunc
 	result  chan callOutcome // the upstream call's outcome; buffered
 	asks    chan *inputAsk   // what the upstream asks for during the call
 	done    chan struct{}    // closed when the call is over or abandoned
 	once    sync.Once
+	asking  atomic.Bool // an upstream's request waits for the client's answer
 
 	// Guarded by suspensions.mu while the call is suspended; owned by
 	// the waiting request otherwise.
@@ -121,6 +124,7 @@ func (s *Session) callModern(ctx context.Context, req *mcp.CallToolRequest) (mcp
 	sp := &suspension{
 		session: s,
 		tool:    req.Params.Name,
+		caps:    req.ClientCapabilities(),
 		cancel:  cancel,
 		result:  make(chan callOutcome, 1),
 		asks:    make(chan *inputAsk),
@@ -158,23 +162,34 @@ func (s *Session) modernTool(ctx context.Context, req *mcp.CallToolRequest) (mcp
 	return s.callUpstream(ctx, t, req.Params)
 }
 
-// wait waits for sp's call to end or to ask for input, or for the
-// client's request to be cancelled (which abandons the call).
+// wait waits for sp's call to end or to ask for input the client can
+// give, or for the client's request to be cancelled (which abandons the
+// call). A request for input the client did not declare the capability of
+// is refused to the upstream, as a legacy session's would be, and the call
+// goes on.
 func (ss *suspensions) wait(ctx context.Context, sp *suspension) (mcp.Result, error) {
-	select {
-	case out := <-sp.result:
-		sp.end(nil)
-		if out.err != nil {
-			return nil, out.err
+	for {
+		select {
+		case out := <-sp.result:
+			sp.end(nil)
+			if out.err != nil {
+				return nil, out.err
+			}
+			return modernResult(out.res), nil
+		case a := <-sp.asks:
+			if missing := sp.lacks(a.method); missing != nil {
+				data, _ := json.Marshal(mcp.MissingRequiredClientCapabilityData{RequiredCapabilities: missing})
+				a.reply <- callOutcome{err: &jsonrpc.Error{Code: mcp.CodeMissingRequiredClientCapabilities,
+					Message: fmt.Sprintf("the client did not declare the capability %s needs", a.method), Data: data}}
+				continue
+			}
+			sp.pending = a
+			sp.round++
+			return ss.suspend(ctx, sp)
+		case <-ctx.Done():
+			sp.end(ctx.Err())
+			return nil, ctx.Err()
 		}
-		return modernResult(out.res), nil
-	case a := <-sp.asks:
-		sp.pending = a
-		sp.round++
-		return ss.suspend(ctx, sp)
-	case <-ctx.Done():
-		sp.end(ctx.Err())
-		return nil, ctx.Err()
 	}
 }
 
@@ -216,6 +231,18 @@ func (ss *suspensions) suspend(ctx context.Context, sp *suspension) (mcp.Result,
 	return &upstream.RawResult{JSON: b}, nil
 }
 
+// closeAll ends every suspended call (the hub is closing).
+func (ss *suspensions) closeAll() {
+	ss.mu.Lock()
+	all := ss.m
+	ss.m = nil
+	ss.mu.Unlock()
+	for _, sp := range all {
+		sp.timer.Stop()
+		sp.end(fmt.Errorf("mcp-hub: closing"))
+	}
+}
+
 // take removes the suspension of state for its retry by session s of
 // the same tool.
 func (ss *suspensions) take(state string, s *Session, tool string) (*suspension, error) {
@@ -236,6 +263,22 @@ func (ss *suspensions) take(state string, s *Session, tool string) (*suspension,
 	return sp, nil
 }
 
+// lacks returns the capability an upstream's request of method needs that
+// the client did not declare on its call, or nil. Roots are not checked:
+// the capability's absence cannot be told from an empty one.
+func (sp *suspension) lacks(method string) *mcp.ClientCapabilities {
+	if sp.caps == nil {
+		return nil // nothing declared at all: no era _meta to go by
+	}
+	switch {
+	case method == upstream.MethodCreateMessage && sp.caps.Sampling == nil:
+		return &mcp.ClientCapabilities{Sampling: &mcp.SamplingCapabilities{}}
+	case method == upstream.MethodElicit && sp.caps.Elicitation == nil:
+		return &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{}}
+	}
+	return nil
+}
+
 // key is the id of sp's pending ask in inputRequests: one per round, so a
 // stale answer is not taken for the current question.
 func (sp *suspension) key() string { return "input-" + strconv.Itoa(sp.round) }
@@ -244,6 +287,8 @@ func (sp *suspension) key() string { return "input-" + strconv.Itoa(sp.round) }
 // the answer.
 func (sp *suspension) ask(ctx context.Context, method string, params mcp.InputRequest) (mcp.Result, error) {
 	a := &inputAsk{method: method, params: params, reply: make(chan callOutcome, 1)}
+	sp.asking.Store(true)
+	defer sp.asking.Store(false)
 	select {
 	case sp.asks <- a:
 	case <-sp.done:

@@ -46,6 +46,13 @@ func TestConformanceModern(t *testing.T) {
 	}
 	t.Logf("direct: %d checks in %d scenarios, all pass", direct.passed(), len(direct.order))
 
+	// The whole suite (pending and draft scenarios too, the multi round-trip
+	// ones among them) runs as well; through the hub only the scenarios of bridgeGap may
+	// fail.
+	all := cli
+	all.suite = "all"
+	directAll := all.run(t, "direct-modern-all", directURL, nil)
+
 	variants := []struct {
 		name, desc string
 		httpUp     bool
@@ -74,6 +81,20 @@ func TestConformanceModern(t *testing.T) {
 				}
 			}
 			t.Logf("%s: %d passed, %d failed (direct: %d passed)", v.name, res.passed(), res.failed(), direct.passed())
+			resAll := all.run(t, v.name+"-all", hubURL, directAll.order)
+			var gaps, warnings []string
+			for _, r := range diff(directAll, resAll) {
+				switch {
+				case !r.regression || r.direct != "SUCCESS":
+				case r.hub == "WARNING":
+					warnings = append(warnings, r.name()) // a SHOULD
+				case bridgeGap(r.scenario, r.id):
+					gaps = append(gaps, r.name())
+				default:
+					t.Errorf("--suite all: %s passes directly, %s through the hub", r.name(), r.hub)
+				}
+			}
+			t.Logf("%s --suite all: %d passed, %d failed (direct: %d passed); known gaps of a legacy upstream: %v; warnings (SHOULDs): %v", v.name, resAll.passed(), resAll.failed(), directAll.passed(), gaps, warnings)
 			if len(lost)+len(extra) > 0 || res.failed() > 0 {
 				rows := diff(direct, res)
 				t.Errorf("%s (%s): %d passed, %d failed; checks that pass directly but not through the hub: %s; failing only through the hub: %s\n\n%s\n%s\nhub config:\n%s\nhub log (last lines):\n%s",
@@ -82,6 +103,26 @@ func TestConformanceModern(t *testing.T) {
 			}
 		})
 	}
+}
+
+// bridgeGap reports the checks a modern client cannot pass through the hub
+// to an upstream the hub speaks 2025-11-25 to. The upstream turns its input
+// requests into server-to-client requests, which the hub turns back into
+// input_required results: the request's key is lost (basic-elicitation),
+// requests are answered one at a time (multiple-input-requests,
+// multi-round), and prompts/get is not bridged (non-tool-request). And the
+// upstream sees the hub's client capabilities, not the caller's, so it does
+// not refuse a tool whose capability the caller did not declare. An
+// upstream of the modern era passes all of these through.
+func bridgeGap(scenario, id string) bool {
+	switch scenario {
+	case "input-required-result-basic-elicitation", "input-required-result-multiple-input-requests",
+		"input-required-result-multi-round", "input-required-result-non-tool-request":
+		return true
+	case "server-stateless":
+		return id == "sep-2575-server-rejects-undeclared-capability" || id == "sep-2575-missing-capability-http-400"
+	}
+	return false
 }
 
 // startEverythingStateless runs everything-server over stateless streamable

@@ -154,6 +154,7 @@ func TestConformance(t *testing.T) {
 type conformanceCLI struct {
 	node, script string
 	spec         string // --spec-version; "" is specVersion
+	suite        string // --suite; "" is the CLI's default, the active suite
 }
 
 func (cli conformanceCLI) specVersion() string {
@@ -250,6 +251,9 @@ func (cli conformanceCLI) run(t *testing.T, label, url string, expected []string
 	}
 	r := &suiteRun{label: label, checks: map[string][]check{}, notes: map[string]string{}, outDir: outDir}
 	base := []string{cli.script, "server", "--url", url, "--spec-version", cli.specVersion(), "-o", outDir}
+	if cli.suite != "" {
+		base = append(base, "--suite", cli.suite)
+	}
 
 	stalls := 0
 	stalled := cli.invoke(t, r, base)

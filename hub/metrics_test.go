@@ -10,9 +10,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+
+	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 
 	"github.com/mcp-hub/mcp-hub/upstream"
 )

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/oauthex"
 

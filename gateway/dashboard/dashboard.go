@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcp-hub/mcp-hub/gateway"
 	"github.com/mcp-hub/mcp-hub/hub"
 	"github.com/mcp-hub/mcp-hub/internal/version"
 )
@@ -35,19 +36,22 @@ var templates = template.Must(template.New("").Funcs(template.FuncMap{
 	},
 }).ParseFS(files, "templates/*.html"))
 
-// New returns the dashboard's handler for hub.UIPath and everything under it.
-func New(h *hub.Hub) http.Handler {
-	d := &dashboard{hub: h}
+// New returns the dashboard's handler for gateway.UIPath and everything under it.
+func New(g *gateway.Gateway) http.Handler {
+	d := &dashboard{g: g, hub: g.Hub()}
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET "+hub.UIPath, d.page)
-	mux.HandleFunc("GET "+hub.UIPath+"/{$}", d.page)
-	mux.HandleFunc("GET "+hub.UIPath+"/login", d.loginForm)
-	mux.HandleFunc("POST "+hub.UIPath+"/login", d.login)
-	mux.HandleFunc("POST "+hub.UIPath+"/logout", d.logout)
+	mux.HandleFunc("GET "+gateway.UIPath, d.page)
+	mux.HandleFunc("GET "+gateway.UIPath+"/{$}", d.page)
+	mux.HandleFunc("GET "+gateway.UIPath+"/login", d.loginForm)
+	mux.HandleFunc("POST "+gateway.UIPath+"/login", d.login)
+	mux.HandleFunc("POST "+gateway.UIPath+"/logout", d.logout)
 	return securityHeaders(mux)
 }
 
-type dashboard struct{ hub *hub.Hub }
+type dashboard struct {
+	g   *gateway.Gateway
+	hub *hub.Hub
+}
 
 // securityHeaders keep the page from being framed or loading anything
 // from elsewhere.
@@ -66,7 +70,7 @@ type pageData struct {
 	Version   string
 	Principal *hub.Principal
 	AuthOn    bool
-	Health    hub.Health
+	Health    gateway.Health
 	Servers   []serverRow
 	Sessions  []hub.SessionInfo
 	Toolset   string
@@ -80,7 +84,7 @@ type pageData struct {
 }
 
 type serverRow struct {
-	hub.ServerInfo
+	gateway.ServerInfo
 	Eager, Deferred int
 	Tools           []toolRow
 }
@@ -92,11 +96,11 @@ type toolRow struct {
 
 func (d *dashboard) page(w http.ResponseWriter, r *http.Request) {
 	p := hub.PrincipalFrom(r.Context())
-	if p == nil && !d.hub.AuthRequired() {
+	if p == nil && !d.g.AuthRequired() {
 		p = &hub.Principal{Name: "anonymous", Kind: hub.PrincipalAnonymous}
 	}
 	if p == nil {
-		http.Redirect(w, r, hub.UIPath+"/login", http.StatusSeeOther)
+		http.Redirect(w, r, gateway.UIPath+"/login", http.StatusSeeOther)
 		return
 	}
 	toolset, err := d.hub.ToolsetOf(p)
@@ -110,7 +114,7 @@ func (d *dashboard) page(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	data := pageData{
-		Version: version.Version, Principal: p, AuthOn: d.hub.AuthRequired(), Health: d.hub.Health(),
+		Version: version.Version, Principal: p, AuthOn: d.g.AuthRequired(), Health: d.g.Health(),
 		Sessions: d.hub.Sessions(p), Toolset: toolset, Discovery: d.hub.Config().Discovery.Enabled,
 		Query: r.URL.Query().Get("q"), Server: r.URL.Query().Get("server"), Total: len(tools),
 	}
@@ -152,8 +156,8 @@ func (d *dashboard) page(w http.ResponseWriter, r *http.Request) {
 type loginData struct{ Error string }
 
 func (d *dashboard) loginForm(w http.ResponseWriter, r *http.Request) {
-	if !d.hub.AuthRequired() {
-		http.Redirect(w, r, hub.UIPath, http.StatusSeeOther)
+	if !d.g.AuthRequired() {
+		http.Redirect(w, r, gateway.UIPath, http.StatusSeeOther)
 		return
 	}
 	render(w, http.StatusOK, "login.html", loginData{})
@@ -167,15 +171,15 @@ func (d *dashboard) login(w http.ResponseWriter, r *http.Request) {
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
 	token := strings.TrimSpace(r.PostFormValue("token"))
-	if _, err := d.hub.VerifyToken(r, token); err != nil {
+	if _, err := d.g.VerifyToken(r, token); err != nil {
 		render(w, http.StatusUnauthorized, "login.html", loginData{Error: "That token was not accepted: " + err.Error()})
 		return
 	}
 	http.SetCookie(w, &http.Cookie{
-		Name: hub.UICookie, Value: token, Path: hub.UIPath,
+		Name: gateway.UICookie, Value: token, Path: gateway.UIPath,
 		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: overTLS(r),
 	})
-	http.Redirect(w, r, hub.UIPath, http.StatusSeeOther)
+	http.Redirect(w, r, gateway.UIPath, http.StatusSeeOther)
 }
 
 func (d *dashboard) logout(w http.ResponseWriter, r *http.Request) {
@@ -184,10 +188,10 @@ func (d *dashboard) logout(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	http.SetCookie(w, &http.Cookie{
-		Name: hub.UICookie, Value: "", Path: hub.UIPath, MaxAge: -1,
+		Name: gateway.UICookie, Value: "", Path: gateway.UIPath, MaxAge: -1,
 		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: overTLS(r),
 	})
-	http.Redirect(w, r, hub.UIPath+"/login", http.StatusSeeOther)
+	http.Redirect(w, r, gateway.UIPath+"/login", http.StatusSeeOther)
 }
 
 // fromOwnPage is the CSRF check of the form posts: a browser says where a

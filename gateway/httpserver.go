@@ -1,4 +1,4 @@
-package hub
+package gateway
 
 import (
 	"bytes"
@@ -13,35 +13,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcp-hub/mcp-hub/hub"
 	"github.com/mcp-hub/mcp-hub/internal/safe"
 	"github.com/mcp-hub/mcp-hub/upstream"
-)
-
-// HTTPLimits is the config's `http:` section: the limits of the hub's
-// HTTP server. Zero values take the defaults. None of them cuts a
-// long-lived stream (the GET event stream of a session) or a long tool
-// call short: those are bounded by session_idle_timeout and the servers'
-// call timeouts.
-type HTTPLimits struct {
-	// ReadHeaderTimeout bounds reading a request's headers (10s).
-	ReadHeaderTimeout upstream.Duration `yaml:"read_header_timeout"`
-	// BodyReadTimeout bounds reading a request's body (30s). It applies
-	// to the body only: once it is read the connection has no deadline.
-	BodyReadTimeout upstream.Duration `yaml:"body_read_timeout"`
-	// IdleTimeout closes a keep-alive connection that has waited this
-	// long for its next request (90s).
-	IdleTimeout upstream.Duration `yaml:"idle_timeout"`
-	// MaxHeaderBytes bounds a request's headers (64 KiB); past it the
-	// client gets 431.
-	MaxHeaderBytes int `yaml:"max_header_bytes"`
-}
-
-// Defaults of HTTPLimits.
-const (
-	DefaultReadHeaderTimeout = 10 * time.Second
-	DefaultBodyReadTimeout   = 30 * time.Second
-	DefaultIdleTimeout       = 90 * time.Second
-	DefaultMaxHeaderBytes    = 64 << 10
 )
 
 func orDefault[T ~int64 | ~int](v T, def T) T {
@@ -54,30 +28,30 @@ func orDefault[T ~int64 | ~int](v T, def T) T {
 // NewHTTPServer returns the hub's HTTP server: HTTPHandler(extra) with the
 // timeouts and limits of the config's http section. `mcp-hub serve --http`
 // runs it; so do tests.
-func (h *Hub) NewHTTPServer(extra map[string]http.Handler) *http.Server {
-	return h.httpServer(h.HTTPHandler(extra))
+func (g *Gateway) NewHTTPServer(extra map[string]http.Handler) *http.Server {
+	return g.httpServer(g.HTTPHandler(extra))
 }
 
 // NewMetricsServer returns the server of `serve --metrics ADDR`: /metrics
 // alone (MetricsHTTPHandler), with the limits of NewHTTPServer.
-func (h *Hub) NewMetricsServer() *http.Server {
-	return h.httpServer(h.MetricsHTTPHandler())
+func (g *Gateway) NewMetricsServer() *http.Server {
+	return g.httpServer(g.MetricsHTTPHandler())
 }
 
-func (h *Hub) httpServer(handler http.Handler) *http.Server {
-	l := h.Config().HTTP
+func (g *Gateway) httpServer(handler http.Handler) *http.Server {
+	l := g.Config().HTTP
 	return &http.Server{
-		Handler:           bodyDeadline(handler, time.Duration(orDefault(l.BodyReadTimeout, upstream.Duration(DefaultBodyReadTimeout)))),
-		ReadHeaderTimeout: time.Duration(orDefault(l.ReadHeaderTimeout, upstream.Duration(DefaultReadHeaderTimeout))),
-		IdleTimeout:       time.Duration(orDefault(l.IdleTimeout, upstream.Duration(DefaultIdleTimeout))),
-		MaxHeaderBytes:    orDefault(l.MaxHeaderBytes, DefaultMaxHeaderBytes),
+		Handler:           bodyDeadline(handler, time.Duration(orDefault(l.BodyReadTimeout, upstream.Duration(hub.DefaultBodyReadTimeout)))),
+		ReadHeaderTimeout: time.Duration(orDefault(l.ReadHeaderTimeout, upstream.Duration(hub.DefaultReadHeaderTimeout))),
+		IdleTimeout:       time.Duration(orDefault(l.IdleTimeout, upstream.Duration(hub.DefaultIdleTimeout))),
+		MaxHeaderBytes:    orDefault(l.MaxHeaderBytes, hub.DefaultMaxHeaderBytes),
 		// net/http's own complaints (a panic it recovered, a TLS
 		// handshake) go through the hub's log, and its redaction.
-		ErrorLog: slog.NewLogLogger(h.log.Handler(), slog.LevelWarn),
+		ErrorLog: slog.NewLogLogger(g.log.Handler(), slog.LevelWarn),
 		// A connection that closes is work done, for LastActivity.
 		ConnState: func(_ net.Conn, state http.ConnState) {
 			if state == http.StateClosed {
-				h.active()
+				g.active()
 			}
 		},
 	}
@@ -156,9 +130,9 @@ const sessionRetryAfter = 10
 
 // refuseSession answers a new session past max_sessions: 503 with
 // Retry-After.
-func (h *Hub) refuseSession(w http.ResponseWriter) {
-	limit := h.Config().SessionLimit()
-	h.log.Warn("new HTTP session refused: max_sessions reached", "max_sessions", limit)
+func (g *Gateway) refuseSession(w http.ResponseWriter) {
+	limit := g.Config().SessionLimit()
+	g.log.Warn("new HTTP session refused: max_sessions reached", "max_sessions", limit)
 	w.Header().Set("Retry-After", strconv.Itoa(sessionRetryAfter))
 	http.Error(w, fmt.Sprintf("Service Unavailable: the hub has %d sessions open (max_sessions); retry in %d s, or raise max_sessions in the config",
 		limit, sessionRetryAfter), http.StatusServiceUnavailable)
@@ -178,8 +152,8 @@ const (
 // gets a session built (its server, its tool list, the manifest). ok is
 // false after an answer was written (413 for a body over the limit, 400
 // for one that cannot be read).
-func (h *Hub) readFirstRequest(w http.ResponseWriter, r *http.Request) (kind firstRequest, ok bool) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.maxRequestBytes()))
+func (g *Gateway) readFirstRequest(w http.ResponseWriter, r *http.Request) (kind firstRequest, ok bool) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, g.Config().RequestLimit()))
 	if err != nil {
 		if mbe, is := errors.AsType[*http.MaxBytesError](err); is {
 			http.Error(w, fmt.Sprintf("request body exceeds max_request_bytes (%d bytes)", mbe.Limit), http.StatusRequestEntityTooLarge)
@@ -221,25 +195,24 @@ func classify(body []byte) firstRequest {
 // toolset the principal may not use, 404 for an unknown one, 500 when
 // building panicked (a bug that the catalog's content reached; the panic
 // is logged).
-func (h *Hub) newHTTPSession(w http.ResponseWriter, r *http.Request) (s *Session) {
-	defer safe.Recover(h.log, "new HTTP session", func(p error) {
+func (g *Gateway) newHTTPSession(w http.ResponseWriter, r *http.Request) (s *hub.Session) {
+	defer safe.Recover(g.log, "new HTTP session", func(p error) {
 		s = nil
-		http.Error(w, h.redact.String(p.Error()), http.StatusInternalServerError)
+		http.Error(w, g.redact.String(p.Error()), http.StatusInternalServerError)
 	})
-	p := PrincipalFrom(r.Context())
-	ts, err := h.toolsetFor(p, r.PathValue("toolset"))
+	p := hub.PrincipalFrom(r.Context())
+	ts, err := g.hub.ToolsetFor(p, r.PathValue("toolset"))
 	if err != nil {
 		http.Error(w, "Forbidden: "+err.Error(), http.StatusForbidden)
-		return nil
-	}
-	s, err = h.NewSession(ts)
-	if err != nil {
-		http.Error(w, h.redact.String(err.Error()), http.StatusNotFound)
 		return nil
 	}
 	if p == nil {
 		p = anonymous // no auth configured
 	}
-	s.principal = p
+	s, err = g.hub.NewSession(hub.SessionOptions{Toolset: ts, Principal: p})
+	if err != nil {
+		http.Error(w, g.redact.String(err.Error()), http.StatusNotFound)
+		return nil
+	}
 	return s
 }

@@ -1,4 +1,4 @@
-package hub
+package gateway
 
 import (
 	"context"
@@ -16,63 +16,11 @@ import (
 	"github.com/MicahParks/jwkset"
 	"github.com/MicahParks/keyfunc/v3"
 	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/mcp-hub/mcp-hub/hub"
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/auth"
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/oauthex"
 )
-
-// OAuth makes the hub an OAuth 2.1 resource server (auth.oauth): clients
-// log in at the issuer and present its JWT access tokens (RFC 9068).
-type OAuth struct {
-	// Issuer is the authorization server's issuer URL; tokens' `iss` must
-	// equal it, and its keys are found from its metadata (RFC 8414, or
-	// OpenID Connect discovery) unless JWKSURL is set.
-	Issuer string `yaml:"issuer"`
-	// Audience is this hub's resource URL as the issuer writes it in `aud`
-	// (for a toolset path, `<audience>/<toolset>` is accepted too).
-	Audience string `yaml:"audience"`
-	// RequiredScopes must all be in the token's `scope` (or `scp`).
-	RequiredScopes []string `yaml:"required_scopes"`
-	// JWKSURL overrides discovery of the issuer's key set.
-	JWKSURL string `yaml:"jwks_url"`
-	// ToolsetClaim names a claim (a string, or a list of strings; "a.b"
-	// reaches into objects) whose values are the toolsets the token holder
-	// may use. A token naming no configured toolset is refused (403).
-	ToolsetClaim string `yaml:"toolset_claim"`
-}
-
-// validate checks what can be checked without the network.
-func (o *OAuth) validate() error {
-	var errs []string
-	if o.Issuer == "" {
-		errs = append(errs, "auth.oauth.issuer is required: the authorization server's issuer URL (https://..., or http:// on loopback)")
-	} else if err := httpsOrLoopback(o.Issuer); err != nil {
-		errs = append(errs, fmt.Sprintf("auth.oauth.issuer: %v", err))
-	}
-	if o.Audience == "" {
-		errs = append(errs, "auth.oauth.audience is required: this hub's resource URL as the issuer writes it in the tokens' aud (e.g. https://hub.example.com/mcp)")
-	}
-	if o.JWKSURL != "" {
-		if err := httpsOrLoopback(o.JWKSURL); err != nil {
-			errs = append(errs, fmt.Sprintf("auth.oauth.jwks_url: %v", err))
-		}
-	}
-	if len(errs) > 0 {
-		return errors.New(strings.Join(errs, "; "))
-	}
-	return nil
-}
-
-// httpsOrLoopback accepts an absolute https URL, or http to a loopback host.
-func httpsOrLoopback(raw string) error {
-	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
-		return fmt.Errorf("%q is not an absolute http(s) URL", raw)
-	}
-	if u.Scheme == "http" && !isLoopbackHost(u.Hostname()) {
-		return fmt.Errorf("%q must use https (plain http only to a loopback address)", raw)
-	}
-	return nil
-}
 
 // allowedAlgs are the signatures a token may carry: asymmetric only. No
 // `none`, and no HMAC: a public key must never serve as an HMAC secret.
@@ -108,7 +56,7 @@ const (
 // (at most once per unknownKIDEvery). One fetch runs at a time, bounded by
 // keyFetchTimeout; requests that need it wait for that one.
 type jwtVerifier struct {
-	cfg    OAuth
+	cfg    hub.OAuth
 	client *http.Client
 	log    *slog.Logger
 	parser *jwt.Parser
@@ -125,7 +73,7 @@ type jwtVerifier struct {
 	kidFetch time.Time       // when a fetch for an unknown kid last started
 }
 
-func newJWTVerifier(cfg OAuth, log *slog.Logger) *jwtVerifier {
+func newJWTVerifier(cfg hub.OAuth, log *slog.Logger) *jwtVerifier {
 	life, stop := context.WithCancel(context.Background())
 	return &jwtVerifier{
 		cfg:    cfg,
@@ -298,7 +246,7 @@ func (v *jwtVerifier) fetchKeys(ctx context.Context) (keyfunc.Keyfunc, error) {
 
 // verify checks a JWT access token and returns its principal. audiences
 // are the `aud` values accepted for this request.
-func (v *jwtVerifier) verify(ctx context.Context, token string, audiences []string) (*Principal, error) {
+func (v *jwtVerifier) verify(ctx context.Context, token string, audiences []string) (*hub.Principal, error) {
 	claims := jwt.MapClaims{}
 	parsed, err := v.parser.ParseWithClaims(token, claims, v.keyfunc(ctx))
 	if errors.Is(err, errIssuerUnavailable) {
@@ -332,7 +280,7 @@ func (v *jwtVerifier) verify(ctx context.Context, token string, audiences []stri
 }
 
 // missingScopes lists the required scopes p lacks.
-func (v *jwtVerifier) missingScopes(p *Principal) []string {
+func (v *jwtVerifier) missingScopes(p *hub.Principal) []string {
 	var missing []string
 	for _, s := range v.cfg.RequiredScopes {
 		if !strings.Contains(" "+strings.Join(p.Scopes, " ")+" ", " "+s+" ") {
@@ -356,10 +304,10 @@ func (e *tokenError) Error() string { return e.description }
 // subject (RFC 9068 requires sub), or, for a client acting for itself
 // (client credentials, no sub), its client. The kinds are namespaced apart,
 // so that client_id=alice is not sub=alice.
-func oauthPrincipal(iss string, claims jwt.MapClaims) (*Principal, error) {
-	p := &Principal{Kind: PrincipalOAuth, Scopes: scopesOf(claims)}
+func oauthPrincipal(iss string, claims jwt.MapClaims) (*hub.Principal, error) {
+	p := &hub.Principal{Kind: hub.PrincipalOAuth, Scopes: scopesOf(claims)}
 	if sub := stringClaim(claims, "sub"); sub != "" {
-		p.Name, p.ID = sub, idOAuth+iss+"#"+sub
+		p.Name, p.ID = sub, hub.OAuthIDPrefix+iss+"#"+sub
 		return p, nil
 	}
 	client := stringClaim(claims, "client_id")
@@ -369,7 +317,7 @@ func oauthPrincipal(iss string, claims jwt.MapClaims) (*Principal, error) {
 	if client == "" {
 		return nil, fmt.Errorf("%w: %w", auth.ErrInvalidToken, errNoSubject)
 	}
-	p.Name, p.ID = client, idClient+iss+"#"+client
+	p.Name, p.ID = client, hub.ClientIDPrefix+iss+"#"+client
 	return p, nil
 }
 
@@ -454,7 +402,7 @@ func discoverJWKS(ctx context.Context, c *http.Client, issuer string) (string, e
 		case meta.JWKSURI == "":
 			problems = append(problems, fmt.Sprintf("%s has no jwks_uri", metaURL))
 		default:
-			if err := httpsOrLoopback(meta.JWKSURI); err != nil {
+			if err := hub.HTTPSOrLoopback(meta.JWKSURI); err != nil {
 				problems = append(problems, fmt.Sprintf("%s: jwks_uri: %v", metaURL, err))
 				continue
 			}
@@ -520,8 +468,8 @@ const wellKnownPRM = "/.well-known/oauth-protected-resource"
 // servePRM answers the protected resource metadata (RFC 9728) of the
 // resource named by the path after wellKnownPRM (none: the hub's origin).
 // It names the issuer, so a client knows where to log in.
-func (h *Hub) servePRM(w http.ResponseWriter, r *http.Request) {
-	o := h.authn().oauth
+func (g *Gateway) servePRM(w http.ResponseWriter, r *http.Request) {
+	o := g.authn().oauth
 	if o == nil {
 		http.NotFound(w, r)
 		return

@@ -1,4 +1,4 @@
-package hub
+package gateway
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcp-hub/mcp-hub/hub"
 	"github.com/mcp-hub/mcp-hub/internal/nofollow"
 	"github.com/mcp-hub/mcp-hub/internal/tokenstore"
 )
@@ -37,10 +38,6 @@ import (
 // HashKeyFile is the generated key's file name in the state folder.
 const HashKeyFile = "hash_key"
 
-// minHashKeyLen is the shortest hash_key accepted: a short key is as
-// guessable as the values it protects.
-const minHashKeyLen = 32
-
 // hashKeyBytes is the size of a generated key.
 const hashKeyBytes = 32
 
@@ -56,14 +53,14 @@ func (k *keyedHash) hex(b []byte) string {
 
 // needsHashKey reports whether cfg hashes anything: an audit log, or a
 // static token without a name.
-func needsHashKey(cfg *Config) bool {
+func needsHashKey(cfg *hub.Config) bool {
 	if cfg.HashKey != "" || cfg.Audit.File != "" {
 		return true
 	}
 	return authNeedsHashKey(cfg.Auth)
 }
 
-func authNeedsHashKey(a Auth) bool {
+func authNeedsHashKey(a hub.Auth) bool {
 	for _, t := range a.Tokens {
 		if t.Name == "" && t.Value != "" {
 			return true
@@ -74,7 +71,7 @@ func authNeedsHashKey(a Auth) bool {
 
 // resolveHashKey is the key of cfg: hash_key, else the one kept in
 // stateDir (generated there the first time).
-func resolveHashKey(cfg *Config, stateDir string) (*keyedHash, error) {
+func resolveHashKey(cfg *hub.Config, stateDir string) (*keyedHash, error) {
 	if cfg.HashKey != "" {
 		return &keyedHash{key: []byte(cfg.HashKey)}, nil
 	}
@@ -157,77 +154,45 @@ func readKeyFile(path string) ([]byte, error) {
 	return key, nil
 }
 
-// validateIdentity checks the keys that decide who a principal is and how
-// it is hashed: hash_key, and the names of auth.rate_limit.principals.
-func (c *Config) validateIdentity(line func(keys ...string) int) []error {
-	var errs []error
-	bad := func(l int, msg string) { errs = append(errs, &ConfigError{Path: c.Path, Line: l, Msg: msg}) }
-	switch at := line("hash_key"); {
-	case at > 0 && c.HashKey == "":
-		msg := "hash_key is empty (an unset ${VAR}?): set it to a random value of at least 32 characters (openssl rand -hex 32)"
-		if c.SessionStore == "" {
-			msg += ", or remove the key to have one generated"
-		}
-		bad(at, msg)
-	case c.HashKey != "" && len(c.HashKey) < minHashKeyLen:
-		bad(at, fmt.Sprintf("hash_key is too short: use a random value of at least %d characters (openssl rand -hex 32)", minHashKeyLen))
-	}
-	if rl := c.Auth.RateLimit; rl != nil {
-		tokens := map[string]bool{}
-		for _, t := range c.Auth.Tokens {
-			tokens[t.Name] = t.Name != ""
-		}
-		for _, name := range sortedKeys(rl.Principals) {
-			// A bare name is a static token's (token:NAME); it must name
-			// one, or an override meant for an OAuth subject of that name
-			// would silently apply to nobody.
-			if !namespacedPrincipal(name) && !tokens[name] {
-				bad(line("auth", "rate_limit", "principals", name), fmt.Sprintf("auth.rate_limit.principals: '%s' names no token of auth.tokens: write the name of a static token (or token:NAME), oauth:ISSUER#SUB for an OAuth user, client:ISSUER#CLIENT_ID for an OAuth client", name))
-			}
-		}
-	}
-	return errs
-}
-
 // keyFor returns the hub's hash key, resolving it from cfg the first time
 // it is needed; nil when it is not needed and not resolved yet. Once
 // resolved it stays for the life of the hub: principal ids and audit
 // hashes made with it must stay comparable (a changed hash_key needs a
 // restart).
-func (h *Hub) keyFor(cfg *Config, needed bool) (*keyedHash, error) {
-	if k := h.hashKey.Load(); k != nil || !needed {
+func (g *Gateway) keyFor(cfg *hub.Config, needed bool) (*keyedHash, error) {
+	if k := g.hashKey.Load(); k != nil || !needed {
 		return k, nil
 	}
-	dir := h.stateDir
+	dir := g.stateDir
 	if dir == "" && cfg.HashKey == "" {
 		var err error
 		if dir, err = tokenstore.DefaultDir(); err != nil {
-			return nil, &ConfigError{Path: cfg.Path, Msg: fmt.Sprintf("hash_key: %v", err)}
+			return nil, &hub.ConfigError{Path: cfg.Path, Msg: fmt.Sprintf("hash_key: %v", err)}
 		}
 	}
 	k, err := resolveHashKey(cfg, dir)
 	if err != nil {
-		return nil, &ConfigError{Path: cfg.Path, Msg: err.Error()}
+		return nil, &hub.ConfigError{Path: cfg.Path, Msg: err.Error()}
 	}
-	if store := h.storeLink.store; store != nil && cfg.HashKey == "" {
-		k = h.sharedHashKey(store, k)
+	if store := g.storeLink.store; store != nil && cfg.HashKey == "" {
+		k = g.sharedHashKey(store, k)
 	}
-	h.hashKey.CompareAndSwap(nil, k)
-	return h.hashKey.Load(), nil
+	g.hashKey.CompareAndSwap(nil, k)
+	return g.hashKey.Load(), nil
 }
 
 // sharedHashKey is the key the replicas sharing store agree on when the
 // config sets none: the first replica's generated key, kept in the store.
 // While the store cannot be reached this replica keeps its own (its
 // unnamed tokens' sessions then restore only here).
-func (h *Hub) sharedHashKey(store SessionStore, own *keyedHash) *keyedHash {
+func (g *Gateway) sharedHashKey(store SessionStore, own *keyedHash) *keyedHash {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	key, err := store.SharedKey(ctx, HashKeyFile, own.key)
 	if err != nil {
-		h.log.Warn("hash_key is not set and the session store could not share a generated one: this replica uses its own", "err", err)
+		g.log.Warn("hash_key is not set and the session store could not share a generated one: this replica uses its own", "err", err)
 		return own
 	}
-	h.log.Warn("hash_key is not set: the replicas share a generated key kept in the session store, where whoever reads the store finds it next to the ids it protects; set hash_key (openssl rand -hex 32) on every replica")
+	g.log.Warn("hash_key is not set: the replicas share a generated key kept in the session store, where whoever reads the store finds it next to the ids it protects; set hash_key (openssl rand -hex 32) on every replica")
 	return &keyedHash{key: key}
 }

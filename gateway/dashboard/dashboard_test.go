@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-hub/mcp-hub/gateway"
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 
 	"github.com/mcp-hub/mcp-hub/hub"
@@ -39,17 +40,17 @@ func serveDashboard(t *testing.T, config string) (*hub.Hub, string) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	h, err := hub.New(ctx, cfg, hub.Options{Logger: slog.New(slog.DiscardHandler)})
+	g, err := gateway.New(ctx, cfg, gateway.Options{Hub: hub.Options{Logger: slog.New(slog.DiscardHandler)}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ui := New(h)
-	srv := httptest.NewServer(h.HTTPHandler(map[string]http.Handler{hub.UIPath: ui, hub.UIPath + "/": ui}))
+	ui := New(g)
+	srv := httptest.NewServer(g.HTTPHandler(map[string]http.Handler{gateway.UIPath: ui, gateway.UIPath + "/": ui}))
 	t.Cleanup(func() {
 		srv.Close()
-		h.Close()
+		g.Close()
 	})
-	return h, srv.URL
+	return g.Hub(), srv.URL
 }
 
 // noRedirects is a client that shows redirects instead of following them.
@@ -107,8 +108,8 @@ func TestLogin(t *testing.T) {
 		t.Fatalf("good token: %d, cookies %v", resp.StatusCode, resp.Cookies())
 	}
 	c := resp.Cookies()[0]
-	if c.Name != hub.UICookie || !c.HttpOnly || c.SameSite != http.SameSiteStrictMode || c.Path != "/ui" || c.Secure {
-		t.Errorf("cookie %+v: want %s, HttpOnly, SameSite=Strict, Path=/ui, not Secure over plain http", c, hub.UICookie)
+	if c.Name != gateway.UICookie || !c.HttpOnly || c.SameSite != http.SameSiteStrictMode || c.Path != "/ui" || c.Secure {
+		t.Errorf("cookie %+v: want %s, HttpOnly, SameSite=Strict, Path=/ui, not Secure over plain http", c, gateway.UICookie)
 	}
 	cookie := map[string]string{"Cookie": c.Name + "=" + c.Value}
 	if resp, body := do(t, "GET", base+"/ui", nil, cookie); resp.StatusCode != 200 || !strings.Contains(body, `id="principal">ops<`) {

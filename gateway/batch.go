@@ -1,4 +1,4 @@
-package hub
+package gateway
 
 import (
 	"bufio"
@@ -25,7 +25,7 @@ const MaxBatchMessages = 100
 //
 // Only the first byte of a body is looked at unless it opens a batch; the
 // body is put back for the handlers after.
-func (h *Hub) batchSize(w http.ResponseWriter, r *http.Request) (n int, ok bool) {
+func (g *Gateway) batchSize(w http.ResponseWriter, r *http.Request) (n int, ok bool) {
 	if r.Method != http.MethodPost || r.Body == nil || r.Body == http.NoBody ||
 		(r.URL.Path != "/mcp" && !strings.HasPrefix(r.URL.Path, "/mcp/")) {
 		return 1, true
@@ -37,7 +37,7 @@ func (h *Hub) batchSize(w http.ResponseWriter, r *http.Request) (n int, ok bool)
 	if err != nil || first != '[' {
 		return 1, true
 	}
-	raw, err := io.ReadAll(http.MaxBytesReader(w, body, h.maxRequestBytes()))
+	raw, err := io.ReadAll(http.MaxBytesReader(w, body, g.Config().RequestLimit()))
 	if err != nil {
 		if mbe, is := errors.AsType[*http.MaxBytesError](err); is {
 			http.Error(w, fmt.Sprintf("request body exceeds max_request_bytes (%d bytes)", mbe.Limit), http.StatusRequestEntityTooLarge)
@@ -52,7 +52,7 @@ func (h *Hub) batchSize(w http.ResponseWriter, r *http.Request) (n int, ok bool)
 		return 1, true // the SDK answers it: a parse error, an empty batch
 	}
 	if len(msgs) > MaxBatchMessages {
-		h.refuse(w, r, "batch_too_large", http.StatusBadRequest, "",
+		g.refuse(w, r, "batch_too_large", http.StatusBadRequest, "",
 			fmt.Sprintf("Bad Request: a JSON-RPC batch of %d messages is more than the hub takes in one batch (%d); send fewer, or one request at a time", len(msgs), MaxBatchMessages))
 		return 0, false
 	}

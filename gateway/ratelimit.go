@@ -1,4 +1,4 @@
-package hub
+package gateway
 
 import (
 	"container/list"
@@ -10,34 +10,9 @@ import (
 	"time"
 
 	"golang.org/x/time/rate"
+
+	"github.com/mcp-hub/mcp-hub/hub"
 )
-
-// RateLimit is auth.rate_limit: a token bucket per principal (per client
-// address for anonymous requests), over every HTTP request the hub guards;
-// each message of a JSON-RPC batch counts as one request.
-type RateLimit struct {
-	Rate `yaml:",inline"`
-	// Principals overrides the rate for principals by id (Principal.ID:
-	// token:NAME, oauth:ISSUER#SUB, client:ISSUER#CLIENT_ID). A bare name
-	// is a static token's name (token:NAME), as it always was; it never
-	// matches an OAuth subject of the same name.
-	// requests_per_second: 0 there means no limit.
-	Principals map[string]Rate `yaml:"principals"`
-}
-
-// Rate is a sustained rate and a burst.
-type Rate struct {
-	RequestsPerSecond float64 `yaml:"requests_per_second"`
-	// Burst is how many requests may come at once (default: the rate, at least 1).
-	Burst int `yaml:"burst"`
-}
-
-func (r Rate) burst() int {
-	if r.Burst > 0 {
-		return r.Burst
-	}
-	return max(1, int(math.Ceil(r.RequestsPerSecond)))
-}
 
 // The buckets of a limiter are kept for at most maxBuckets keys. A new key
 // past that takes the place of a bucket that has refilled (forgetting it
@@ -61,19 +36,19 @@ const maxAuthFailures = 20
 
 // rateLimiter holds one bucket per principal.
 type rateLimiter struct {
-	cfg     RateLimit
+	cfg     hub.RateLimit
 	buckets *bucketTable
 }
 
-func newRateLimiter(cfg *RateLimit) *rateLimiter {
+func newRateLimiter(cfg *hub.RateLimit) *rateLimiter {
 	if cfg == nil || (cfg.RequestsPerSecond <= 0 && len(cfg.Principals) == 0) {
 		return nil
 	}
 	l := &rateLimiter{cfg: *cfg, buckets: newBucketTable(maxBuckets)}
-	l.cfg.Principals = make(map[string]Rate, len(cfg.Principals))
+	l.cfg.Principals = make(map[string]hub.Rate, len(cfg.Principals))
 	for id, rate := range cfg.Principals {
-		if !namespacedPrincipal(id) {
-			id = idToken + id
+		if !hub.IsPrincipalID(id) {
+			id = hub.TokenIDPrefix + id
 		}
 		l.cfg.Principals[id] = rate
 	}
@@ -83,12 +58,12 @@ func newRateLimiter(cfg *RateLimit) *rateLimiter {
 // allow takes n requests (a JSON-RPC batch of n counts n) from p's bucket.
 // When it holds fewer it takes none and returns how long until it would
 // hold n, or never (a negative wait) when n is more than its burst.
-func (l *rateLimiter) allow(p *Principal, r *http.Request, n int) (retryAfter time.Duration, ok bool) {
+func (l *rateLimiter) allow(p *hub.Principal, r *http.Request, n int) (retryAfter time.Duration, ok bool) {
 	if l == nil {
 		return 0, true
 	}
 	limit, overridden := l.cfg.Principals[p.ID]
-	if !overridden || p.Kind == PrincipalAnonymous {
+	if !overridden || p.Kind == hub.PrincipalAnonymous {
 		limit = l.cfg.Rate
 	}
 	if limit.RequestsPerSecond <= 0 {
@@ -142,7 +117,7 @@ func (f *failureLimiter) failed(r *http.Request) {
 		return
 	}
 	now := time.Now()
-	f.buckets.get(addressKey(r), Rate{RequestsPerSecond: maxAuthFailures / 60.0, Burst: maxAuthFailures}, now).AllowN(now, 1)
+	f.buckets.get(addressKey(r), hub.Rate{RequestsPerSecond: maxAuthFailures / 60.0, Burst: maxAuthFailures}, now).AllowN(now, 1)
 }
 
 // addressKey is the client address a limit goes by: the connection's IP
@@ -189,7 +164,7 @@ func (t *bucketTable) find(key string) *rate.Limiter {
 }
 
 // get returns key's bucket, making one of limit if need be.
-func (t *bucketTable) get(key string, limit Rate, now time.Time) *rate.Limiter {
+func (t *bucketTable) get(key string, limit hub.Rate, now time.Time) *rate.Limiter {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if e := t.index[key]; e != nil {
@@ -199,11 +174,11 @@ func (t *bucketTable) get(key string, limit Rate, now time.Time) *rate.Limiter {
 	if t.lru.Len() >= t.max && !t.evictRefilled(now) {
 		i := maphash.String(t.seed, key) % overflowBuckets
 		if t.overflow[i] == nil {
-			t.overflow[i] = rate.NewLimiter(rate.Limit(limit.RequestsPerSecond), limit.burst())
+			t.overflow[i] = rate.NewLimiter(rate.Limit(limit.RequestsPerSecond), limit.BurstSize())
 		}
 		return t.overflow[i]
 	}
-	b := &bucket{key: key, limiter: rate.NewLimiter(rate.Limit(limit.RequestsPerSecond), limit.burst())}
+	b := &bucket{key: key, limiter: rate.NewLimiter(rate.Limit(limit.RequestsPerSecond), limit.BurstSize())}
 	t.index[key] = t.lru.PushFront(b)
 	return b.limiter
 }

@@ -1,33 +1,19 @@
-package hub
+package gateway
 
 import (
 	"context"
 	"reflect"
 
-	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
 
+	"github.com/mcp-hub/mcp-hub/hub"
+	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
+
 	"github.com/mcp-hub/mcp-hub/internal/version"
 )
-
-// Telemetry is the config's telemetry section. The hub itself only uses
-// the OpenTelemetry API: the program builds the tracer provider from this
-// section (cmd/mcp-hub: the SDK with an OTLP/HTTP exporter) and hands it to
-// New in Options.TracerProvider. Tracing is on when OTLPEndpoint is set, or
-// OTEL_EXPORTER_OTLP_ENDPOINT (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) is;
-// the other OTEL_* variables of the OTLP/HTTP exporter and the SDK
-// (headers, timeout, sampler, resource attributes) apply as usual.
-type Telemetry struct {
-	// OTLPEndpoint is the OTLP/HTTP receiver's base URL
-	// (http://127.0.0.1:4318); traces go to its /v1/traces.
-	OTLPEndpoint string `yaml:"otlp_endpoint"`
-	// ServiceName is service.name on every span (default mcp-hub;
-	// OTEL_SERVICE_NAME overrides it).
-	ServiceName string `yaml:"service_name"`
-}
 
 // tracing is the hub's tracer, from the provider its caller gave it (not
 // the process-global one). A hub without tracing has none: the hot path
@@ -44,13 +30,13 @@ func newTracing(tp trace.TracerProvider) *tracing {
 	case nil, noop.TracerProvider, *noop.TracerProvider:
 		return nil
 	}
-	return &tracing{tracer: tp.Tracer("github.com/mcp-hub/mcp-hub/hub", trace.WithInstrumentationVersion(version.Version))}
+	return &tracing{tracer: tp.Tracer("github.com/mcp-hub/mcp-hub/gateway", trace.WithInstrumentationVersion(version.Version))}
 }
 
 // Span attributes.
 const (
 	attrMethod     = attribute.Key("mcp.method.name")
-	attrSession    = attribute.Key("mcp.session.id") // the HTTP Mcp-Session-Id
+	attrSession    = attribute.Key("mcp.session.id") // the HTTP Mcp-hub.Session-Id
 	attrHubSession = attribute.Key("mcp_hub.session")
 	attrServer     = attribute.Key("server")
 	attrTool       = attribute.Key("tool")
@@ -59,10 +45,10 @@ const (
 
 // startRequest starts the span of one client request, continuing the trace
 // the request's `_meta.traceparent` names, or else its HTTP headers'.
-func (t *tracing) startRequest(ctx context.Context, s *Session, method string, req mcp.Request) (context.Context, trace.Span) {
+func (t *tracing) startRequest(ctx context.Context, s *hub.Session, method string, req mcp.Request) (context.Context, trace.Span) {
 	ctx = propagation.TraceContext{}.Extract(ctx, traceCarrier(req))
 	ctx, span := t.tracer.Start(ctx, method, trace.WithSpanKind(trace.SpanKindServer),
-		trace.WithAttributes(attrMethod.String(method), attrHubSession.Int64(s.id)))
+		trace.WithAttributes(attrMethod.String(method), attrHubSession.Int64(s.ID())))
 	if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss != nil && ss.ID() != "" {
 		span.SetAttributes(attrSession.String(ss.ID()))
 	}

@@ -1,4 +1,4 @@
-package hub
+package gateway
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcp-hub/mcp-hub/hub"
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/auth"
 )
 
@@ -27,7 +28,7 @@ type authenticator struct {
 	bind func(http.Handler) http.Handler
 }
 
-func newAuthenticator(a Auth, key *keyedHash, log *slog.Logger) *authenticator {
+func newAuthenticator(a hub.Auth, key *keyedHash, log *slog.Logger) *authenticator {
 	n := &authenticator{
 		tokens:   staticTokens(a.Tokens, key),
 		limits:   newRateLimiter(a.RateLimit),
@@ -40,7 +41,7 @@ func newAuthenticator(a Auth, key *keyedHash, log *slog.Logger) *authenticator {
 		n.oauth = newJWTVerifier(*a.OAuth, log)
 	}
 	n.bind = auth.RequireBearerToken(func(ctx context.Context, _ string, _ *http.Request) (*auth.TokenInfo, error) {
-		p := PrincipalFrom(ctx)
+		p := hub.PrincipalFrom(ctx)
 		if p == nil {
 			return nil, auth.ErrInvalidToken
 		}
@@ -56,18 +57,18 @@ func (a *authenticator) close() {
 }
 
 // authn is the auth configuration in force.
-func (h *Hub) authn() *authenticator { return h.auth.Load() }
+func (g *Gateway) authn() *authenticator { return g.auth.Load() }
 
 // setAuth puts a new auth configuration in force for the requests that
 // follow (Apply, on a reload). Sessions already open keep the principal
 // that opened them, and rate-limit buckets start afresh.
-func (h *Hub) setAuth(a Auth) error {
+func (g *Gateway) setAuth(a hub.Auth) error {
 	if a.OAuth != nil {
-		if err := a.OAuth.validate(); err != nil {
+		if err := a.OAuth.Validate(); err != nil {
 			return err
 		}
 	}
-	h.auth.Swap(newAuthenticator(a, h.hashKey.Load(), h.log)).close()
+	g.auth.Swap(newAuthenticator(a, g.hashKey.Load(), g.log)).close()
 	return nil
 }
 
@@ -77,7 +78,7 @@ func (h *Hub) setAuth(a Auth) error {
 // token that fails counts against its address's maxAuthFailures, and past
 // them no token from there is checked at all (a missing token is counted by
 // admit, where it is a 401).
-func (a *authenticator) principal(r *http.Request) (*Principal, error) {
+func (a *authenticator) principal(r *http.Request) (*hub.Principal, error) {
 	if !a.required {
 		return anonymous, nil
 	}
@@ -105,13 +106,13 @@ func (e *tooManyFailuresError) Error() string {
 
 // tooManyFailures answers a request from an address past maxAuthFailures:
 // 429 with Retry-After.
-func (h *Hub) tooManyFailures(w http.ResponseWriter, r *http.Request, wait time.Duration) {
+func (g *Gateway) tooManyFailures(w http.ResponseWriter, r *http.Request, wait time.Duration) {
 	w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds(wait)))
-	h.refuse(w, r, "auth_failures", http.StatusTooManyRequests, "", "Too Many Requests: "+(&tooManyFailuresError{wait: wait}).Error())
+	g.refuse(w, r, "auth_failures", http.StatusTooManyRequests, "", "Too Many Requests: "+(&tooManyFailuresError{wait: wait}).Error())
 }
 
 // verify finds the principal of a token.
-func (a *authenticator) verify(r *http.Request, tok string) (*Principal, error) {
+func (a *authenticator) verify(r *http.Request, tok string) (*hub.Principal, error) {
 	if p := matchToken(a.tokens, tok); p != nil {
 		return p, nil
 	}
@@ -127,8 +128,8 @@ func (a *authenticator) verify(r *http.Request, tok string) (*Principal, error) 
 // scope, or a toolset the principal may not use), 429 (rate limit, or too
 // many failed authentications from the address), 400 (a batch over
 // MaxBatchMessages), 413, 503 (the issuer's keys cannot be fetched).
-func (h *Hub) admit(w http.ResponseWriter, r *http.Request, next http.Handler) {
-	a := h.authn()
+func (g *Gateway) admit(w http.ResponseWriter, r *http.Request, next http.Handler) {
+	a := g.authn()
 	p, err := a.principal(r)
 	if err != nil {
 		if _, fromHeader := credential(r); isUIPath(r.URL.Path) && !fromHeader {
@@ -138,19 +139,19 @@ func (h *Hub) admit(w http.ResponseWriter, r *http.Request, next http.Handler) {
 		if errors.Is(err, errNoToken) {
 			a.failures.failed(r) // a bad token was counted by principal
 		}
-		h.unauthorized(w, r, a, err)
+		g.unauthorized(w, r, a, err)
 		return
 	}
-	if challenge, msg, denied := h.forbidden(a, p, r); denied {
-		h.refuse(w, r, "forbidden", http.StatusForbidden, challenge, msg)
+	if challenge, msg, denied := g.forbidden(a, p, r); denied {
+		g.refuse(w, r, "forbidden", http.StatusForbidden, challenge, msg)
 		return
 	}
-	n, ok := h.batchSize(w, r)
+	n, ok := g.batchSize(w, r)
 	if !ok {
 		return
 	}
 	if wait, ok := a.limits.allow(p, r, n); !ok {
-		h.rateLimited(w, r, p, n, wait)
+		g.rateLimited(w, r, p, n, wait)
 		return
 	}
 	if p == anonymous {
@@ -160,7 +161,7 @@ func (h *Hub) admit(w http.ResponseWriter, r *http.Request, next http.Handler) {
 		next.ServeHTTP(w, r)
 		return
 	}
-	r = r.WithContext(WithPrincipal(r.Context(), p))
+	r = r.WithContext(hub.WithPrincipal(r.Context(), p))
 	if _, fromHeader := credential(r); p.ID == "" || !fromHeader {
 		next.ServeHTTP(w, r)
 		return
@@ -175,7 +176,7 @@ func (h *Hub) admit(w http.ResponseWriter, r *http.Request, next http.Handler) {
 // rateLimited answers a request (a batch of n) over auth.rate_limit: 429,
 // with Retry-After unless the batch is more than the bucket holds at once.
 // Each request of a batch counts as refused.
-func (h *Hub) rateLimited(w http.ResponseWriter, r *http.Request, p *Principal, n int, wait time.Duration) {
+func (g *Gateway) rateLimited(w http.ResponseWriter, r *http.Request, p *hub.Principal, n int, wait time.Duration) {
 	msg := fmt.Sprintf("Too Many Requests: %s is over auth.rate_limit; retry in %ds", p.Name, retryAfterSeconds(wait))
 	switch {
 	case wait < 0:
@@ -186,8 +187,8 @@ func (h *Hub) rateLimited(w http.ResponseWriter, r *http.Request, p *Principal, 
 	default:
 		w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds(wait)))
 	}
-	h.metrics.refused.WithLabelValues("rate_limited").Add(float64(n - 1))
-	h.refuse(w, r, "rate_limited", http.StatusTooManyRequests, "", msg)
+	g.metrics.refused.WithLabelValues("rate_limited").Add(float64(n - 1))
+	g.refuse(w, r, "rate_limited", http.StatusTooManyRequests, "", msg)
 }
 
 // forbidden is the authorization decision for a verified principal p: a
@@ -196,21 +197,21 @@ func (h *Hub) rateLimited(w http.ResponseWriter, r *http.Request, p *Principal, 
 // is denied, with the challenge and message of its 403. admit applies it
 // to every guarded path; serveHealth shows its details only to those it
 // lets through.
-func (h *Hub) forbidden(a *authenticator, p *Principal, r *http.Request) (challenge, msg string, denied bool) {
-	if a.oauth != nil && p.Kind == PrincipalOAuth {
+func (g *Gateway) forbidden(a *authenticator, p *hub.Principal, r *http.Request) (challenge, msg string, denied bool) {
+	if a.oauth != nil && p.Kind == hub.PrincipalOAuth {
 		if missing := a.oauth.missingScopes(p); len(missing) > 0 {
 			return fmt.Sprintf(`Bearer error="insufficient_scope", scope=%q, resource_metadata=%q`, strings.Join(a.oauth.cfg.RequiredScopes, " "), resourceMetadataURL(r)),
 				"Forbidden: the access token lacks the scope " + strings.Join(missing, ", ") + " (auth.oauth.required_scopes)", true
 		}
 	}
-	if _, err := h.toolsetFor(p, r.PathValue("toolset")); err != nil {
+	if _, err := g.hub.ToolsetFor(p, r.PathValue("toolset")); err != nil {
 		return "", "Forbidden: " + err.Error(), true
 	}
 	return "", "", false
 }
 
 // unauthorized answers a request whose credentials did not verify.
-func (h *Hub) unauthorized(w http.ResponseWriter, r *http.Request, a *authenticator, err error) {
+func (g *Gateway) unauthorized(w http.ResponseWriter, r *http.Request, a *authenticator, err error) {
 	challenge := `Bearer realm="mcp-hub"`
 	want := "one of auth.tokens"
 	if a.oauth != nil {
@@ -224,12 +225,12 @@ func (h *Hub) unauthorized(w http.ResponseWriter, r *http.Request, a *authentica
 		}
 	}
 	if tmf, ok := errors.AsType[*tooManyFailuresError](err); ok {
-		h.tooManyFailures(w, r, tmf.wait)
+		g.tooManyFailures(w, r, tmf.wait)
 		return
 	}
 	if errors.Is(err, errIssuerUnavailable) {
 		w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds(a.oauth.retryAfter())))
-		h.refuse(w, r, "issuer_unavailable", http.StatusServiceUnavailable, challenge, "Service Unavailable: "+err.Error())
+		g.refuse(w, r, "issuer_unavailable", http.StatusServiceUnavailable, challenge, "Service Unavailable: "+err.Error())
 		return
 	}
 	if !errors.Is(err, errNoToken) {
@@ -238,40 +239,16 @@ func (h *Hub) unauthorized(w http.ResponseWriter, r *http.Request, a *authentica
 			challenge += fmt.Sprintf(`, error_description=%q`, te.description)
 		}
 	}
-	h.refuse(w, r, "unauthorized", http.StatusUnauthorized, challenge,
+	g.refuse(w, r, "unauthorized", http.StatusUnauthorized, challenge,
 		fmt.Sprintf("Unauthorized: %v; send Authorization: Bearer <token> (%s)", err, want))
 }
 
 // refuse answers a request the guard turns away, counts it and logs it.
-func (h *Hub) refuse(w http.ResponseWriter, r *http.Request, reason string, status int, challenge, msg string) {
-	h.metrics.refused.WithLabelValues(reason).Inc()
-	h.log.Info("HTTP request refused", "status", status, "path", r.URL.Path, "remote", r.RemoteAddr, "why", msg)
+func (g *Gateway) refuse(w http.ResponseWriter, r *http.Request, reason string, status int, challenge, msg string) {
+	g.metrics.refused.WithLabelValues(reason).Inc()
+	g.log.Info("HTTP request refused", "status", status, "path", r.URL.Path, "remote", r.RemoteAddr, "why", msg)
 	if challenge != "" {
 		w.Header().Set("WWW-Authenticate", challenge)
 	}
 	http.Error(w, msg, status)
-}
-
-// toolsetFor is the toolset a session of p asking for requested ("" = the
-// default) gets. A principal restricted by auth.oauth.toolset_claim gets
-// the first configured toolset its claim names, and may ask only for those.
-func (h *Hub) toolsetFor(p *Principal, requested string) (string, error) {
-	if p == nil || !p.Restricted {
-		return requested, nil
-	}
-	var allowed []string
-	for _, ts := range p.Toolsets {
-		if _, ok := h.Config().Toolsets[ts]; ok {
-			allowed = append(allowed, ts)
-		}
-	}
-	switch {
-	case len(allowed) == 0:
-		return "", fmt.Errorf("the token's %s claim names no configured toolset (toolsets: %s)", h.authn().oauth.claimName(), strings.Join(sortedKeys(h.Config().Toolsets), ", "))
-	case requested == "":
-		return allowed[0], nil
-	case !p.mayUse(requested):
-		return "", fmt.Errorf("toolset '%s' is not one the token's %s claim names (%s)", requested, h.authn().oauth.claimName(), strings.Join(allowed, ", "))
-	}
-	return requested, nil
 }

@@ -1,4 +1,4 @@
-package hub
+package gateway
 
 import (
 	"bytes"
@@ -19,7 +19,7 @@ import (
 // Only plain-text error answers are rewritten: the status code stays, the
 // body becomes {"jsonrpc":"2.0","id":<the request's id or null>,"error":{...}}.
 // Everything else passes through untouched, streaming included.
-func (h *Hub) jsonRPCErrors(next http.Handler) http.Handler {
+func (g *Gateway) jsonRPCErrors(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var head prefixBuffer
 		if r.Body != nil {
@@ -31,7 +31,7 @@ func (h *Hub) jsonRPCErrors(next http.Handler) http.Handler {
 			return
 		}
 		msg := strings.TrimSpace(ew.body.String())
-		h.log.Info("client request refused", "status", ew.status, "path", r.URL.Path, "err", h.redact.String(msg))
+		g.log.Info("client request refused", "status", ew.status, "path", r.URL.Path, "err", g.redact.String(msg))
 		body, _ := json.Marshal(errorResponse{
 			JSONRPC: "2.0",
 			ID:      requestID(head.Bytes()),

@@ -1,4 +1,4 @@
-package hub
+package gateway
 
 import (
 	"bytes"
@@ -7,24 +7,11 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/mcp-hub/mcp-hub/hub"
 	"github.com/mcp-hub/mcp-hub/internal/clean"
 	"github.com/mcp-hub/mcp-hub/internal/redact"
 	"github.com/mcp-hub/mcp-hub/internal/rotate"
 )
-
-// Audit configures the audit log: one JSON line per tool call, search, and
-// session start and end.
-type Audit struct {
-	// File is the log's path; empty: no audit log.
-	File string `yaml:"file"`
-	// MaxSizeMB rotates the file when it would grow past this (default 100).
-	MaxSizeMB int `yaml:"max_size_mb"`
-	// MaxBackups is how many rotated files (FILE.1, FILE.2, ...) are kept (default 5).
-	MaxBackups int `yaml:"max_backups"`
-	// IncludeArguments writes argument values (with the config's secrets
-	// redacted). Off: only their keyed hash (args_hmac) is written.
-	IncludeArguments bool `yaml:"include_arguments"`
-}
 
 const (
 	defaultAuditMB      = 100
@@ -37,7 +24,7 @@ const (
 	maxAuditField = 256
 )
 
-// Audit methods other than MCP method names.
+// hub.Audit methods other than MCP method names.
 const (
 	auditSessionStart = "session/start"
 	auditSessionEnd   = "session/end"
@@ -48,7 +35,7 @@ type auditEntry struct {
 	Time       string `json:"time"`
 	Method     string `json:"method"` // tools/call, search_tools, session/start, session/end
 	Session    int64  `json:"session"`
-	MCPSession string `json:"mcp_session,omitempty"` // the HTTP Mcp-Session-Id
+	MCPSession string `json:"mcp_session,omitempty"` // the HTTP Mcp-hub.Session-Id
 	Principal  string `json:"principal"`
 	Kind       string `json:"principal_kind"`
 	Toolset    string `json:"toolset,omitempty"`
@@ -78,7 +65,7 @@ type auditLog struct {
 // openAudit opens the configured file; nil when there is none. A file that
 // cannot be opened is a config error: an operator who asked for an audit
 // trail must not get a hub that silently keeps none.
-func openAudit(cfg *Config, hash *keyedHash, redact *redact.Redactor, log *slog.Logger) (*auditLog, error) {
+func openAudit(cfg *hub.Config, hash *keyedHash, redact *redact.Redactor, log *slog.Logger) (*auditLog, error) {
 	a := cfg.Audit
 	if a.File == "" {
 		return nil, nil
@@ -92,15 +79,19 @@ func openAudit(cfg *Config, hash *keyedHash, redact *redact.Redactor, log *slog.
 	}
 	f, err := rotate.Open(a.File, int64(mb)<<20, backups)
 	if err != nil {
-		return nil, &ConfigError{Path: cfg.Path, Msg: fmt.Sprintf("audit.file: cannot open %s: %v (fix the path or its permissions)", a.File, err)}
+		return nil, &hub.ConfigError{Path: cfg.Path, Msg: fmt.Sprintf("audit.file: cannot open %s: %v (fix the path or its permissions)", a.File, err)}
 	}
 	return &auditLog{file: f, hash: hash, includeArgs: a.IncludeArguments, redact: redact, log: log}, nil
 }
 
-func (a *auditLog) close() {
-	if a != nil {
-		a.file.Close()
+func (a *auditLog) close() error {
+	if a == nil {
+		return nil
 	}
+	if err := a.file.Close(); err != nil {
+		return fmt.Errorf("audit log: %w", err)
+	}
+	return nil
 }
 
 // write appends e as one line. A failed write is logged, never fatal to

@@ -1,4 +1,9 @@
-package hub
+// Package redisstore is the gateway's session store on Redis
+// (session_store: redis://... or rediss://): two keys per session, its
+// record as JSON and the set of its loaded tools, both expiring after the
+// idle timeout unless touched. Only the program that wires it in links
+// go-redis.
+package redisstore
 
 import (
 	"context"
@@ -11,53 +16,9 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/mcp-hub/mcp-hub/gateway"
 )
-
-// SessionRecord is what a session store keeps of one HTTP session: enough
-// for any replica to rebuild it (restore.go). Nothing in it is a secret:
-// the principal is its id (a token's name, a JWT's issuer and subject).
-type SessionRecord struct {
-	ID      string `json:"id"`
-	Toolset string `json:"toolset,omitempty"`
-	// Principal is who opened the session (Hub.principal): only the same
-	// principal may use it on another replica.
-	Principal string `json:"principal,omitempty"`
-	// Init is the client's initialize params as it sent them (protocol
-	// version, client info, capabilities).
-	Init json.RawMessage `json:"init"`
-	// Loaded are the exposed names of the deferred tools it has loaded.
-	// Saving adds to the stored set, never removes: replicas that load
-	// different tools for the same session, or write back after an
-	// outage, add up.
-	Loaded []string `json:"-"`
-}
-
-// SessionStore keeps session records where every replica can read them.
-// Every method fails fast when the store cannot be reached: the caller
-// bounds it with ctx.
-//
-// Only a session's owner changes its record: Save and Delete check the
-// stored principal in the same transaction as the change; Touch is called
-// only for a session held here, after the request's principal was found
-// to be the one that holds it (prepareSession).
-type SessionStore interface {
-	// Save writes rec, whole, with a time to live; errNotOwner when a
-	// record of another principal has that id.
-	Save(ctx context.Context, rec *SessionRecord, ttl time.Duration) error
-	// Load returns the record, or nil and no error when there is none.
-	Load(ctx context.Context, id string) (*SessionRecord, error)
-	// Touch restarts a record's time to live and returns its loaded
-	// tools; found is false when there is no record.
-	Touch(ctx context.Context, id string, ttl time.Duration) (loaded []string, found bool, err error)
-	// Delete removes the record of principal's session id; false when
-	// there is none, or it is another principal's (left as it is).
-	Delete(ctx context.Context, id, principal string) (bool, error)
-	// SharedKey returns the key kept under name, keeping fresh there first
-	// when there is none: every replica gets the first one's.
-	SharedKey(ctx context.Context, name string, fresh []byte) ([]byte, error)
-	Ping(ctx context.Context) error
-	Close() error
-}
 
 // redisKeyPrefix namespaces the hub's keys, so a Redis database can be
 // shared with other programs.
@@ -70,9 +31,9 @@ type redisStore struct {
 	client *redis.Client
 }
 
-// ParseSessionStore checks a session_store URL: redis://[:PASSWORD@]HOST:PORT/DB
+// ParseURL checks a session_store URL: redis://[:PASSWORD@]HOST:PORT/DB
 // or rediss:// (TLS).
-func ParseSessionStore(raw string) (*redis.Options, error) {
+func ParseURL(raw string) (*redis.Options, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return nil, errors.New("session_store: not a URL; want redis://HOST:PORT/DB or rediss://HOST:PORT/DB")
@@ -96,19 +57,19 @@ func urlRedactedError(err error, u *url.URL) string {
 	return msg
 }
 
-// newRedisStore connects lazily: a Redis that is down at start is the
-// caller's warning, not an error.
-func newRedisStore(raw string) (*redisStore, error) {
-	opts, err := ParseSessionStore(raw)
+// Open returns the store at a session_store URL. It connects lazily: a
+// Redis that is down at start is the caller's warning, not an error.
+func Open(raw string) (gateway.SessionStore, error) {
+	opts, err := ParseURL(raw)
 	if err != nil {
 		return nil, err
 	}
 	// A store that does not answer must not hold a client's request for
 	// long: the session falls back to this replica's memory instead.
-	opts.DialTimeout = storeTimeout
-	opts.ReadTimeout = storeTimeout
-	opts.WriteTimeout = storeTimeout
-	opts.PoolTimeout = storeTimeout
+	opts.DialTimeout = gateway.StoreTimeout
+	opts.ReadTimeout = gateway.StoreTimeout
+	opts.WriteTimeout = gateway.StoreTimeout
+	opts.PoolTimeout = gateway.StoreTimeout
 	opts.MaxRetries = 1
 	return &redisStore{client: redis.NewClient(opts)}, nil
 }
@@ -117,17 +78,13 @@ func redisKeys(id string) (record, loaded string) {
 	return redisKeyPrefix + id, redisKeyPrefix + id + ":loaded"
 }
 
-// errNotOwner is a change refused because the stored session belongs to
-// another principal.
-var errNotOwner = errors.New("the stored session belongs to another principal")
-
 // ownerTries bounds the retries of a transaction that another writer of
 // the same record interrupted (two replicas saving one session at once).
 const ownerTries = 3
 
 // owned runs change in a transaction that fails if the record at kr
 // changes meanwhile, after checking that the record is principal's:
-// exists is false when there is none, errNotOwner when it is another's.
+// exists is false when there is none, gateway.ErrNotOwner when it is another's.
 func (r *redisStore) owned(ctx context.Context, kr, principal string, change func(tx *redis.Tx, exists bool) error) error {
 	var err error
 	for range ownerTries {
@@ -143,7 +100,7 @@ func (r *redisStore) owned(ctx context.Context, kr, principal string, change fun
 				Principal string `json:"principal"`
 			}
 			if json.Unmarshal(raw, &stored) != nil || stored.Principal != principal {
-				return errNotOwner
+				return gateway.ErrNotOwner
 			}
 			return change(tx, true)
 		}, kr)
@@ -154,7 +111,7 @@ func (r *redisStore) owned(ctx context.Context, kr, principal string, change fun
 	return err
 }
 
-func (r *redisStore) Save(ctx context.Context, rec *SessionRecord, ttl time.Duration) error {
+func (r *redisStore) Save(ctx context.Context, rec *gateway.SessionRecord, ttl time.Duration) error {
 	b, err := json.Marshal(rec)
 	if err != nil {
 		return err
@@ -177,7 +134,7 @@ func (r *redisStore) Save(ctx context.Context, rec *SessionRecord, ttl time.Dura
 	})
 }
 
-func (r *redisStore) Load(ctx context.Context, id string) (*SessionRecord, error) {
+func (r *redisStore) Load(ctx context.Context, id string) (*gateway.SessionRecord, error) {
 	kr, kl := redisKeys(id)
 	var get *redis.StringCmd
 	var members *redis.StringSliceCmd
@@ -192,7 +149,7 @@ func (r *redisStore) Load(ctx context.Context, id string) (*SessionRecord, error
 	if err != nil {
 		return nil, err
 	}
-	var rec SessionRecord
+	var rec gateway.SessionRecord
 	if err := json.Unmarshal([]byte(get.Val()), &rec); err != nil {
 		return nil, fmt.Errorf("session %s: stored record is not valid: %w", id, err)
 	}
@@ -233,7 +190,7 @@ func (r *redisStore) Delete(ctx context.Context, id, principal string) (bool, er
 		deleted = err == nil
 		return err
 	})
-	if errors.Is(err, errNotOwner) {
+	if errors.Is(err, gateway.ErrNotOwner) {
 		return false, nil
 	}
 	return deleted, err

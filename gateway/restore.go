@@ -1,4 +1,4 @@
-package hub
+package gateway
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcp-hub/mcp-hub/hub"
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 
 	"github.com/mcp-hub/mcp-hub/internal/safe"
@@ -27,9 +28,9 @@ import (
 // it; a session nobody uses expires.
 //
 // A replica that gets a request for a session id it does not hold reads
-// the record and rebuilds the session: a new Session with the record's
+// the record and rebuilds the session: a new hub.Session with the record's
 // toolset and loaded tools, whose server hands out the stored id
-// (Session.newSessionID), primed with a synthesized initialize, carrying
+// (hub.Session.newSessionID), primed with a synthesized initialize, carrying
 // the client's stored params, and notifications/initialized, both served
 // by the SDK's own handler. Then the client's request is served as if the
 // session had always been here.
@@ -39,10 +40,11 @@ import (
 // replica's memory, and a monitor pings it until it answers, then writes
 // every session held here back.
 
-// Store timings: how long one store operation may take, and how often the
+// Store timings: how long one store operation may take (StoreTimeout; a
+// store's own network timeouts should not exceed it), and how often the
 // monitor pings it while it is down (and while it is up, to notice).
 const (
-	storeTimeout    = time.Second
+	StoreTimeout    = time.Second
 	storeRetryEvery = 500 * time.Millisecond
 	storeCheckEvery = 5 * time.Second
 )
@@ -50,7 +52,7 @@ const (
 // sessionStoreLink ties the hub's HTTP sessions to a SessionStore. The
 // zero value (no store) does nothing.
 type sessionStoreLink struct {
-	hub   *Hub
+	g     *Gateway
 	store SessionStore // nil: session_store is not set
 	ttl   time.Duration
 	up    atomic.Bool
@@ -65,7 +67,7 @@ type sessionStoreLink struct {
 
 // heldSession is a session this replica holds, with who opened it.
 type heldSession struct {
-	s         *Session
+	s         *hub.Session
 	toolset   string
 	principal string
 }
@@ -76,21 +78,21 @@ var errStoreDown = errors.New("session store unreachable")
 // startSessionStore connects to session_store, if set. A store that does
 // not answer is a loud warning and the hub runs degraded, never an error:
 // only a URL that cannot be parsed is.
-func (h *Hub) startSessionStore(store SessionStore) {
-	l := &h.storeLink
-	l.hub = h
+func (g *Gateway) startSessionStore(store SessionStore, cfg *hub.Config) {
+	l := &g.storeLink
+	l.g = g
 	if store == nil {
 		return
 	}
-	l.store, l.ttl = store, h.Config().SessionTimeout()
+	l.store, l.ttl = store, cfg.SessionTimeout()
 	l.held, l.restoring = map[string]*heldSession{}, map[string]chan struct{}{}
 	l.stop, l.done, l.kick = make(chan struct{}), make(chan struct{}), make(chan struct{}, 1)
-	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), StoreTimeout)
 	err := store.Ping(ctx)
 	cancel()
 	if err == nil {
 		l.up.Store(true)
-		h.log.Info("session store connected: sessions survive any replica")
+		g.log.Info("session store connected: sessions survive any replica")
 	} else {
 		l.warnDown(err)
 	}
@@ -100,8 +102,8 @@ func (h *Hub) startSessionStore(store SessionStore) {
 func (l *sessionStoreLink) enabled() bool { return l.store != nil }
 
 func (l *sessionStoreLink) warnDown(err error) {
-	l.hub.log.Error("session store unreachable: sessions are kept in this replica's memory only, and are written back when it returns; /healthz says degraded",
-		"err", l.hub.redact.String(err.Error()))
+	l.g.log.Error("session store unreachable: sessions are kept in this replica's memory only, and are written back when it returns; /healthz says degraded",
+		"err", l.g.redact.String(err.Error()))
 }
 
 // state is the store's line in /healthz: "" without a store.
@@ -120,7 +122,7 @@ func (l *sessionStoreLink) state() string {
 // and coming back, and then writes back every session held here.
 func (l *sessionStoreLink) monitor() {
 	defer close(l.done)
-	defer safe.Recover(l.hub.log, "session store monitor", nil)
+	defer safe.Recover(l.g.log, "session store monitor", nil)
 	for {
 		every := storeCheckEvery
 		if !l.up.Load() {
@@ -136,7 +138,7 @@ func (l *sessionStoreLink) monitor() {
 			continue
 		case <-t.C:
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+		ctx, cancel := context.WithTimeout(context.Background(), StoreTimeout)
 		err := l.store.Ping(ctx)
 		cancel()
 		switch {
@@ -149,7 +151,7 @@ func (l *sessionStoreLink) monitor() {
 				l.failed(err)
 				continue
 			}
-			l.hub.log.Warn("session store reachable again: sessions written back", "sessions", n)
+			l.g.log.Warn("session store reachable again: sessions written back", "sessions", n)
 		}
 	}
 }
@@ -170,10 +172,10 @@ func (l *sessionStoreLink) do(f func(ctx context.Context) error) error {
 	if !l.up.Load() {
 		return errStoreDown
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), StoreTimeout)
 	defer cancel()
 	if err := f(ctx); err != nil {
-		if !errors.Is(err, errNotOwner) { // an answer, not an outage
+		if !errors.Is(err, ErrNotOwner) { // an answer, not an outage
 			l.failed(err)
 		}
 		return err
@@ -181,12 +183,16 @@ func (l *sessionStoreLink) do(f func(ctx context.Context) error) error {
 	return nil
 }
 
-func (l *sessionStoreLink) close() {
-	if l.enabled() {
-		close(l.stop)
-		<-l.done
-		l.store.Close()
+func (l *sessionStoreLink) close() error {
+	if !l.enabled() {
+		return nil
 	}
+	close(l.stop)
+	<-l.done
+	if err := l.store.Close(); err != nil {
+		return fmt.Errorf("session store: %w", err)
+	}
+	return nil
 }
 
 // writeBack saves every session held here, as it is now.
@@ -199,7 +205,7 @@ func (l *sessionStoreLink) writeBack() (int, error) {
 	l.mu.Unlock()
 	for _, hs := range held {
 		// A record of another principal under the same id stays theirs.
-		if err := l.save(hs); err != nil && !errors.Is(err, errNotOwner) {
+		if err := l.save(hs); err != nil && !errors.Is(err, ErrNotOwner) {
 			return 0, err
 		}
 	}
@@ -217,15 +223,11 @@ func (hs *heldSession) record(ss *mcp.ServerSession) *SessionRecord {
 	if err != nil {
 		return nil
 	}
-	rec := &SessionRecord{ID: ss.ID(), Toolset: hs.toolset, Principal: hs.principal, Init: init}
-	hs.s.mu.Lock()
-	rec.Loaded = sortedKeys(hs.s.loaded)
-	hs.s.mu.Unlock()
-	return rec
+	return &SessionRecord{ID: ss.ID(), Toolset: hs.toolset, Principal: hs.principal, Init: init, Loaded: hs.s.LoadedTools()}
 }
 
 func (l *sessionStoreLink) save(hs *heldSession) error {
-	for ss := range hs.s.server.Sessions() {
+	for ss := range hs.s.Server().Sessions() {
 		rec := hs.record(ss)
 		if rec == nil {
 			return nil
@@ -238,11 +240,11 @@ func (l *sessionStoreLink) save(hs *heldSession) error {
 // attach makes s, a new HTTP session of toolset opened by principal, one
 // that the store keeps: it is saved once its initialize succeeds, before the client
 // gets the answer, so that its next request may go to any replica.
-func (l *sessionStoreLink) attach(s *Session, toolset, principal string) {
+func (l *sessionStoreLink) attach(s *hub.Session, toolset, principal string) {
 	if !l.enabled() {
 		return
 	}
-	s.server.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+	s.Server().AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			res, err := next(ctx, method, req)
 			if method != "initialize" || err != nil {
@@ -260,7 +262,7 @@ func (l *sessionStoreLink) attach(s *Session, toolset, principal string) {
 			// this handler returns: save them as the client sent them.
 			if p, ok := req.GetParams().(*mcp.InitializeParams); ok {
 				if init, jerr := json.Marshal(p); jerr == nil {
-					rec := &SessionRecord{ID: ss.ID(), Toolset: toolset, Principal: principal, Init: init, Loaded: sortedKeysLocked(s)}
+					rec := &SessionRecord{ID: ss.ID(), Toolset: toolset, Principal: principal, Init: init, Loaded: s.LoadedTools()}
 					l.do(func(ctx context.Context) error { return l.store.Save(ctx, rec, l.ttl) })
 				}
 			}
@@ -269,20 +271,14 @@ func (l *sessionStoreLink) attach(s *Session, toolset, principal string) {
 	})
 }
 
-func sortedKeysLocked(s *Session) []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return sortedKeys(s.loaded)
-}
-
 // saveLoaded writes s's loaded set to the store, before the call that
 // loaded tools answers. A session not held here (stdio, in-memory) or a
 // store that is down: nothing to do (the monitor writes it back).
-func (l *sessionStoreLink) saveLoaded(s *Session) {
+func (l *sessionStoreLink) saveLoaded(s *hub.Session) {
 	if !l.enabled() {
 		return
 	}
-	ss := s.serverSession()
+	ss := s.ServerSession()
 	if ss == nil {
 		return
 	}
@@ -315,7 +311,7 @@ func (l *sessionStoreLink) holds(id string) *heldSession {
 // principal (admit), the same on every replica and never a secret; "" when
 // no auth is configured.
 func principalID(r *http.Request) string {
-	if p := PrincipalFrom(r.Context()); p != nil {
+	if p := hub.PrincipalFrom(r.Context()); p != nil {
 		return p.ID
 	}
 	return ""
@@ -329,15 +325,15 @@ func principalID(r *http.Request) string {
 // Nothing changes for a request of another principal than the session's
 // owner: it gets the 404 of a session that does not exist, on every
 // replica, so it learns nothing of the session either.
-func (h *Hub) prepareSession(w http.ResponseWriter, r *http.Request, id string, stream http.Handler) bool {
-	l := &h.storeLink
+func (g *Gateway) prepareSession(w http.ResponseWriter, r *http.Request, id string, stream http.Handler) bool {
+	l := &g.storeLink
 	if !l.enabled() {
 		return true
 	}
 	principal := principalID(r)
 	hs := l.holds(id)
 	if hs != nil && hs.principal != principal {
-		h.log.Warn("session requested by another principal than its owner: refused", "session_toolset", hs.toolset)
+		g.log.Warn("session requested by another principal than its owner: refused", "session_toolset", hs.toolset)
 		sessionNotFound(w)
 		return false
 	}
@@ -363,17 +359,17 @@ func (h *Hub) prepareSession(w http.ResponseWriter, r *http.Request, id string, 
 			return true
 		}
 		// Tools another replica loaded for this session since.
-		h.loadByName(hs.s, loaded)
+		hs.s.LoadTools(loaded)
 		return true
 	}
-	return h.restore(w, r, id, stream)
+	return g.restore(w, r, id, stream)
 }
 
 // restore rebuilds session id from the store, once per replica however
 // many requests for it arrive at once. When there is no record (or it
 // belongs to someone else) the SDK answers 404 as usual.
-func (h *Hub) restore(w http.ResponseWriter, r *http.Request, id string, stream http.Handler) bool {
-	l := &h.storeLink
+func (g *Gateway) restore(w http.ResponseWriter, r *http.Request, id string, stream http.Handler) bool {
+	l := &g.storeLink
 	l.mu.Lock()
 	if wait, ok := l.restoring[id]; ok {
 		l.mu.Unlock()
@@ -400,13 +396,13 @@ func (h *Hub) restore(w http.ResponseWriter, r *http.Request, id string, stream 
 	var rec *SessionRecord
 	if err := l.do(func(ctx context.Context) (err error) { rec, err = l.store.Load(ctx, id); return err }); err != nil || rec == nil {
 		if err != nil && !errors.Is(err, errStoreDown) {
-			h.log.Warn("session cannot be restored from the store", "err", h.redact.String(err.Error()))
+			g.log.Warn("session cannot be restored from the store", "err", g.redact.String(err.Error()))
 		}
 		return true
 	}
 	principal := principalID(r)
 	if rec.Principal != principal { // the SDK's 404 follows: as if there were none
-		h.log.Warn("stored session requested by another principal: refused", "session_toolset", rec.Toolset)
+		g.log.Warn("stored session requested by another principal: refused", "session_toolset", rec.Toolset)
 		return true
 	}
 	// A notifications/initialized from the client itself is the one to
@@ -414,7 +410,7 @@ func (h *Hub) restore(w http.ResponseWriter, r *http.Request, id string, stream 
 	// duplicate.
 	var clientInitialized bool
 	if r.Method == http.MethodPost {
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.maxRequestBytes()))
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, g.Config().RequestLimit()))
 		if err != nil {
 			http.Error(w, "cannot read the request body: "+err.Error(), http.StatusBadRequest)
 			return false
@@ -422,36 +418,37 @@ func (h *Hub) restore(w http.ResponseWriter, r *http.Request, id string, stream 
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		clientInitialized = isInitializedNotification(body)
 	}
-	if !h.slots.take(h.Config().SessionLimit()) {
-		h.refuseSession(w)
+	if !g.slots.take(g.Config().SessionLimit()) {
+		g.refuseSession(w)
 		return false
 	}
-	s, err := h.restoredSession(r, rec, principal, clientInitialized, stream)
+	s, err := g.restoredSession(r, rec, principal, clientInitialized, stream)
 	if err != nil {
-		h.slots.release()
-		h.log.Warn("session cannot be restored from the store", "toolset", rec.Toolset, "err", h.redact.String(err.Error()))
+		g.slots.release()
+		g.log.Warn("session cannot be restored from the store", "toolset", rec.Toolset, "err", g.redact.String(err.Error()))
 		return true
 	}
-	h.holdSlot(s)
-	h.log.Info("session restored from the store", "toolset", rec.Toolset, "loaded", len(rec.Loaded))
+	g.holdSlot(s)
+	g.log.Info("session restored from the store", "toolset", rec.Toolset, "loaded", len(rec.Loaded))
 	return true
 }
 
 // restoredSession builds the session for rec and primes it through the
 // SDK's handler: the initialize the client sent at first, and (unless the
 // client's own is on its way) notifications/initialized.
-func (h *Hub) restoredSession(r *http.Request, rec *SessionRecord, principal string, clientInitialized bool, stream http.Handler) (s *Session, err error) {
-	defer safe.Recover(h.log, "restoring a session", func(p error) { s, err = nil, p })
-	s, err = h.NewSession(rec.Toolset)
+func (g *Gateway) restoredSession(r *http.Request, rec *SessionRecord, principal string, clientInitialized bool, stream http.Handler) (s *hub.Session, err error) {
+	defer safe.Recover(g.log, "restoring a session", func(p error) { s, err = nil, p })
+	p := hub.PrincipalFrom(r.Context())
+	if p == nil {
+		p = anonymous
+	}
+	// The session carries on with its stored id and loaded tools (no
+	// client is connected yet: no list_changed).
+	s, err = g.hub.NewSession(hub.SessionOptions{Toolset: rec.Toolset, Principal: p, ID: rec.ID, Loaded: rec.Loaded})
 	if err != nil {
 		return nil, err
 	}
-	s.storedID = rec.ID
-	if s.principal = PrincipalFrom(r.Context()); s.principal == nil {
-		s.principal = anonymous
-	}
-	h.storeLink.attach(s, rec.Toolset, principal)
-	h.loadByName(s, rec.Loaded) // no session is connected yet: no list_changed
+	g.storeLink.attach(s, rec.Toolset, principal)
 
 	initBody, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": rec.Init})
 	if err != nil {
@@ -462,7 +459,7 @@ func (h *Hub) restoredSession(r *http.Request, rec *SessionRecord, principal str
 		return nil, fmt.Errorf("the replayed initialize got HTTP %d", code)
 	}
 	var ss *mcp.ServerSession
-	for x := range s.server.Sessions() {
+	for x := range s.Server().Sessions() {
 		ss = x
 	}
 	if ss == nil || ss.ID() != rec.ID || ss.InitializeParams() == nil {
@@ -481,23 +478,6 @@ func (h *Hub) restoredSession(r *http.Request, rec *SessionRecord, principal str
 	return s, nil
 }
 
-// loadByName loads into s the deferred tools named that it has not loaded
-// yet, and that still exist and its toolset allows.
-func (h *Hub) loadByName(s *Session, names []string) {
-	c := h.Catalog()
-	var tools []*Tool
-	for _, name := range names {
-		if t, ok := c.Tool(name); ok && t.Deferred && s.visible(t) && !s.isLoaded(name) {
-			tools = append(tools, t)
-		}
-	}
-	if len(tools) > 0 {
-		// Loaded by another replica's call: no call of this session waits
-		// on the change, so the SDK's debounced list_changed tells the client.
-		s.load(context.Background(), nil, c, tools)
-	}
-}
-
 // primeRequest serves one synthesized POST through the SDK's handler and
 // returns its status. It carries r's Host and context (the SDK checks the
 // Host against the listener), not its headers.
@@ -510,7 +490,7 @@ func primeRequest(ctx context.Context, r *http.Request, stream http.Handler, bod
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	if sessionID != "" {
-		req.Header.Set("Mcp-Session-Id", sessionID)
+		req.Header.Set("Mcp-hub.Session-Id", sessionID)
 	}
 	rec := httptest.NewRecorder()
 	stream.ServeHTTP(rec, req)

@@ -1,4 +1,4 @@
-package hub
+package gateway
 
 import (
 	"net/http"
@@ -8,11 +8,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/mcp-hub/mcp-hub/hub"
 	"github.com/mcp-hub/mcp-hub/internal/clean"
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
-// Tool call outcomes, the values of the outcome label.
+// hub.Tool call outcomes, the values of the outcome label.
 const (
 	OutcomeOK        = "ok"         // the tool answered
 	OutcomeToolError = "tool_error" // the tool answered with isError
@@ -59,7 +60,7 @@ type metricSet struct {
 	refused        *prometheus.CounterVec // reason
 }
 
-func newMetrics(h *Hub) *metricSet {
+func newMetrics(g *Gateway) *metricSet {
 	m := &metricSet{
 		registry: prometheus.NewRegistry(),
 		toolCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -94,12 +95,12 @@ func newMetrics(h *Hub) *metricSet {
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "mcp_hub_sessions",
 			Help: "Open client sessions.",
-		}, func() float64 { return float64(h.sessionCount()) }),
+		}, func() float64 { return float64(g.hub.SessionCount()) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "mcp_hub_catalog_tools",
 			Help: "Tools in the catalog (every server, eager and deferred).",
-		}, func() float64 { return float64(len(h.Catalog().Tools)) }),
-		upstreamCollector{h},
+		}, func() float64 { return float64(len(g.hub.Catalog().Tools)) }),
+		upstreamCollector{g},
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
@@ -112,7 +113,7 @@ func (m *metricSet) handler() http.Handler {
 }
 
 // observeCall counts one tools/call. server and tool come from the catalog
-// (Tool.metricLabel; or are _hub and other), so label values stay bounded.
+// (toolLabel; or are _hub and other), so label values stay bounded.
 func (m *metricSet) observeCall(server, tool, outcome string, took time.Duration) {
 	m.toolCalls.WithLabelValues(server, tool, outcome).Inc()
 	m.toolDuration.WithLabelValues(server).Observe(took.Seconds())
@@ -124,15 +125,15 @@ func (m *metricSet) observeCall(server, tool, outcome string, took time.Duration
 // exist rather than the previous catalog's tools: a call that ends after
 // the rebuild that removed its tool makes a series again, and the next
 // rebuild deletes that one too.
-func (m *metricSet) forgetTools(c *Catalog) {
+func (m *metricSet) forgetTools(c *hub.Catalog) {
 	if m == nil {
 		return
 	}
 	type key struct{ server, tool string }
 	keep := make(map[key]bool, len(c.Tools)+1)
-	keep[key{metaServer, otherTool}] = true
+	keep[key{hub.MetaServer, otherTool}] = true
 	for _, t := range c.Tools {
-		keep[key{t.Server, t.metricLabel}] = true
+		keep[key{t.Server, toolLabel(t.Original, t.Position)}] = true
 	}
 	// A registry of its own gathers this one metric only.
 	only := prometheus.NewRegistry()
@@ -166,7 +167,7 @@ func (m *metricSet) observeSearch(took time.Duration) {
 
 // upstreamCollector reads each server's state when scraped, so the
 // upstream package needs no hooks.
-type upstreamCollector struct{ h *Hub }
+type upstreamCollector struct{ g *Gateway }
 
 var (
 	upDesc = prometheus.NewDesc("mcp_hub_upstream_up",
@@ -184,7 +185,7 @@ func (c upstreamCollector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (c upstreamCollector) Collect(ch chan<- prometheus.Metric) {
-	for _, st := range c.h.Upstreams() {
+	for _, st := range c.g.hub.Upstreams() {
 		up := 0.0
 		if st.State == upstream.StateReady {
 			up = 1

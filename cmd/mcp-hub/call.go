@@ -9,9 +9,10 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/urfave/cli/v2"
+
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/jsonrpc"
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
-	"github.com/urfave/cli/v2"
 
 	"github.com/mcp-hub/mcp-hub/hub"
 	"github.com/mcp-hub/mcp-hub/index"
@@ -60,11 +61,12 @@ func runCall(c *cli.Context) error {
 	if err != nil {
 		return cli.Exit(err.Error(), exitConfig)
 	}
-	h, _, closeHub, err := openHubWith(c, interactive())
+	g, _, closeHub, err := openHubWith(c, interactive())
 	if err != nil {
 		return err
 	}
 	defer closeHub()
+	h := g.Hub()
 	cat := h.Catalog()
 	tool, known := cat.Tool(name)
 	discovery := h.Config().Discovery.Enabled

@@ -24,7 +24,7 @@ const (
 	maxAuditField = 256
 )
 
-// hub.Audit methods other than MCP method names.
+// Audit methods other than MCP method names.
 const (
 	auditSessionStart = "session/start"
 	auditSessionEnd   = "session/end"
@@ -35,7 +35,7 @@ type auditEntry struct {
 	Time       string `json:"time"`
 	Method     string `json:"method"` // tools/call, search_tools, session/start, session/end
 	Session    int64  `json:"session"`
-	MCPSession string `json:"mcp_session,omitempty"` // the HTTP Mcp-hub.Session-Id
+	MCPSession string `json:"mcp_session,omitempty"` // the HTTP Mcp-Session-Id
 	Principal  string `json:"principal"`
 	Kind       string `json:"principal_kind"`
 	Toolset    string `json:"toolset,omitempty"`

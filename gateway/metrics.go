@@ -13,7 +13,7 @@ import (
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
-// hub.Tool call outcomes, the values of the outcome label.
+// Tool call outcomes, the values of the outcome label.
 const (
 	OutcomeOK        = "ok"         // the tool answered
 	OutcomeToolError = "tool_error" // the tool answered with isError

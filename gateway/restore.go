@@ -29,8 +29,8 @@ import (
 //
 // A replica that gets a request for a session id it does not hold reads
 // the record and rebuilds the session: a new hub.Session with the record's
-// toolset and loaded tools, whose server hands out the stored id
-// (hub.Session.newSessionID), primed with a synthesized initialize, carrying
+// id, toolset, principal and loaded tools (hub.SessionOptions), whose
+// server hands out the stored id, primed with a synthesized initialize, carrying
 // the client's stored params, and notifications/initialized, both served
 // by the SDK's own handler. Then the client's request is served as if the
 // session had always been here.
@@ -490,7 +490,7 @@ func primeRequest(ctx context.Context, r *http.Request, stream http.Handler, bod
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	if sessionID != "" {
-		req.Header.Set("Mcp-hub.Session-Id", sessionID)
+		req.Header.Set("Mcp-Session-Id", sessionID)
 	}
 	rec := httptest.NewRecorder()
 	stream.ServeHTTP(rec, req)

@@ -22,7 +22,7 @@ import (
 type sessionKey struct{}
 
 // HTTPHandler serves streamable HTTP at /mcp and /mcp/<toolset>, health at
-// /healthz, Prometheus metrics at /metrics, hub.OAuth protected resource
+// /healthz, Prometheus metrics at /metrics, OAuth protected resource
 // metadata under /.well-known/oauth-protected-resource, and any extra
 // handlers (the chat API, the dashboard) under the same auth.
 // NewHTTPServer wraps it with the server's timeouts.
@@ -37,7 +37,7 @@ type sessionKey struct{}
 //     otherwise, 403 for a toolset the principal may not use, 429 past its
 //     rate limit); /healthz without one answers only {"status": ...};
 //   - bodies over max_request_bytes get 413;
-//   - a POST without Mcp-hub.Session-Id gets a fresh hub.Session with its own
+//   - a POST without Mcp-Session-Id gets a fresh Session with its own
 //     server, so loaded tools never leak between sessions, but only when
 //     its body is an initialize request, and only while fewer than
 //     max_sessions are open (503 with Retry-After otherwise); an HTTP
@@ -53,7 +53,7 @@ func (g *Gateway) HTTPHandler(extra map[string]http.Handler) http.Handler {
 	// an initialize, in a session the SDK ends at once.
 	versions := mcp.NewServer(&mcp.Implementation{Name: "mcp-hub", Version: version.Version},
 		&mcp.ServerOptions{SupportedProtocolVersions: hub.SupportedProtocolVersions()})
-	// Only a hub hub.Session takes an initialize: one the SDK would accept here
+	// Only a hub Session takes an initialize: one the SDK would accept here
 	// would keep a session on this shared server.
 	versions.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
@@ -74,7 +74,7 @@ func (g *Gateway) HTTPHandler(extra map[string]http.Handler) http.Handler {
 		MaxRequestBodyBytes: g.Config().RequestLimit(),
 	})
 	mcpHandler := func(w http.ResponseWriter, r *http.Request) {
-		if id := r.Header.Get("Mcp-hub.Session-Id"); id != "" {
+		if id := r.Header.Get("Mcp-Session-Id"); id != "" {
 			// With a session store, a session another replica made is
 			// restored here first (restore.go).
 			if g.prepareSession(w, r, id, stream) {
@@ -93,7 +93,7 @@ func (g *Gateway) HTTPHandler(extra map[string]http.Handler) http.Handler {
 		case kind == batchRequest:
 			// The SDK would take an initialize in a batch, in a session
 			// of the shared server.
-			http.Error(w, "Bad Request: no Mcp-hub.Session-Id: a session starts with an initialize request alone, not in a batch", http.StatusBadRequest)
+			http.Error(w, "Bad Request: no Mcp-Session-Id: a session starts with an initialize request alone, not in a batch", http.StatusBadRequest)
 			return
 		case kind == otherRequest:
 			stream.ServeHTTP(w, r)
@@ -227,7 +227,7 @@ type Health struct {
 	Goroutines    int    `json:"goroutines"`
 	HeapLiveBytes uint64 `json:"heap_live_bytes"`
 	GCCycles      uint64 `json:"gc_cycles"`
-	// hub.Config is the config file in service, when it was applied, and
+	// Config is the config file in service, when it was applied, and
 	// the last reload's error (reload.go).
 	Config hub.ConfigStatus `json:"config"`
 }

@@ -13,7 +13,7 @@ import (
 type SessionRecord struct {
 	ID      string `json:"id"`
 	Toolset string `json:"toolset,omitempty"`
-	// hub.Principal is who opened the session (hub.Hub.principal): only the same
+	// Principal is who opened the session (its principal ID): only the same
 	// principal may use it on another replica.
 	Principal string `json:"principal,omitempty"`
 	// Init is the client's initialize params as it sent them (protocol

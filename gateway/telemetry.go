@@ -36,7 +36,7 @@ func newTracing(tp trace.TracerProvider) *tracing {
 // Span attributes.
 const (
 	attrMethod     = attribute.Key("mcp.method.name")
-	attrSession    = attribute.Key("mcp.session.id") // the HTTP Mcp-hub.Session-Id
+	attrSession    = attribute.Key("mcp.session.id") // the HTTP Mcp-Session-Id
 	attrHubSession = attribute.Key("mcp_hub.session")
 	attrServer     = attribute.Key("server")
 	attrTool       = attribute.Key("tool")

@@ -1332,7 +1332,7 @@ toolsets:
 			}
 		})
 	}
-	if _, err := h.NewSession("nope"); err == nil || !strings.Contains(err.Error(), "toolset 'nope' not found") {
+	if _, err := h.NewSession(SessionOptions{Toolset: "nope"}); err == nil || !strings.Contains(err.Error(), "toolset 'nope' not found") {
 		t.Errorf("unknown toolset: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package hub
+package gateway
 
 // Helpers of the team-deployment tests (metrics, tracing, audit, auth): a
 // builtin upstream "gw" whose tools give every call outcome, and a hub
@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-hub/mcp-hub/hub"
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/jsonrpc"
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 
@@ -78,20 +79,20 @@ func (g *gwUpstream) server() *mcp.Server {
 
 // gwConfig is a config with "gw" (eager, a short timeout) and the spec's
 // weather server (deferred), discovery on.
-func gwConfig() *Config {
+func gwConfig() *hub.Config {
 	gw := fixtureServer("gw", deferLoading(false))
 	gw.Timeout = upstream.Duration(time.Second)
-	return newTestConfig(Discovery{Enabled: true}, gw, fixtureServer("weather", deferLoading(true)))
+	return newTestConfig(hub.Discovery{Enabled: true}, gw, fixtureServer("weather", deferLoading(true)))
 }
 
 // gwHub starts a hub on cfg with the gw and fixture upstreams and serves it
 // over HTTP on 127.0.0.1; it returns the hub, its base URL and its log.
-func gwHub(t testing.TB, cfg *Config, g *gwUpstream) (*Hub, string, *fixture.Log) {
+func gwHub(t testing.TB, cfg *hub.Config, g *gwUpstream) (*Gateway, string, *fixture.Log) {
 	t.Helper()
 	lg := &fixture.Log{}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	h, err := New(ctx, cfg, Options{Logger: slog.New(slog.NewTextHandler(lg, nil)), StartupWait: 20 * time.Second, Builtin: g.builtin(newFixtures())})
+	h, err := New(ctx, cfg, Options{Hub: hub.Options{Logger: slog.New(slog.NewTextHandler(lg, nil)), StartupWait: 20 * time.Second, Builtin: g.builtin(newFixtures())}, OpenStore: openStore})
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}

@@ -1,4 +1,4 @@
-package hub
+package gateway
 
 import (
 	"bytes"
@@ -18,6 +18,7 @@ import (
 	"go.opentelemetry.io/otel/trace/noop"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 
+	"github.com/mcp-hub/mcp-hub/hub"
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 
 	"github.com/mcp-hub/mcp-hub/internal/fixture"
@@ -53,10 +54,10 @@ func (r *otlpReceiver) provider(t testing.TB) (tp *sdktrace.TracerProvider, flus
 
 // tracedHub starts a hub on cfg with opts (its log in the test's output
 // when the test fails).
-func tracedHub(t testing.TB, cfg *Config, opts Options) *Hub {
+func tracedHub(t testing.TB, cfg *hub.Config, opts Options) *Gateway {
 	t.Helper()
 	lg := &fixture.Log{}
-	opts.Logger, opts.StartupWait = slog.New(slog.NewTextHandler(lg, nil)), 20*time.Second
+	opts.Hub.Logger, opts.Hub.StartupWait = slog.New(slog.NewTextHandler(lg, nil)), 20*time.Second
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	h, err := New(ctx, cfg, opts)
@@ -130,9 +131,9 @@ func TestTracingThroughHTTPUpstream(t *testing.T) {
 		t.Run(via, func(t *testing.T) {
 			rec := newOTLPReceiver(t)
 			up, upURL := newTraceparentUpstream(t)
-			cfg := newTestConfig(Discovery{}, &ServerConfig{Config: upstream.Config{Name: "up", URL: upURL}})
+			cfg := newTestConfig(hub.Discovery{}, &hub.ServerConfig{Config: upstream.Config{Name: "up", URL: upURL}})
 			tp, flush := rec.provider(t)
-			h := tracedHub(t, cfg, Options{Builtin: (&gwUpstream{}).builtin(newFixtures()), TracerProvider: tp})
+			h := tracedHub(t, cfg, Options{Hub: hub.Options{Builtin: (&gwUpstream{}).builtin(newFixtures())}, TracerProvider: tp})
 			srv := httptest.NewServer(h.HTTPHandler(nil))
 			t.Cleanup(srv.Close)
 			url := srv.URL
@@ -244,18 +245,19 @@ func TestTracingOffCostsNothing(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			opts := c.tp
-			opts.Builtin = newFixtures().builtin
+			opts.Hub.Builtin = newFixtures().builtin
 			h := tracedHub(t, smallConfig(), opts)
 			if h.tracing != nil {
 				t.Fatal("tracing is on")
 			}
-			tool, _ := h.Catalog().Tool("clock__now")
+			tool, _ := h.hub.Catalog().Tool("clock__now")
 			params := &mcp.CallToolParams{Name: "now"}
 			res := &upstream.RawResult{JSON: json.RawMessage(`{"content":[]}`)}
 			ctx := context.WithValue(context.Background(), callRecordKey{}, &callRecord{})
+			r := &hub.UpstreamRequest{Method: "tools/call", Server: tool.Server, Tool: tool, Meta: &params.Meta}
 			allocs := testing.AllocsPerRun(200, func() {
-				c := h.beginUpstream(ctx, tool, params)
-				c.end(res, nil)
+				c := h.callTrace.UpstreamStart(ctx, r)
+				h.callTrace.UpstreamDone(c, r, res, nil)
 			})
 			if allocs != 0 || params.Meta != nil {
 				t.Errorf("tracing off: %v allocations per call, _meta %v; want 0 and untouched", allocs, params.Meta)

@@ -1,4 +1,4 @@
-package hub
+package gateway
 
 import (
 	"crypto/hmac"
@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-hub/mcp-hub/hub"
 	"github.com/mcp-hub/mcp-hub/internal/fixture"
 )
 
@@ -40,7 +41,7 @@ func auditLines(t testing.TB, path string) []map[string]any {
 // naming the principal, and no argument value (acceptance 3).
 func TestAuditLog(t *testing.T) {
 	cfg := gwConfig()
-	cfg.Auth.Tokens = []Token{{Name: "ci", Value: "audit-token-1234"}}
+	cfg.Auth.Tokens = []hub.Token{{Name: "ci", Value: "audit-token-1234"}}
 	cfg.Audit.File = filepath.Join(t.TempDir(), "audit", "audit.jsonl")
 	cfg.HashKey = "audit-test-hash-key-0123456789abcdef"
 	_, url, _ := gwHub(t, cfg, &gwUpstream{})
@@ -60,8 +61,8 @@ func TestAuditLog(t *testing.T) {
 		{"gw__fail", map[string]any{"text": "ARG-VALUE-4242"}, "tools/call", "gw", "tool_error"},
 		{"gw__slow", nil, "tools/call", "gw", "timeout"},
 		{"no_such_tool", map[string]any{"text": "ARG-VALUE-4242"}, "tools/call", "", "error"},
-		{SearchToolsName, map[string]any{"query": "weather forecast"}, "search_tools", "", "ok"},
-		{CallToolName, map[string]any{"name": "weather__get_forecast", "arguments": map[string]any{"location": "LOCATION-7777"}}, "tools/call", "weather", "ok"},
+		{hub.SearchToolsName, map[string]any{"query": "weather forecast"}, "search_tools", "", "ok"},
+		{hub.CallToolName, map[string]any{"name": "weather__get_forecast", "arguments": map[string]any{"location": "LOCATION-7777"}}, "tools/call", "weather", "ok"},
 	}
 	for _, c := range calls {
 		gwTool(t, cs, c.tool, c.args)
@@ -130,7 +131,7 @@ func TestAuditLog(t *testing.T) {
 func TestAuditIncludeArguments(t *testing.T) {
 	cfg := gwConfig()
 	cfg.Secrets = []string{"hunter2-from-env"}
-	cfg.Audit = Audit{File: filepath.Join(t.TempDir(), "audit.jsonl"), IncludeArguments: true}
+	cfg.Audit = hub.Audit{File: filepath.Join(t.TempDir(), "audit.jsonl"), IncludeArguments: true}
 	h, _, _ := gwHub(t, cfg, &gwUpstream{})
 	c := connectClient(t, h, "")
 	c.call("gw__ok", map[string]any{"text": "visible value", "key": "hunter2-from-env"})
@@ -156,8 +157,8 @@ func TestAuditFileUnopenable(t *testing.T) {
 	os.WriteFile(notDir, nil, 0o600)
 	cfg := gwConfig()
 	cfg.Audit.File = filepath.Join(notDir, "audit.jsonl")
-	_, err := New(testCtx(t), cfg, Options{Logger: quietLogger, Builtin: (&gwUpstream{}).builtin(newFixtures())})
-	var cerr *ConfigError
+	_, err := New(testCtx(t), cfg, Options{Hub: hub.Options{Logger: quietLogger, Builtin: (&gwUpstream{}).builtin(newFixtures())}, OpenStore: openStore})
+	var cerr *hub.ConfigError
 	if !errors.As(err, &cerr) || !strings.Contains(err.Error(), "audit.file") {
 		t.Errorf("New with an unopenable audit file: %v, want a config error naming audit.file", err)
 	}

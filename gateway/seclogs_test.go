@@ -1,4 +1,4 @@
-package hub
+package gateway
 
 // Values from clients and upstreams on their way to the audit file, the
 // logs, the metrics and /healthz: bounded, without control characters,
@@ -20,6 +20,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
+	"github.com/mcp-hub/mcp-hub/hub"
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 
 	"github.com/mcp-hub/mcp-hub/internal/clean"
@@ -89,7 +90,7 @@ func TestAuditRedactsEscapedSecrets(t *testing.T) {
 	}
 	cfg := gwConfig()
 	cfg.Secrets = secrets
-	cfg.Audit = Audit{File: filepath.Join(t.TempDir(), "audit.jsonl"), IncludeArguments: true}
+	cfg.Audit = hub.Audit{File: filepath.Join(t.TempDir(), "audit.jsonl"), IncludeArguments: true}
 	_, base, _ := gwHub(t, cfg, &gwUpstream{})
 	url := base + "/mcp"
 	headers := slRawSession(t, url, nil)
@@ -164,10 +165,10 @@ func TestHealthzDetailsFollowAuthorization(t *testing.T) {
 	iss := fixture.NewIssuer(t, "", false)
 	iss.AddKey("k1", false, true)
 	cfg := oauthConfig(iss)
-	cfg.Auth.Tokens = []Token{{Name: "ci", Value: "ci-token-health-1234"}}
+	cfg.Auth.Tokens = []hub.Token{{Name: "ci", Value: "ci-token-health-1234"}}
 	cfg.Auth.OAuth.RequiredScopes = []string{"mcp:tools"}
 	cfg.Auth.OAuth.ToolsetClaim = "groups"
-	cfg.Toolsets = map[string]*Toolset{"ops": {Servers: map[string]*ToolSelection{"gw": {All: true}}}}
+	cfg.Toolsets = map[string]*hub.Toolset{"ops": {Servers: map[string]*hub.ToolSelection{"gw": {All: true}}}}
 	_, base, _ := gwHub(t, cfg, &gwUpstream{})
 	token := func(claims jwt.MapClaims) map[string]string {
 		return map[string]string{"Authorization": "Bearer " + iss.Token("k1", testAudience, claims)}
@@ -221,7 +222,7 @@ func TestMetricsToolLabelsBounded(t *testing.T) {
 	for _, name := range []string{"stable", "old_name", long} {
 		add(name)
 	}
-	web := &ServerConfig{Config: upstream.Config{URL: agServeHTTP(t, up)}}
+	web := &hub.ServerConfig{Config: upstream.Config{URL: agServeHTTP(t, up)}}
 	web.Name = "web"
 	h, _ := secHub(t, secConfig(web))
 	srv := httptest.NewServer(h.HTTPHandler(nil))
@@ -230,7 +231,7 @@ func TestMetricsToolLabelsBounded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	longExposed := ExposedName("web", long)
+	longExposed := hub.ExposedName("web", long)
 	call := func(name string) {
 		t.Helper()
 		if res, err := cs.CallTool(testCtx(t), &mcp.CallToolParams{Name: name}); err != nil || res.IsError {
@@ -270,8 +271,8 @@ func TestMetricsToolLabelsBounded(t *testing.T) {
 	up.RemoveTools("old_name", long)
 	add("new_name")
 	fixture.Eventually(t, 10*time.Second, "the hub's catalog follows the upstream", func() bool {
-		_, gone := h.Catalog().Tool("web__old_name")
-		_, added := h.Catalog().Tool("web__new_name")
+		_, gone := h.hub.Catalog().Tool("web__old_name")
+		_, added := h.hub.Catalog().Tool("web__new_name")
 		return added && !gone
 	})
 	call("web__new_name")

@@ -1,4 +1,4 @@
-package hub
+package gateway
 
 import (
 	"context"
@@ -20,6 +20,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/mcp-hub/mcp-hub/hub"
 	"github.com/mcp-hub/mcp-hub/internal/fixture"
 )
 
@@ -38,7 +39,7 @@ func TestOAuthPrincipalsNamespaced(t *testing.T) {
 	iss := fixture.NewIssuer(t, "", false)
 	iss.AddKey("k1", false, true)
 	cfg := oauthConfig(iss)
-	cfg.Auth.Tokens = []Token{{Name: "ci", Value: "static-ci-token-1234"}}
+	cfg.Auth.Tokens = []hub.Token{{Name: "ci", Value: "static-ci-token-1234"}}
 	_, url, _ := gwHub(t, cfg, &gwUpstream{})
 
 	t.Run("no subject", func(t *testing.T) {
@@ -83,7 +84,7 @@ func TestOAuthPrincipalsNamespaced(t *testing.T) {
 		// The static token ci has a tight override; everyone else the default.
 		limited := oauthConfig(iss)
 		limited.Auth.Tokens = cfg.Auth.Tokens
-		limited.Auth.RateLimit = &RateLimit{Rate: Rate{RequestsPerSecond: 0.01, Burst: 3}, Principals: map[string]Rate{"token:ci": {RequestsPerSecond: 0.01, Burst: 1}}}
+		limited.Auth.RateLimit = &hub.RateLimit{Rate: hub.Rate{RequestsPerSecond: 0.01, Burst: 3}, Principals: map[string]hub.Rate{"token:ci": {RequestsPerSecond: 0.01, Burst: 1}}}
 		_, url, _ := gwHub(t, limited, &gwUpstream{})
 		get := func(tok string) int {
 			status, _, _ := gwGet(t, url+"/metrics", map[string]string{"Authorization": "Bearer " + tok})
@@ -121,7 +122,7 @@ func TestIdentityConfig(t *testing.T) {
 		{"session_store with hash_key", servers + "session_store: redis://127.0.0.1:6379/0\nhash_key: 0123456789abcdef0123456789abcdef\n", ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := ParseConfig("hub.yaml", []byte(c.yaml))
+			_, err := hub.ParseConfig("hub.yaml", []byte(c.yaml))
 			if c.wantErr == "" {
 				if err != nil {
 					t.Fatalf("ParseConfig: %v", err)
@@ -141,12 +142,12 @@ func TestIdentityConfig(t *testing.T) {
 func TestHashKeyFile(t *testing.T) {
 	t.Parallel()
 	const token = "password123"
-	start := func(stateDir string) (*Hub, error) {
+	start := func(stateDir string) (*Gateway, error) {
 		cfg := gwConfig()
-		cfg.Auth.Tokens = []Token{{Value: token}}
-		return New(testCtx(t), cfg, Options{StateDir: stateDir, Builtin: (&gwUpstream{}).builtin(newFixtures())})
+		cfg.Auth.Tokens = []hub.Token{{Value: token}}
+		return New(testCtx(t), cfg, Options{Hub: hub.Options{Builtin: (&gwUpstream{}).builtin(newFixtures())}, StateDir: stateDir})
 	}
-	idOf := func(h *Hub) string { return h.authn().tokens[0].principal.ID }
+	idOf := func(h *Gateway) string { return h.authn().tokens[0].principal.ID }
 
 	dir := filepath.Join(t.TempDir(), "state")
 	h, err := start(dir)
@@ -256,7 +257,7 @@ func TestStoredSessionOwnership(t *testing.T) {
 		cfg.HashKey = key
 		// A's token has no name: its id is its keyed hash, which both
 		// replicas must compute alike.
-		cfg.Auth.Tokens = []Token{{Value: tokA}, {Name: "b", Value: tokB}}
+		cfg.Auth.Tokens = []hub.Token{{Value: tokA}, {Name: "b", Value: tokB}}
 		_, url, _ := gwHub(t, cfg, &gwUpstream{})
 		return url + "/mcp"
 	}
@@ -343,12 +344,11 @@ func TestSharedGeneratedHashKey(t *testing.T) {
 	replica := func() string {
 		cfg := gwConfig()
 		cfg.SessionStore = "redis://" + addr + "/0"
-		cfg.Auth.Tokens = []Token{{Value: tok}}
+		cfg.Auth.Tokens = []hub.Token{{Value: tok}}
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		lg := &fixture.Log{}
-		h, err := New(ctx, cfg, Options{Logger: slog.New(slog.NewTextHandler(lg, nil)), StartupWait: 20 * time.Second,
-			Builtin: (&gwUpstream{}).builtin(newFixtures()), StateDir: t.TempDir()})
+		h, err := New(ctx, cfg, Options{Hub: hub.Options{Logger: slog.New(slog.NewTextHandler(lg, nil)), StartupWait: 20 * time.Second, Builtin: (&gwUpstream{}).builtin(newFixtures())}, StateDir: t.TempDir(), OpenStore: openStore})
 		if err != nil {
 			t.Fatalf("New: %v", err)
 		}

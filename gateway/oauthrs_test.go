@@ -1,4 +1,4 @@
-package hub
+package gateway
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
+	"github.com/mcp-hub/mcp-hub/hub"
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/oauthex"
 
@@ -22,9 +23,9 @@ import (
 
 const testAudience = "https://hub.example.test/mcp"
 
-func oauthConfig(iss *fixture.Issuer) *Config {
+func oauthConfig(iss *fixture.Issuer) *hub.Config {
 	cfg := gwConfig()
-	cfg.Auth.OAuth = &OAuth{Issuer: iss.URL, Audience: testAudience}
+	cfg.Auth.OAuth = &hub.OAuth{Issuer: iss.URL, Audience: testAudience}
 	return cfg
 }
 
@@ -215,7 +216,7 @@ func TestSessionBoundToPrincipal(t *testing.T) {
 	iss := fixture.NewIssuer(t, "", false)
 	iss.AddKey("k1", false, true)
 	cfg := oauthConfig(iss)
-	cfg.Auth.Tokens = []Token{{Name: "ci", Value: "ci-token-1234"}, {Value: "plain-token-5678"}}
+	cfg.Auth.Tokens = []hub.Token{{Name: "ci", Value: "ci-token-1234"}, {Value: "plain-token-5678"}}
 	_, url, _ := gwHub(t, cfg, &gwUpstream{})
 	alice, bob := iss.Token("k1", testAudience, nil), iss.Token("k1", testAudience, jwt.MapClaims{"sub": "bob"})
 	const list = `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}`
@@ -249,9 +250,9 @@ func TestOAuthToolsetClaim(t *testing.T) {
 	iss.AddKey("k1", false, true)
 	cfg := oauthConfig(iss)
 	cfg.Auth.OAuth.ToolsetClaim = "realm_access.groups"
-	cfg.Toolsets = map[string]*Toolset{
-		"ops":     {Servers: map[string]*ToolSelection{"gw": {Include: []string{"ok"}}}},
-		"weather": {Servers: map[string]*ToolSelection{"weather": {All: true}}},
+	cfg.Toolsets = map[string]*hub.Toolset{
+		"ops":     {Servers: map[string]*hub.ToolSelection{"gw": {Include: []string{"ok"}}}},
+		"weather": {Servers: map[string]*hub.ToolSelection{"weather": {All: true}}},
 	}
 	h, url, _ := gwHub(t, cfg, &gwUpstream{})
 	groups := func(g ...string) string {
@@ -277,11 +278,11 @@ func TestOAuthToolsetClaim(t *testing.T) {
 	}
 	// In-process sessions of such a principal (the chat API's) are held to
 	// its toolsets too.
-	restricted := WithPrincipal(testCtx(t), &Principal{Name: "alice", Kind: PrincipalOAuth, ID: "oauth:x#alice", Restricted: true, Toolsets: []string{"ops"}})
-	if _, err := h.Connect(restricted, "weather", mcp.NewClient(&mcp.Implementation{Name: "t"}, nil)); err == nil {
+	restricted := hub.WithPrincipal(testCtx(t), &hub.Principal{Name: "alice", Kind: hub.PrincipalOAuth, ID: "oauth:x#alice", Restricted: true, Toolsets: []string{"ops"}})
+	if _, err := h.hub.Connect(restricted, "weather", mcp.NewClient(&mcp.Implementation{Name: "t"}, nil)); err == nil {
 		t.Error("Connect opened a toolset the principal may not use")
 	}
-	own, err := h.Connect(restricted, "", mcp.NewClient(&mcp.Implementation{Name: "t"}, nil))
+	own, err := h.hub.Connect(restricted, "", mcp.NewClient(&mcp.Implementation{Name: "t"}, nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -310,8 +311,8 @@ func TestOAuthToolsetClaim(t *testing.T) {
 // 429 with Retry-After; an override lifts the limit for one principal.
 func TestRateLimitPerPrincipal(t *testing.T) {
 	cfg := gwConfig()
-	cfg.Auth.Tokens = []Token{{Name: "a", Value: "token-a-1234"}, {Name: "b", Value: "token-b-1234"}, {Name: "c", Value: "token-c-1234"}}
-	cfg.Auth.RateLimit = &RateLimit{Rate: Rate{RequestsPerSecond: 0.01, Burst: 2}, Principals: map[string]Rate{"token:c": {RequestsPerSecond: 0}}}
+	cfg.Auth.Tokens = []hub.Token{{Name: "a", Value: "token-a-1234"}, {Name: "b", Value: "token-b-1234"}, {Name: "c", Value: "token-c-1234"}}
+	cfg.Auth.RateLimit = &hub.RateLimit{Rate: hub.Rate{RequestsPerSecond: 0.01, Burst: 2}, Principals: map[string]hub.Rate{"token:c": {RequestsPerSecond: 0}}}
 	_, url, _ := gwHub(t, cfg, &gwUpstream{})
 	get := func(tok string) (int, http.Header) {
 		status, _, hdr := gwGet(t, url+"/metrics", map[string]string{"Authorization": "Bearer " + tok})
@@ -340,13 +341,13 @@ func TestRateLimitPerPrincipal(t *testing.T) {
 // request.
 func TestReloadSwapsAuth(t *testing.T) {
 	cfg := gwConfig()
-	cfg.Auth.Tokens = []Token{{Value: "old-token-1234"}}
+	cfg.Auth.Tokens = []hub.Token{{Value: "old-token-1234"}}
 	h, url, _ := gwHub(t, cfg, &gwUpstream{})
 	if resp := oauthInit(t, url+"/mcp", "old-token-1234"); resp.StatusCode != 200 {
 		t.Fatalf("old token: %d", resp.StatusCode)
 	}
 	next := *cfg
-	next.Auth.Tokens = []Token{{Value: "new-token-1234"}}
+	next.Auth.Tokens = []hub.Token{{Value: "new-token-1234"}}
 	if err := h.Apply(context.Background(), &next); err != nil {
 		t.Fatal(err)
 	}

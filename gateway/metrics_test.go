@@ -1,4 +1,4 @@
-package hub
+package gateway
 
 import (
 	"context"
@@ -9,10 +9,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/mcp-hub/mcp-hub/hub"
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 
 	"github.com/mcp-hub/mcp-hub/upstream"
@@ -24,7 +26,7 @@ import (
 func TestMetricsCountCalls(t *testing.T) {
 	g := &gwUpstream{}
 	cfg := gwConfig()
-	cfg.Auth.Tokens = []Token{{Name: "ops", Value: "metrics-token-1234"}}
+	cfg.Auth.Tokens = []hub.Token{{Name: "ops", Value: "metrics-token-1234"}}
 	_, url, _ := gwHub(t, cfg, g)
 	auth := map[string]string{"Authorization": "Bearer metrics-token-1234"}
 	cs, err := secHTTPClient(t, url+"/mcp", auth)
@@ -41,7 +43,7 @@ func TestMetricsCountCalls(t *testing.T) {
 		}
 	}
 	for range 2 { // the first loads both weather tools, the second finds them loaded
-		if res, err := gwTool(t, cs, SearchToolsName, map[string]any{"query": "weather forecast"}); err != nil || res.IsError {
+		if res, err := gwTool(t, cs, hub.SearchToolsName, map[string]any{"query": "weather forecast"}); err != nil || res.IsError {
 			t.Fatalf("search_tools: %v %v", err, res)
 		}
 	}
@@ -137,7 +139,7 @@ func TestMetricsCountCalls(t *testing.T) {
 // TestMetricsGuarded: /metrics has the auth and Host check of /mcp.
 func TestMetricsGuarded(t *testing.T) {
 	cfg := gwConfig()
-	cfg.Auth.Tokens = []Token{{Value: "metrics-token-1234"}}
+	cfg.Auth.Tokens = []hub.Token{{Value: "metrics-token-1234"}}
 	_, url, _ := gwHub(t, cfg, &gwUpstream{})
 	for _, c := range []struct {
 		name    string
@@ -173,26 +175,28 @@ func TestMetricsPerHub(t *testing.T) {
 	}
 }
 
-// BenchmarkCallObservation is what the hub adds to each forwarded
+// BenchmarkCallObservation is what the gateway adds to each forwarded
 // tools/call for metrics (and for tracing and the audit log when off): the
-// observe middleware, beginUpstream and end. Compare it with a call's CPU
+// observe middleware and its CallTrace's UpstreamStart and UpstreamDone. Compare it with a call's CPU
 // time in the proxy benchmark (hundreds of µs).
 //
-//	go test -run '^$' -bench CallObservation -benchmem ./hub/
+//	go test -run '^$' -bench CallObservation -benchmem ./gateway/
 func BenchmarkCallObservation(b *testing.B) {
 	h := newTestHub(b, smallConfig(), newFixtures())
-	s, err := h.NewSession("")
+	s, err := h.hub.NewSession(hub.SessionOptions{})
 	if err != nil {
 		b.Fatal(err)
 	}
-	tool, _ := h.Catalog().Tool("clock__now")
+	tool, _ := h.hub.Catalog().Tool("clock__now")
 	res := &upstream.RawResult{JSON: json.RawMessage(`{"content":[{"type":"text","text":"ok"}]}`)}
 	forward := func(ctx context.Context, _ string, _ mcp.Request) (mcp.Result, error) {
-		c := h.beginUpstream(ctx, tool, &mcp.CallToolParams{Name: "now"})
-		c.end(res, nil)
+		params := &mcp.CallToolParams{Name: "now"}
+		r := &hub.UpstreamRequest{Method: "tools/call", Server: tool.Server, Tool: tool, Meta: &params.Meta, Start: time.Now()}
+		ctx = h.callTrace.UpstreamStart(ctx, r)
+		h.callTrace.UpstreamDone(ctx, r, res, nil)
 		return res, nil
 	}
-	handler := s.observe(forward)
+	handler := h.observe(s)(forward)
 	req := &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: "clock__now", Arguments: json.RawMessage(`{}`)}}
 	ctx := context.Background()
 	b.ReportAllocs()

@@ -14,11 +14,11 @@
 //     and the deferred tools they have loaded.
 //   - Tools: every tool of every server, eager or deferred.
 //
-// Access. The handler is mounted behind the hub's guard (Host and Origin
+// Access. The handler is mounted behind the gateway's guard (Host and Origin
 // checks, auth, rate limits), which also accepts the token from the
-// hub.UICookie cookie under /ui. A browser without a valid token is sent to
+// gateway.UICookie cookie under /ui. A browser without a valid token is sent to
 // /ui/login, a form that takes a token (a static token or an OAuth access
-// token), checks it with Hub.VerifyToken and sets the cookie: HttpOnly,
+// token), checks it with Gateway.VerifyToken and sets the cookie: HttpOnly,
 // SameSite=Strict, Path=/ui, Secure when served over TLS. Login and logout
 // are POSTs that a browser must send from the hub's own origin (Origin and
 // Sec-Fetch-Site are checked), so another site cannot log a visitor in or

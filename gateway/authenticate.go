@@ -10,8 +10,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcp-hub/mcp-hub/hub"
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/auth"
+
+	"github.com/mcp-hub/mcp-hub/hub"
 )
 
 // authenticator is the auth configuration in force. It is built whole from

@@ -7,10 +7,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/yosida95/uritemplate/v3"
-
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/jsonrpc"
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
+	"github.com/yosida95/uritemplate/v3"
 
 	"github.com/mcp-hub/mcp-hub/upstream"
 )

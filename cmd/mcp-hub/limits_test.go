@@ -37,8 +37,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcp-hub/mcp-hub/gateway"
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
+
+	"github.com/mcp-hub/mcp-hub/gateway"
 
 	"github.com/mcp-hub/mcp-hub/internal/fixture"
 )

@@ -149,14 +149,14 @@ func (s *Session) modernTool(ctx context.Context, req *mcp.CallToolRequest) (mcp
 	c := s.hub.Catalog()
 	t, ok := c.Tool(name)
 	if !ok || !s.visible(t) {
-		s.recordError()
+		s.traceRefused(ctx)
 		if err := s.hub.unlistedServerError(name); err != nil {
 			return errorResult("Error: " + err.Error()), nil
 		}
 		return nil, s.unknownTool(c, name)
 	}
 	if t.Deferred && !s.hub.Config().Discovery.AutoLoadOnCall {
-		s.recordError()
+		s.traceRefused(ctx)
 		return errorResult(fmt.Sprintf("Error: Tool '%s' is not in your tool list: call it through call_tool {\"name\": \"%s\", \"arguments\": {...}}.", t.Name, t.Name)), nil
 	}
 	return s.callUpstream(ctx, t, req.Params)

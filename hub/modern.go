@@ -6,8 +6,6 @@ import (
 	"reflect"
 	"slices"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 )
@@ -98,7 +96,9 @@ func (s *Session) beginModern(ss *mcp.ServerSession) {
 	s.hub.addSession(s)
 	s.mu.Unlock()
 	s.sync(s.hub.Catalog())
-	s.hub.sessionStarted(s)
+	if f := s.hub.hooks.SessionStarted; f != nil {
+		f(s)
+	}
 }
 
 // requestSessionKey carries the SDK session of the request being handled,
@@ -119,98 +119,39 @@ func requestSession(ctx context.Context) *mcp.ServerSession {
 	return ss
 }
 
-// modernSessions holds the shared modern Sessions of the HTTP server, one
-// per toolset and principal: what a modern client's tools/list may depend
-// on. Each has one go-sdk server, which the stateless handler connects a
-// short-lived SDK session to for every request, and which holds the
-// subscriptions/listen streams open on this replica. A Session no request
-// has used for session_idle_timeout is ended when another is made; past
-// max_sessions a new key is refused (503), as a legacy session would be.
-type modernSessions struct {
-	mu sync.Mutex
-	m  map[modernKey]*modernEntry
-}
-
-type modernKey struct{ toolset, principal string }
-
-type modernEntry struct {
-	s        *Session
-	lastUsed time.Time
-}
-
-// get returns the shared modern Session of key, made with make when there
-// is none; ok is false when there is none and max_sessions are open.
-func (ms *modernSessions) get(key modernKey, limit int, idle time.Duration, make func() (*Session, error)) (s *Session, ok bool, err error) {
-	ms.mu.Lock()
-	defer ms.mu.Unlock()
-	now := time.Now()
-	if e, found := ms.m[key]; found {
-		e.lastUsed = now
-		return e.s, true, nil
-	}
-	for k, e := range ms.m {
-		if idle > 0 && now.Sub(e.lastUsed) > idle && !e.s.listening() {
-			delete(ms.m, k)
-			go e.s.end()
-		}
-	}
-	if len(ms.m) >= limit {
-		return nil, false, nil
-	}
-	s, err = make()
+// NewModernSession makes a session shared by every modern request of a
+// toolset and principal (what a modern client's tools/list may depend
+// on), and registers it with the hub, so that catalog changes reach the
+// subscriptions/listen streams open on its server. The gateway connects
+// a short-lived SDK session of its server for each request (go-sdk's
+// stateless HTTP handler); the session never loads a tool. End it with
+// End.
+func (h *Hub) NewModernSession(opts SessionOptions) (*Session, error) {
+	s, err := h.NewSession(opts)
 	if err != nil {
-		return nil, true, err
+		return nil, err
 	}
-	if ms.m == nil {
-		ms.m = map[modernKey]*modernEntry{}
+	s.mu.Lock()
+	s.modernShared = true
+	h.addSession(s)
+	s.mu.Unlock()
+	s.sync(h.Catalog())
+	if f := h.hooks.SessionStarted; f != nil {
+		f(s)
 	}
-	ms.m[key] = &modernEntry{s: s, lastUsed: now}
-	return s, true, nil
+	return s, nil
 }
 
-// count is how many shared modern Sessions there are.
-func (ms *modernSessions) count() int {
-	ms.mu.Lock()
-	defer ms.mu.Unlock()
-	return len(ms.m)
-}
+// End ends a session made by NewModernSession: the hub forgets it.
+func (s *Session) End() { s.end() }
 
-// closeAll ends every shared modern Session (the hub is closing).
-func (ms *modernSessions) closeAll() {
-	ms.mu.Lock()
-	all := ms.m
-	ms.m = nil
-	ms.mu.Unlock()
-	for _, e := range all {
-		e.s.end()
-	}
-}
-
-// listening reports whether a request holds an SDK session of s's server
-// open (a subscriptions/listen stream, or a call in flight).
-func (s *Session) listening() bool {
+// Busy reports whether a request holds an SDK session of s's server open:
+// a subscriptions/listen stream, or a call in flight.
+func (s *Session) Busy() bool {
 	for range s.server.Sessions() {
 		return true
 	}
 	return false
-}
-
-// newModernSession makes the shared modern Session of toolset ts for
-// principal p and registers it with the hub, so catalog changes reach its
-// listen streams.
-func (h *Hub) newModernSession(ts string, p *Principal) (*Session, error) {
-	s, err := h.NewSession(ts)
-	if err != nil {
-		return nil, err
-	}
-	s.principal = p
-	s.modernShared = true
-	s.mu.Lock()
-	h.addSession(s)
-	s.mu.Unlock()
-	s.sync(h.Catalog())
-	h.sessionStarted(s)
-	return s, nil
 }
 
 // modernToolList is a modern client's tools/list in catalog c: the

@@ -2,7 +2,6 @@ package hub
 
 import (
 	"context"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -11,15 +10,15 @@ import (
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 )
 
-// modernTransports connect a go-sdk client of the 2026-07-28 era to a hub:
-// over one persistent connection (in memory, as over stdio) and over
-// streamable HTTP, where every request stands alone.
+// modernTransports connect a go-sdk client of the 2026-07-28 era to a hub
+// over one persistent connection (in memory, as over stdio); the gateway's
+// tests do the same over streamable HTTP, where every request stands alone.
 var modernTransports = []struct {
 	name    string
 	connect func(t *testing.T, h *Hub, client *mcp.Client) *mcp.ClientSession
 }{
 	{"memory", func(t *testing.T, h *Hub, client *mcp.Client) *mcp.ClientSession {
-		s, err := h.NewSession("")
+		s, err := h.NewSession(SessionOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -28,16 +27,6 @@ var modernTransports = []struct {
 			t.Fatal(err)
 		}
 		cs, err := client.Connect(testCtx(t), ct, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { cs.Close() })
-		return cs
-	}},
-	{"http", func(t *testing.T, h *Hub, client *mcp.Client) *mcp.ClientSession {
-		srv := httptest.NewServer(h.HTTPHandler(nil))
-		t.Cleanup(srv.Close)
-		cs, err := client.Connect(testCtx(t), &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp"}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -71,7 +71,7 @@ func (s *Session) route(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 			return res, err
 		case "resources/read":
-			res, err := s.hub.readResource(ctx, req.(*mcp.ReadResourceRequest).Params)
+			res, err := s.readResource(ctx, req.(*mcp.ReadResourceRequest).Params)
 			if modern && err == nil {
 				return modernResult(res), nil
 			}
@@ -85,7 +85,7 @@ func (s *Session) route(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 			return res, nil
 		case "prompts/get":
-			res, err := s.hub.getPrompt(ctx, req.(*mcp.GetPromptRequest).Params)
+			res, err := s.getPrompt(ctx, req.(*mcp.GetPromptRequest).Params)
 			if modern && err == nil {
 				return modernResult(res), nil
 			}

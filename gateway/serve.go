@@ -102,6 +102,11 @@ func (g *Gateway) HTTPHandler(extra map[string]http.Handler) http.Handler {
 		case kind == modernRequest && g.Config().Protocol.ModernEnabled():
 			g.serveModern(w, r, modern)
 			return
+		case kind == modernRequest:
+			// protocol.modern is off: the SDK refuses it (-32022), as
+			// before there was a modern era to serve.
+			stream.ServeHTTP(w, r)
+			return
 		case kind == batchRequest:
 			// The SDK would take an initialize in a batch, in a session
 			// of the shared server.

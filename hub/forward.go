@@ -228,54 +228,43 @@ func (r *router) progressCall(token any) *call {
 // callerOf finds the call an upstream's request or notification belongs
 // to. Nothing in the message says which call caused it, so: the only
 // session with calls in flight to that upstream. Several sessions at once
-// is ambiguous (nil, false). A modern call that is waiting for its client's
-// input (inputrequired.go) sent its upstream's request already and is
-// passed over while another call is in flight.
+// is ambiguous (nil, false). A modern call that is waiting for its
+// client's input (inputrequired.go) sent its upstream's request already:
+// it is never the one.
 func (r *router) callerOf(server string) (c *call, ambiguous bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for _, skipWaiting := range []bool{true, false} {
-		for cl := range r.calls[server] {
-			if skipWaiting && cl.waitingForClient() {
-				continue
-			}
-			if c != nil && c.session != cl.session {
-				return nil, true
-			}
-			c = cl
+	for cl := range r.calls[server] {
+		if cl.waitingForClient() {
+			continue
 		}
-		if c != nil {
-			break
+		if c != nil && c.session != cl.session {
+			return nil, true
 		}
+		c = cl
 	}
 	return c, false
 }
 
 // callFrom finds a call of session s in flight to an upstream, for what
 // the upstream sends in s's own session (upstream.Owner): any of them
-// puts the message on s's streams; one waiting for its client's input
-// only if no other is.
+// puts the message on s's streams, but one waiting for its client's input.
 func (r *router) callFrom(server string, s *Session) *call {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var waiting *call
 	for c := range r.calls[server] {
-		if c.session != s {
-			continue
-		}
-		if !c.waitingForClient() {
+		if c.session == s && !c.waitingForClient() {
 			return c
 		}
-		waiting = c
 	}
-	return waiting
+	return nil
 }
 
 // waitingForClient reports whether c is a modern call whose upstream's
 // request is with the client.
 func (c *call) waitingForClient() bool {
 	sp := suspensionOf(c.ctx)
-	return sp != nil && sp.asking.Load()
+	return sp != nil && sp.asking.Load() > 0
 }
 
 // caller finds the session, and the call, that what an upstream sent

@@ -59,7 +59,7 @@ type suspension struct {
 	asks    chan *inputAsk   // what the upstream asks for during the call
 	done    chan struct{}    // closed when the call is over or abandoned
 	once    sync.Once
-	asking  atomic.Bool // an upstream's request waits for the client's answer
+	asking  atomic.Int32 // the upstream's requests waiting for the client's answer
 
 	// Guarded by suspensions.mu while the call is suspended; owned by
 	// the waiting request otherwise.
@@ -287,8 +287,8 @@ func (sp *suspension) key() string { return "input-" + strconv.Itoa(sp.round) }
 // the answer.
 func (sp *suspension) ask(ctx context.Context, method string, params mcp.InputRequest) (mcp.Result, error) {
 	a := &inputAsk{method: method, params: params, reply: make(chan callOutcome, 1)}
-	sp.asking.Store(true)
-	defer sp.asking.Store(false)
+	sp.asking.Add(1)
+	defer sp.asking.Add(-1)
 	select {
 	case sp.asks <- a:
 	case <-sp.done:

@@ -11,7 +11,9 @@ import (
 // tools (toollist.go), tools/call (so that an upstream's result passes
 // through as bytes), what the hub proxies without registering it
 // (resources, prompts), and what must also reach upstreams
-// (logging/setLevel).
+// (logging/setLevel). A request of the 2026-07-28 era gets that era's
+// answers (modern.go): a tools/list no call changes, tools/call through
+// callModern, resultType and cacheScope on what the hub passes through.
 func (s *Session) route(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		modern := isModern(req)
@@ -39,9 +41,8 @@ func (s *Session) route(next mcp.MethodHandler) mcp.MethodHandler {
 			return s.listTools(req.(*mcp.ListToolsRequest).Params, false)
 		case "tools/call":
 			r := req.(*mcp.CallToolRequest)
-			ctx = withRequestSession(ctx, req)
 			if modern {
-				return s.callModern(ctx, r)
+				return s.callModern(withRequestSession(ctx, req), r)
 			}
 			shown := s.shows(r.Params.Name)
 			if !shown || isMetaTool(r.Params.Name) {

@@ -52,7 +52,7 @@ type suspensions struct {
 // suspension is one modern call whose upstream call runs on its own.
 type suspension struct {
 	session *Session
-	tool    string
+	tool    string                  // what was called: method and name (modernRequest.what)
 	caps    *mcp.ClientCapabilities // what the client declared on the call
 	cancel  context.CancelFunc
 	result  chan callOutcome // the upstream call's outcome; buffered
@@ -103,13 +103,32 @@ func (sp *suspension) end(err error) {
 // callModern answers a modern client's tools/call: it starts the call, or
 // with a requestState of the hub's continues a suspended one.
 func (s *Session) callModern(ctx context.Context, req *mcp.CallToolRequest) (mcp.Result, error) {
-	if st := req.Params.RequestState; strings.HasPrefix(st, statePrefix) {
-		sp, err := s.hub.suspended.take(st, s, req.Params.Name)
+	p := req.Params
+	return s.runModern(ctx, modernRequest{"tools/call " + p.Name, p.RequestState, p.InputResponses, req.ClientCapabilities()},
+		func(ctx context.Context) (mcp.Result, error) { return s.modernTool(ctx, req) })
+}
+
+// modernRequest is what runModern needs of a request that may ask the
+// client for input: tools/call, prompts/get, resources/read.
+type modernRequest struct {
+	what      string // method and name: a retry must be of the same
+	state     string
+	responses mcp.InputResponseMap
+	caps      *mcp.ClientCapabilities
+}
+
+// runModern runs run for a modern client on its own goroutine, so that
+// what its upstream asks of the client can be answered input_required in
+// the meantime; with a requestState of the hub's it continues the
+// suspended run instead.
+func (s *Session) runModern(ctx context.Context, r modernRequest, run func(context.Context) (mcp.Result, error)) (mcp.Result, error) {
+	if strings.HasPrefix(r.state, statePrefix) {
+		sp, err := s.hub.suspended.take(r.state, s, r.what)
 		if err != nil {
 			return nil, err
 		}
 		if sp.pending != nil {
-			resp, ok := req.Params.InputResponses[sp.key()]
+			resp, ok := r.responses[sp.key()]
 			if !ok {
 				// Asked again: the client did not answer.
 				return s.hub.suspended.suspend(ctx, sp)
@@ -123,8 +142,8 @@ func (s *Session) callModern(ctx context.Context, req *mcp.CallToolRequest) (mcp
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	sp := &suspension{
 		session: s,
-		tool:    req.Params.Name,
-		caps:    req.ClientCapabilities(),
+		tool:    r.what,
+		caps:    r.caps,
 		cancel:  cancel,
 		result:  make(chan callOutcome, 1),
 		asks:    make(chan *inputAsk),
@@ -132,7 +151,7 @@ func (s *Session) callModern(ctx context.Context, req *mcp.CallToolRequest) (mcp
 	}
 	runCtx = context.WithValue(runCtx, suspensionKey{}, sp)
 	go func() {
-		res, err := s.modernTool(runCtx, req)
+		res, err := run(runCtx)
 		sp.result <- callOutcome{res, err}
 	}()
 	return s.hub.suspended.wait(ctx, sp)

@@ -72,11 +72,13 @@ func (s *Session) route(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 			return res, err
 		case "resources/read":
-			res, err := s.readResource(ctx, req.(*mcp.ReadResourceRequest).Params)
-			if modern && err == nil {
-				return modernResult(res), nil
+			r := req.(*mcp.ReadResourceRequest)
+			if modern {
+				p := r.Params
+				return s.runModern(withRequestSession(ctx, req), modernRequest{"resources/read " + p.URI, p.RequestState, p.InputResponses, r.ClientCapabilities()},
+					func(ctx context.Context) (mcp.Result, error) { return s.readResource(ctx, p) })
 			}
-			return res, err
+			return s.readResource(ctx, r.Params)
 		case "prompts/list":
 			res := s.hub.listPrompts()
 			if modern && res.CacheScope == "" {
@@ -86,11 +88,13 @@ func (s *Session) route(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 			return res, nil
 		case "prompts/get":
-			res, err := s.getPrompt(ctx, req.(*mcp.GetPromptRequest).Params)
-			if modern && err == nil {
-				return modernResult(res), nil
+			r := req.(*mcp.GetPromptRequest)
+			if modern {
+				p := r.Params
+				return s.runModern(withRequestSession(ctx, req), modernRequest{"prompts/get " + p.Name, p.RequestState, p.InputResponses, r.ClientCapabilities()},
+					func(ctx context.Context) (mcp.Result, error) { return s.getPrompt(ctx, p) })
 			}
-			return res, err
+			return s.getPrompt(ctx, r.Params)
 		case "logging/setLevel":
 			res, err := next(ctx, method, req)
 			if err == nil {

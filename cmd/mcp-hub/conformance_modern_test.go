@@ -110,14 +110,14 @@ func TestConformanceModern(t *testing.T) {
 // requests into server-to-client requests, which the hub turns back into
 // input_required results: the request's key is lost (basic-elicitation),
 // requests are answered one at a time (multiple-input-requests,
-// multi-round), and prompts/get is not bridged (non-tool-request). And the
+// multi-round). And the
 // upstream sees the hub's client capabilities, not the caller's, so it does
 // not refuse a tool whose capability the caller did not declare. An
 // upstream of the modern era passes all of these through.
 func bridgeGap(scenario, id string) bool {
 	switch scenario {
 	case "input-required-result-basic-elicitation", "input-required-result-multiple-input-requests",
-		"input-required-result-multi-round", "input-required-result-non-tool-request":
+		"input-required-result-multi-round":
 		return true
 	case "server-stateless":
 		return id == "sep-2575-server-rejects-undeclared-capability" || id == "sep-2575-missing-capability-http-400"

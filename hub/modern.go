@@ -32,9 +32,11 @@ import (
 // found" to a modern request), subscriptions/listen and the routing headers.
 // The hub serves both eras from the same Session type: over stdio and in
 // memory a connection's one Session is modern once its first modern request
-// arrives; over HTTP a modern request (it has no Mcp-Session-Id) is served
-// by a stateless handler, in the shared modern Session of its toolset and
-// principal (modernSessions), on whichever replica it lands.
+// arrives; over HTTP (package gateway) a modern request, which has no
+// Mcp-Session-Id, is served by go-sdk's stateless handler in a Session
+// NewModernSession made, shared by the modern requests of its toolset and
+// principal, on whichever replica it lands. An upstream of the legacy era
+// reaches a modern client's calls through inputrequired.go.
 
 // protocolModern is the first revision of the modern era.
 const protocolModern = "2026-07-28"

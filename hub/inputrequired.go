@@ -128,14 +128,14 @@ func (s *Session) runModern(ctx context.Context, r modernRequest, run func(conte
 			return nil, err
 		}
 		if sp.pending != nil {
-			resp, ok := r.responses[sp.key()]
-			if !ok {
+			answer, ok := r.responses[sp.key()].(mcp.Result)
+			if !ok || answer == nil {
 				// Asked again: the client did not answer.
 				return s.hub.suspended.suspend(ctx, sp)
 			}
 			a := sp.pending
 			sp.pending = nil
-			a.reply <- callOutcome{res: resp.(mcp.Result)}
+			a.reply <- callOutcome{res: answer}
 		}
 		return s.hub.suspended.wait(ctx, sp)
 	}

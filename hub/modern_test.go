@@ -133,3 +133,36 @@ func TestModernListen(t *testing.T) {
 		})
 	}
 }
+
+// TestProtocolConfig: protocol.modern defaults to off, and decides whether
+// a session's server offers 2026-07-28; an unknown key under protocol is
+// refused.
+func TestProtocolConfig(t *testing.T) {
+	for _, tc := range []struct {
+		doc     string
+		modern  bool
+		wantErr bool
+	}{
+		{"", DefaultModern, false},
+		{"protocol:\n  modern: true\n", true, false},
+		{"protocol:\n  modern: false\n", false, false},
+		{"protocol:\n  moden: true\n", false, true},
+	} {
+		cfg, err := ParseConfig("hub.yaml", []byte("servers:\n  a:\n    command: x\n"+tc.doc))
+		if tc.wantErr {
+			if err == nil {
+				t.Errorf("%q: parsed, want an error", tc.doc)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%q: %v", tc.doc, err)
+		}
+		if got := cfg.Protocol.ModernEnabled(); got != tc.modern {
+			t.Errorf("%q: ModernEnabled %t, want %t", tc.doc, got, tc.modern)
+		}
+		if got := slices.Contains(supportedVersions(cfg.Protocol.ModernEnabled()), protocolModern); got != tc.modern {
+			t.Errorf("%q: 2026-07-28 offered %t, want %t", tc.doc, got, tc.modern)
+		}
+	}
+}

@@ -286,26 +286,28 @@ func (s *Session) cacheScope() string {
 // tools/call; go-sdk's HTTP handler reads the registered definitions to
 // validate a request's Mcp-Param-* headers against the tool's
 // x-mcp-header annotations. One registry per toolset and principal is
-// affordable where one per legacy session was not. Called under syncMu.
+// affordable where one per legacy session was not; a definition already
+// registered is not registered again (the SDK re-reads its schema each
+// time). Called under syncMu.
 func (s *Session) registerTools(c *Catalog) {
 	tools := s.modernToolList(c)
-	keep := make(map[string]bool, len(tools))
-	names := make([]string, 0, len(tools))
+	next := make(map[string]*mcp.Tool, len(tools))
 	for _, def := range tools {
-		keep[def.Name] = true
-		names = append(names, def.Name)
-		s.server.AddTool(def, answeredByRoute)
+		next[def.Name] = def
+		if s.registered[def.Name] != def {
+			s.server.AddTool(def, answeredByRoute)
+		}
 	}
 	var gone []string
-	for _, name := range s.registered {
-		if !keep[name] {
+	for name := range s.registered {
+		if _, ok := next[name]; !ok {
 			gone = append(gone, name)
 		}
 	}
 	if len(gone) > 0 {
 		s.server.RemoveTools(gone...)
 	}
-	s.registered = names
+	s.registered = next
 }
 
 // stripEraMeta removes from the params of a modern request the hub

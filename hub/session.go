@@ -53,7 +53,7 @@ type Session struct {
 	// the modern requests of a toolset and principal, it has no SDK
 	// session of its own, one per request instead.
 	modernShared bool
-	registered   []string // names registered with server (registerTools); guarded by syncMu
+	registered   map[string]*mcp.Tool // what registerTools registered with server; guarded by syncMu
 	opened       time.Time
 }
 

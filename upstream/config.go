@@ -5,7 +5,11 @@ import (
 
 	"fmt"
 	"net/url"
+	"slices"
+	"strings"
 	"time"
+
+	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 )
 
 // Transport names accepted in configuration.
@@ -44,6 +48,13 @@ type Config struct {
 
 	// in-process
 	Builtin string `yaml:"builtin,omitempty" json:"builtin,omitempty"`
+
+	// ProtocolVersion is the MCP revision the hub asks this server for.
+	// Empty (the default) lets the hub choose per transport (see
+	// stateless.go); StatelessProtocolVersion asks for the stateless
+	// revision first (server/discover, then initialize) on any transport;
+	// an older revision uses only the initialize handshake at it.
+	ProtocolVersion string `yaml:"protocol_version,omitempty" json:"protocol_version,omitempty"`
 
 	// Timeout bounds each call (and the initial connect); zero means DefaultTimeout.
 	Timeout  Duration `yaml:"timeout,omitempty" json:"timeout,omitempty"`
@@ -114,6 +125,12 @@ func (c *Config) Validate() error {
 	}
 	if c.Timeout < 0 {
 		return fmt.Errorf("timeout must be positive")
+	}
+	if v := c.ProtocolVersion; v != "" && !slices.Contains(mcp.SupportedProtocolVersions(), v) {
+		return fmt.Errorf("protocol_version %q is not one the hub speaks: use one of %s, or leave it out", v, strings.Join(mcp.SupportedProtocolVersions(), ", "))
+	}
+	if c.ProtocolVersion != "" && c.Builtin != "" {
+		return fmt.Errorf("'protocol_version' does not apply to builtin servers")
 	}
 	return nil
 }

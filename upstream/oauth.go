@@ -791,7 +791,7 @@ func Login(ctx context.Context, cfg Config, opts Options) (*LoginResult, error) 
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "mcp-hub", Version: version.Version}, &mcp.ClientOptions{Logger: opts.SDKLogger})
 	tools := 0
-	cs, err := client.Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: ProtocolVersion})
+	cs, err := client.Connect(ctx, transport, u.sessionOptions())
 	if err == nil {
 		if caps := cs.InitializeResult().Capabilities; caps != nil && caps.Tools != nil {
 			for _, lerr := range cs.Tools(ctx, nil) {

@@ -1,0 +1,302 @@
+package upstream
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+
+	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
+)
+
+// The stateless revision of MCP (2026-07-28) on the upstream side.
+//
+// Which revision a connection asks for depends on the transport
+// (sessionOptions). Asked for it, go-sdk's client sends server/discover
+// first and falls back to initialize (at ProtocolVersion) when the server
+// does not know it. What differs once a server speaks it:
+//
+//   - Every request carries the protocol version, the client's info and
+//     capabilities in its _meta. The SDK adds them to what it sends; raw
+//     stdio calls add them here (requestMeta).
+//   - There is no logging/setLevel: the level travels in each request's
+//     _meta (io.modelcontextprotocol/logLevel). SetLoggingLevel only
+//     remembers it, and each call carries its owner's level (logLevelFor).
+//   - list_changed notifications and resource updates arrive on
+//     subscriptions/listen streams, which the SDK opens (at connect for list
+//     changes, at Subscribe for a resource) and whose notifications reach
+//     the same handlers as before.
+//   - A server that needs sampling, elicitation or roots during a call
+//     answers it with resultType "input_required", carrying the requests
+//     and an opaque state; the client answers them and calls again. The hub
+//     answers them with its Listener, exactly as the legacy server-to-client
+//     requests are, for the session that made the call, and retries
+//     (callWithInput). go-sdk's client has that loop too, but it answers
+//     roots/list from the client's own fixed list and judges elicitation
+//     schemas itself, and raw stdio calls never pass through it: so it is
+//     disabled (newClient) and the hub runs its own.
+
+// StatelessProtocolVersion is what the hub asks upstreams for first. A
+// server that does not speak it gets initialize at ProtocolVersion.
+const StatelessProtocolVersion = "2026-07-28"
+
+// sessionOptions says which revision the next connection asks for. A
+// server's protocol_version decides; without one:
+//
+//   - streamable HTTP: the stateless revision first. It is what makes an
+//     HTTP server sessionless, and a stateless server can reach a client
+//     only through input_required results.
+//   - stdio: initialize first, and server/discover after an initialize
+//     failed. A server that speaks both revisions serves every tool on a
+//     connection that used initialize: tools written for input_required are
+//     answered by its SDK through the legacy requests, while under the
+//     stateless revision go-sdk refuses the legacy requests other tools
+//     still send (measured with go-sdk's everything-server: the 2025-11-25
+//     conformance scenarios for sampling and elicitation fail through a
+//     stateless connection). A stdio connection has state either way.
+//   - SSE (the older HTTP transport) and builtins: initialize.
+func (u *Upstream) sessionOptions() *mcp.ClientSessionOptions {
+	v := u.cfg.ProtocolVersion
+	if v == "" {
+		switch u.cfg.Kind() {
+		case TransportStreamable:
+			v = StatelessProtocolVersion
+		case TransportStdio:
+			v = ProtocolVersion
+			u.mu.Lock()
+			if u.statelessFirst {
+				v = StatelessProtocolVersion
+			}
+			u.mu.Unlock()
+		default:
+			v = ProtocolVersion
+		}
+	}
+	return &mcp.ClientSessionOptions{ProtocolVersion: v}
+}
+
+// connectFailed notes a failed handshake: a stdio server that chose no
+// revision gets the other handshake next time (sessionOptions), so a
+// server that speaks only the stateless revision is reached on the next
+// attempt.
+func (u *Upstream) connectFailed() {
+	if u.cfg.ProtocolVersion != "" || u.cfg.Kind() != TransportStdio {
+		return
+	}
+	u.mu.Lock()
+	u.statelessFirst = !u.statelessFirst
+	u.mu.Unlock()
+}
+
+// Keys of the per-request _meta of the stateless revision. They describe
+// one hop, so what a downstream client put there is not forwarded: the
+// hub sends its own.
+const (
+	metaProtocolVersion    = "io.modelcontextprotocol/protocolVersion"
+	metaClientInfo         = "io.modelcontextprotocol/clientInfo"
+	metaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
+	metaLogLevel           = "io.modelcontextprotocol/logLevel"
+)
+
+// MaxInputRounds bounds the input_required rounds of one call: past it the
+// call fails. go-sdk's own client stops at the same number.
+const MaxInputRounds = 10
+
+// maxBusyRounds bounds the rounds in which the server asked for nothing
+// (an input_required result without requests: it is shedding load).
+const maxBusyRounds = 3
+
+// stateless reports whether cs negotiated the stateless revision.
+func stateless(cs *mcp.ClientSession) bool {
+	if cs == nil {
+		return false
+	}
+	init := cs.InitializeResult()
+	return init != nil && init.ProtocolVersion >= StatelessProtocolVersion
+}
+
+// negotiated is the protocol version cs speaks ("" before it is connected).
+func negotiated(cs *mcp.ClientSession) string {
+	if cs == nil || cs.InitializeResult() == nil {
+		return ""
+	}
+	return cs.InitializeResult().ProtocolVersion
+}
+
+// hopMeta returns meta without the keys that describe the downstream hop
+// (stripped says whether there were any), and the log level the downstream
+// asked for in it, if any. meta itself is not changed.
+func hopMeta(meta mcp.Meta) (out mcp.Meta, level mcp.LoggingLevel, stripped bool) {
+	for k, v := range meta {
+		switch k {
+		case metaProtocolVersion, metaClientInfo, metaClientCapabilities:
+			stripped = true
+		case metaLogLevel:
+			stripped = true
+			if s, ok := v.(string); ok {
+				level = mcp.LoggingLevel(s)
+			}
+		}
+	}
+	if !stripped {
+		return meta, level, false
+	}
+	out = maps.Clone(meta)
+	for _, k := range []string{metaProtocolVersion, metaClientInfo, metaClientCapabilities, metaLogLevel} {
+		delete(out, k)
+	}
+	if len(out) == 0 {
+		out = nil
+	}
+	return out, level, true
+}
+
+// prepareCall returns the params to send to cs for a call: the downstream
+// hop's _meta keys removed, and on a stateless session the log level (the
+// downstream's own, else owner's) added. The SDK adds the rest of the
+// stateless _meta itself, into the map it is given, so a stateless call
+// always gets a copy; raw calls get the rest from rawMeta. params is not
+// changed.
+func (u *Upstream) prepareCall(cs *mcp.ClientSession, owner any, params *mcp.CallToolParams) *mcp.CallToolParams {
+	meta, level, stripped := hopMeta(params.Meta)
+	if !stateless(cs) {
+		if !stripped {
+			return params
+		}
+		p := *params
+		p.Meta = meta
+		return &p
+	}
+	if level == "" {
+		level = u.logLevelFor(owner)
+	}
+	p := *params
+	p.Meta = maps.Clone(meta)
+	if level != "" {
+		if p.Meta == nil {
+			p.Meta = mcp.Meta{}
+		}
+		p.Meta[metaLogLevel] = string(level)
+	}
+	return &p
+}
+
+// rawMeta adds to the _meta of a stateless call what the SDK adds to its
+// own requests: the protocol version, the hub's client info and
+// capabilities. params comes from prepareCall, a copy of its own.
+func rawMeta(cs *mcp.ClientSession, params *mcp.CallToolParams) {
+	if params.Meta == nil {
+		params.Meta = mcp.Meta{}
+	}
+	caps := clientCapabilities()
+	caps.Roots = *caps.RootsV2 // what the SDK puts on the wire for it
+	params.Meta[metaProtocolVersion] = negotiated(cs)
+	params.Meta[metaClientInfo] = clientInfo()
+	params.Meta[metaClientCapabilities] = caps
+}
+
+// logLevelFor is the level owner set (any session's, last, when owner set
+// none): what the hub asks a stateless server for on owner's calls.
+func (u *Upstream) logLevelFor(owner any) mcp.LoggingLevel {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if owner != nil {
+		if l, ok := u.levels[owner]; ok {
+			return l
+		}
+	}
+	return u.level
+}
+
+// inputRequired takes apart a tools/call result that asks for input. ok is
+// false for any other result.
+func inputRequired(res mcp.Result) (requests mcp.InputRequestMap, state string, ok bool, err error) {
+	switch r := res.(type) {
+	case *mcp.CallToolResult:
+		if !r.NeedsInput() {
+			return nil, "", false, nil
+		}
+		return r.InputRequests, r.RequestState, true, nil
+	case *RawResult:
+		if !bytes.Contains(r.JSON, []byte(`"input_required"`)) {
+			return nil, "", false, nil
+		}
+		var typed mcp.CallToolResult
+		if err := json.Unmarshal(r.JSON, &typed); err != nil {
+			return nil, "", false, fmt.Errorf("reading an input_required result: %w", err)
+		}
+		return inputRequired(&typed)
+	}
+	return nil, "", false, nil
+}
+
+// answerInput answers a server's input requests through the Listener, as
+// the server-to-client requests of the legacy protocol are: in owner's
+// name (the hub routes them to the session that made the call), one after
+// the other, so a client is never asked two things at once.
+func (u *Upstream) answerInput(ctx context.Context, owner any, requests mcp.InputRequestMap) (mcp.InputResponseMap, error) {
+	if owner != nil {
+		ctx = context.WithValue(ctx, ownerKey{}, owner)
+	}
+	responses := make(mcp.InputResponseMap, len(requests))
+	for id, ir := range requests {
+		var method string
+		var params mcp.Params
+		switch p := ir.(type) {
+		case *mcp.ElicitParams:
+			method, params = MethodElicit, p
+		case *mcp.CreateMessageParams:
+			method, params = MethodCreateMessage, p
+		case *mcp.CreateMessageWithToolsParams:
+			method, params = MethodCreateMessage, p
+		case *mcp.ListRootsParams:
+			method, params = MethodListRoots, p
+		default:
+			return nil, fmt.Errorf("input request %q: unsupported type %T", id, ir)
+		}
+		res, err := u.request(ctx, method, params)
+		if err != nil {
+			return nil, fmt.Errorf("input request %q (%s): %w", id, method, err)
+		}
+		resp, ok := res.(mcp.InputResponse)
+		if !ok {
+			return nil, fmt.Errorf("input request %q (%s): the client's answer is a %T", id, method, res)
+		}
+		responses[id] = resp
+	}
+	return responses, nil
+}
+
+// callWithInput runs call (one tools/call) until the server stops asking
+// for input, answering each round with answerInput and retrying with the
+// answers and the server's state, at most MaxInputRounds times.
+func (u *Upstream) callWithInput(ctx context.Context, owner any, params *mcp.CallToolParams,
+	call func(*mcp.CallToolParams) (mcp.Result, error)) (mcp.Result, error) {
+	busy := 0
+	for round := 1; ; round++ {
+		res, err := call(params)
+		if err != nil {
+			return nil, err
+		}
+		requests, state, ok, err := inputRequired(res)
+		if err != nil || !ok {
+			return res, err
+		}
+		if len(requests) == 0 {
+			if busy++; busy >= maxBusyRounds {
+				return nil, fmt.Errorf("server '%s': tool '%s' is busy (asked for no input %d times); retry later", u.cfg.Name, params.Name, busy)
+			}
+		}
+		if round >= MaxInputRounds {
+			return nil, fmt.Errorf("server '%s': tool '%s' asked for input %d times; the hub stops there", u.cfg.Name, params.Name, round)
+		}
+		responses, err := u.answerInput(ctx, owner, requests)
+		if err != nil {
+			return nil, fmt.Errorf("server '%s': tool '%s': %w", u.cfg.Name, params.Name, err)
+		}
+		next := *params
+		next.InputResponses, next.RequestState = responses, state
+		params = &next
+	}
+}

@@ -620,7 +620,12 @@ func (u *Upstream) CallTool(ctx context.Context, owner any, params *mcp.CallTool
 		return nil, err
 	}
 	shared, counter := cs, &u.counter
-	if owner != nil && u.ownsSessions() {
+	// A stateless server has no sessions to own: every call goes through
+	// the shared connection, whose tool list tells the SDK which
+	// Mcp-Param-* headers a call needs (go-sdk servers refuse a call
+	// without them). What the server asks for during a call comes back in
+	// its result, and is answered for owner (callWithInput).
+	if owner != nil && u.ownsSessions() && !stateless(cs) {
 		if own, err := u.sessionOf(ctx, owner); err == nil {
 			cs, counter = own.cs, &own.counter
 		} else if ctx.Err() != nil {

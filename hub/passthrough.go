@@ -105,17 +105,15 @@ func (h *Hub) resourceOwner(uri string) (*upstream.Upstream, error) {
 	return nil, &jsonrpc.Error{Code: mcp.CodeResourceNotFound, Message: fmt.Sprintf("Resource not found: no server lists '%s'", shownName(uri))}
 }
 
-func (h *Hub) readResource(ctx context.Context, p *mcp.ReadResourceParams) (*mcp.ReadResourceResult, error) {
+// readResource reads a resource for session s: what the server asks for
+// meanwhile (a stateless server's input_required) is answered by s.
+func (h *Hub) readResource(ctx context.Context, s *Session, p *mcp.ReadResourceParams) (*mcp.ReadResourceResult, error) {
 	u, err := h.resourceOwner(p.URI)
 	if err != nil {
 		return nil, err
 	}
-	cs, err := u.Session()
-	if err != nil {
-		return nil, err
-	}
 	ctx, end := h.traceUpstream(ctx, u.Name(), "resources/read", &p.Meta)
-	res, err := cs.ReadResource(ctx, p)
+	res, err := u.ReadResource(ctx, s, p)
 	end(err)
 	return res, err
 }
@@ -201,7 +199,9 @@ func (h *Hub) listPrompts() *mcp.ListPromptsResult {
 	return out
 }
 
-func (h *Hub) getPrompt(ctx context.Context, p *mcp.GetPromptParams) (*mcp.GetPromptResult, error) {
+// getPrompt gets a prompt for session s, which answers what the server
+// asks for meanwhile, as readResource.
+func (h *Hub) getPrompt(ctx context.Context, s *Session, p *mcp.GetPromptParams) (*mcp.GetPromptResult, error) {
 	pr, ok := h.Catalog().Prompt(p.Name)
 	if !ok {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown prompt '%s'", shownName(p.Name))}
@@ -210,14 +210,10 @@ func (h *Hub) getPrompt(ctx context.Context, p *mcp.GetPromptParams) (*mcp.GetPr
 	if err != nil {
 		return nil, err
 	}
-	cs, err := u.Session()
-	if err != nil {
-		return nil, err
-	}
 	fwd := *p
 	fwd.Name = pr.Original
 	ctx, end := h.traceUpstream(ctx, u.Name(), "prompts/get", &fwd.Meta)
-	res, err := cs.GetPrompt(ctx, &fwd)
+	res, err := u.GetPrompt(ctx, s, &fwd)
 	end(err)
 	return res, err
 }

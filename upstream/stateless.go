@@ -152,33 +152,41 @@ func hopMeta(meta mcp.Meta) (out mcp.Meta, level mcp.LoggingLevel, stripped bool
 	return out, level, true
 }
 
-// prepareCall returns the params to send to cs for a call: the downstream
-// hop's _meta keys removed, and on a stateless session the log level (the
-// downstream's own, else owner's) added. The SDK adds the rest of the
-// stateless _meta itself, into the map it is given, so a stateless call
-// always gets a copy; raw calls get the rest from rawMeta. params is not
-// changed.
-func (u *Upstream) prepareCall(cs *mcp.ClientSession, owner any, params *mcp.CallToolParams) *mcp.CallToolParams {
-	meta, level, stripped := hopMeta(params.Meta)
+// prepareMeta returns the _meta to send to cs for a request: the
+// downstream hop's keys removed, and on a stateless session the log level
+// (the downstream's own, else owner's) added. The SDK adds the rest of the
+// stateless _meta itself, into the map it is given, so a stateless request
+// always gets a map of its own; raw calls get the rest from rawMeta. meta
+// is not changed.
+func (u *Upstream) prepareMeta(cs *mcp.ClientSession, owner any, meta mcp.Meta) mcp.Meta {
+	out, level, stripped := hopMeta(meta)
 	if !stateless(cs) {
-		if !stripped {
-			return params
-		}
-		p := *params
-		p.Meta = meta
-		return &p
+		return out
+	}
+	if !stripped {
+		out = maps.Clone(out)
 	}
 	if level == "" {
 		level = u.logLevelFor(owner)
 	}
-	p := *params
-	p.Meta = maps.Clone(meta)
 	if level != "" {
-		if p.Meta == nil {
-			p.Meta = mcp.Meta{}
+		if out == nil {
+			out = mcp.Meta{}
 		}
-		p.Meta[metaLogLevel] = string(level)
+		out[metaLogLevel] = string(level)
 	}
+	return out
+}
+
+// prepareCall returns params with prepareMeta's _meta, params itself when
+// that changes nothing.
+func (u *Upstream) prepareCall(cs *mcp.ClientSession, owner any, params *mcp.CallToolParams) *mcp.CallToolParams {
+	_, _, stripped := hopMeta(params.Meta)
+	if !stripped && !stateless(cs) {
+		return params
+	}
+	p := *params
+	p.Meta = u.prepareMeta(cs, owner, params.Meta)
 	return &p
 }
 
@@ -209,15 +217,16 @@ func (u *Upstream) logLevelFor(owner any) mcp.LoggingLevel {
 	return u.level
 }
 
-// inputRequired takes apart a tools/call result that asks for input. ok is
-// false for any other result.
+// inputRequired takes apart a result that asks for input (of tools/call,
+// prompts/get or resources/read). ok is false for any other result.
 func inputRequired(res mcp.Result) (requests mcp.InputRequestMap, state string, ok bool, err error) {
 	switch r := res.(type) {
 	case *mcp.CallToolResult:
-		if !r.NeedsInput() {
-			return nil, "", false, nil
-		}
-		return r.InputRequests, r.RequestState, true, nil
+		return r.InputRequests, r.RequestState, r.NeedsInput(), nil
+	case *mcp.GetPromptResult:
+		return r.InputRequests, r.RequestState, r.NeedsInput(), nil
+	case *mcp.ReadResourceResult:
+		return r.InputRequests, r.RequestState, r.NeedsInput(), nil
 	case *RawResult:
 		if !bytes.Contains(r.JSON, []byte(`"input_required"`)) {
 			return nil, "", false, nil
@@ -268,11 +277,13 @@ func (u *Upstream) answerInput(ctx context.Context, owner any, requests mcp.Inpu
 	return responses, nil
 }
 
-// callWithInput runs call (one tools/call) until the server stops asking
-// for input, answering each round with answerInput and retrying with the
-// answers and the server's state, at most MaxInputRounds times.
-func (u *Upstream) callWithInput(ctx context.Context, owner any, params *mcp.CallToolParams,
-	call func(*mcp.CallToolParams) (mcp.Result, error)) (mcp.Result, error) {
+// withInput runs call (one request: tools/call, prompts/get or
+// resources/read) until the server stops asking for input, answering each
+// round with answerInput and calling again with the answers and the
+// server's state (retry makes that request), at most MaxInputRounds times.
+// what names the request in errors.
+func withInput[P any](ctx context.Context, u *Upstream, owner any, what string, params *P,
+	call func(*P) (mcp.Result, error), retry func(*P, mcp.InputResponseMap, string) *P) (mcp.Result, error) {
 	busy := 0
 	for round := 1; ; round++ {
 		res, err := call(params)
@@ -285,18 +296,72 @@ func (u *Upstream) callWithInput(ctx context.Context, owner any, params *mcp.Cal
 		}
 		if len(requests) == 0 {
 			if busy++; busy >= maxBusyRounds {
-				return nil, fmt.Errorf("server '%s': tool '%s' is busy (asked for no input %d times); retry later", u.cfg.Name, params.Name, busy)
+				return nil, fmt.Errorf("server '%s': %s is busy (asked for no input %d times); retry later", u.cfg.Name, what, busy)
 			}
 		}
 		if round >= MaxInputRounds {
-			return nil, fmt.Errorf("server '%s': tool '%s' asked for input %d times; the hub stops there", u.cfg.Name, params.Name, round)
+			return nil, fmt.Errorf("server '%s': %s asked for input %d times; the hub stops there", u.cfg.Name, what, round)
 		}
 		responses, err := u.answerInput(ctx, owner, requests)
 		if err != nil {
-			return nil, fmt.Errorf("server '%s': tool '%s': %w", u.cfg.Name, params.Name, err)
+			return nil, fmt.Errorf("server '%s': %s: %w", u.cfg.Name, what, err)
 		}
-		next := *params
-		next.InputResponses, next.RequestState = responses, state
-		params = &next
+		params = retry(params, responses, state)
 	}
+}
+
+// callWithInput is withInput for a tools/call.
+func (u *Upstream) callWithInput(ctx context.Context, owner any, params *mcp.CallToolParams,
+	call func(*mcp.CallToolParams) (mcp.Result, error)) (mcp.Result, error) {
+	return withInput(ctx, u, owner, fmt.Sprintf("tool '%s'", params.Name), params, call,
+		func(p *mcp.CallToolParams, responses mcp.InputResponseMap, state string) *mcp.CallToolParams {
+			next := *p
+			next.InputResponses, next.RequestState = responses, state
+			return &next
+		})
+}
+
+// GetPrompt gets a prompt by its upstream name for owner (the downstream
+// session asking; may be nil). What a stateless server asks for meanwhile
+// (input_required) is answered for owner, as for a tool call.
+func (u *Upstream) GetPrompt(ctx context.Context, owner any, params *mcp.GetPromptParams) (*mcp.GetPromptResult, error) {
+	cs, err := u.Session()
+	if err != nil {
+		return nil, err
+	}
+	p := *params
+	p.Meta = u.prepareMeta(cs, owner, params.Meta)
+	res, err := withInput(ctx, u, owner, fmt.Sprintf("prompt '%s'", params.Name), &p,
+		func(p *mcp.GetPromptParams) (mcp.Result, error) { return cs.GetPrompt(ctx, p) },
+		func(p *mcp.GetPromptParams, responses mcp.InputResponseMap, state string) *mcp.GetPromptParams {
+			next := *p
+			next.InputResponses, next.RequestState = responses, state
+			return &next
+		})
+	if err != nil {
+		return nil, err
+	}
+	return res.(*mcp.GetPromptResult), nil
+}
+
+// ReadResource reads a resource for owner (may be nil), answering what a
+// stateless server asks for meanwhile as GetPrompt does.
+func (u *Upstream) ReadResource(ctx context.Context, owner any, params *mcp.ReadResourceParams) (*mcp.ReadResourceResult, error) {
+	cs, err := u.Session()
+	if err != nil {
+		return nil, err
+	}
+	p := *params
+	p.Meta = u.prepareMeta(cs, owner, params.Meta)
+	res, err := withInput(ctx, u, owner, fmt.Sprintf("resource '%s'", params.URI), &p,
+		func(p *mcp.ReadResourceParams) (mcp.Result, error) { return cs.ReadResource(ctx, p) },
+		func(p *mcp.ReadResourceParams, responses mcp.InputResponseMap, state string) *mcp.ReadResourceParams {
+			next := *p
+			next.InputResponses, next.RequestState = responses, state
+			return &next
+		})
+	if err != nil {
+		return nil, err
+	}
+	return res.(*mcp.ReadResourceResult), nil
 }

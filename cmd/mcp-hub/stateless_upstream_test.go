@@ -22,7 +22,7 @@ import (
 // stateless streamable HTTP (the default there), and drives the hub with a
 // client of today's revision: the server's input_required results reach
 // the client as sampling, elicitation and roots requests and the call is
-// retried with the answers; log messages follow the level the client set
+// retried with the answers (a prompt's too); log messages follow the level the client set
 // (per request, as the revision has no logging/setLevel); a tool list
 // change and a resource update arrive on subscriptions/listen streams and
 // reach the client as notifications.
@@ -83,6 +83,15 @@ func TestStatelessUpstream(t *testing.T) {
 				}
 			}
 
+			// A prompt that asks for input the same way.
+			pr, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "test_input_required_result_prompt"})
+			if err != nil {
+				t.Fatalf("prompts/get: %v", err)
+			}
+			if len(pr.Messages) != 1 || textOf(pr.Messages[0].Content) != "Context: release notes" {
+				t.Errorf("prompts/get with input: %+v", pr.Messages)
+			}
+
 			// No level set: the server is asked for none, and sends nothing.
 			statelessCallText(ctx, t, cs, "test_tool_with_logging")
 			if got := c.logs(); len(got) != 0 {
@@ -92,9 +101,12 @@ func TestStatelessUpstream(t *testing.T) {
 				t.Fatalf("logging/setLevel: %v", err)
 			}
 			statelessCallText(ctx, t, cs, "test_tool_with_logging")
+			// go-sdk's client may hand over a result before it has handled
+			// the notifications read ahead of it: wait for them. A message
+			// of the first call that arrived late would come first here.
 			want := []string{"Tool execution started", "Tool processing data", "Tool execution completed"}
-			if got := c.logs(); strings.Join(got, "|") != strings.Join(want, "|") {
-				t.Errorf("log messages of the call (before its result): %q, want %q", got, want)
+			if got := c.waitLogs(ctx, len(want)); strings.Join(got, "|") != strings.Join(want, "|") {
+				t.Errorf("log messages of the call: %q, want %q", got, want)
 			}
 
 			// A list change, through subscriptions/listen.
@@ -131,14 +143,18 @@ type statelessTestClient struct {
 	client       *mcp.Client
 	toolsChanged chan struct{}
 	updated      chan string
+	logged       chan struct{}
 	mu           sync.Mutex
 	messages     []string
 }
 
 func newStatelessTestClient() *statelessTestClient {
-	c := &statelessTestClient{toolsChanged: make(chan struct{}, 16), updated: make(chan string, 16)}
+	c := &statelessTestClient{toolsChanged: make(chan struct{}, 16), updated: make(chan string, 16), logged: make(chan struct{}, 1)}
 	c.client = mcp.NewClient(&mcp.Implementation{Name: "stateless-upstream-test", Version: "0"}, &mcp.ClientOptions{
 		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			if strings.Contains(req.Params.Message, "context") {
+				return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"context": "release notes"}}, nil
+			}
 			if strings.Contains(req.Params.Message, "color") {
 				return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"color": "teal"}}, nil
 			}
@@ -151,6 +167,10 @@ func newStatelessTestClient() *statelessTestClient {
 			c.mu.Lock()
 			defer c.mu.Unlock()
 			c.messages = append(c.messages, fmt.Sprint(req.Params.Data))
+			select {
+			case c.logged <- struct{}{}:
+			default:
+			}
 		},
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
 			select {
@@ -167,6 +187,25 @@ func newStatelessTestClient() *statelessTestClient {
 	})
 	c.client.AddRoots(&mcp.Root{URI: "file:///work/project", Name: "project"})
 	return c
+}
+
+// waitLogs waits until n log messages have arrived (or ctx ends), and
+// returns and forgets them.
+func (c *statelessTestClient) waitLogs(ctx context.Context, n int) []string {
+	for {
+		c.mu.Lock()
+		if len(c.messages) >= n || ctx.Err() != nil {
+			out := c.messages
+			c.messages = nil
+			c.mu.Unlock()
+			return out
+		}
+		c.mu.Unlock()
+		select {
+		case <-c.logged:
+		case <-ctx.Done():
+		}
+	}
 }
 
 // logs returns the log messages received since the last call, and forgets them.
@@ -227,4 +266,11 @@ func upstreamProtocol(t *testing.T, url string) string {
 		t.Fatalf("/healthz: %v (%d servers)", err, len(h.Servers))
 	}
 	return h.Servers[0].ProtocolVersion
+}
+
+func textOf(c mcp.Content) string {
+	if tc, ok := c.(*mcp.TextContent); ok {
+		return tc.Text
+	}
+	return fmt.Sprintf("(%T)", c)
 }

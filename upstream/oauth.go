@@ -797,7 +797,7 @@ func Login(ctx context.Context, cfg Config, opts Options) (*LoginResult, error) 
 	o.protected.Store(true)
 	u.oauth = o
 
-	httpClient, err := u.httpClient(nil)
+	httpClient, err := u.httpClient(nil, nil)
 	if err != nil {
 		return nil, fmt.Errorf("server '%s': %w", cfg.Name, err)
 	}

@@ -121,7 +121,7 @@ func (u *Upstream) connectOwned(owner any, o *ownedSession) (*mcp.ClientSession,
 	}
 	ctx, cancel := context.WithTimeout(life, u.cfg.CallTimeout())
 	defer cancel()
-	transport, err := u.transport(life, &o.tap)
+	transport, err := u.transport(life, &o.tap, nil)
 	if err != nil {
 		return nil, u.redact.Error(err)
 	}

@@ -4,8 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"maps"
+	"net/http"
+	"strings"
+	"sync"
 
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 )
@@ -364,4 +369,87 @@ func (u *Upstream) ReadResource(ctx context.Context, owner any, params *mcp.Read
 		return nil, err
 	}
 	return res.(*mcp.ReadResourceResult), nil
+}
+
+// listenWatch notices the end of a connection's subscriptions/listen
+// streams. go-sdk's client opens them once (at connect for list changes,
+// at Subscribe for a resource) and does not open one again when the
+// server or the network ends it: list changes and resource updates would
+// stop arriving while the connection looks healthy. So the end of one
+// drops the connection (the drop func, Upstream.dropSession), and the
+// connection loop connects again, listens again and re-lists, which also
+// picks up what changed meanwhile. A stream the hub itself ends (an
+// unsubscribe, a close) cancels its request first and is not counted.
+type listenWatch struct {
+	drop func(*mcp.ClientSession, error)
+
+	mu    sync.Mutex
+	cs    *mcp.ClientSession // the connection's session, once connected
+	ended error              // why a stream ended, if one did
+}
+
+// connected says which session the connection's streams belong to; one
+// that ended during the connect drops it now.
+func (w *listenWatch) connected(cs *mcp.ClientSession) {
+	w.mu.Lock()
+	w.cs = cs
+	ended := w.ended
+	w.mu.Unlock()
+	if ended != nil {
+		w.drop(cs, ended)
+	}
+}
+
+func (w *listenWatch) end(err error) {
+	w.mu.Lock()
+	if w.ended != nil {
+		w.mu.Unlock()
+		return
+	}
+	w.ended = err
+	cs := w.cs
+	w.mu.Unlock()
+	if cs != nil {
+		w.drop(cs, err)
+	}
+}
+
+// listenRoundTripper hands the event streams that answer
+// subscriptions/listen requests (the SDK names the method in the
+// Mcp-Method header) to its watch.
+type listenRoundTripper struct {
+	base  http.RoundTripper
+	watch *listenWatch
+}
+
+func (t *listenRoundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.base.RoundTrip(req)
+	if err != nil || req.Header.Get("Mcp-Method") != "subscriptions/listen" ||
+		resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		return resp, err
+	}
+	resp.Body = &listenBody{ReadCloser: resp.Body, ctx: req.Context(), watch: t.watch}
+	return resp, nil
+}
+
+// listenBody reports the end of a listen stream that its request did not
+// cancel.
+type listenBody struct {
+	io.ReadCloser
+	ctx   context.Context
+	watch *listenWatch
+	once  sync.Once
+}
+
+func (b *listenBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err != nil && b.ctx.Err() == nil {
+		b.once.Do(func() {
+			if err == io.EOF {
+				err = errors.New("the server closed it")
+			}
+			b.watch.end(fmt.Errorf("the server's subscriptions/listen stream ended (%v); connecting again", err))
+		})
+	}
+	return n, err
 }

@@ -439,7 +439,8 @@ func (u *Upstream) connect(ctx context.Context) (cs *mcp.ClientSession, err erro
 	start := time.Now()
 	cctx, cancel := context.WithTimeout(ctx, u.cfg.CallTimeout())
 	defer cancel()
-	transport, err := u.transport(ctx, &u.tap)
+	watch := &listenWatch{drop: u.dropSession}
+	transport, err := u.transport(ctx, &u.tap, watch)
 	if err != nil {
 		err = u.redact.Error(err)
 		u.log.Error("cannot start upstream", "err", err)
@@ -470,6 +471,7 @@ func (u *Upstream) connect(ctx context.Context) (cs *mcp.ClientSession, err erro
 		return nil, errors.New("closed")
 	}
 	u.session = cs
+	defer watch.connected(cs) // after the lock: it may drop cs at once
 	u.raw = nil
 	if st, ok := transport.(*stdioTransport); ok {
 		u.raw = st.conn

@@ -220,7 +220,9 @@ func TestStatelessServer(t *testing.T) {
 		toolNames := func() []string { return names(u.Lists().Tools, func(x *mcp.Tool) string { return x.Name }) }
 		add := func(name string) {
 			s.AddTool(&mcp.Tool{Name: name, InputSchema: json.RawMessage(`{"type":"object"}`)},
-				func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return &mcp.CallToolResult{}, nil })
+				func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+					return &mcp.CallToolResult{}, nil
+				})
 		}
 		add("late")
 		fixture.Eventually(t, 10*time.Second, "the new tool, through subscriptions/listen", func() bool { return slices.Contains(toolNames(), "late") })

@@ -19,7 +19,10 @@ import (
 // when that is ambiguous.
 //
 // The shared session still lists tools, resources and prompts, watches
-// list changes and serves everything but tool calls.
+// list changes and serves everything but tool calls. A server of the
+// stateless revision has no sessions to own: its calls all go through the
+// shared connection (CallTool), and what it asks for during a call comes
+// back in the call's result, answered for the caller (stateless.go).
 
 // ownerKey marks the context of what an owned session's server sends.
 type ownerKey struct{}

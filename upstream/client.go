@@ -81,6 +81,7 @@ func (u *Upstream) newClient(owner any, counter *notificationCounter) *mcp.Clien
 		opts.ResourceListChangedHandler = func(context.Context, *mcp.ResourceListChangedRequest) { u.listChanged() }
 	}
 	client := mcp.NewClient(clientInfo(), opts)
+	client.AddSendingMiddleware(hopMetaMiddleware)
 	// Server-to-client requests are intercepted before the SDK's own
 	// handlers: those validate (and reject) elicitation schemas that the
 	// downstream client may well accept, and a proxy must not judge.

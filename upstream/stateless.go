@@ -9,6 +9,7 @@ import (
 	"io"
 	"maps"
 	"net/http"
+	"reflect"
 	"strings"
 	"sync"
 
@@ -195,6 +196,56 @@ func (u *Upstream) prepareCall(cs *mcp.ClientSession, owner any, params *mcp.Cal
 	return &p
 }
 
+// hopMetaMiddleware keeps the downstream hop's _meta keys off everything
+// the SDK sends for the hub (what the hub forwards as it came: completions,
+// resource lists): on a session of the older revision they are removed, on
+// a stateless one the hub's own values replace them (the SDK adds its own
+// only where a key is missing); a log level the downstream asked for stays
+// on a stateless session. Tool calls, prompts and resources get theirs from
+// prepareMeta before, with the caller's level.
+func hopMetaMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		switch method {
+		case "initialize", "server/discover":
+			return next(ctx, method, req)
+		}
+		p := req.GetParams()
+		if p == nil || reflect.ValueOf(p).IsNil() {
+			return next(ctx, method, req)
+		}
+		meta := p.GetMeta()
+		if _, _, stripped := hopMeta(meta); !stripped {
+			return next(ctx, method, req)
+		}
+		cs, _ := req.GetSession().(*mcp.ClientSession)
+		out := maps.Clone(meta)
+		if stateless(cs) {
+			for k, v := range ownMeta(cs) {
+				if _, ok := out[k]; ok {
+					out[k] = v
+				}
+			}
+		} else {
+			for _, k := range []string{metaProtocolVersion, metaClientInfo, metaClientCapabilities, metaLogLevel} {
+				delete(out, k)
+			}
+		}
+		p.SetMeta(out)
+		return next(ctx, method, req)
+	}
+}
+
+// ownMeta is the hub's own stateless _meta on cs, as the SDK writes it.
+func ownMeta(cs *mcp.ClientSession) mcp.Meta {
+	caps := clientCapabilities()
+	caps.Roots = *caps.RootsV2 // what the SDK puts on the wire for it
+	return mcp.Meta{
+		metaProtocolVersion:    negotiated(cs),
+		metaClientInfo:         clientInfo(),
+		metaClientCapabilities: caps,
+	}
+}
+
 // rawMeta adds to the _meta of a stateless call what the SDK adds to its
 // own requests: the protocol version, the hub's client info and
 // capabilities. params comes from prepareCall, a copy of its own.
@@ -202,11 +253,7 @@ func rawMeta(cs *mcp.ClientSession, params *mcp.CallToolParams) {
 	if params.Meta == nil {
 		params.Meta = mcp.Meta{}
 	}
-	caps := clientCapabilities()
-	caps.Roots = *caps.RootsV2 // what the SDK puts on the wire for it
-	params.Meta[metaProtocolVersion] = negotiated(cs)
-	params.Meta[metaClientInfo] = clientInfo()
-	params.Meta[metaClientCapabilities] = caps
+	maps.Copy(params.Meta, ownMeta(cs))
 }
 
 // logLevelFor is the level owner set (any session's, last, when owner set

@@ -233,3 +233,53 @@ func TestStatelessServer(t *testing.T) {
 		fixture.Eventually(t, 10*time.Second, "a tool added after the connections dropped", func() bool { return slices.Contains(toolNames(), "later") })
 	})
 }
+
+// TestHopMetaNotForwarded: what the hub forwards through the SDK as it
+// came (a completion here) carries no _meta key of the downstream hop: a
+// server of the older revision gets none (with one, a go-sdk server would
+// take the request for a stateless one), a stateless one the hub's own.
+func TestHopMetaNotForwarded(t *testing.T) {
+	cases := []struct {
+		name     string
+		versions []string // the server's; nil: the SDK's, stateless included
+		want     string   // protocol version the server sees in _meta
+	}{
+		{"2025-11-25 server", []string{"2025-11-25"}, ""},
+		{"stateless server", nil, StatelessProtocolVersion},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			seen := make(chan mcp.Meta, 1)
+			s := mcp.NewServer(&mcp.Implementation{Name: "complete", Version: "1"}, &mcp.ServerOptions{
+				SupportedProtocolVersions: tc.versions,
+				CompletionHandler: func(_ context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+					seen <- req.Params.Meta
+					return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: []string{"x"}}}, nil
+				},
+			})
+			srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s },
+				&mcp.StreamableHTTPOptions{Stateless: tc.versions == nil}))
+			t.Cleanup(srv.Close)
+			u, _, _ := start(t, Config{Name: "c", URL: srv.URL}, Options{})
+			waitReady(t, u)
+			cs, err := u.Session()
+			if err != nil {
+				t.Fatal(err)
+			}
+			down := mcp.Meta{metaProtocolVersion: "2026-07-28", metaClientInfo: map[string]any{"name": "downstream"}, "trace": "kept"}
+			if _, err := cs.Complete(ctxT(t), &mcp.CompleteParams{Meta: down,
+				Ref: &mcp.CompleteReference{Type: "ref/prompt", Name: "p"}, Argument: mcp.CompleteParamsArgument{Name: "a"}}); err != nil {
+				t.Fatalf("completion/complete: %v", err)
+			}
+			got := <-seen
+			info, _ := got[metaClientInfo].(map[string]any)
+			pv, _ := got[metaProtocolVersion].(string)
+			if pv != tc.want || got["trace"] != "kept" || (tc.want != "" && info["name"] != "mcp-hub") || (tc.want == "" && got[metaClientInfo] != nil) {
+				t.Errorf("the server saw _meta %v", got)
+			}
+			if down[metaProtocolVersion] != "2026-07-28" {
+				t.Errorf("the caller's _meta changed: %v", down)
+			}
+		})
+	}
+}

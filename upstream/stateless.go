@@ -122,6 +122,15 @@ func stateless(cs *mcp.ClientSession) bool {
 	return init != nil && init.ProtocolVersion >= StatelessProtocolVersion
 }
 
+// ProtocolVersion is the revision the live connection negotiated:
+// StatelessProtocolVersion for a server reached in the stateless revision,
+// empty while the server is not connected.
+func (u *Upstream) ProtocolVersion() string {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return negotiated(u.session)
+}
+
 // negotiated is the protocol version cs speaks ("" before it is connected).
 func negotiated(cs *mcp.ClientSession) string {
 	if cs == nil || cs.InitializeResult() == nil {

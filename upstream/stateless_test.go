@@ -157,8 +157,8 @@ func TestStatelessServer(t *testing.T) {
 		}
 	})
 	waitReady(t, u)
-	if got := u.Status().ProtocolVersion; got != StatelessProtocolVersion {
-		t.Fatalf("negotiated %q, want %s", got, StatelessProtocolVersion)
+	if got, st := u.ProtocolVersion(), u.Status().ProtocolVersion; got != StatelessProtocolVersion || st != got {
+		t.Fatalf("negotiated %q (status %q), want %s", got, st, StatelessProtocolVersion)
 	}
 	ctx := ctxT(t)
 

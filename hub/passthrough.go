@@ -149,14 +149,10 @@ func (sub *subscriptions) change(ctx context.Context, s *Session, uri string, on
 		if err != nil {
 			return err
 		}
-		cs, err := u.Session()
-		if err != nil {
-			return err
-		}
 		if first {
-			err = cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri})
+			err = u.Subscribe(ctx, uri)
 		} else {
-			err = cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri})
+			err = u.Unsubscribe(ctx, uri)
 		}
 		if err != nil {
 			return err

@@ -10,6 +10,7 @@ import (
 	"maps"
 	"net/http"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 
@@ -120,6 +121,51 @@ func stateless(cs *mcp.ClientSession) bool {
 	}
 	init := cs.InitializeResult()
 	return init != nil && init.ProtocolVersion >= StatelessProtocolVersion
+}
+
+// Subscribe subscribes to a resource's updates on the live connection, and
+// again on every later one (a stateless server's subscription is a
+// subscriptions/listen stream, which a new connection does not have; an
+// older server forgets its subscriptions with the session).
+func (u *Upstream) Subscribe(ctx context.Context, uri string) error {
+	cs, err := u.Session()
+	if err != nil {
+		return err
+	}
+	if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
+		return err
+	}
+	u.mu.Lock()
+	if u.subscribed == nil {
+		u.subscribed = map[string]bool{}
+	}
+	u.subscribed[uri] = true
+	u.mu.Unlock()
+	return nil
+}
+
+// Unsubscribe ends a subscription made with Subscribe.
+func (u *Upstream) Unsubscribe(ctx context.Context, uri string) error {
+	u.mu.Lock()
+	delete(u.subscribed, uri)
+	u.mu.Unlock()
+	cs, err := u.Session()
+	if err != nil {
+		return err
+	}
+	return cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri})
+}
+
+// resubscribe makes the subscriptions of earlier connections on cs.
+func (u *Upstream) resubscribe(ctx context.Context, cs *mcp.ClientSession) {
+	u.mu.Lock()
+	uris := slices.Sorted(maps.Keys(u.subscribed))
+	u.mu.Unlock()
+	for _, uri := range uris {
+		if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
+			u.log.Warn("cannot subscribe again to a resource after reconnecting", "uri", uri, "err", u.redact.Error(err))
+		}
+	}
 }
 
 // ProtocolVersion is the revision the live connection negotiated:

@@ -141,8 +141,14 @@ func addStatelessTools(s *mcp.Server) {
 // and bounded, and list changes keep arriving on subscriptions/listen
 // after the connections drop.
 func TestStatelessServer(t *testing.T) {
-	s := mcp.NewServer(&mcp.Implementation{Name: "stateless", Version: "1"}, nil)
+	s := mcp.NewServer(&mcp.Implementation{Name: "stateless", Version: "1"}, &mcp.ServerOptions{
+		SubscribeHandler:   func(context.Context, *mcp.SubscribeRequest) error { return nil },
+		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
+	})
 	addStatelessTools(s)
+	s.AddResource(&mcp.Resource{URI: "test://watched", Name: "watched"}, func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, Text: "x"}}}, nil
+	})
 	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: true}))
 	t.Cleanup(srv.Close) // after the upstream closes: Close waits for open streams
 	l := &askingListener{testListener: newTestListener()}
@@ -216,7 +222,30 @@ func TestStatelessServer(t *testing.T) {
 		})
 	}
 
-	t.Run("list changes", func(t *testing.T) {
+	t.Run("list changes and resource updates", func(t *testing.T) {
+		updates := func() int {
+			l.mu.Lock()
+			defer l.mu.Unlock()
+			n := 0
+			for _, note := range l.notes {
+				if strings.HasPrefix(note, NotifyResourceUpdated+" ") && strings.Contains(note, "test://watched") {
+					n++
+				}
+			}
+			return n
+		}
+		// An update is sent until one arrives: the subscription's stream
+		// may still be opening.
+		updated := func(want int) func() bool {
+			return func() bool {
+				s.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: "test://watched"})
+				return updates() >= want
+			}
+		}
+		if err := u.Subscribe(ctx, "test://watched"); err != nil {
+			t.Fatal(err)
+		}
+		fixture.Eventually(t, 10*time.Second, "a resource update, through subscriptions/listen", updated(1))
 		toolNames := func() []string { return names(u.Lists().Tools, func(x *mcp.Tool) string { return x.Name }) }
 		add := func(name string) {
 			s.AddTool(&mcp.Tool{Name: name, InputSchema: json.RawMessage(`{"type":"object"}`)},
@@ -231,6 +260,7 @@ func TestStatelessServer(t *testing.T) {
 		fixture.Eventually(t, 10*time.Second, "the upstream ready again", func() bool { return u.Status().State == StateReady })
 		add("later")
 		fixture.Eventually(t, 10*time.Second, "a tool added after the connections dropped", func() bool { return slices.Contains(toolNames(), "later") })
+		fixture.Eventually(t, 10*time.Second, "a resource update after the connections dropped", updated(updates()+1))
 	})
 }
 

@@ -176,6 +176,7 @@ type Upstream struct {
 	// statelessFirst: the next stdio connection starts with server/discover,
 	// because the last one's initialize failed (sessionOptions).
 	statelessFirst bool
+	subscribed     map[string]bool // resources subscribed to (Subscribe), made again on each connection
 	lists          Lists
 	lastErr        error
 	failures       int             // consecutive failed connects, and connections that ended before StableAfter
@@ -484,6 +485,7 @@ func (u *Upstream) connect(ctx context.Context) (cs *mcp.ClientSession, err erro
 	u.lastErr = nil
 	u.connectTime = time.Since(start)
 	u.mu.Unlock()
+	u.resubscribe(cctx, cs)
 	u.log.Info("upstream ready", "protocol", negotiated(cs), "tools", len(lists.Tools), "resources", len(lists.Resources),
 		"prompts", len(lists.Prompts), "took", u.connectTime.Round(time.Millisecond))
 	u.changed()

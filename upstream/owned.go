@@ -27,8 +27,10 @@ import (
 // ownerKey marks the context of what an owned session's server sends.
 type ownerKey struct{}
 
-// Owner returns the downstream session that owns the upstream session a
-// Listener call comes from, or nil when it comes from the shared one.
+// Owner returns the downstream session a Listener call belongs to: the
+// owner of the upstream session it comes from, or the session whose
+// request a stateless server asked for input (stateless.go). It is nil
+// for what comes from the shared session on its own.
 func Owner(ctx context.Context) any { return ctx.Value(ownerKey{}) }
 
 // ownedSession is one downstream session's connection to the server. It

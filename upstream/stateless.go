@@ -110,6 +110,11 @@ const (
 // call fails. go-sdk's own client stops at the same number.
 const MaxInputRounds = 10
 
+// MaxInputRequests bounds the input requests of one round: each reaches
+// the user (a form, a sampling request), and a server cannot make the hub
+// ask a client thousands of questions. Past it the request fails.
+const MaxInputRequests = 16
+
 // maxBusyRounds bounds the rounds in which the server asked for nothing
 // (an input_required result without requests: it is shedding load).
 const maxBusyRounds = 3
@@ -405,6 +410,9 @@ func withInput[P any](ctx context.Context, u *Upstream, owner any, what string, 
 			if busy++; busy >= maxBusyRounds {
 				return nil, fmt.Errorf("server '%s': %s is busy (asked for no input %d times); retry later", u.cfg.Name, what, busy)
 			}
+		}
+		if len(requests) > MaxInputRequests {
+			return nil, fmt.Errorf("server '%s': %s asked for %d inputs at once; the hub answers at most %d", u.cfg.Name, what, len(requests), MaxInputRequests)
 		}
 		if round >= MaxInputRounds {
 			return nil, fmt.Errorf("server '%s': %s asked for input %d times; the hub stops there", u.cfg.Name, what, round)

@@ -110,7 +110,8 @@ func (l *askingListener) UpstreamRequest(ctx context.Context, u *Upstream, metho
 }
 
 // addStatelessTools gives s tools that show what a call carried, and ask
-// for input: once, forever, or with nothing to ask (a busy server).
+// for input: once, forever, too much at once, or with nothing to ask (a
+// busy server).
 func addStatelessTools(s *mcp.Server) {
 	text := func(s string) *mcp.CallToolResult {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
@@ -129,6 +130,13 @@ func addStatelessTools(s *mcp.Server) {
 	})
 	s.AddTool(&mcp.Tool{Name: "ask_forever", InputSchema: schema}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"q": ask}}, nil
+	})
+	s.AddTool(&mcp.Tool{Name: "ask_too_much", InputSchema: schema}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		many := mcp.InputRequestMap{}
+		for i := range MaxInputRequests + 1 {
+			many[fmt.Sprint("q", i)] = ask
+		}
+		return &mcp.CallToolResult{InputRequests: many}, nil
 	})
 	s.AddTool(&mcp.Tool{Name: "busy", InputSchema: schema}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{}}, nil
@@ -198,6 +206,7 @@ func TestStatelessServer(t *testing.T) {
 		{"ask_once", "B", "answered accept map[ok:true]", false},
 		{"ask_forever", "C", fmt.Sprintf("asked for input %d times", MaxInputRounds), true},
 		{"busy", "D", "busy", true},
+		{"ask_too_much", "E", fmt.Sprintf("asked for %d inputs at once", MaxInputRequests+1), true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.tool, func(t *testing.T) {

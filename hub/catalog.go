@@ -36,13 +36,13 @@ type Tool struct {
 	// Def with _meta alwaysLoad.
 	loadedDef *mcp.Tool
 	Deferred  bool
+	// Position is the tool's index in its catalog's Tools.
+	Position int
 	// fingerprint is Def's JSON, computed once per catalog.
 	fingerprint string
 	// servable: go-sdk accepts Def (sdkAccepts); sessions list only such
 	// tools.
 	servable bool
-	// metricLabel is the tool label of its calls' metrics (toolLabel).
-	metricLabel string
 }
 
 // Prompt is one upstream prompt as the hub exposes it.
@@ -166,7 +166,7 @@ func buildCatalog(cfg *Config, ups []*upstream.Upstream, log *slog.Logger, prev 
 				continue
 			}
 			t := &Tool{Name: exposed, Server: name, Original: ut.Name, Def: def, Deferred: isDeferred, fingerprint: fingerprint(def), servable: true,
-				metricLabel: toolLabel(ut.Name, len(c.Tools))}
+				Position: len(c.Tools)}
 			if isDeferred {
 				t.loadedDef = withAlwaysLoad(def)
 			}

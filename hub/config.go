@@ -404,7 +404,7 @@ func (c *Config) validate(line func(keys ...string) int) error {
 			Msg: fmt.Sprintf("max_name_length must be between %d and %d", MinNameLength, MaxNameLength)})
 	}
 	if c.SessionStore != "" {
-		if _, err := ParseSessionStore(c.SessionStore); err != nil {
+		if err := checkSessionStore(c.SessionStore); err != nil {
 			errs = append(errs, &ConfigError{Path: c.Path, Line: line("session_store"), Msg: err.Error()})
 		}
 	}

@@ -214,7 +214,7 @@ func fzNewHub(f testing.TB) *fzHub {
 	if n := len(h.Catalog().Tools); n != 5 {
 		f.Fatalf("catalog has %d tools, want 5: %v", n, h.Upstreams())
 	}
-	s, err := h.NewSession("")
+	s, err := h.NewSession(SessionOptions{})
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -240,7 +240,7 @@ func (fz *fzHub) check(t *testing.T, tool string, data []byte) {
 
 	// 1. The handler, on a session of its own so that what one input
 	// loads does not hide the "not loaded" paths from the next.
-	s, err := fz.h.NewSession("")
+	s, err := fz.h.NewSession(SessionOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -312,7 +312,7 @@ func TestMetaToolsBigArguments(t *testing.T) {
 		{SearchToolsName, bigNames, "math__add"},
 		{CallToolName, bigName, "Unknown tool"},
 	} {
-		s, err := fz.h.NewSession("")
+		s, err := fz.h.NewSession(SessionOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

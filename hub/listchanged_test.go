@@ -177,7 +177,7 @@ type httpWire struct {
 }
 
 func openHTTPWire(t *testing.T, h *Hub, version string, relists bool) wireSession {
-	srv := httptest.NewServer(h.HTTPHandler(nil))
+	srv := httptest.NewServer(serveHTTP(h))
 	t.Cleanup(srv.Close)
 	return &httpWire{url: srv.URL + "/mcp", version: version, relists: relists}
 }

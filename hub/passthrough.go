@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/jsonrpc"
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
@@ -107,14 +108,15 @@ func (h *Hub) resourceOwner(uri string) (*upstream.Upstream, error) {
 
 // readResource reads a resource for session s: what the server asks for
 // meanwhile (a stateless server's input_required) is answered by s.
-func (h *Hub) readResource(ctx context.Context, s *Session, p *mcp.ReadResourceParams) (*mcp.ReadResourceResult, error) {
-	u, err := h.resourceOwner(p.URI)
+func (s *Session) readResource(ctx context.Context, p *mcp.ReadResourceParams) (*mcp.ReadResourceResult, error) {
+	u, err := s.hub.resourceOwner(p.URI)
 	if err != nil {
 		return nil, err
 	}
-	ctx, end := h.traceUpstream(ctx, u.Name(), "resources/read", &p.Meta)
+	r := &UpstreamRequest{Method: "resources/read", Server: u.Name(), Meta: &p.Meta, Start: time.Now()}
+	ctx = s.upstreamStart(ctx, r)
 	res, err := u.ReadResource(ctx, s, p)
-	end(err)
+	s.upstreamDone(ctx, r, res, err)
 	return res, err
 }
 
@@ -197,7 +199,8 @@ func (h *Hub) listPrompts() *mcp.ListPromptsResult {
 
 // getPrompt gets a prompt for session s, which answers what the server
 // asks for meanwhile, as readResource.
-func (h *Hub) getPrompt(ctx context.Context, s *Session, p *mcp.GetPromptParams) (*mcp.GetPromptResult, error) {
+func (s *Session) getPrompt(ctx context.Context, p *mcp.GetPromptParams) (*mcp.GetPromptResult, error) {
+	h := s.hub
 	pr, ok := h.Catalog().Prompt(p.Name)
 	if !ok {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown prompt '%s'", shownName(p.Name))}
@@ -208,9 +211,10 @@ func (h *Hub) getPrompt(ctx context.Context, s *Session, p *mcp.GetPromptParams)
 	}
 	fwd := *p
 	fwd.Name = pr.Original
-	ctx, end := h.traceUpstream(ctx, u.Name(), "prompts/get", &fwd.Meta)
+	r := &UpstreamRequest{Method: "prompts/get", Server: u.Name(), Meta: &fwd.Meta, Start: time.Now()}
+	ctx = s.upstreamStart(ctx, r)
 	res, err := u.GetPrompt(ctx, s, &fwd)
-	end(err)
+	s.upstreamDone(ctx, r, res, err)
 	return res, err
 }
 

@@ -382,7 +382,7 @@ func (c *agRecConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 // SDK hooks, so wrapping it loses nothing).
 func agRecordedClient(t *testing.T, h *Hub, opts *mcp.ClientOptions) (*mcp.ClientSession, *agWire) {
 	t.Helper()
-	s, err := h.NewSession("")
+	s, err := h.NewSession(SessionOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -474,7 +474,7 @@ func TestPassthroughLogging(t *testing.T) {
 	logs := func(context.Context, *mcp.LoggingMessageRequest) { got.Add(1) }
 	mem, wire := agRecordedClient(t, h, &mcp.ClientOptions{LoggingMessageHandler: logs})
 	rec := &agBodyRecorder{base: http.DefaultTransport}
-	srv := httptest.NewServer(h.HTTPHandler(nil))
+	srv := httptest.NewServer(serveHTTP(h))
 	t.Cleanup(srv.Close)
 	hc, err := mcp.NewClient(&mcp.Implementation{Name: "http", Version: "0"}, &mcp.ClientOptions{LoggingMessageHandler: logs}).
 		Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp", HTTPClient: &http.Client{Transport: rec}, MaxRetries: -1}, nil)

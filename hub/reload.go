@@ -59,7 +59,7 @@ func (h *Hub) isLive(u *upstream.Upstream) bool {
 // newUpstream makes (but does not start) the upstream of a configured server.
 func (h *Hub) newUpstream(cfg *Config, name string) *upstream.Upstream {
 	o := h.reload.opts
-	return upstream.New(cfg.Servers[name].Config, h, upstream.Options{
+	return upstream.New(cfg.Servers[name].Config, listener{h}, upstream.Options{
 		InitialBackoff: time.Duration(cfg.Restart.InitialBackoff),
 		MaxBackoff:     time.Duration(cfg.Restart.MaxBackoff),
 		UnhealthyAfter: cfg.Restart.UnhealthyAfter,
@@ -239,17 +239,6 @@ func (h *Hub) Apply(ctx context.Context, cfg *Config) error {
 	default:
 	}
 	old := h.live.Load()
-	// Who may connect changes for the next request; a bad auth block is
-	// refused before anything changes.
-	authChanged := !reflect.DeepEqual(old.cfg.Auth, cfg.Auth)
-	if _, err := h.keyFor(cfg, authChanged && authNeedsHashKey(cfg.Auth)); err != nil {
-		return err
-	}
-	if authChanged && cfg.Auth.OAuth != nil {
-		if err := cfg.Auth.OAuth.validate(); err != nil {
-			return &ConfigError{Path: cfg.Path, Msg: err.Error()}
-		}
-	}
 	d := diffServers(old.cfg, cfg)
 	next := &live{cfg: cfg, byName: make(map[string]*upstream.Upstream, len(cfg.ServerOrder))}
 	var started []*upstream.Upstream
@@ -270,9 +259,6 @@ func (h *Hub) Apply(ctx context.Context, cfg *Config) error {
 
 	addSecrets(h.redact, cfg)
 	h.live.Store(next)
-	if authChanged {
-		h.setAuth(cfg.Auth) // validated above
-	}
 	h.retoolSessions(cfg)
 	h.changes.Add(1)
 	c := h.rebuildCatalog()

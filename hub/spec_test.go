@@ -1121,7 +1121,7 @@ func TestSpecST1Stats(t *testing.T) {
 	if fmt.Sprint(st.CallsByTool) != fmt.Sprint(wantTool) {
 		t.Errorf("calls by tool = %v, want %v", st.CallsByTool, wantTool)
 	}
-	wantServer := map[string]int{metaServer: 8, "math": 2, "clock": 1}
+	wantServer := map[string]int{MetaServer: 8, "math": 2, "clock": 1}
 	if fmt.Sprint(st.CallsByServer) != fmt.Sprint(wantServer) {
 		t.Errorf("calls by server = %v, want %v", st.CallsByServer, wantServer)
 	}
@@ -1332,7 +1332,7 @@ toolsets:
 			}
 		})
 	}
-	if _, err := h.NewSession("nope"); err == nil || !strings.Contains(err.Error(), "toolset 'nope' not found") {
+	if _, err := h.NewSession(SessionOptions{Toolset: "nope"}); err == nil || !strings.Contains(err.Error(), "toolset 'nope' not found") {
 		t.Errorf("unknown toolset: %v", err)
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/mcp-hub/mcp-hub/chatloop"
+	"github.com/mcp-hub/mcp-hub/gateway"
 	"github.com/mcp-hub/mcp-hub/hub"
 	"github.com/mcp-hub/mcp-hub/internal/redact"
 )
@@ -140,12 +141,12 @@ func runChat(c *cli.Context) error {
 		return err
 	}
 	defer stopTracing() // after the hub closed: the deferred calls run in reverse
-	h, err := hub.New(ctx, cfg, hub.Options{Logger: log, OAuth: oauth, Redactor: red, TracerProvider: tp})
+	g, err := gateway.New(ctx, cfg, gatewayOptions(hub.Options{Logger: log, OAuth: oauth, Redactor: red}, tp))
 	if err != nil {
 		return err
 	}
-	defer h.Close()
-	session, err := chatloop.Dial(ctx, h, c.String("toolset"), log)
+	defer g.Close()
+	session, err := chatloop.Dial(ctx, g.Hub(), c.String("toolset"), log)
 	if err != nil {
 		return cli.Exit(err.Error(), 1)
 	}

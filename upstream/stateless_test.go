@@ -233,8 +233,8 @@ func TestStatelessServer(t *testing.T) {
 
 	t.Run("list changes and resource updates", func(t *testing.T) {
 		updates := func() int {
-			l.mu.Lock()
-			defer l.mu.Unlock()
+			l.testListener.mu.Lock()
+			defer l.testListener.mu.Unlock()
 			n := 0
 			for _, note := range l.notes {
 				if strings.HasPrefix(note, NotifyResourceUpdated+" ") && strings.Contains(note, "test://watched") {

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/jsonrpc"
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 )
 
@@ -54,8 +55,8 @@ const StatelessProtocolVersion = "2026-07-28"
 //   - streamable HTTP: the stateless revision first. It is what makes an
 //     HTTP server sessionless, and a stateless server can reach a client
 //     only through input_required results.
-//   - stdio: initialize first, and server/discover after an initialize
-//     failed. A server that speaks both revisions serves every tool on a
+//   - stdio: initialize first, and server/discover after the server
+//     refused an initialize. A server that speaks both revisions serves every tool on a
 //     connection that used initialize: tools written for input_required are
 //     answered by its SDK through the legacy requests, while under the
 //     stateless revision go-sdk refuses the legacy requests other tools
@@ -84,11 +85,13 @@ func (u *Upstream) sessionOptions() *mcp.ClientSessionOptions {
 }
 
 // connectFailed notes a failed handshake: a stdio server that chose no
-// revision gets the other handshake next time (sessionOptions), so a
-// server that speaks only the stateless revision is reached on the next
-// attempt.
-func (u *Upstream) connectFailed() {
-	if u.cfg.ProtocolVersion != "" || u.cfg.Kind() != TransportStdio {
+// revision and refused it with a JSON-RPC error gets the other handshake
+// next time (sessionOptions), so a server that speaks only the stateless
+// revision is reached on the next attempt. A server that crashed or did
+// not answer keeps its handshake: a dual-revision server that failed once
+// must not end up on the stateless one (see sessionOptions).
+func (u *Upstream) connectFailed(err error) {
+	if u.cfg.ProtocolVersion != "" || u.cfg.Kind() != TransportStdio || !errors.As(err, new(*jsonrpc.Error)) {
 		return
 	}
 	u.mu.Lock()

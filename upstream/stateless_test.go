@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/jsonrpc"
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 
 	"github.com/mcp-hub/mcp-hub/internal/fixture"
@@ -60,29 +62,32 @@ func TestHopMeta(t *testing.T) {
 }
 
 // TestSessionOptions: which revision a connection asks for, by transport
-// and protocol_version; a stdio server whose initialize failed is asked
-// with server/discover next.
+// and protocol_version; a stdio server that refused initialize is asked
+// with server/discover next, one that crashed is not.
 func TestSessionOptions(t *testing.T) {
+	refused := fmt.Errorf("calling %q: %w", "initialize", &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "no"})
 	cases := []struct {
 		name   string
 		cfg    Config
-		failed int // connect failures before asking
+		failed []error // connect failures before asking
 		want   string
 	}{
-		{"streamable HTTP", Config{URL: "http://127.0.0.1:1/mcp"}, 0, StatelessProtocolVersion},
-		{"stdio", Config{Command: "srv"}, 0, ProtocolVersion},
-		{"stdio after a failed initialize", Config{Command: "srv"}, 1, StatelessProtocolVersion},
-		{"stdio after two failures", Config{Command: "srv"}, 2, ProtocolVersion},
-		{"stdio, stateless asked for", Config{Command: "srv", ProtocolVersion: StatelessProtocolVersion}, 0, StatelessProtocolVersion},
-		{"HTTP pinned", Config{URL: "http://127.0.0.1:1/mcp", ProtocolVersion: "2025-06-18"}, 1, "2025-06-18"},
-		{"SSE", Config{URL: "http://127.0.0.1:1/sse", Transport: TransportSSE}, 0, ProtocolVersion},
-		{"builtin", Config{Builtin: "time"}, 0, ProtocolVersion},
+		{"streamable HTTP", Config{URL: "http://127.0.0.1:1/mcp"}, nil, StatelessProtocolVersion},
+		{"stdio", Config{Command: "srv"}, nil, ProtocolVersion},
+		{"stdio after a refused initialize", Config{Command: "srv"}, []error{refused}, StatelessProtocolVersion},
+		{"stdio after a crash", Config{Command: "srv"}, []error{io.EOF}, ProtocolVersion},
+		{"stdio after two refusals", Config{Command: "srv"}, []error{refused, refused}, ProtocolVersion},
+		{"stdio, stateless asked for", Config{Command: "srv", ProtocolVersion: StatelessProtocolVersion}, nil, StatelessProtocolVersion},
+		{"HTTP pinned", Config{URL: "http://127.0.0.1:1/mcp", ProtocolVersion: "2025-06-18"}, []error{refused}, "2025-06-18"},
+		{"HTTP after a refusal", Config{URL: "http://127.0.0.1:1/mcp"}, []error{refused}, StatelessProtocolVersion},
+		{"SSE", Config{URL: "http://127.0.0.1:1/sse", Transport: TransportSSE}, nil, ProtocolVersion},
+		{"builtin", Config{Builtin: "time"}, nil, ProtocolVersion},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			u := New(tc.cfg, newTestListener(), Options{})
-			for range tc.failed {
-				u.connectFailed()
+			for _, err := range tc.failed {
+				u.connectFailed(err)
 			}
 			if got := u.sessionOptions().ProtocolVersion; got != tc.want {
 				t.Errorf("asks for %q, want %q", got, tc.want)

@@ -451,7 +451,7 @@ func (u *Upstream) connect(ctx context.Context) (cs *mcp.ClientSession, err erro
 	client := u.newClient(nil, &u.counter)
 	cs, err = client.Connect(cctx, transport, u.sessionOptions())
 	if err != nil {
-		u.connectFailed()
+		u.connectFailed(err)
 		err = u.redact.Error(u.withStderr(fmt.Errorf("connect: %w", err)))
 		u.log.Error("cannot connect to upstream", "err", err)
 		u.setDown(err, true, false)

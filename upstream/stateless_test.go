@@ -327,3 +327,23 @@ func TestHopMetaNotForwarded(t *testing.T) {
 		})
 	}
 }
+
+// TestStatelessOnlyStdio: a stdio server that refuses initialize is
+// reached with server/discover on the next attempt, and its tool calls
+// (raw, outside the SDK's client) carry the revision's _meta.
+func TestStatelessOnlyStdio(t *testing.T) {
+	u, _, _ := start(t, Config{Name: "modern", Command: fixture.Build(t),
+		Args: []string{"-protocols", StatelessProtocolVersion, "-refuse-initialize", "-meta-tool"}}, Options{})
+	waitReady(t, u)
+	if got := u.ProtocolVersion(); got != StatelessProtocolVersion {
+		t.Fatalf("negotiated %q, want %s", got, StatelessProtocolVersion)
+	}
+	var meta map[string]any
+	if err := json.Unmarshal([]byte(callText(t, u, "meta", map[string]any{})), &meta); err != nil {
+		t.Fatal(err)
+	}
+	info, _ := meta[metaClientInfo].(map[string]any)
+	if meta[metaProtocolVersion] != StatelessProtocolVersion || info["name"] != "mcp-hub" || meta[metaClientCapabilities] == nil {
+		t.Errorf("the raw call carried _meta %v", meta)
+	}
+}

@@ -35,6 +35,8 @@ type Config struct {
 	Providers map[string]ProviderConfig
 	Models    map[string]ModelConfig
 	Chat      ChatConfig
+	// Templates are the system prompt templates, by name.
+	Templates map[string]*Template
 }
 
 // ProviderConfig is one entry of providers.
@@ -52,6 +54,9 @@ type ModelConfig struct {
 	System      string   `yaml:"system"`
 	Temperature *float64 `yaml:"temperature"`
 	MaxTokens   int      `yaml:"max_tokens"`
+	// Template names an entry of templates that renders the system prompt
+	// on every model call; an explicit system wins over it.
+	Template string `yaml:"template"`
 }
 
 // ChatConfig is the chat section.
@@ -68,8 +73,22 @@ type ChatConfig struct {
 // re-marshalled text has its own line numbers, and an error must point at
 // the line of the user's file.
 func DecodeConfig(providers, models, chat *yaml.Node) (*Config, error) {
+	return Decode(Sections{Providers: providers, Models: models, Chat: chat})
+}
+
+// Sections are the parts of hub.yaml the chat reads.
+type Sections struct {
+	Providers, Models, Chat, Templates *yaml.Node
+	// Dir is the config file's folder; template files are relative to it.
+	Dir string
+}
+
+// Decode is DecodeConfig with every chat section.
+func Decode(s Sections) (*Config, error) {
+	providers, models, chat := s.Providers, s.Models, s.Chat
 	cfg := &Config{Providers: map[string]ProviderConfig{}, Models: map[string]ModelConfig{}}
 	var errs []error
+	cfg.Templates = decodeTemplates(s.Templates, s.Dir, &errs)
 
 	// declared keeps every provider name, valid or not, so a model that
 	// names a broken provider is not also told the provider does not exist.
@@ -106,7 +125,7 @@ func DecodeConfig(providers, models, chat *yaml.Node) (*Config, error) {
 	modelLines := map[string]int{}
 	eachEntry("models", models, &errs, func(name string, n *yaml.Node) {
 		var m ModelConfig
-		if !decodeStrict("models."+name, n, []string{"provider", "model", "system", "temperature", "max_tokens"}, &m, &errs) {
+		if !decodeStrict("models."+name, n, []string{"provider", "model", "system", "temperature", "max_tokens", "template"}, &m, &errs) {
 			return
 		}
 		if m.Model == "" {
@@ -114,6 +133,9 @@ func DecodeConfig(providers, models, chat *yaml.Node) (*Config, error) {
 		}
 		if m.MaxTokens < 0 {
 			errs = append(errs, fmt.Errorf("line %d: models.%s: max_tokens must be positive", n.Line, name))
+		}
+		if m.Template != "" && !hasKey(s.Templates, m.Template) {
+			errs = append(errs, fmt.Errorf("line %d: models.%s: unknown template %q; templates: %s", n.Line, name, m.Template, names(cfg.Templates)))
 		}
 		modelLines[name] = n.Line
 		cfg.Models[name] = m
@@ -149,6 +171,23 @@ func DecodeConfig(providers, models, chat *yaml.Node) (*Config, error) {
 		return nil, errors.Join(errs...)
 	}
 	return cfg, nil
+}
+
+// hasKey reports whether mapping n has key k (a template that failed to
+// parse is reported once, not again by every model naming it).
+func hasKey(n *yaml.Node, k string) bool {
+	if n == nil {
+		return false
+	}
+	if n.Kind == yaml.DocumentNode && len(n.Content) == 1 {
+		n = n.Content[0]
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == k {
+			return true
+		}
+	}
+	return false
 }
 
 func line(n *yaml.Node) int {
@@ -322,7 +361,7 @@ func (c *Config) NewProvider(name string) (Provider, error) {
 type ChatOptions struct {
 	// Model is a name from models ("" = chat.default_model).
 	Model string
-	// System overrides the model's system prompt.
+	// System overrides the model's system prompt and template.
 	System   string
 	Stream   bool
 	Observer Observer
@@ -331,7 +370,8 @@ type ChatOptions struct {
 
 // NewChat resolves the model, builds its provider and starts a chat on
 // session. System prompt precedence: o.System, then the model's system,
-// then DefaultSystemPrompt.
+// then the model's template (rendered on every model call), then
+// DefaultSystemPrompt.
 func (c *Config) NewChat(session *Session, o ChatOptions) (*Chat, error) {
 	name, m, _, err := c.ResolveModel(o.Model)
 	if err != nil {
@@ -345,7 +385,14 @@ func (c *Config) NewChat(session *Session, o ChatOptions) (*Chat, error) {
 	if system == "" {
 		system = m.System
 	}
-	if system == "" {
+	var tmpl *Template
+	if system == "" && m.Template != "" {
+		tmpl = c.Templates[m.Template]
+		if tmpl == nil {
+			return nil, fmt.Errorf("model %s: unknown template %q", name, m.Template)
+		}
+	}
+	if system == "" && tmpl == nil {
 		system = DefaultSystemPrompt
 	}
 	parallel := c.Chat.ParallelToolCalls == nil || *c.Chat.ParallelToolCalls
@@ -354,6 +401,7 @@ func (c *Config) NewChat(session *Session, o ChatOptions) (*Chat, error) {
 		ModelName:         name,
 		Model:             m.Model,
 		System:            system,
+		Template:          tmpl,
 		Temperature:       m.Temperature,
 		MaxTokens:         m.MaxTokens,
 		MaxRounds:         c.Chat.MaxRounds,

@@ -37,6 +37,9 @@ type Options struct {
 	ModelName string
 	Model     string
 	System    string
+	// Template renders the system prompt on every model call from the
+	// tools offered; used only when System is empty.
+	Template *Template
 	// Temperature and MaxTokens are passed when set (nil / 0 = provider
 	// default).
 	Temperature       *float64
@@ -143,11 +146,16 @@ func (c *Chat) run(ctx context.Context) (string, error) {
 			c.opts.Logger.Debug("tools discovered", "tools", added)
 		}
 
+		defs := toolDefs(tools)
+		system, err := c.systemPrompt(defs)
+		if err != nil {
+			return "", err
+		}
 		req := &Request{
 			Model:             c.opts.Model,
-			System:            c.opts.System,
+			System:            system,
 			Messages:          c.history,
-			Tools:             toolDefs(tools),
+			Tools:             defs,
 			Temperature:       c.opts.Temperature,
 			MaxTokens:         c.opts.MaxTokens,
 			ParallelToolCalls: c.opts.ParallelToolCalls,
@@ -185,6 +193,15 @@ func (c *Chat) run(ctx context.Context) (string, error) {
 		c.session.markStale()
 	}
 	return lastText, &MaxRoundsError{Rounds: c.opts.MaxRounds, Partial: lastText}
+}
+
+// systemPrompt resolves the system prompt of one model call: the explicit
+// one, else the model's template rendered with the tools of this call.
+func (c *Chat) systemPrompt(defs []ToolDef) (string, error) {
+	if c.opts.System != "" || c.opts.Template == nil {
+		return c.opts.System, nil
+	}
+	return c.opts.Template.Render(templateData(c.opts.ModelName, defs))
 }
 
 // runTools executes every call of one assistant message and returns the

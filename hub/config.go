@@ -65,6 +65,7 @@ type Config struct {
 	Providers yaml.Node `yaml:"providers"`
 	Models    yaml.Node `yaml:"models"`
 	Chat      yaml.Node `yaml:"chat"`
+	Templates yaml.Node `yaml:"templates"`
 
 	// ServerOrder is the order servers appear in the file; the catalog
 	// lists tools in this order.

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -76,7 +77,10 @@ func chatConfig(c *cli.Context) (*hub.Config, *chatloop.Config, *slog.Logger, er
 }
 
 func decodeChatConfig(cfg *hub.Config) (*chatloop.Config, error) {
-	cc, err := chatloop.DecodeConfig(&cfg.Providers, &cfg.Models, &cfg.Chat)
+	cc, err := chatloop.Decode(chatloop.Sections{
+		Providers: &cfg.Providers, Models: &cfg.Models, Chat: &cfg.Chat, Templates: &cfg.Templates,
+		Dir: filepath.Dir(cfg.Path),
+	})
 	if err != nil {
 		return nil, cli.Exit(fmt.Sprintf("config error in %s:\n%s", cfg.Path, indent(err.Error())), exitConfig)
 	}

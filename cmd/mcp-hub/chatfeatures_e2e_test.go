@@ -1,0 +1,125 @@
+//go:build linux
+
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/mcp-hub/mcp-hub/internal/fixture"
+)
+
+// chatModes runs fn for each model (wire format) in one-shot mode and in
+// the REPL; ask runs one user turn and returns the answer's output.
+func chatModes(t *testing.T, fn func(t *testing.T, model string, ask func(cfg, prompt string, args ...string) (out string))) {
+	for _, model := range chatModels {
+		t.Run(model+"/p", func(t *testing.T) {
+			fn(t, model, func(cfg, prompt string, args ...string) string {
+				stdout, stderr, code := chatOneShot(t, cfg, append([]string{"--model", model, "-p", prompt}, args...)...)
+				if code != 0 {
+					t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+				}
+				return stdout + stderr
+			})
+		})
+		t.Run(model+"/repl", func(t *testing.T) {
+			fn(t, model, func(cfg, prompt string, args ...string) string {
+				tm := startREPL(t, cfg, append([]string{"--model", model}, args...)...)
+				tm.send(prompt)
+				tm.waitFor("DONE")
+				return tm.quit()
+			})
+		})
+	}
+}
+
+// searchThenAnswer is a model that searches for the calculator on the
+// user's turn and answers "DONE" once a tool result is back.
+func searchThenAnswer(r fixture.LLMRequest) fixture.LLMReply {
+	if r.Last().Role == "user" {
+		return fixture.LLMReply{Calls: []fixture.LLMCall{{ID: "s1", Name: "search_tools", Args: `{"query":"evaluate arithmetic expression calculator"}`}}}
+	}
+	return fixture.LLMReply{Text: "DONE"}
+}
+
+// TestChatTemplate: a model's template renders the system prompt from the
+// tools of each call, so the tool a search loaded is in the next call's
+// prompt; --system wins over the template.
+func TestChatTemplate(t *testing.T) {
+	tmpl := "You have {{len .Tools}} tools.\n{{range .Tools}}- {{.Name}}: {{.Description}}\n{{end}}"
+	chatModes(t, func(t *testing.T, model string, ask func(cfg, prompt string, args ...string) string) {
+		llm := fixture.StartLLM(t, searchThenAnswer)
+		cfg := writeChatConfig(t, llm, chatSetup{
+			Model: ", template: listing",
+			Extra: "templates:\n  listing: {file: listing.tmpl}\n",
+			Files: map[string]string{"listing.tmpl": tmpl},
+		})
+		out := ask(cfg, "what is 6*7?")
+		if !strings.Contains(out, "DONE") {
+			t.Fatalf("no answer:\n%s", out)
+		}
+		reqs := llm.Requests()
+		if len(reqs) != 2 {
+			t.Fatalf("%d model calls, want 2", len(reqs))
+		}
+		first, second := reqs[0].System, reqs[1].System
+		if !strings.HasPrefix(first, "You have ") || !strings.Contains(first, "- search_tools: ") || strings.Contains(first, "- calc__evaluate: ") {
+			t.Errorf("first call's system prompt is not the template over the first tools:\n%s", first)
+		}
+		if !strings.Contains(second, "- calc__evaluate: ") {
+			t.Errorf("second call's system prompt lacks the tool the search loaded:\n%s", second)
+		}
+	})
+
+	t.Run("system wins", func(t *testing.T) {
+		llm := fixture.StartLLM(t, func(fixture.LLMRequest) fixture.LLMReply { return fixture.LLMReply{Text: "DONE"} })
+		cfg := writeChatConfig(t, llm, chatSetup{
+			Model: ", template: listing",
+			Extra: "templates:\n  listing: \"{{len .Tools}} tools\"\n",
+		})
+		if _, stderr, code := chatOneShot(t, cfg, "--model", "gpt", "-p", "hi", "--system", "be terse"); code != 0 {
+			t.Fatal(stderr)
+		}
+		if got := llm.Requests()[0].System; got != "be terse" {
+			t.Errorf("system = %q, want --system's", got)
+		}
+	})
+}
+
+// TestChatTemplateErrors: a broken template is a config error naming the
+// file and line.
+func TestChatTemplateErrors(t *testing.T) {
+	llm := fixture.StartLLM(t, func(fixture.LLMRequest) fixture.LLMReply { return fixture.LLMReply{Text: "DONE"} })
+	cases := []struct {
+		name  string
+		setup chatSetup
+		want  string
+		code  int
+	}{
+		{"file syntax", chatSetup{Model: ", template: t", Extra: "templates:\n  t: {file: t.tmpl}\n", Files: map[string]string{"t.tmpl": "line one\n{{range .Tools}}\n{{.Name}\n"}},
+			"t.tmpl:3: templates.t: ", exitConfig},
+		{"inline syntax", chatSetup{Model: ", template: t", Extra: "templates:\n  t: |\n    fine\n    {{if}}\n"},
+			"hub.yaml:%d: templates.t: ", exitConfig},
+		{"unknown template", chatSetup{Model: ", template: nope"},
+			`unknown template "nope"`, exitConfig},
+		{"execution", chatSetup{Model: ", template: t", Extra: "templates:\n  t: {file: t.tmpl}\n", Files: map[string]string{"t.tmpl": "ok\n{{.Nope}}\n"}},
+			"t.tmpl:2:", 1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := writeChatConfig(t, llm, tc.setup)
+			if strings.Contains(tc.want, "%d") {
+				// The line of hub.yaml the broken action is on.
+				data, _ := os.ReadFile(cfg)
+				before, _, _ := strings.Cut(string(data), "{{if}}")
+				tc.want = fmt.Sprintf(tc.want, strings.Count(before, "\n")+1)
+			}
+			_, stderr, code := chatOneShot(t, cfg, "--model", "gpt", "-p", "hi")
+			if code != tc.code || !strings.Contains(stderr, tc.want) {
+				t.Errorf("exit %d (want %d), stderr lacks %q:\n%s", code, tc.code, tc.want, stderr)
+			}
+		})
+	}
+}

@@ -64,6 +64,9 @@ type ChatConfig struct {
 	DefaultModel      string `yaml:"default_model"`
 	MaxRounds         int    `yaml:"max_rounds"`
 	ParallelToolCalls *bool  `yaml:"parallel_tool_calls"`
+	// ToolResultFormat is how tool results are shown to the model:
+	// result, name_result or name_args_result.
+	ToolResultFormat string `yaml:"tool_result_format"`
 }
 
 // DecodeConfig decodes the providers, models and chat sections of hub.yaml,
@@ -150,7 +153,10 @@ func Decode(s Sections) (*Config, error) {
 	}
 
 	if chat != nil && !isNull(chat) {
-		decodeStrict("chat", chat, []string{"default_model", "max_rounds", "parallel_tool_calls"}, &cfg.Chat, &errs)
+		decodeStrict("chat", chat, chatKeys, &cfg.Chat, &errs)
+	}
+	if f := cfg.Chat.ToolResultFormat; f != "" && !slices.Contains(resultFormats, f) {
+		errs = append(errs, fmt.Errorf("line %d: chat.tool_result_format: unknown format %q; use %s", line(chat), f, strings.Join(resultFormats, ", ")))
 	}
 	if cfg.Chat.MaxRounds < 0 {
 		errs = append(errs, fmt.Errorf("line %d: chat.max_rounds must be positive", line(chat)))
@@ -189,6 +195,9 @@ func hasKey(n *yaml.Node, k string) bool {
 	}
 	return false
 }
+
+// chatKeys are the keys of the chat section.
+var chatKeys = []string{"default_model", "max_rounds", "parallel_tool_calls", "tool_result_format"}
 
 func line(n *yaml.Node) int {
 	if n == nil {
@@ -406,6 +415,7 @@ func (c *Config) NewChat(session *Session, o ChatOptions) (*Chat, error) {
 		MaxTokens:         m.MaxTokens,
 		MaxRounds:         c.Chat.MaxRounds,
 		ParallelToolCalls: parallel,
+		ToolResultFormat:  c.Chat.ToolResultFormat,
 		Stream:            o.Stream,
 		Observer:          o.Observer,
 		Logger:            o.Logger,

@@ -46,6 +46,8 @@ type Options struct {
 	MaxTokens         int
 	MaxRounds         int
 	ParallelToolCalls bool
+	// ToolResultFormat is chat.tool_result_format ("" = result).
+	ToolResultFormat string
 	// Stream asks the provider to stream; the text goes to Observer.Text.
 	Stream   bool
 	Observer Observer
@@ -154,7 +156,7 @@ func (c *Chat) run(ctx context.Context) (string, error) {
 		req := &Request{
 			Model:             c.opts.Model,
 			System:            system,
-			Messages:          c.history,
+			Messages:          formatResults(c.history, c.opts.ToolResultFormat),
 			Tools:             defs,
 			Temperature:       c.opts.Temperature,
 			MaxTokens:         c.opts.MaxTokens,

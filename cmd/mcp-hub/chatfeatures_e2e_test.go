@@ -123,3 +123,44 @@ func TestChatTemplateErrors(t *testing.T) {
 		})
 	}
 }
+
+// calcModel searches for the calculator, evaluates 6*7 with it and
+// answers "DONE".
+func calcModel(r fixture.LLMRequest) fixture.LLMReply {
+	switch {
+	case r.Last().Role == "user":
+		return fixture.LLMReply{Calls: []fixture.LLMCall{{ID: "s1", Name: "search_tools", Args: `{"query":"evaluate arithmetic expression calculator"}`}}}
+	case r.LastResults()[0].CallID == "s1":
+		return fixture.LLMReply{Calls: []fixture.LLMCall{{ID: "c1", Name: "calc__evaluate", Args: `{"expression":"6*7"}`}}}
+	}
+	return fixture.LLMReply{Text: "DONE"}
+}
+
+// TestChatToolResultFormat: each chat.tool_result_format is what the model
+// receives, in both wire formats.
+func TestChatToolResultFormat(t *testing.T) {
+	formats := []struct{ format, want string }{
+		{"result", "6*7 = 42"},
+		{"name_result", "calc__evaluate → 6*7 = 42"},
+		{"name_args_result", `calc__evaluate({"expression":"6*7"}) → 6*7 = 42`},
+	}
+	for _, f := range formats {
+		t.Run(f.format, func(t *testing.T) {
+			chatModes(t, func(t *testing.T, model string, ask func(cfg, prompt string, args ...string) string) {
+				llm := fixture.StartLLM(t, calcModel)
+				cfg := writeChatConfig(t, llm, chatSetup{Extra: "chat:\n  tool_result_format: " + f.format + "\n"})
+				if out := ask(cfg, "what is 6*7?"); !strings.Contains(out, "DONE") {
+					t.Fatalf("no answer:\n%s", out)
+				}
+				reqs := llm.Requests()
+				if len(reqs) != 3 {
+					t.Fatalf("%d model calls, want 3", len(reqs))
+				}
+				got := reqs[2].LastResults()
+				if len(got) != 1 || got[0].Text != f.want {
+					t.Errorf("the model received %+v, want %q", got, f.want)
+				}
+			})
+		})
+	}
+}

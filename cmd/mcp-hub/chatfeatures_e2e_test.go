@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcp-hub/mcp-hub/internal/fixture"
 )
@@ -163,4 +164,40 @@ func TestChatToolResultFormat(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestChatRefreshInterval: a server that adds a tool without list_changed
+// is re-listed on its refresh_interval; the hub's index picks the tool up
+// and the model's search finds it. The model searches until it does,
+// waiting a moment between searches.
+func TestChatRefreshInterval(t *testing.T) {
+	fx := fixture.Build(t)
+	servers := fmt.Sprintf(`  fx:
+    command: %q
+    args: ["-silent", "-tools", "ping", "-add-tool-after", "1s", "-add-tool", "fresh"]
+    description: A server whose tools change silently.
+    refresh_interval: 250ms
+`, fx)
+	chatModes(t, func(t *testing.T, model string, ask func(cfg, prompt string, args ...string) string) {
+		llm := fixture.StartLLM(t, func(r fixture.LLMRequest) fixture.LLMReply {
+			search := fixture.LLMReply{Calls: []fixture.LLMCall{{ID: fmt.Sprintf("s%d", len(r.Messages)), Name: "search_tools", Args: `{"query":"fresh"}`}}}
+			if r.Last().Role == "user" {
+				return search
+			}
+			res := r.LastResults()[0]
+			switch {
+			case strings.HasPrefix(res.CallID, "f"):
+				return fixture.LLMReply{Text: "DONE " + res.Text}
+			case strings.Contains(res.Text, "fx__fresh"):
+				return fixture.LLMReply{Calls: []fixture.LLMCall{{ID: "f1", Name: "fx__fresh", Args: `{"said":"hello"}`}}}
+			}
+			time.Sleep(100 * time.Millisecond) // not found yet: look again in a moment
+			return search
+		})
+		cfg := writeChatConfig(t, llm, chatSetup{Servers: servers, Extra: "chat:\n  max_rounds: 300\n"})
+		out := ask(cfg, "find the fresh tool")
+		if !strings.Contains(out, "DONE") || !strings.Contains(out, "hello") {
+			t.Fatalf("the new tool was not found and called:\n%s", out)
+		}
+	})
 }

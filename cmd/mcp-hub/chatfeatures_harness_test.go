@@ -40,14 +40,17 @@ const bundledServers = `servers:
   text:
     builtin: text
     description: Text utilities.
-discovery:
+`
+
+// chatDiscovery is the bundled hub.yaml's discovery section.
+const chatDiscovery = `discovery:
   enabled: true
   defer_all: true
 `
 
 // chatSetup is what a test adds to the chat's hub.yaml.
 type chatSetup struct {
-	// Servers replaces the bundled servers section when set.
+	// Servers are more entries of the servers section, indented by two.
 	Servers string
 	// Model is more settings for both models, e.g. ", template: t".
 	Model string
@@ -61,11 +64,8 @@ type chatSetup struct {
 // servers and both providers on llm, plus what s adds.
 func writeChatConfig(t *testing.T, llm *fixture.LLM, s chatSetup) string {
 	t.Helper()
-	if s.Servers == "" {
-		s.Servers = bundledServers
-	}
 	dir := t.TempDir()
-	cfg := s.Servers + fmt.Sprintf(`
+	cfg := bundledServers + s.Servers + chatDiscovery + fmt.Sprintf(`
 providers:
   oa: {type: openai, base_url: %q, api_key: test-key}
   an: {type: anthropic, base_url: %q, api_key: test-key}
@@ -160,6 +160,9 @@ func (tm *term) waitFor(want string) string {
 		s := tm.screen()
 		if strings.Contains(s, want) {
 			return s
+		}
+		if strings.Contains(s, "[exited ") && !strings.Contains(want, "[exited ") {
+			tm.t.Fatalf("the REPL exited before showing %q; screen:\n%s", want, s)
 		}
 		if time.Now().After(deadline) {
 			tm.t.Fatalf("the REPL never showed %q; screen:\n%s", want, s)

@@ -67,6 +67,8 @@ type ChatConfig struct {
 	// ToolResultFormat is how tool results are shown to the model:
 	// result, name_result or name_args_result.
 	ToolResultFormat string `yaml:"tool_result_format"`
+	// History bounds the conversation sent with each model call.
+	History HistoryConfig `yaml:"history"`
 }
 
 // DecodeConfig decodes the providers, models and chat sections of hub.yaml,
@@ -155,6 +157,10 @@ func Decode(s Sections) (*Config, error) {
 	if chat != nil && !isNull(chat) {
 		decodeStrict("chat", chat, chatKeys, &cfg.Chat, &errs)
 	}
+	checkSubKeys(chat, &errs)
+	if h := cfg.Chat.History; h.MaxTokens < 0 || h.MaxTurns < 0 {
+		errs = append(errs, fmt.Errorf("line %d: chat.history: max_tokens and max_turns must be positive (0 = no bound)", line(chat)))
+	}
 	if f := cfg.Chat.ToolResultFormat; f != "" && !slices.Contains(resultFormats, f) {
 		errs = append(errs, fmt.Errorf("line %d: chat.tool_result_format: unknown format %q; use %s", line(chat), f, strings.Join(resultFormats, ", ")))
 	}
@@ -197,7 +203,36 @@ func hasKey(n *yaml.Node, k string) bool {
 }
 
 // chatKeys are the keys of the chat section.
-var chatKeys = []string{"default_model", "max_rounds", "parallel_tool_calls", "tool_result_format"}
+var chatKeys = []string{"default_model", "max_rounds", "parallel_tool_calls", "tool_result_format", "history"}
+
+// chatSubKeys are the keys of the chat section's own sections.
+var chatSubKeys = map[string][]string{
+	"history": {"max_tokens", "max_turns"},
+}
+
+// checkSubKeys reports unknown keys inside the chat section's own
+// sections (decodeStrict checks only the first level).
+func checkSubKeys(chat *yaml.Node, errs *[]error) {
+	if chat == nil || isNull(chat) {
+		return
+	}
+	n := chat
+	if n.Kind == yaml.DocumentNode && len(n.Content) == 1 {
+		n = n.Content[0]
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		known, ok := chatSubKeys[n.Content[i].Value]
+		v := n.Content[i+1]
+		if !ok || v.Kind != yaml.MappingNode {
+			continue
+		}
+		for j := 0; j+1 < len(v.Content); j += 2 {
+			if k := v.Content[j]; !slices.Contains(known, k.Value) {
+				*errs = append(*errs, fmt.Errorf("line %d: chat.%s: unknown key %q; valid keys: %s", k.Line, n.Content[i].Value, k.Value, strings.Join(known, ", ")))
+			}
+		}
+	}
+}
 
 func line(n *yaml.Node) int {
 	if n == nil {
@@ -416,6 +451,7 @@ func (c *Config) NewChat(session *Session, o ChatOptions) (*Chat, error) {
 		MaxRounds:         c.Chat.MaxRounds,
 		ParallelToolCalls: parallel,
 		ToolResultFormat:  c.Chat.ToolResultFormat,
+		History:           c.Chat.History,
 		Stream:            o.Stream,
 		Observer:          o.Observer,
 		Logger:            o.Logger,

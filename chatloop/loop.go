@@ -48,6 +48,8 @@ type Options struct {
 	ParallelToolCalls bool
 	// ToolResultFormat is chat.tool_result_format ("" = result).
 	ToolResultFormat string
+	// History is chat.history: the budget applied before each model call.
+	History HistoryConfig
 	// Stream asks the provider to stream; the text goes to Observer.Text.
 	Stream   bool
 	Observer Observer
@@ -61,6 +63,12 @@ type Chat struct {
 	session *Session
 	history []Message
 	stats   Stats
+	// turnStart is the index of the current turn's user message; trimming
+	// moves it.
+	turnStart int
+	// counts caches the estimated tokens of each history message.
+	counts  []int
+	counter tokenCounter
 }
 
 // New starts an empty conversation on session.
@@ -78,11 +86,11 @@ func New(session *Session, opts Options) *Chat {
 func (c *Chat) History() []Message { return slices.Clone(c.history) }
 
 // SetHistory replaces the conversation (POST /v1/chat sends it whole).
-func (c *Chat) SetHistory(h []Message) { c.history = slices.Clone(h) }
+func (c *Chat) SetHistory(h []Message) { c.history, c.counts = slices.Clone(h), nil }
 
 // Reset forgets the conversation. Tools already loaded in the hub session
 // stay loaded.
-func (c *Chat) Reset() { c.history = nil }
+func (c *Chat) Reset() { c.history, c.counts = nil, nil }
 
 // Stats returns a snapshot of the chat's stats.
 func (c *Chat) Stats() Stats { return c.stats.clone() }
@@ -105,16 +113,17 @@ func (e *MaxRoundsError) Error() string {
 // Send runs one user turn to its final answer. On error (provider failure,
 // max_rounds, cancellation) the history is rolled back to before the turn,
 // so the next turn starts from a consistent conversation; tools loaded
-// meanwhile stay loaded in the hub session and stats keep what was spent.
+// meanwhile stay loaded in the hub session and stats keep what was spent
+// (and earlier messages chat.history trimmed stay trimmed).
 func (c *Chat) Send(ctx context.Context, text string) (string, error) {
 	start := time.Now()
 	defer func() { c.stats.WallTime += time.Since(start) }()
 
-	before := len(c.history)
+	c.turnStart = len(c.history)
 	c.history = append(c.history, Message{Role: RoleUser, Content: text})
 	answer, err := c.run(ctx)
 	if err != nil {
-		c.history = c.history[:before]
+		c.history = c.history[:c.turnStart]
 		return answer, err
 	}
 	return answer, nil
@@ -128,10 +137,10 @@ func (c *Chat) Continue(ctx context.Context) (string, error) {
 	if len(c.history) == 0 || c.history[len(c.history)-1].Role != RoleUser {
 		return "", errors.New("the last message must have role \"user\"")
 	}
-	before := len(c.history)
+	c.turnStart = len(c.history) - 1
 	answer, err := c.run(ctx)
 	if err != nil {
-		c.history = c.history[:before]
+		c.history = c.history[:c.turnStart+1]
 	}
 	return answer, err
 }
@@ -148,6 +157,7 @@ func (c *Chat) run(ctx context.Context) (string, error) {
 			c.opts.Logger.Debug("tools discovered", "tools", added)
 		}
 
+		c.turnStart = c.trimHistory(c.turnStart)
 		defs := toolDefs(tools)
 		system, err := c.systemPrompt(defs)
 		if err != nil {

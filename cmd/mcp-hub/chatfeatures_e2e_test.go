@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -30,6 +31,8 @@ func chatModes(t *testing.T, fn func(t *testing.T, model string, ask func(cfg, p
 				tm := startREPL(t, cfg, append([]string{"--model", model}, args...)...)
 				tm.send(prompt)
 				tm.waitFor("DONE")
+				tm.send("/stats")
+				tm.waitFor("wall time:")
 				return tm.quit()
 			})
 		})
@@ -198,6 +201,57 @@ func TestChatRefreshInterval(t *testing.T) {
 		out := ask(cfg, "find the fresh tool")
 		if !strings.Contains(out, "DONE") || !strings.Contains(out, "hello") {
 			t.Fatalf("the new tool was not found and called:\n%s", out)
+		}
+	})
+}
+
+// TestChatHistoryBudget: a 200-round turn under chat.history stays within
+// the budget on every model call (the oldest rounds go), every tool result
+// still follows its call on the wire, the user's message stays, and the
+// stats say what was trimmed.
+func TestChatHistoryBudget(t *testing.T) {
+	const rounds = 200
+	chatModes(t, func(t *testing.T, model string, ask func(cfg, prompt string, args ...string) string) {
+		var n atomic.Int32
+		llm := fixture.StartLLM(t, func(r fixture.LLMRequest) fixture.LLMReply {
+			i := n.Add(1) - 1
+			if i == rounds {
+				return fixture.LLMReply{Text: "DONE"}
+			}
+			return fixture.LLMReply{Text: fmt.Sprintf("round %d", i), Calls: []fixture.LLMCall{{ID: fmt.Sprintf("c%d", i), Name: "time__current_time", Args: `{"timezone":"UTC"}`}}}
+		})
+		cfg := writeChatConfig(t, llm, chatSetup{Extra: "chat:\n  max_rounds: 250\n  history: {max_tokens: 3000}\n"})
+		out := ask(cfg, "tick 200 times", "--stats")
+		if !strings.Contains(out, "history trimmed (chat.history): ") {
+			t.Errorf("the stats do not say what was trimmed:\n%s", out)
+		}
+		reqs := llm.Requests()
+		if len(reqs) != rounds+1 {
+			t.Fatalf("%d model calls, want %d", len(reqs), rounds+1)
+		}
+		most := 0
+		for i, r := range reqs {
+			if r.Messages[0].Role != "user" || r.Messages[0].Text != "tick 200 times" {
+				t.Fatalf("request %d does not start with the user's message: %+v", i, r.Messages[0])
+			}
+			for j, m := range r.Messages {
+				if m.Role != "tool" {
+					continue
+				}
+				prev := r.Messages[j-1]
+				if prev.Role != "assistant" || len(prev.Calls) != len(m.Results) || prev.Calls[0].ID != m.Results[0].CallID {
+					t.Fatalf("request %d, message %d: a tool result without its call", i, j)
+				}
+			}
+			most = max(most, len(r.Messages))
+		}
+		t.Logf("at most %d messages in one request", most)
+		// Unbounded, the last request would carry 1 + 2*200 messages.
+		if most > 2*rounds/3 {
+			t.Errorf("a request carried %d messages: the budget did not bound the history", most)
+		}
+		if last := reqs[rounds]; last.LastResults()[0].CallID != fmt.Sprintf("c%d", rounds-1) {
+			t.Errorf("the last request lacks the latest result")
 		}
 	})
 }

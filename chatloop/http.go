@@ -29,6 +29,9 @@ type ChatResponse struct {
 	Messages []Message `json:"messages"`
 	Answer   string    `json:"answer"`
 	Stats    Stats     `json:"stats"`
+	// Degraded says why the turn was answered without tools (the hub or
+	// an upstream failed during it); absent when it was not.
+	Degraded string `json:"degraded,omitempty"`
 }
 
 type errorResponse struct {
@@ -102,7 +105,7 @@ func Handler(cfg *Config, hub Hub, logger *slog.Logger) http.Handler {
 			writeJSON(w, status, errorResponse{Error: err.Error(), Stats: &stats})
 			return
 		}
-		writeJSON(w, http.StatusOK, ChatResponse{Messages: chat.History(), Answer: answer, Stats: stats})
+		writeJSON(w, http.StatusOK, ChatResponse{Messages: chat.History(), Answer: answer, Stats: stats, Degraded: chat.Degraded()})
 	})
 }
 

@@ -27,6 +27,9 @@ type Observer struct {
 	Text      func(delta string)
 	ToolStart func(call ToolCall)
 	ToolDone  func(call ToolCall, result ToolResult, took time.Duration)
+	// Degraded is called once when a turn goes on without tools because
+	// the hub or an upstream failed (see degrade.go).
+	Degraded func(reason string)
 }
 
 // Options configure a Chat; [Config.NewChat] fills them from hub.yaml.
@@ -69,7 +72,12 @@ type Chat struct {
 	// counts caches the estimated tokens of each history message.
 	counts  []int
 	counter tokenCounter
+	// degraded is why the current (or last) turn went on without tools.
+	degraded string
 }
+
+// Degraded says why the last turn was answered without tools, or "".
+func (c *Chat) Degraded() string { return c.degraded }
 
 // New starts an empty conversation on session.
 func New(session *Session, opts Options) *Chat {
@@ -147,10 +155,15 @@ func (c *Chat) Continue(ctx context.Context) (string, error) {
 
 func (c *Chat) run(ctx context.Context) (string, error) {
 	var lastText string
+	c.degraded = ""
 	for round := 1; round <= c.opts.MaxRounds; round++ {
 		tools, added, err := c.session.Tools(ctx)
 		if err != nil {
-			return "", err
+			if ctx.Err() != nil {
+				return "", fmt.Errorf("request cancelled: %w", ctx.Err())
+			}
+			c.degrade(fmt.Sprintf("the hub failed listing tools (%s)", oneLine(err.Error())))
+			tools = c.session.lastTools()
 		}
 		c.stats.ToolsDiscovered += len(added)
 		if len(added) > 0 {
@@ -163,6 +176,9 @@ func (c *Chat) run(ctx context.Context) (string, error) {
 		if err != nil {
 			return "", err
 		}
+		if c.degraded != "" {
+			system += degradedNote(c.degraded)
+		}
 		req := &Request{
 			Model:             c.opts.Model,
 			System:            system,
@@ -171,6 +187,7 @@ func (c *Chat) run(ctx context.Context) (string, error) {
 			Temperature:       c.opts.Temperature,
 			MaxTokens:         c.opts.MaxTokens,
 			ParallelToolCalls: c.opts.ParallelToolCalls,
+			NoToolCalls:       c.degraded != "",
 		}
 		var onText func(string)
 		if c.opts.Stream && c.opts.Observer.Text != nil {
@@ -189,6 +206,14 @@ func (c *Chat) run(ctx context.Context) (string, error) {
 
 		msg := resp.Message
 		msg.Role = RoleAssistant
+		if c.degraded != "" && len(msg.ToolCalls) > 0 {
+			// Asked not to, the model called tools anyway: its text is the
+			// answer.
+			msg.ToolCalls = nil
+			if msg.Content == "" {
+				msg.Content = lastText
+			}
+		}
 		c.history = append(c.history, msg)
 		if msg.Content != "" {
 			lastText = msg.Content
@@ -197,12 +222,15 @@ func (c *Chat) run(ctx context.Context) (string, error) {
 			return msg.Content, nil
 		}
 
-		results := c.runTools(ctx, msg.ToolCalls)
+		results, hubErrs := c.runTools(ctx, msg.ToolCalls)
 		if err := ctx.Err(); err != nil {
 			return "", fmt.Errorf("request cancelled: %w", err)
 		}
 		c.history = append(c.history, Message{Role: RoleTool, ToolResults: results})
 		c.session.markStale()
+		if reason := c.failure(msg.ToolCalls, results, hubErrs); reason != "" {
+			c.degrade(reason)
+		}
 	}
 	return lastText, &MaxRoundsError{Rounds: c.opts.MaxRounds, Partial: lastText}
 }
@@ -216,10 +244,24 @@ func (c *Chat) systemPrompt(defs []ToolDef) (string, error) {
 	return c.opts.Template.Render(templateData(c.opts.ModelName, defs))
 }
 
+// degrade switches the rest of the turn to answering without tools.
+func (c *Chat) degrade(reason string) {
+	if c.degraded != "" {
+		return
+	}
+	c.degraded = reason
+	c.opts.Logger.Warn("answering without tools", "reason", reason)
+	if c.opts.Observer.Degraded != nil {
+		c.opts.Observer.Degraded(reason)
+	}
+}
+
 // runTools executes every call of one assistant message and returns the
-// results in call order, whatever order they finished in.
-func (c *Chat) runTools(ctx context.Context, calls []ToolCall) []ToolResult {
+// results in call order, whatever order they finished in, and for each
+// call the error when the hub session itself failed.
+func (c *Chat) runTools(ctx context.Context, calls []ToolCall) ([]ToolResult, []error) {
 	results := make([]ToolResult, len(calls))
+	hubErrs := make([]error, len(calls))
 	took := make([]time.Duration, len(calls))
 	one := func(i int) {
 		call := calls[i]
@@ -227,7 +269,7 @@ func (c *Chat) runTools(ctx context.Context, calls []ToolCall) []ToolResult {
 			c.opts.Observer.ToolStart(call)
 		}
 		start := time.Now()
-		results[i] = c.callTool(ctx, call)
+		results[i], hubErrs[i] = c.callTool(ctx, call)
 		took[i] = time.Since(start)
 		if c.opts.Observer.ToolDone != nil {
 			c.opts.Observer.ToolDone(call, results[i], took[i])
@@ -245,25 +287,32 @@ func (c *Chat) runTools(ctx context.Context, calls []ToolCall) []ToolResult {
 		}
 	}
 	for i, call := range calls {
-		name := call.Name
-		if name == callToolName {
-			// call_tool only carries the call: count the tool it ran.
-			var a struct {
-				Name string `json:"name"`
-			}
-			if json.Unmarshal(call.Arguments, &a) == nil && a.Name != "" {
-				name = a.Name
-			}
-		}
+		// call_tool only carries the call: count the tool it ran.
+		name := toolOfCall(call)
 		c.stats.recordTool(name, c.session.serverOf(name), results[i].IsError)
 		c.opts.Logger.Debug("tool call", "tool", call.Name, "error", results[i].IsError, "took", took[i])
 	}
-	return results
+	return results, hubErrs
+}
+
+// toolOfCall is the tool a call runs: call_tool's target, or the call's
+// own name.
+func toolOfCall(call ToolCall) string {
+	if call.Name == callToolName {
+		var a struct {
+			Name string `json:"name"`
+		}
+		if json.Unmarshal(call.Arguments, &a) == nil && a.Name != "" {
+			return a.Name
+		}
+	}
+	return call.Name
 }
 
 // callTool runs one call. Every failure becomes an error result for the
 // model: a bad call is the model's to fix, not a reason to end the chat.
-func (c *Chat) callTool(ctx context.Context, call ToolCall) ToolResult {
+// The error is returned too when the hub session itself failed.
+func (c *Chat) callTool(ctx context.Context, call ToolCall) (ToolResult, error) {
 	res := ToolResult{CallID: call.ID, Name: call.Name}
 	fail := func(format string, a ...any) ToolResult {
 		res.IsError = true
@@ -273,22 +322,26 @@ func (c *Chat) callTool(ctx context.Context, call ToolCall) ToolResult {
 	args := map[string]any{}
 	if len(call.Arguments) > 0 && string(call.Arguments) != "null" {
 		if err := json.Unmarshal(call.Arguments, &args); err != nil {
-			return fail("Error: the arguments of %s are not a JSON object (%v); call it again with valid JSON arguments.", call.Name, err)
+			return fail("Error: the arguments of %s are not a JSON object (%v); call it again with valid JSON arguments.", call.Name, err), nil
 		}
 	}
 	out, err := c.session.Call(ctx, call.Name, args)
 	if err != nil {
 		if ctx.Err() != nil {
-			return fail("Error: tool call %s was cancelled.", call.Name)
+			return fail("Error: tool call %s was cancelled.", call.Name), nil
 		}
-		return fail("Error: tool %s failed: %v", call.Name, err)
+		var hubErr error
+		if hubFailure(ctx, err) {
+			hubErr = err
+		}
+		return fail("Error: tool %s failed: %v", call.Name, err), hubErr
 	}
 	res.IsError = out.IsError
 	res.Parts = resultParts(out)
 	if len(res.Parts) == 0 {
 		res.Parts = []Part{{Type: PartText, Text: "(no output)"}}
 	}
-	return res
+	return res, nil
 }
 
 // SetObserver replaces the observer; the REPL installs its own so the

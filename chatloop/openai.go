@@ -59,6 +59,7 @@ type oaiRequest struct {
 	Messages            []oaiMessage  `json:"messages"`
 	Tools               []oaiTool     `json:"tools,omitempty"`
 	ParallelToolCalls   *bool         `json:"parallel_tool_calls,omitempty"`
+	ToolChoice          any           `json:"tool_choice,omitempty"`
 	Temperature         *float64      `json:"temperature,omitempty"`
 	MaxTokens           int           `json:"max_tokens,omitempty"`
 	MaxCompletionTokens int           `json:"max_completion_tokens,omitempty"`
@@ -174,7 +175,10 @@ func (p *openAIProvider) params(req *Request) (*oaiRequest, error) {
 		}
 		params.Tools = append(params.Tools, oaiTool{Type: "function", Function: oaiFunctionDef{Name: t.Name, Description: t.Description, Parameters: schema}})
 	}
-	if len(req.Tools) > 0 && !req.ParallelToolCalls {
+	if len(req.Tools) > 0 && req.NoToolCalls {
+		params.ToolChoice = "none"
+	}
+	if len(req.Tools) > 0 && !req.ParallelToolCalls && !req.NoToolCalls {
 		// Only sent to turn it off: several compatible servers reject the
 		// field, and true is everyone's default.
 		f := false

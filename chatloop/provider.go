@@ -28,6 +28,10 @@ type Request struct {
 	// ParallelToolCalls tells providers that support it whether the model
 	// may ask for several tools in one answer.
 	ParallelToolCalls bool
+	// NoToolCalls asks for an answer without tool calls (tool_choice
+	// none); the tools are still sent, as a history with tool calls needs
+	// their definitions.
+	NoToolCalls bool
 }
 
 // ToolDef is a tool offered to the model, taken verbatim from tools/list.

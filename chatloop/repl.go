@@ -71,6 +71,9 @@ func RunREPL(ctx context.Context, chat *Chat, o REPLOptions) error {
 			}
 			writeErr("  [tool] %s %s (%s)%s\n", call.Name, clip(string(call.Arguments), 100), took.Round(time.Millisecond), status)
 		},
+		Degraded: func(reason string) {
+			writeErr("(answering without tools: %s)\n", clip(reason, 300))
+		},
 	})
 
 	stop := make(chan struct{})

@@ -23,6 +23,7 @@ import (
 	"github.com/mcp-hub/mcp-hub/chatloop"
 	"github.com/mcp-hub/mcp-hub/hub"
 	"github.com/mcp-hub/mcp-hub/internal/redact"
+	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
 func chatCommand() *cli.Command {
@@ -149,7 +150,7 @@ func runChat(c *cli.Context) error {
 		return err
 	}
 	defer h.Close()
-	session, err := chatloop.Dial(ctx, h, c.String("toolset"), log)
+	session, err := chatloop.Dial(ctx, chatHub{h}, c.String("toolset"), log)
 	if err != nil {
 		return cli.Exit(err.Error(), 1)
 	}
@@ -164,6 +165,8 @@ func runChat(c *cli.Context) error {
 	if oneShot {
 		chat.SetObserver(chatloop.Observer{ToolDone: func(call chatloop.ToolCall, r chatloop.ToolResult, took time.Duration) {
 			printToolLine(stderr, call, r, took)
+		}, Degraded: func(reason string) {
+			fmt.Fprintf(stderr, "(answering without tools: %s)\n", reason)
 		}})
 		var answer string
 		answer, turnErr = chat.Send(ctx, c.String("prompt"))
@@ -186,8 +189,9 @@ func runChat(c *cli.Context) error {
 			Model    string             `json:"model"`
 			Messages []chatloop.Message `json:"messages"`
 			Stats    chatloop.Stats     `json:"stats"`
+			Degraded string             `json:"degraded,omitempty"`
 			Error    string             `json:"error,omitempty"`
-		}{Model: chat.Options().ModelName, Messages: chat.History(), Stats: stats}
+		}{Model: chat.Options().ModelName, Messages: chat.History(), Stats: stats, Degraded: chat.Degraded()}
 		if turnErr != nil {
 			out.Error = turnErr.Error()
 		}
@@ -303,5 +307,19 @@ func chatAPIHandler(c *cli.Context, h *hub.Hub) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	return chatloop.Handler(cc, h, log), nil
+	return chatloop.Handler(cc, chatHub{h}, log), nil
+}
+
+// chatHub is the hub as the chat sees it, with the servers' health so a
+// turn can go on without tools when one fails (chatloop.ServerHealth).
+type chatHub struct{ *hub.Hub }
+
+// ServerDown reports whether server is configured and not connected.
+func (h chatHub) ServerDown(server string) bool {
+	for _, s := range h.Upstreams() {
+		if s.Name == server {
+			return s.State != upstream.StateReady
+		}
+	}
+	return false
 }

@@ -3,10 +3,13 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -252,6 +255,77 @@ func TestChatHistoryBudget(t *testing.T) {
 		}
 		if last := reqs[rounds]; last.LastResults()[0].CallID != fmt.Sprintf("c%d", rounds-1) {
 			t.Errorf("the last request lacks the latest result")
+		}
+	})
+}
+
+// TestChatDegrade: an upstream killed during a turn does not abort it:
+// one line says the turn goes on without tools, the model is asked to
+// answer without them (tool_choice none), and --json says why.
+func TestChatDegrade(t *testing.T) {
+	fx := fixture.Build(t)
+	servers := fmt.Sprintf(`  fx:
+    command: %q
+    args: ["-features"]
+    defer_loading: false
+`, fx)
+	chatModes(t, func(t *testing.T, model string, ask func(cfg, prompt string, args ...string) string) {
+		llm := fixture.StartLLM(t, func(r fixture.LLMRequest) fixture.LLMReply {
+			if r.Last().Role == "user" {
+				return fixture.LLMReply{Calls: []fixture.LLMCall{{ID: "p1", Name: "fx__pid", Args: `{}`}}}
+			}
+			res := r.LastResults()[0]
+			if res.CallID == "p1" {
+				// Kill the server, then ask it for more.
+				pid, err := strconv.Atoi(strings.TrimSpace(res.Text))
+				if err != nil || syscall.Kill(pid, syscall.SIGKILL) != nil {
+					return fixture.LLMReply{Text: "could not kill " + res.Text}
+				}
+				return fixture.LLMReply{Calls: []fixture.LLMCall{{ID: "s1", Name: "fx__sleep", Args: `{"ms":10}`}}}
+			}
+			noTools := string(r.ResponseFormat) == "" && (r.Raw["tool_choice"] == "none" || strings.Contains(string(r.ToolChoice), `"none"`))
+			if noTools && strings.Contains(r.System, "Tools are unavailable for the rest of this turn") {
+				return fixture.LLMReply{Text: "DONE without tools"}
+			}
+			return fixture.LLMReply{Text: "DONE but not degraded"}
+		})
+		cfg := writeChatConfig(t, llm, chatSetup{Servers: servers})
+		out := ask(cfg, "use fx")
+		for _, want := range []string{"(answering without tools: server fx failed during tool call fx__sleep", "DONE without tools"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("output lacks %q:\n%s", want, out)
+			}
+		}
+		if n := strings.Count(out, "(answering without tools"); n != 1 {
+			t.Errorf("%d degrade lines, want 1:\n%s", n, out)
+		}
+	})
+
+	t.Run("json", func(t *testing.T) {
+		llm := fixture.StartLLM(t, func(r fixture.LLMRequest) fixture.LLMReply {
+			if r.Last().Role == "user" {
+				return fixture.LLMReply{Calls: []fixture.LLMCall{{ID: "p1", Name: "fx__pid", Args: `{}`}}}
+			}
+			if res := r.LastResults(); len(res) > 0 && res[0].CallID == "p1" {
+				pid, _ := strconv.Atoi(strings.TrimSpace(res[0].Text))
+				syscall.Kill(pid, syscall.SIGKILL)
+				return fixture.LLMReply{Calls: []fixture.LLMCall{{ID: "s1", Name: "fx__sleep", Args: `{"ms":10}`}}}
+			}
+			return fixture.LLMReply{Text: "DONE"}
+		})
+		cfg := writeChatConfig(t, llm, chatSetup{Servers: servers})
+		stdout, stderr, code := chatOneShot(t, cfg, "--model", "gpt", "-p", "use fx", "--json")
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		var out struct {
+			Degraded string `json:"degraded"`
+		}
+		if err := json.Unmarshal([]byte(stdout), &out); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(out.Degraded, "server fx failed during tool call fx__sleep") {
+			t.Errorf("degraded = %q", out.Degraded)
 		}
 	})
 }

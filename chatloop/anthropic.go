@@ -176,6 +176,8 @@ func (p *anthropicProvider) params(req *Request) (*antRequest, error) {
 		params.Tools = append(params.Tools, antTool{Name: t.Name, Description: t.Description, InputSchema: inputSchema(schema)})
 	}
 	switch {
+	case req.ForceTool != "":
+		params.ToolChoice = &antToolChoice{Type: "tool", Name: req.ForceTool}
 	case len(req.Tools) > 0 && req.NoToolCalls:
 		params.ToolChoice = &antToolChoice{Type: "none"}
 	case len(req.Tools) > 0 && !req.ParallelToolCalls:

@@ -410,6 +410,9 @@ type ChatOptions struct {
 	Stream   bool
 	Observer Observer
 	Logger   *slog.Logger
+	// ResponseSchema makes every final answer a JSON object valid against
+	// it; nil = free text.
+	ResponseSchema *ResponseSchema
 }
 
 // NewChat resolves the model, builds its provider and starts a chat on
@@ -452,6 +455,7 @@ func (c *Config) NewChat(session *Session, o ChatOptions) (*Chat, error) {
 		ParallelToolCalls: parallel,
 		ToolResultFormat:  c.Chat.ToolResultFormat,
 		History:           c.Chat.History,
+		ResponseSchema:    o.ResponseSchema,
 		Stream:            o.Stream,
 		Observer:          o.Observer,
 		Logger:            o.Logger,

@@ -21,6 +21,9 @@ type ChatRequest struct {
 	Model    string    `json:"model"`
 	Toolset  string    `json:"toolset"`
 	Messages []Message `json:"messages"`
+	// ResponseSchema, a JSON schema of an object, makes the answer a JSON
+	// object valid against it.
+	ResponseSchema json.RawMessage `json:"response_schema,omitempty"`
 }
 
 // ChatResponse is the answer: the whole conversation including the new
@@ -72,6 +75,14 @@ func Handler(cfg *Config, hub Hub, logger *slog.Logger) http.Handler {
 			writeJSON(w, http.StatusBadRequest, errorResponse{Error: err.Error()})
 			return
 		}
+		var schema *ResponseSchema
+		if len(req.ResponseSchema) > 0 && string(req.ResponseSchema) != "null" {
+			var err error
+			if schema, err = ParseResponseSchema(req.ResponseSchema); err != nil {
+				writeJSON(w, http.StatusBadRequest, errorResponse{Error: "response_schema: " + err.Error()})
+				return
+			}
+		}
 
 		ctx := r.Context()
 		session, err := Dial(ctx, hub, req.Toolset, logger)
@@ -80,7 +91,7 @@ func Handler(cfg *Config, hub Hub, logger *slog.Logger) http.Handler {
 			return
 		}
 		defer session.Close()
-		chat, err := cfg.NewChat(session, ChatOptions{Model: req.Model, System: system, Logger: logger})
+		chat, err := cfg.NewChat(session, ChatOptions{Model: req.Model, System: system, Logger: logger, ResponseSchema: schema})
 		if err != nil {
 			writeJSON(w, http.StatusBadRequest, errorResponse{Error: err.Error()})
 			return
@@ -94,10 +105,11 @@ func Handler(cfg *Config, hub Hub, logger *slog.Logger) http.Handler {
 			status := http.StatusInternalServerError
 			var pe *ProviderError
 			var mr *MaxRoundsError
+			var se *SchemaError
 			switch {
 			case errors.As(err, &pe):
 				status = http.StatusBadGateway
-			case errors.As(err, &mr):
+			case errors.As(err, &mr), errors.As(err, &se):
 				status = http.StatusUnprocessableEntity
 			case ctx.Err() != nil:
 				return // the client went away

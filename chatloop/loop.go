@@ -53,6 +53,9 @@ type Options struct {
 	ToolResultFormat string
 	// History is chat.history: the budget applied before each model call.
 	History HistoryConfig
+	// ResponseSchema makes every final answer a JSON object valid against
+	// it (structured.go).
+	ResponseSchema *ResponseSchema
 	// Stream asks the provider to stream; the text goes to Observer.Text.
 	Stream   bool
 	Observer Observer
@@ -189,6 +192,9 @@ func (c *Chat) run(ctx context.Context) (string, error) {
 			ParallelToolCalls: c.opts.ParallelToolCalls,
 			NoToolCalls:       c.degraded != "",
 		}
+		if c.opts.ResponseSchema != nil && c.nativeSchema() {
+			req.ResponseSchema = c.opts.ResponseSchema.raw
+		}
 		var onText func(string)
 		if c.opts.Stream && c.opts.Observer.Text != nil {
 			onText = c.opts.Observer.Text
@@ -219,6 +225,9 @@ func (c *Chat) run(ctx context.Context) (string, error) {
 			lastText = msg.Content
 		}
 		if len(msg.ToolCalls) == 0 {
+			if c.opts.ResponseSchema != nil {
+				return c.structured(ctx, req)
+			}
 			return msg.Content, nil
 		}
 

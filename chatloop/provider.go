@@ -32,6 +32,11 @@ type Request struct {
 	// none); the tools are still sent, as a history with tool calls needs
 	// their definitions.
 	NoToolCalls bool
+	// ResponseSchema asks for an answer that is a JSON object valid against
+	// it, where the API supports it (OpenAI's response_format).
+	ResponseSchema json.RawMessage
+	// ForceTool makes the model call this tool.
+	ForceTool string
 }
 
 // ToolDef is a tool offered to the model, taken verbatim from tools/list.

@@ -61,7 +61,8 @@ func RunREPL(ctx context.Context, chat *Chat, o REPLOptions) error {
 		}
 		fmt.Fprintf(o.Err, format, a...)
 	}
-	chat.SetStream(true)
+	// A structured answer is known only at the end: printed, not streamed.
+	chat.SetStream(chat.opts.ResponseSchema == nil)
 	chat.SetObserver(Observer{
 		Text: writeOut,
 		ToolDone: func(call ToolCall, r ToolResult, took time.Duration) {

@@ -40,6 +40,7 @@ Ctrl-D quits). With -p it answers one prompt on stdout and exits non-zero on fai
 			&cli.StringFlag{Name: "toolset", Aliases: []string{"t"}, Usage: "restrict the session to toolset `NAME`"},
 			&cli.StringFlag{Name: "system", Usage: "system prompt (overrides the model's system and the default)"},
 			&cli.BoolFlag{Name: "json", Usage: "print the final messages and stats as JSON on stdout"},
+			&cli.StringFlag{Name: "schema", Usage: "make each final answer a JSON object valid against the JSON schema in `FILE`"},
 			&cli.BoolFlag{Name: "stats", Usage: "print stats (model calls, tokens, tool calls, searches) on stderr at the end"},
 		},
 		Action: runChat,
@@ -105,6 +106,17 @@ func runChat(c *cli.Context) error {
 		return cli.Exit(fmt.Sprintf("model %s: %v", name, err), exitConfig)
 	}
 
+	var schema *chatloop.ResponseSchema
+	if path := c.String("schema"); path != "" {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return cli.Exit(fmt.Sprintf("--schema: %v", err), exitConfig)
+		}
+		if schema, err = chatloop.ParseResponseSchema(data); err != nil {
+			return cli.Exit(fmt.Sprintf("--schema %s: %v", path, err), exitConfig)
+		}
+	}
+
 	oneShot := c.IsSet("prompt")
 	// In the REPL the first Ctrl-C must cancel the running answer, not the
 	// program; main's signal context would end everything (the hub's
@@ -155,7 +167,7 @@ func runChat(c *cli.Context) error {
 		return cli.Exit(err.Error(), 1)
 	}
 	defer session.Close()
-	chat, err := cc.NewChat(session, chatloop.ChatOptions{Model: name, System: c.String("system"), Logger: log})
+	chat, err := cc.NewChat(session, chatloop.ChatOptions{Model: name, System: c.String("system"), Logger: log, ResponseSchema: schema})
 	if err != nil {
 		return cli.Exit(err.Error(), exitConfig)
 	}

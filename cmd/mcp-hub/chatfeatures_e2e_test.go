@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -33,7 +34,7 @@ func chatModes(t *testing.T, fn func(t *testing.T, model string, ask func(cfg, p
 			fn(t, model, func(cfg, prompt string, args ...string) string {
 				tm := startREPL(t, cfg, append([]string{"--model", model}, args...)...)
 				tm.send(prompt)
-				tm.waitFor("DONE")
+				// The REPL reads /stats once the turn has ended.
 				tm.send("/stats")
 				tm.waitFor("wall time:")
 				return tm.quit()
@@ -326,6 +327,77 @@ func TestChatDegrade(t *testing.T) {
 		}
 		if !strings.HasPrefix(out.Degraded, "server fx failed during tool call fx__sleep") {
 			t.Errorf("degraded = %q", out.Degraded)
+		}
+	})
+}
+
+const answerSchema = `{"type":"object","properties":{"answer":{"type":"integer"},"unit":{"type":"string"}},"required":["answer"]}`
+
+// schemaModel answers with invalid structured output first and, once told
+// why, with valid output (or invalid again when stubborn): as JSON text
+// under OpenAI's response_format, as final_answer's input when Anthropic's
+// formatter call forces it. It reports a request that asks for structure
+// the wrong way.
+func schemaModel(stubborn bool) func(r fixture.LLMRequest) fixture.LLMReply {
+	return func(r fixture.LLMRequest) fixture.LLMReply {
+		repair := strings.Contains(r.Last().Text, "not valid") || (len(r.LastResults()) > 0 && r.LastResults()[0].IsError)
+		answer := `{"answer":"forty-two"}`
+		if repair && !stubborn {
+			answer = `{"answer":42,"unit":"none"}`
+		}
+		if r.Format == "openai" {
+			if !strings.Contains(string(r.ResponseFormat), `"json_schema"`) || !strings.Contains(string(r.ResponseFormat), `"answer"`) {
+				return fixture.LLMReply{Text: "no response_format"}
+			}
+			return fixture.LLMReply{Text: answer}
+		}
+		if !strings.Contains(string(r.ToolChoice), `"final_answer"`) {
+			return fixture.LLMReply{Text: "It is 42."} // the ordinary answer, before the formatter call
+		}
+		if _, ok := r.ToolSchemas["final_answer"]; !ok {
+			return fixture.LLMReply{Text: "final_answer is not offered"}
+		}
+		return fixture.LLMReply{Calls: []fixture.LLMCall{{ID: fmt.Sprintf("fa%d", len(r.Messages)), Name: "final_answer", Args: answer}}}
+	}
+}
+
+// TestChatSchema: --schema makes the final answer a JSON object valid
+// against the schema, after one repair round; a model that stays wrong
+// gets a clear error.
+func TestChatSchema(t *testing.T) {
+	chatModes(t, func(t *testing.T, model string, ask func(cfg, prompt string, args ...string) string) {
+		llm := fixture.StartLLM(t, schemaModel(false))
+		cfg := writeChatConfig(t, llm, chatSetup{Files: map[string]string{"answer.json": answerSchema}})
+		out := ask(cfg, "what is 6*7?", "--schema", filepath.Join(filepath.Dir(cfg), "answer.json"))
+		if !strings.Contains(out, `{"answer":42,"unit":"none"}`) {
+			t.Errorf("no valid structured answer:\n%s", out)
+		}
+		want := 2 // answer, repair
+		if model == "claude" {
+			want = 3 // answer, formatter, repair
+		}
+		if n := len(llm.Requests()); n != want {
+			t.Errorf("%d model calls, want %d", n, want)
+		}
+	})
+
+	for _, model := range chatModels {
+		t.Run(model+"/stubborn", func(t *testing.T) {
+			llm := fixture.StartLLM(t, schemaModel(true))
+			cfg := writeChatConfig(t, llm, chatSetup{Files: map[string]string{"answer.json": answerSchema}})
+			stdout, stderr, code := chatOneShot(t, cfg, "--model", model, "-p", "what is 6*7?", "--schema", filepath.Join(filepath.Dir(cfg), "answer.json"))
+			if code != 1 || stdout != "" || !strings.Contains(stderr, "the final answer does not match the response schema after one repair round") {
+				t.Errorf("exit %d, stdout %q, stderr:\n%s", code, stdout, stderr)
+			}
+		})
+	}
+
+	t.Run("bad schema", func(t *testing.T) {
+		llm := fixture.StartLLM(t, schemaModel(false))
+		cfg := writeChatConfig(t, llm, chatSetup{Files: map[string]string{"list.json": `{"type":"array"}`}})
+		_, stderr, code := chatOneShot(t, cfg, "--model", "gpt", "-p", "x", "--schema", filepath.Join(filepath.Dir(cfg), "list.json"))
+		if code != exitConfig || !strings.Contains(stderr, "must describe a JSON object") {
+			t.Errorf("exit %d, stderr:\n%s", code, stderr)
 		}
 	})
 }

@@ -1,6 +1,7 @@
 package chatloop
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -69,6 +70,11 @@ type ChatConfig struct {
 	ToolResultFormat string `yaml:"tool_result_format"`
 	// History bounds the conversation sent with each model call.
 	History HistoryConfig `yaml:"history"`
+	// Approve is when tools that change things wait for approval: off,
+	// on_miss or always; "" = the mode's default (ChatOptions).
+	Approve string `yaml:"approve"`
+	// ApproveTools names more tools that need approval (globs allowed).
+	ApproveTools []string `yaml:"approve_tools"`
 }
 
 // DecodeConfig decodes the providers, models and chat sections of hub.yaml,
@@ -158,6 +164,9 @@ func Decode(s Sections) (*Config, error) {
 		decodeStrict("chat", chat, chatKeys, &cfg.Chat, &errs)
 	}
 	checkSubKeys(chat, &errs)
+	if err := checkApproveLevel(cfg.Chat.Approve); err != nil {
+		errs = append(errs, fmt.Errorf("line %d: chat.approve: %w", line(chat), err))
+	}
 	if h := cfg.Chat.History; h.MaxTokens < 0 || h.MaxTurns < 0 {
 		errs = append(errs, fmt.Errorf("line %d: chat.history: max_tokens and max_turns must be positive (0 = no bound)", line(chat)))
 	}
@@ -203,7 +212,7 @@ func hasKey(n *yaml.Node, k string) bool {
 }
 
 // chatKeys are the keys of the chat section.
-var chatKeys = []string{"default_model", "max_rounds", "parallel_tool_calls", "tool_result_format", "history"}
+var chatKeys = []string{"default_model", "max_rounds", "parallel_tool_calls", "tool_result_format", "history", "approve", "approve_tools"}
 
 // chatSubKeys are the keys of the chat section's own sections.
 var chatSubKeys = map[string][]string{
@@ -413,6 +422,11 @@ type ChatOptions struct {
 	// ResponseSchema makes every final answer a JSON object valid against
 	// it; nil = free text.
 	ResponseSchema *ResponseSchema
+	// DefaultApprove is the approval level when chat.approve is not set:
+	// off for -p and the HTTP API, on_miss for the REPL.
+	DefaultApprove string
+	// Approver answers approval requests (nil refuses them).
+	Approver Approver
 }
 
 // NewChat resolves the model, builds its provider and starts a chat on
@@ -456,6 +470,9 @@ func (c *Config) NewChat(session *Session, o ChatOptions) (*Chat, error) {
 		ToolResultFormat:  c.Chat.ToolResultFormat,
 		History:           c.Chat.History,
 		ResponseSchema:    o.ResponseSchema,
+		Approve:           cmp.Or(c.Chat.Approve, o.DefaultApprove),
+		ApproveTools:      c.Chat.ApproveTools,
+		Approver:          o.Approver,
 		Stream:            o.Stream,
 		Observer:          o.Observer,
 		Logger:            o.Logger,

@@ -56,6 +56,12 @@ type Options struct {
 	// ResponseSchema makes every final answer a JSON object valid against
 	// it (structured.go).
 	ResponseSchema *ResponseSchema
+	// Approve is the approval level (approve.go; "" = off), ApproveTools
+	// the names that need approval besides destructive tools, Approver
+	// who answers.
+	Approve      string
+	ApproveTools []string
+	Approver     Approver
 	// Stream asks the provider to stream; the text goes to Observer.Text.
 	Stream   bool
 	Observer Observer
@@ -77,6 +83,8 @@ type Chat struct {
 	counter tokenCounter
 	// degraded is why the current (or last) turn went on without tools.
 	degraded string
+	// approved are the tools approved for the whole chat (on_miss).
+	approved map[string]bool
 }
 
 // Degraded says why the last turn was answered without tools, or "".
@@ -133,32 +141,52 @@ func (c *Chat) Send(ctx context.Context, text string) (string, error) {
 	c.turnStart = len(c.history)
 	c.history = append(c.history, Message{Role: RoleUser, Content: text})
 	answer, err := c.run(ctx)
-	if err != nil {
+	if err != nil && !isPending(err) {
 		c.history = c.history[:c.turnStart]
 		return answer, err
 	}
-	return answer, nil
+	return answer, err
 }
 
-// Continue runs the loop on the history as it is (its last message must be
-// from the user); POST /v1/chat uses it.
+// Continue runs the loop on the history as it is; POST /v1/chat uses it.
+// Its last message is from the user, or an assistant message whose tool
+// calls waited for approval: they are decided and run first.
 func (c *Chat) Continue(ctx context.Context) (string, error) {
 	start := time.Now()
 	defer func() { c.stats.WallTime += time.Since(start) }()
-	if len(c.history) == 0 || c.history[len(c.history)-1].Role != RoleUser {
-		return "", errors.New("the last message must have role \"user\"")
+	n := len(c.history)
+	if n == 0 || (c.history[n-1].Role != RoleUser && !waitsForTools(c.history[n-1])) {
+		return "", errors.New("the last message must have role \"user\" (or be an assistant message whose tool calls wait for approval)")
 	}
-	c.turnStart = len(c.history) - 1
+	c.turnStart = n - 1
+	for c.turnStart > 0 && c.history[c.turnStart].Role != RoleUser {
+		c.turnStart--
+	}
 	answer, err := c.run(ctx)
-	if err != nil {
-		c.history = c.history[:c.turnStart+1]
+	if err != nil && !isPending(err) {
+		c.history = c.history[:n]
 	}
 	return answer, err
+}
+
+// waitsForTools reports whether m is an assistant message with tool calls
+// not yet answered.
+func waitsForTools(m Message) bool { return m.Role == RoleAssistant && len(m.ToolCalls) > 0 }
+
+func isPending(err error) bool {
+	var pe *PendingError
+	return errors.As(err, &pe)
 }
 
 func (c *Chat) run(ctx context.Context) (string, error) {
 	var lastText string
 	c.degraded = ""
+	if n := len(c.history); n > 0 && waitsForTools(c.history[n-1]) {
+		// Resuming after approval: the calls of the last message first.
+		if err := c.round(ctx, c.history[n-1].ToolCalls); err != nil {
+			return "", err
+		}
+	}
 	for round := 1; round <= c.opts.MaxRounds; round++ {
 		tools, added, err := c.session.Tools(ctx)
 		if err != nil {
@@ -231,17 +259,33 @@ func (c *Chat) run(ctx context.Context) (string, error) {
 			return msg.Content, nil
 		}
 
-		results, hubErrs := c.runTools(ctx, msg.ToolCalls)
-		if err := ctx.Err(); err != nil {
-			return "", fmt.Errorf("request cancelled: %w", err)
-		}
-		c.history = append(c.history, Message{Role: RoleTool, ToolResults: results})
-		c.session.markStale()
-		if reason := c.failure(msg.ToolCalls, results, hubErrs); reason != "" {
-			c.degrade(reason)
+		if err := c.round(ctx, msg.ToolCalls); err != nil {
+			return "", err
 		}
 	}
 	return lastText, &MaxRoundsError{Rounds: c.opts.MaxRounds, Partial: lastText}
+}
+
+// round runs the tool calls of the last assistant message (after their
+// approval) and appends their results.
+func (c *Chat) round(ctx context.Context, calls []ToolCall) error {
+	allowed, err := c.approve(ctx, calls)
+	if err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("request cancelled: %w", err)
+	}
+	results, hubErrs := c.runTools(ctx, calls, allowed)
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("request cancelled: %w", err)
+	}
+	c.history = append(c.history, Message{Role: RoleTool, ToolResults: results})
+	c.session.markStale()
+	if reason := c.failure(calls, results, hubErrs); reason != "" {
+		c.degrade(reason)
+	}
+	return nil
 }
 
 // systemPrompt resolves the system prompt of one model call: the explicit
@@ -268,12 +312,19 @@ func (c *Chat) degrade(reason string) {
 // runTools executes every call of one assistant message and returns the
 // results in call order, whatever order they finished in, and for each
 // call the error when the hub session itself failed.
-func (c *Chat) runTools(ctx context.Context, calls []ToolCall) ([]ToolResult, []error) {
+func (c *Chat) runTools(ctx context.Context, calls []ToolCall, allowed []bool) ([]ToolResult, []error) {
 	results := make([]ToolResult, len(calls))
 	hubErrs := make([]error, len(calls))
 	took := make([]time.Duration, len(calls))
 	one := func(i int) {
 		call := calls[i]
+		if !allowed[i] {
+			results[i] = refused(call)
+			if c.opts.Observer.ToolDone != nil {
+				c.opts.Observer.ToolDone(call, results[i], 0)
+			}
+			return
+		}
 		if c.opts.Observer.ToolStart != nil {
 			c.opts.Observer.ToolStart(call)
 		}
@@ -296,6 +347,9 @@ func (c *Chat) runTools(ctx context.Context, calls []ToolCall) ([]ToolResult, []
 		}
 	}
 	for i, call := range calls {
+		if !allowed[i] {
+			continue
+		}
 		// call_tool only carries the call: count the tool it ran.
 		name := toolOfCall(call)
 		c.stats.recordTool(name, c.session.serverOf(name), results[i].IsError)

@@ -40,6 +40,7 @@ Ctrl-D quits). With -p it answers one prompt on stdout and exits non-zero on fai
 			&cli.StringFlag{Name: "toolset", Aliases: []string{"t"}, Usage: "restrict the session to toolset `NAME`"},
 			&cli.StringFlag{Name: "system", Usage: "system prompt (overrides the model's system and the default)"},
 			&cli.BoolFlag{Name: "json", Usage: "print the final messages and stats as JSON on stdout"},
+			&cli.BoolFlag{Name: "yes", Aliases: []string{"y"}, Usage: "with -p: run tools that need approval (chat.approve) without asking"},
 			&cli.StringFlag{Name: "schema", Usage: "make each final answer a JSON object valid against the JSON schema in `FILE`"},
 			&cli.BoolFlag{Name: "stats", Usage: "print stats (model calls, tokens, tool calls, searches) on stderr at the end"},
 		},
@@ -167,12 +168,25 @@ func runChat(c *cli.Context) error {
 		return cli.Exit(err.Error(), 1)
 	}
 	defer session.Close()
-	chat, err := cc.NewChat(session, chatloop.ChatOptions{Model: name, System: c.String("system"), Logger: log, ResponseSchema: schema})
+	stdout, stderr := c.App.Writer, c.App.ErrWriter
+	co := chatloop.ChatOptions{Model: name, System: c.String("system"), Logger: log, ResponseSchema: schema, DefaultApprove: chatloop.ApproveOnMiss}
+	if oneShot {
+		// Nobody to ask: refuse what needs approval unless --yes.
+		yes := c.Bool("yes")
+		co.DefaultApprove = chatloop.ApproveOff
+		co.Approver = func(_ context.Context, req chatloop.ApprovalRequest) chatloop.Decision {
+			if yes {
+				return chatloop.Allow
+			}
+			fmt.Fprintf(stderr, "(refused %s: %s; pass --yes to allow tools that need approval)\n", req.Tool, req.Why)
+			return chatloop.Refuse
+		}
+	}
+	chat, err := cc.NewChat(session, co)
 	if err != nil {
 		return cli.Exit(err.Error(), exitConfig)
 	}
 
-	stdout, stderr := c.App.Writer, c.App.ErrWriter
 	var turnErr error
 	if oneShot {
 		chat.SetObserver(chatloop.Observer{ToolDone: func(call chatloop.ToolCall, r chatloop.ToolResult, took time.Duration) {

@@ -401,3 +401,91 @@ func TestChatSchema(t *testing.T) {
 		}
 	})
 }
+
+// deleteModel loads the notes server, then deletes note n1 `times` times
+// (a destructive tool), then answers "DONE" with what the last delete
+// said.
+func deleteModel(times int) func(r fixture.LLMRequest) fixture.LLMReply {
+	return func(r fixture.LLMRequest) fixture.LLMReply {
+		if r.Last().Role == "user" {
+			return fixture.LLMReply{Calls: []fixture.LLMCall{{ID: "s1", Name: "search_tools", Args: `{"server_name":"notes"}`}}}
+		}
+		deletes := 0
+		for _, m := range r.Messages {
+			for _, c := range m.Calls {
+				if c.Name == "notes__delete_note" {
+					deletes++
+				}
+			}
+		}
+		if deletes < times {
+			return fixture.LLMReply{Calls: []fixture.LLMCall{{ID: fmt.Sprintf("d%d", deletes), Name: "notes__delete_note", Args: `{"id":"n1"}`}}}
+		}
+		return fixture.LLMReply{Text: "DONE: " + r.LastResults()[0].Text}
+	}
+}
+
+const notApproved = "the user did not approve running notes__delete_note"
+
+// TestChatApprove: a destructive tool (notes' delete_note) waits for
+// approval: -p runs it by default, refuses it under chat.approve unless
+// --yes; the REPL asks y/n/always and an "always" is not asked again.
+func TestChatApprove(t *testing.T) {
+	for _, model := range chatModels {
+		t.Run(model+"/p", func(t *testing.T) {
+			cases := []struct {
+				name, extra string
+				args        []string
+				refused     bool
+			}{
+				{"default off", "", nil, false},
+				{"on_miss refuses", "chat:\n  approve: on_miss\n", nil, true},
+				{"on_miss --yes", "chat:\n  approve: on_miss\n", []string{"--yes"}, false},
+				{"listed tool", "chat:\n  approve: always\n  approve_tools: [\"notes__*\"]\n", nil, true},
+			}
+			for _, tc := range cases {
+				t.Run(tc.name, func(t *testing.T) {
+					llm := fixture.StartLLM(t, deleteModel(1))
+					cfg := writeChatConfig(t, llm, chatSetup{Extra: tc.extra})
+					stdout, stderr, code := chatOneShot(t, cfg, append([]string{"--model", model, "-p", "delete note n1"}, tc.args...)...)
+					if code != 0 {
+						t.Fatalf("exit %d: %s", code, stderr)
+					}
+					if got := strings.Contains(stdout, notApproved); got != tc.refused {
+						t.Errorf("refused = %v, want %v; answer: %s", got, tc.refused, stdout)
+					}
+					if got := strings.Contains(stderr, "(refused notes__delete_note: "); got != tc.refused {
+						t.Errorf("stderr refusal line = %v, want %v:\n%s", got, tc.refused, stderr)
+					}
+				})
+			}
+		})
+		t.Run(model+"/repl", func(t *testing.T) {
+			for _, answer := range []string{"y", "n", "always"} {
+				t.Run(answer, func(t *testing.T) {
+					llm := fixture.StartLLM(t, deleteModel(2))
+					cfg := writeChatConfig(t, llm, chatSetup{})
+					tm := startREPL(t, cfg, "--model", model)
+					tm.send("delete note n1 twice")
+					tm.waitFor("approve notes__delete_note {\"id\":\"n1\"}? (it may change or delete data (destructiveHint)) [y/N/always]")
+					tm.send(answer)
+					if answer != "always" {
+						// The second delete asks again.
+						tm.waitCount("approve notes__delete_note", 2)
+						tm.send(answer)
+					}
+					tm.send("/stats")
+					screen := tm.waitFor("wall time:")
+					tm.quit()
+					asked := strings.Count(screen, "approve notes__delete_note")
+					if want := map[string]int{"y": 2, "n": 2, "always": 1}[answer]; asked != want {
+						t.Errorf("asked %d times, want %d:\n%s", asked, want, screen)
+					}
+					if got := strings.Contains(screen, notApproved); got != (answer == "n") {
+						t.Errorf("refused = %v after %q:\n%s", got, answer, screen)
+					}
+				})
+			}
+		})
+	}
+}

@@ -171,6 +171,22 @@ func (tm *term) waitFor(want string) string {
 	}
 }
 
+// waitCount polls the pane until it shows want n times.
+func (tm *term) waitCount(want string, n int) string {
+	tm.t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		s := tm.screen()
+		if strings.Count(s, want) >= n {
+			return s
+		}
+		if time.Now().After(deadline) || strings.Contains(s, "[exited ") {
+			tm.t.Fatalf("the REPL never showed %q %d times; screen:\n%s", want, n, s)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 // quit ends the REPL with /exit and waits for it to exit.
 func (tm *term) quit() string {
 	tm.t.Helper()

@@ -79,7 +79,13 @@ func OpenCache(stateDir, model string) (*Cache, error) {
 	return c, nil
 }
 
-// Path is the cache file.
+// NewMemoryCache is a cache of model's vectors that is never written to
+// disk (Save does nothing): for a hub without a state folder.
+func NewMemoryCache(model string) *Cache {
+	return &Cache{model: model, vecs: map[Key][]float32{}, used: map[Key]bool{}}
+}
+
+// Path is the cache file ("" for a memory cache).
 func (c *Cache) Path() string {
 	if c == nil {
 		return ""
@@ -140,7 +146,7 @@ func (c *Cache) Save() error {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if !c.dirty {
+	if !c.dirty || c.path == "" {
 		c.used = map[Key]bool{}
 		return nil
 	}

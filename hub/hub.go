@@ -98,6 +98,9 @@ type Hub struct {
 	// the config needs one. stateDir is where a generated one is kept.
 	hashKey  atomic.Pointer[keyedHash]
 	stateDir string
+	// semantic embeds tools and queries for hybrid search (semantic.go);
+	// nil without discovery.embeddings.
+	semantic atomic.Pointer[semantic]
 
 	// serving is set once New returns: from then on a contested name
 	// stays with the server clients already call (see buildCatalog).
@@ -151,6 +154,7 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Hub, error) {
 	}
 	h.live.Store(l)
 	h.stateDir = opts.StateDir
+	h.semantic.Store(newSemantic(cfg, h.stateDir, h.log))
 	if cfg.SessionStore != "" {
 		store, err := newRedisStore(cfg.SessionStore)
 		if err != nil {
@@ -276,6 +280,7 @@ func (h *Hub) Close() error {
 			s.close()
 		}
 		h.storeLink.close()
+		h.semantic.Load().close()
 		if ix := h.Catalog().index; ix != nil {
 			ix.Close()
 		}
@@ -320,6 +325,7 @@ func (h *Hub) rebuildCatalog() *Catalog {
 		return h.catalog.Load()
 	}
 	old := h.catalog.Swap(c)
+	h.semantic.Load().attach(c)
 	h.metrics.forgetTools(c)
 	for _, s := range h.sessionList() {
 		s.sync(c)

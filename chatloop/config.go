@@ -38,6 +38,9 @@ type Config struct {
 	Chat      ChatConfig
 	// Templates are the system prompt templates, by name.
 	Templates map[string]*Template
+	// Preselector is chat.preselect's ranking; the caller builds it
+	// (NewPreselector) from discovery.embeddings. nil = no preselection.
+	Preselector *Preselector
 }
 
 // ProviderConfig is one entry of providers.
@@ -75,6 +78,8 @@ type ChatConfig struct {
 	Approve string `yaml:"approve"`
 	// ApproveTools names more tools that need approval (globs allowed).
 	ApproveTools []string `yaml:"approve_tools"`
+	// Preselect picks each turn's tools by embeddings (preselect.go).
+	Preselect PreselectConfig `yaml:"preselect"`
 }
 
 // DecodeConfig decodes the providers, models and chat sections of hub.yaml,
@@ -164,6 +169,9 @@ func Decode(s Sections) (*Config, error) {
 		decodeStrict("chat", chat, chatKeys, &cfg.Chat, &errs)
 	}
 	checkSubKeys(chat, &errs)
+	if k := cfg.Chat.Preselect.TopK; k < 0 || k > MaxTopK {
+		errs = append(errs, fmt.Errorf("line %d: chat.preselect.top_k must be between 1 and %d (0 or absent: off)", line(chat), MaxTopK))
+	}
 	if err := checkApproveLevel(cfg.Chat.Approve); err != nil {
 		errs = append(errs, fmt.Errorf("line %d: chat.approve: %w", line(chat), err))
 	}
@@ -212,11 +220,12 @@ func hasKey(n *yaml.Node, k string) bool {
 }
 
 // chatKeys are the keys of the chat section.
-var chatKeys = []string{"default_model", "max_rounds", "parallel_tool_calls", "tool_result_format", "history", "approve", "approve_tools"}
+var chatKeys = []string{"default_model", "max_rounds", "parallel_tool_calls", "tool_result_format", "history", "approve", "approve_tools", "preselect"}
 
 // chatSubKeys are the keys of the chat section's own sections.
 var chatSubKeys = map[string][]string{
-	"history": {"max_tokens", "max_turns"},
+	"history":   {"max_tokens", "max_turns"},
+	"preselect": {"top_k", "always"},
 }
 
 // checkSubKeys reports unknown keys inside the chat section's own
@@ -427,6 +436,9 @@ type ChatOptions struct {
 	DefaultApprove string
 	// Approver answers approval requests (nil refuses them).
 	Approver Approver
+	// Preselector is chat.preselect's ranking (NewPreselector), built by
+	// the caller, who knows discovery.embeddings and the state folder.
+	Preselector *Preselector
 }
 
 // NewChat resolves the model, builds its provider and starts a chat on
@@ -473,6 +485,7 @@ func (c *Config) NewChat(session *Session, o ChatOptions) (*Chat, error) {
 		Approve:           cmp.Or(c.Chat.Approve, o.DefaultApprove),
 		ApproveTools:      c.Chat.ApproveTools,
 		Approver:          o.Approver,
+		Preselector:       cmp.Or(o.Preselector, c.Preselector),
 		Stream:            o.Stream,
 		Observer:          o.Observer,
 		Logger:            o.Logger,

@@ -62,6 +62,9 @@ type Options struct {
 	Approve      string
 	ApproveTools []string
 	Approver     Approver
+	// Preselector picks each turn's tools by embeddings (preselect.go);
+	// nil offers the session's tools.
+	Preselector *Preselector
 	// Stream asks the provider to stream; the text goes to Observer.Text.
 	Stream   bool
 	Observer Observer
@@ -85,6 +88,9 @@ type Chat struct {
 	degraded string
 	// approved are the tools approved for the whole chat (on_miss).
 	approved map[string]bool
+	// offer is the current turn's preselection (nil: every tool), and
+	// listedAtStart the session's tools when the turn began.
+	offer, listedAtStart map[string]bool
 }
 
 // Degraded says why the last turn was answered without tools, or "".
@@ -140,6 +146,7 @@ func (c *Chat) Send(ctx context.Context, text string) (string, error) {
 
 	c.turnStart = len(c.history)
 	c.history = append(c.history, Message{Role: RoleUser, Content: text})
+	c.preselect(ctx, text)
 	answer, err := c.run(ctx)
 	if err != nil && !isPending(err) {
 		c.history = c.history[:c.turnStart]
@@ -162,6 +169,7 @@ func (c *Chat) Continue(ctx context.Context) (string, error) {
 	for c.turnStart > 0 && c.history[c.turnStart].Role != RoleUser {
 		c.turnStart--
 	}
+	c.preselect(ctx, c.history[c.turnStart].Content)
 	answer, err := c.run(ctx)
 	if err != nil && !isPending(err) {
 		c.history = c.history[:n]
@@ -202,7 +210,7 @@ func (c *Chat) run(ctx context.Context) (string, error) {
 		}
 
 		c.turnStart = c.trimHistory(c.turnStart)
-		defs := toolDefs(tools)
+		defs := c.offered(toolDefs(tools))
 		system, err := c.systemPrompt(defs)
 		if err != nil {
 			return "", err

@@ -23,6 +23,7 @@ import (
 	"github.com/mcp-hub/mcp-hub/chatloop"
 	"github.com/mcp-hub/mcp-hub/hub"
 	"github.com/mcp-hub/mcp-hub/internal/redact"
+	"github.com/mcp-hub/mcp-hub/internal/tokenstore"
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
@@ -86,6 +87,15 @@ func decodeChatConfig(cfg *hub.Config) (*chatloop.Config, error) {
 	})
 	if err != nil {
 		return nil, cli.Exit(fmt.Sprintf("config error in %s:\n%s", cfg.Path, indent(err.Error())), exitConfig)
+	}
+	if p := cc.Chat.Preselect; p.TopK > 0 {
+		if cfg.Discovery.Embeddings == nil {
+			return nil, cli.Exit(fmt.Sprintf("config error in %s:\n  chat.preselect needs an embeddings endpoint: set discovery.embeddings: {provider: ollama, model: nomic-embed-text}", cfg.Path), exitConfig)
+		}
+		stateDir, _ := tokenstore.DefaultDir() // none: vectors kept in memory
+		if cc.Preselector, err = chatloop.NewPreselector(*cfg.Discovery.Embeddings, p, stateDir, nil); err != nil {
+			return nil, cli.Exit(fmt.Sprintf("config error in %s:\n  discovery.embeddings: %v", cfg.Path, err), exitConfig)
+		}
 	}
 	return cc, nil
 }

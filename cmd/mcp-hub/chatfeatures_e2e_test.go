@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -486,6 +487,51 @@ func TestChatApprove(t *testing.T) {
 					}
 				})
 			}
+		})
+	}
+}
+
+// TestChatPreselect: with chat.preselect each user turn is sent the top_k
+// tools by embedding similarity plus the always-on ones (and the
+// meta-tools), loaded without a search round trip: the model calls the
+// deferred calc__convert_units at once. Both embedding wire formats.
+func TestChatPreselect(t *testing.T) {
+	emb := fixture.StartEmbeddings(t, map[string]string{"kilometers": "km", "miles": "mi"})
+	for _, format := range []struct{ provider, baseURL string }{{"ollama", emb.URL}, {"openai", emb.URL + "/v1"}} {
+		t.Run(format.provider, func(t *testing.T) {
+			chatModes(t, func(t *testing.T, model string, ask func(cfg, prompt string, args ...string) string) {
+				llm := fixture.StartLLM(t, func(r fixture.LLMRequest) fixture.LLMReply {
+					if r.Last().Role == "user" && slices.Contains(r.Tools, "calc__convert_units") {
+						return fixture.LLMReply{Calls: []fixture.LLMCall{{ID: "c1", Name: "calc__convert_units", Args: `{"value":5,"from":"mi","to":"km"}`}}}
+					}
+					if res := r.LastResults(); len(res) > 0 {
+						return fixture.LLMReply{Text: "DONE " + res[0].Text}
+					}
+					return fixture.LLMReply{Text: "not preselected"}
+				})
+				cfg := writeChatConfig(t, llm, chatSetup{
+					Discovery: fmt.Sprintf("  embeddings: {provider: %s, model: test-embed, base_url: %q}\n", format.provider, format.baseURL),
+					Extra:     "chat:\n  preselect: {top_k: 2, always: [time__current_time]}\n",
+				})
+				out := ask(cfg, "calc: convert units, 5 mi in km", "--stats")
+				if !strings.Contains(out, "DONE") || !strings.Contains(out, "8.04") {
+					t.Fatalf("the preselected tool was not called (first tools %v):\n%s", llm.Requests()[0].Tools, out)
+				}
+				first := llm.Requests()[0].Tools
+				for _, want := range []string{"calc__convert_units", "time__current_time", "search_tools", "call_tool"} {
+					if !slices.Contains(first, want) {
+						t.Errorf("first request's tools %v lack %s", first, want)
+					}
+				}
+				// Without preselection: the five eager time tools and the two
+				// meta-tools.
+				if len(first) > 5 {
+					t.Errorf("first request offered %d tools %v, want top_k 2 + 1 always + 2 meta-tools at most", len(first), first)
+				}
+				if !strings.Contains(out, "tools preselected (chat.preselect): 3") {
+					t.Errorf("stats lack the preselection:\n%s", out)
+				}
+			})
 		})
 	}
 }

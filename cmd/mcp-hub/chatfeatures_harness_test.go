@@ -52,6 +52,8 @@ const chatDiscovery = `discovery:
 type chatSetup struct {
 	// Servers are more entries of the servers section, indented by two.
 	Servers string
+	// Discovery are more keys of the discovery section, indented by two.
+	Discovery string
 	// Model is more settings for both models, e.g. ", template: t".
 	Model string
 	// Extra is appended: more sections (chat:, templates:).
@@ -65,7 +67,7 @@ type chatSetup struct {
 func writeChatConfig(t *testing.T, llm *fixture.LLM, s chatSetup) string {
 	t.Helper()
 	dir := t.TempDir()
-	cfg := bundledServers + s.Servers + chatDiscovery + fmt.Sprintf(`
+	cfg := bundledServers + s.Servers + chatDiscovery + s.Discovery + fmt.Sprintf(`
 providers:
   oa: {type: openai, base_url: %q, api_key: test-key}
   an: {type: anthropic, base_url: %q, api_key: test-key}
@@ -90,6 +92,7 @@ models:
 func chatOneShot(t *testing.T, cfg string, args ...string) (string, string, int) {
 	t.Helper()
 	t.Setenv("MCP_HUB_NOTES_FILE", filepath.Join(t.TempDir(), "notes.json"))
+	t.Setenv("MCP_HUB_STATE_DIR", t.TempDir())
 	var stdout, stderr strings.Builder
 	code := run(append([]string{"mcp-hub", "--config", cfg, "chat"}, args...), io.NopCloser(strings.NewReader("")), &stdout, &stderr)
 	return stdout.String(), stderr.String(), code
@@ -113,7 +116,8 @@ func startREPL(t *testing.T, cfg string, args ...string) *term {
 		t.Fatal(err)
 	}
 	name := fmt.Sprintf("mcphub-chat-%d-%d", os.Getpid(), time.Now().UnixNano())
-	cmd := []string{"env", envAsMain + "=1", "MCP_HUB_NOTES_FILE=" + filepath.Join(t.TempDir(), "notes.json"), self, "--config", cfg, "chat"}
+	cmd := []string{"env", envAsMain + "=1", "MCP_HUB_NOTES_FILE=" + filepath.Join(t.TempDir(), "notes.json"),
+		"MCP_HUB_STATE_DIR=" + t.TempDir(), self, "--config", cfg, "chat"}
 	cmd = append(cmd, args...)
 	quoted := make([]string, len(cmd))
 	for i, c := range cmd {

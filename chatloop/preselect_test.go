@@ -1,0 +1,60 @@
+package chatloop
+
+import (
+	"context"
+	"testing"
+
+	"github.com/mcp-hub/mcp-hub/embed"
+	"github.com/mcp-hub/mcp-hub/internal/fixture"
+)
+
+// TestRank: the ranking follows the vectors: most similar first, ties in
+// catalog order.
+func TestRank(t *testing.T) {
+	tools := []rankedTool{
+		{"far", []float32{0, 1, 0}},
+		{"near", []float32{0.9, 0.1, 0}},
+		{"exact", []float32{1, 0, 0}},
+		{"opposite", []float32{-1, 0, 0}},
+		{"tie-a", []float32{0, 0, 1}},
+		{"tie-b", []float32{0, 0, 2}},
+	}
+	eqSlice(t, "ranking", rank([]float32{1, 0, 0}, tools), []string{"exact", "near", "far", "tie-a", "tie-b", "opposite"})
+	eqSlice(t, "ranking toward the third axis", rank([]float32{0, 0, 1}, tools)[:2], []string{"tie-a", "tie-b"})
+}
+
+// TestPreselectorSelect: top_k by similarity plus the always-on tools,
+// through both wire formats; the second turn embeds only the query (the
+// tools' vectors are cached).
+func TestPreselectorSelect(t *testing.T) {
+	srv := fixture.StartEmbeddings(t, map[string]string{"forecast": "weather", "rain": "weather"})
+	defs := []ToolDef{
+		{Name: "clock__now", Description: "Get the current time."},
+		{Name: "weather__get_forecast", Description: "Get the weather forecast for a city."},
+		{Name: "math__add", Description: "Add two numbers."},
+		{Name: "notes__search", Description: "Search notes."},
+	}
+	for _, ec := range []embed.Config{
+		{Provider: embed.ProviderOllama, Model: "m", BaseURL: srv.URL},
+		{Provider: embed.ProviderOpenAI, Model: "m", BaseURL: srv.URL + "/v1"},
+	} {
+		t.Run(ec.Provider, func(t *testing.T) {
+			p, err := NewPreselector(ec, PreselectConfig{TopK: 1, Always: []string{"clock__now", "no__such_tool"}}, t.TempDir(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := p.Select(context.Background(), defs, "will it rain in Paris?")
+			if err != nil {
+				t.Fatal(err)
+			}
+			eqSlice(t, "selected", got, []string{"weather__get_forecast", "clock__now"})
+			_, before := srv.Requests()
+			if got, err = p.Select(context.Background(), defs, "add 2 and 3 numbers"); err != nil {
+				t.Fatal(err)
+			}
+			eqSlice(t, "selected", got, []string{"math__add", "clock__now"})
+			_, after := srv.Requests()
+			eq(t, "texts embedded for the second turn", after-before, 1)
+		})
+	}
+}

@@ -311,7 +311,8 @@ func (c *Chat) degrade(reason string) {
 		return
 	}
 	c.degraded = reason
-	c.opts.Logger.Warn("answering without tools", "reason", reason)
+	// Info: the observer already tells the user, in one line.
+	c.opts.Logger.Info("answering without tools", "reason", reason)
 	if c.opts.Observer.Degraded != nil {
 		c.opts.Observer.Degraded(reason)
 	}

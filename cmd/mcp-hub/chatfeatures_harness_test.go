@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -93,9 +94,29 @@ func chatOneShot(t *testing.T, cfg string, args ...string) (string, string, int)
 	t.Helper()
 	t.Setenv("MCP_HUB_NOTES_FILE", filepath.Join(t.TempDir(), "notes.json"))
 	t.Setenv("MCP_HUB_STATE_DIR", t.TempDir())
-	var stdout, stderr strings.Builder
+	// The hub's logger and the chat both write stderr, from their own
+	// goroutines (os.Stderr takes that; a strings.Builder does not).
+	var stdout, stderr lockedBuilder
 	code := run(append([]string{"mcp-hub", "--config", cfg, "chat"}, args...), io.NopCloser(strings.NewReader("")), &stdout, &stderr)
 	return stdout.String(), stderr.String(), code
+}
+
+// lockedBuilder is a strings.Builder safe for concurrent writes.
+type lockedBuilder struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuilder) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuilder) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 // term is the REPL running in a tmux pane.

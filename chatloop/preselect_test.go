@@ -2,6 +2,11 @@ package chatloop
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/mcp-hub/mcp-hub/embed"
@@ -57,4 +62,50 @@ func TestPreselectorSelect(t *testing.T) {
 			eq(t, "texts embedded for the second turn", after-before, 1)
 		})
 	}
+}
+
+// catalogHub is a testHub that lists its whole catalog, as *hub.Hub does:
+// its eager tools and the deferred weather tool search_tools loads.
+type catalogHub struct{ *testHub }
+
+func (c catalogHub) AllToolDefinitions() ([]json.RawMessage, error) {
+	defs := []json.RawMessage{json.RawMessage(`{"name":"weather__get_forecast","description":"Get weather forecast for a location."}`)}
+	for _, name := range initialTools {
+		if name != "search_tools" {
+			defs = append(defs, json.RawMessage(fmt.Sprintf(`{"name":%q,"description":"Tool %s."}`, name, name)))
+		}
+	}
+	return defs, nil
+}
+
+// TestHandlerPreselect: POST /v1/chat preselects too: the first model call
+// gets the deferred tool the message is about, loaded without a search
+// round trip, the always-on tool and search_tools, and nothing else.
+func TestHandlerPreselect(t *testing.T) {
+	emb := fixture.StartEmbeddings(t, nil)
+	h := catalogHub{newTestHub(t)}
+	p := newScripted(t, TypeAnthropic,
+		reply("", call("c1", "weather__get_forecast", `{"location":"Paris"}`)),
+		reply("Sunny."),
+	)
+	cfg := testConfig(p)
+	var err error
+	cfg.Preselector, err = NewPreselector(embed.Config{Provider: embed.ProviderOllama, Model: "m", BaseURL: emb.URL},
+		PreselectConfig{TopK: 1, Always: []string{"clock__now"}}, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(Handler(cfg, h, testLogger(t)))
+	defer srv.Close()
+	resp, err := http.Post(srv.URL, "application/json", strings.NewReader(`{"model":"m","messages":[{"role":"user","content":"weather forecast for Paris"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out ChatResponse
+	json.NewDecoder(resp.Body).Decode(&out)
+	eq(t, "answer", out.Answer, "Sunny.")
+	eqSlice(t, "tools offered", p.toolsOffered(0), []string{"clock__now", "search_tools", "weather__get_forecast"})
+	eq(t, "model calls", len(p.requests()), 2)
+	eq(t, "preselected", out.Stats.Preselected, 2)
 }

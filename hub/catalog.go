@@ -8,6 +8,7 @@ import (
 	"maps"
 	"path"
 	"slices"
+	"sync/atomic"
 
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 
@@ -65,6 +66,10 @@ type Catalog struct {
 	resources map[string]string
 	// index covers the deferred tools; nil when there are none.
 	index *index.Index
+	// embedTexts are the indexed tools' index.EmbedText, in index order,
+	// with discovery.embeddings; their vectors arrive later (semantic.go).
+	embedTexts []string
+	vectors    atomic.Pointer[index.Vectors]
 	// Problems are collisions and unusable tools, already logged.
 	Problems []string
 	// Collisions are the Problems that are name collisions after
@@ -209,6 +214,12 @@ func buildCatalog(cfg *Config, ups []*upstream.Upstream, log *slog.Logger, prev 
 			c.problem(log, fmt.Sprintf("search index: %v", err))
 		}
 		c.index = ix
+		if ix != nil && cfg.Discovery.Embeddings != nil {
+			c.embedTexts = make([]string, len(deferred))
+			for i, t := range deferred {
+				c.embedTexts[i] = index.EmbedText(t)
+			}
+		}
 	}
 	return c
 }

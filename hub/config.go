@@ -20,6 +20,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/mcp-hub/mcp-hub/builtin"
+	"github.com/mcp-hub/mcp-hub/embed"
 	"github.com/mcp-hub/mcp-hub/index"
 	"github.com/mcp-hub/mcp-hub/internal/redact"
 	"github.com/mcp-hub/mcp-hub/upstream"
@@ -65,6 +66,7 @@ type Config struct {
 	Providers yaml.Node `yaml:"providers"`
 	Models    yaml.Node `yaml:"models"`
 	Chat      yaml.Node `yaml:"chat"`
+	Templates yaml.Node `yaml:"templates"`
 
 	// ServerOrder is the order servers appear in the file; the catalog
 	// lists tools in this order.
@@ -109,6 +111,9 @@ type Discovery struct {
 	// waits for the client to re-list its tools (see toolsNotice); nil is
 	// DefaultRelistWait, 0 never waits.
 	RelistWait *upstream.Duration `yaml:"relist_wait"`
+	// Embeddings, when set, makes search hybrid: lexical fused with the
+	// similarity of embedding vectors (hub/semantic.go).
+	Embeddings *embed.Config `yaml:"embeddings"`
 }
 
 // DefaultRelistWait is discovery.relist_wait's default: well above a
@@ -415,6 +420,11 @@ func (c *Config) validate(line func(keys ...string) int) error {
 	if w := c.Discovery.RelistWait; w != nil && (*w < 0 || time.Duration(*w) > maxRelistWait) {
 		errs = append(errs, &ConfigError{Path: c.Path, Line: line("discovery", "relist_wait"),
 			Msg: fmt.Sprintf("discovery.relist_wait must be between 0 (never wait) and %s", maxRelistWait)})
+	}
+	if e := c.Discovery.Embeddings; e != nil {
+		if _, err := e.Normalize(); err != nil {
+			errs = append(errs, &ConfigError{Path: c.Path, Line: line("discovery", "embeddings"), Msg: "discovery." + err.Error()})
+		}
 	}
 	errs = append(errs, c.validateGateway(line)...)
 	return errors.Join(errs...)

@@ -260,6 +260,10 @@ func (h *Hub) Apply(ctx context.Context, cfg *Config) error {
 	addSecrets(h.redact, cfg)
 	h.live.Store(next)
 	h.retoolSessions(cfg)
+	if s := h.semantic.Load(); !s.same(cfg) {
+		h.semantic.Store(newSemantic(cfg, h.stateDir, h.log))
+		s.close()
+	}
 	h.changes.Add(1)
 	c := h.rebuildCatalog()
 	for _, u := range started {
@@ -377,6 +381,9 @@ func (h *Hub) forgetLists(name string) {
 func addSecrets(r *redact.Redactor, cfg *Config) {
 	r.Add(cfg.Secrets...)
 	r.Add(cfg.Auth.TokenValues()...)
+	if e := cfg.Discovery.Embeddings; e != nil {
+		r.Add(e.APIKey)
+	}
 	for _, name := range cfg.ServerOrder {
 		r.Add(cfg.Servers[name].SecretValues()...)
 	}

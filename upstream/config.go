@@ -48,6 +48,9 @@ type Config struct {
 	// Timeout bounds each call (and the initial connect); zero means DefaultTimeout.
 	Timeout  Duration `yaml:"timeout,omitempty" json:"timeout,omitempty"`
 	Disabled bool     `yaml:"disabled,omitempty" json:"disabled,omitempty"`
+	// RefreshInterval re-lists the server this often, for servers whose
+	// lists change without list_changed (refresh.go); zero never does.
+	RefreshInterval Duration `yaml:"refresh_interval,omitempty" json:"refresh_interval,omitempty"`
 }
 
 // Kind reports which transport the config selects.
@@ -114,6 +117,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Timeout < 0 {
 		return fmt.Errorf("timeout must be positive")
+	}
+	if c.RefreshInterval != 0 && time.Duration(c.RefreshInterval) < MinRefreshInterval {
+		return fmt.Errorf("refresh_interval must be at least %s (or 0 for never)", MinRefreshInterval)
 	}
 	return nil
 }

@@ -241,6 +241,7 @@ func (u *Upstream) Start(ctx context.Context) {
 	u.life = ctx
 	u.mu.Unlock()
 	go u.run(ctx)
+	u.startRefresh(ctx)
 }
 
 // Close ends the connection (and a stdio server's process) and stops reconnecting.

@@ -37,7 +37,7 @@ func TestHubFaultHealth(t *testing.T) {
 	flag := filepath.Join(dir, "up")
 	os.WriteFile(flag, nil, 0o644)
 	script := fmt.Sprintf(`if [ -e %q ]; then exec %q -name flaky -features; fi; echo "flaky is down" >&2; exit 1`, flag, fixture.Build(t))
-	flaky := &hub.ServerConfig{Config: upstream.Config{Command: "/bin/sh", Args: []string{"-c", script}}}
+	flaky := &hub.ServerConfig{Upstream: upstream.Config{Command: "/bin/sh", Args: []string{"-c", script}}}
 	flaky.Name = "flaky"
 	off := secStdio(t, "off", "-tools", "x")
 	off.Disabled = true

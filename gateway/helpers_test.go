@@ -188,7 +188,7 @@ func withDescription(d string) serverOpt {
 // fixtureServer is a server entry named name that runs the fixture of the
 // same name.
 func fixtureServer(name string, opts ...serverOpt) *hub.ServerConfig {
-	s := &hub.ServerConfig{Config: upstream.Config{Name: name, Builtin: name}}
+	s := &hub.ServerConfig{Upstream: upstream.Config{Name: name, Builtin: name}}
 	for _, o := range opts {
 		o(s)
 	}

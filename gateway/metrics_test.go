@@ -11,9 +11,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+
+	"github.com/mcp-hub/mcp-hub/config"
+	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 
 	"github.com/mcp-hub/mcp-hub/hub"
 
@@ -26,7 +28,7 @@ import (
 func TestMetricsCountCalls(t *testing.T) {
 	g := &gwUpstream{}
 	cfg := gwConfig()
-	cfg.Auth.Tokens = []hub.Token{{Name: "ops", Value: "metrics-token-1234"}}
+	cfg.Auth.Tokens = []config.Token{{Name: "ops", Value: "metrics-token-1234"}}
 	_, url, _ := gwHub(t, cfg, g)
 	auth := map[string]string{"Authorization": "Bearer metrics-token-1234"}
 	cs, err := secHTTPClient(t, url+"/mcp", auth)
@@ -139,7 +141,7 @@ func TestMetricsCountCalls(t *testing.T) {
 // TestMetricsGuarded: /metrics has the auth and Host check of /mcp.
 func TestMetricsGuarded(t *testing.T) {
 	cfg := gwConfig()
-	cfg.Auth.Tokens = []hub.Token{{Value: "metrics-token-1234"}}
+	cfg.Auth.Tokens = []config.Token{{Value: "metrics-token-1234"}}
 	_, url, _ := gwHub(t, cfg, &gwUpstream{})
 	for _, c := range []struct {
 		name    string

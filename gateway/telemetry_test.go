@@ -13,11 +13,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace/noop"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+
+	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 
 	"github.com/mcp-hub/mcp-hub/hub"
 
@@ -131,7 +132,7 @@ func TestTracingThroughHTTPUpstream(t *testing.T) {
 		t.Run(via, func(t *testing.T) {
 			rec := newOTLPReceiver(t)
 			up, upURL := newTraceparentUpstream(t)
-			cfg := newTestConfig(hub.Discovery{}, &hub.ServerConfig{Config: upstream.Config{Name: "up", URL: upURL}})
+			cfg := newTestConfig(hub.Discovery{}, &hub.ServerConfig{Upstream: upstream.Config{Name: "up", URL: upURL}})
 			tp, flush := rec.provider(t)
 			h := tracedHub(t, cfg, Options{Hub: hub.Options{Builtin: (&gwUpstream{}).builtin(newFixtures())}, TracerProvider: tp})
 			srv := httptest.NewServer(h.HTTPHandler(nil))

@@ -102,7 +102,7 @@ func TestHubFaultRestartKeepsLoadedTools(t *testing.T) {
 	flag := filepath.Join(dir, "more-tools")
 	// With the flag file present the server starts with one more tool.
 	script := fmt.Sprintf(`if [ -e %q ]; then exec %q -name fx -features -tools extra; fi; exec %q -name fx -features`, flag, fixture.Build(t), fixture.Build(t))
-	fx := &ServerConfig{Config: upstream.Config{Command: "/bin/sh", Args: []string{"-c", script}}}
+	fx := &ServerConfig{Upstream: upstream.Config{Command: "/bin/sh", Args: []string{"-c", script}}}
 	fx.Name = "fx"
 	cfg := secConfig(fx, secStdio(t, "other", "-tools", "a"))
 	cfg.Discovery = Discovery{Enabled: true}
@@ -230,7 +230,7 @@ func TestHubFaultIsolation(t *testing.T) {
 		{"name":"schema_badtype","inputSchema":{"type":"string"}},
 		{"name":"bad_header","inputSchema":{"type":"object","properties":{"h":{"type":"string","x-mcp-header":"bad header\n"}}}}
 	]`)
-	broken := &ServerConfig{Config: upstream.Config{URL: raw + "/mcp"}}
+	broken := &ServerConfig{Upstream: upstream.Config{URL: raw + "/mcp"}}
 	broken.Name = "broken"
 	cfg := secConfig(secStdio(t, "garbage", "-tools", "g", "-garbage"), broken, secStdio(t, "dead", "-fail-start"), secStdio(t, "good", "-features"))
 	cfg.Restart.UnhealthyAfter = 2

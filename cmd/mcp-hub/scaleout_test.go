@@ -18,8 +18,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 
 	"github.com/mcp-hub/mcp-hub/internal/fixture"
 )

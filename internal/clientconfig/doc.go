@@ -18,7 +18,7 @@
 // server and `{url, type: http|sse, headers}` (Windsurf: serverUrl) for a
 // remote one, under `mcpServers` (VS Code: `servers`, or `mcp.servers` in
 // its settings.json). parseEntry turns one into a Server: an
-// upstream.Config plus the key order, notes on what the hub does
+// config.Upstream plus the key order, notes on what the hub does
 // differently, and, for an entry the hub cannot serve (a disabled one, a
 // WebSocket transport, no command or url), the reason it is skipped.
 // VS Code's ${env:X}, ${input:X}, ${workspaceFolder} and ${userHome}

@@ -54,9 +54,9 @@ type Config struct {
 	// --max-name-length, which overrides this.
 	MaxNameLength int `yaml:"max_name_length"`
 	// SessionStore keeps HTTP sessions where every replica finds them:
-	// redis://[:PASSWORD@]HOST:PORT/DB or rediss:// (restore.go).
+	// redis://[:PASSWORD@]HOST:PORT/DB or rediss:// (package gateway).
 	SessionStore string `yaml:"session_store"`
-	// HashKey keys the hashes of guessable values (hashkey.go); empty: a
+	// HashKey keys the hashes of guessable values (package gateway); empty: a
 	// key generated and kept in the state folder.
 	HashKey string `yaml:"hash_key"`
 
@@ -105,7 +105,7 @@ type Discovery struct {
 	CallTool         *bool `yaml:"call_tool"`
 	AutoLoadOnCall   bool  `yaml:"auto_load_on_call"`
 	// RelistWait bounds how long the result of a call that loaded tools
-	// waits for the client to re-list its tools (see toolsNotice); nil is
+	// waits for the client to re-list its tools (hub/listchanged.go); nil is
 	// DefaultRelistWait, 0 never waits.
 	RelistWait *Duration `yaml:"relist_wait"`
 }

@@ -23,8 +23,9 @@ const (
 const DefaultTimeout = 60 * time.Second
 
 // Upstream says how to reach one server: the connection part of its
-// entry under `servers:` (package upstream calls it upstream.Config). Exactly one of Command, URL
-// or Builtin is set; Validate reports anything else.
+// entry under `servers:` (package upstream calls it upstream.Config).
+// Exactly one of Command, URL or Builtin is set; Validate reports anything
+// else.
 type Upstream struct {
 	Name string `yaml:"-" json:"-"`
 
@@ -41,7 +42,7 @@ type Upstream struct {
 	URL       string            `yaml:"url,omitempty" json:"url,omitempty"`
 	Transport string            `yaml:"transport,omitempty" json:"transport,omitempty"`
 	Headers   map[string]string `yaml:"headers,omitempty" json:"headers,omitempty"`
-	// OAuth tunes how the hub authorizes at the server (oauth.go). A
+	// OAuth tunes how the hub authorizes at the server (upstream/oauth.go). A
 	// streamable HTTP server that answers 401 with a Bearer challenge is
 	// treated as OAuth-protected without it.
 	OAuth *UpstreamOAuth `yaml:"oauth,omitempty" json:"oauth,omitempty"`

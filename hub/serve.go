@@ -9,8 +9,6 @@ import (
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 )
 
-
-
 // ServeStdio serves one session over r and w (the process's stdin and
 // stdout) until the client disconnects or ctx ends.
 func (h *Hub) ServeStdio(ctx context.Context, toolset string, r io.ReadCloser, w io.WriteCloser) error {

@@ -41,6 +41,7 @@ func auditLines(t testing.TB, path string) []map[string]any {
 // TestAuditLog: a line per tool call, search and session start and end,
 // naming the principal, and no argument value (acceptance 3).
 func TestAuditLog(t *testing.T) {
+	t.Parallel()
 	cfg := gwConfig()
 	cfg.Auth.Tokens = []config.Token{{Name: "ci", Value: "audit-token-1234"}}
 	cfg.Audit.File = filepath.Join(t.TempDir(), "audit", "audit.jsonl")

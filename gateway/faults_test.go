@@ -33,6 +33,7 @@ import (
 // starting, restarting, unhealthy, disabled), last error, restarts and
 // last call latency.
 func TestHubFaultHealth(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	flag := filepath.Join(dir, "up")
 	os.WriteFile(flag, nil, 0o644)

@@ -160,6 +160,7 @@ func TestHTTPSessionLimits(t *testing.T) {
 // TestHTTPSessionIdleTimeout: sessions that are initialized and then
 // abandoned end after session_idle_timeout, and free their slots.
 func TestHTTPSessionIdleTimeout(t *testing.T) {
+	t.Parallel()
 	cfg := secConfig(secStdio(t, "fx", "-tools", "a"))
 	cfg.SessionIdleTimeout = upstream.Duration(300 * time.Millisecond)
 	h, _ := secHub(t, cfg)

@@ -26,6 +26,7 @@ import (
 // tool and outcome, and the searches and tools they loaded; promtool
 // accepts the exposition (acceptance 1).
 func TestMetricsCountCalls(t *testing.T) {
+	t.Parallel()
 	g := &gwUpstream{}
 	cfg := gwConfig()
 	cfg.Auth.Tokens = []config.Token{{Name: "ops", Value: "metrics-token-1234"}}

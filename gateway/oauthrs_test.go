@@ -128,6 +128,7 @@ func TestOAuthResourceServer(t *testing.T) {
 // TestOAuthDiscovery: the JWKS is found through the metadata forms the MCP
 // authorization spec lists, and refreshed (rate-limited) for an unknown kid.
 func TestOAuthDiscovery(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name, path string
 		oidc       bool

@@ -215,6 +215,7 @@ func agSameJSON(t *testing.T, what string, got, want any) {
 // (in-process, stdio subprocess, streamable HTTP, SSE) into one tools/list,
 // namespaced <server>__<tool>, and routes each call to its server.
 func TestAggregateMixedTransports(t *testing.T) {
+	t.Parallel()
 	httpURL := agServeHTTP(t, agEchoServer("web", "fetch", "echo"))
 	sseURL := agServeSSE(t, agEchoServer("old", "echo"))
 	cfg := agConfig(
@@ -388,6 +389,7 @@ func TestCollisionAtStartup(t *testing.T) {
 // TestCollisionLater: a collision that appears after start-up (a server
 // adds a tool) is logged and reported; the first server keeps the name.
 func TestCollisionLater(t *testing.T) {
+	t.Parallel()
 	cfg := agConfig(
 		agUp{name: "one", cfg: upstream.Config{Builtin: "one"}, prefix: agPrefix("")},
 		agUp{name: "two", cfg: agStdio(t, "-name", "two", "-tools", "other", "-add-tool-after", "300ms", "-add-tool", "search"), prefix: agPrefix("")},
@@ -415,6 +417,7 @@ func TestCollisionLater(t *testing.T) {
 // TestCollisionLateJoiner: a server that joins late never takes over a
 // name clients already call, even if it comes first in the config.
 func TestCollisionLateJoiner(t *testing.T) {
+	t.Parallel()
 	cfg := agConfig(
 		agUp{name: "late", cfg: agStdio(t, "-name", "late", "-tools", "search,extra", "-start-delay", "800ms"), prefix: agPrefix("")},
 		agUp{name: "early", cfg: upstream.Config{Builtin: "early"}, prefix: agPrefix("")},
@@ -549,6 +552,7 @@ func TestServerDownAfterStart(t *testing.T) {
 // TestLateServer: a server slower than StartupWait joins later; its tools
 // appear and the client gets notifications/tools/list_changed.
 func TestLateServer(t *testing.T) {
+	t.Parallel()
 	cfg := agConfig(
 		agUp{name: "fast", cfg: upstream.Config{Builtin: "fast"}},
 		agUp{name: "late", cfg: agStdio(t, "-name", "late", "-tools", "echo", "-start-delay", "5s")},

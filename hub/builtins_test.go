@@ -23,6 +23,7 @@ import (
 // another session's calls to the same servers work, and no builtin was
 // restarted.
 func TestBuiltinsContained(t *testing.T) {
+	t.Parallel()
 	cfg := newTestConfig(Discovery{},
 		&ServerConfig{Upstream: upstream.Config{Name: "text", Builtin: "text"}},
 		&ServerConfig{Upstream: upstream.Config{Name: "time", Builtin: "time"}})

@@ -98,6 +98,7 @@ func fhPID(t testing.TB, c *fhClient, tool string) int {
 // loaded stay loaded; the session hears list_changed only when the
 // server's tools changed.
 func TestHubFaultRestartKeepsLoadedTools(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	flag := filepath.Join(dir, "more-tools")
 	// With the flag file present the server starts with one more tool.
@@ -173,6 +174,7 @@ func TestHubFaultRestartKeepsLoadedTools(t *testing.T) {
 // cancelled upstream (the fixture's sleep sees it) and returns isError;
 // meanwhile other servers and other sessions are served.
 func TestHubFaultHungUpstream(t *testing.T) {
+	t.Parallel()
 	slow := secStdio(t, "slow", "-features")
 	slow.Timeout = upstream.Duration(4 * time.Second)
 	h, lg := secHub(t, secConfig(slow, secStdio(t, "other", "-features")))

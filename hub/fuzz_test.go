@@ -234,6 +234,7 @@ func fzCheckOutcome(t *testing.T, via, tool string, data []byte, res *mcp.CallTo
 // for every missing name) and a 4 MiB tool name 1.6 s of edit distances
 // per five catalog tools.
 func TestMetaToolsBigArguments(t *testing.T) {
+	t.Parallel()
 	fz := fzNewHub(t)
 	names := make([]string, 100_000)
 	for i := range names {

@@ -11,14 +11,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
 	"github.com/mcp-hub/mcp-hub/config"
-	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
-
 	"github.com/mcp-hub/mcp-hub/hub"
-
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
 

@@ -18,9 +18,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/mcp-hub/mcp-hub/internal/fixture"
 )

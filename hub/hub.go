@@ -434,7 +434,7 @@ func (h *Hub) checkToolsets(c *Catalog) error {
 	names := sortedKeys(cfg.Toolsets)
 	var errs []string
 	for _, n := range names {
-		if err := cfg.Toolsets[n].validate(n, h, c); err != nil {
+		if err := validateToolset(cfg.Toolsets[n], n, h, c); err != nil {
 			errs = append(errs, err.Error())
 		}
 	}

@@ -71,7 +71,7 @@ const manifestBudget = 24000
 func (h *Hub) manifest(c *Catalog, ts *Toolset) string {
 	byServer := map[string][]*Tool{}
 	for _, t := range c.Tools {
-		if t.Deferred && ts.allows(t) {
+		if t.Deferred && allows(ts, t) {
 			byServer[t.Server] = append(byServer[t.Server], t)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/internal/safe"
 )
 
@@ -18,7 +19,7 @@ import (
 
 // MinRefreshInterval is the shortest refresh_interval accepted, the same
 // floor as re-lists on list_changed.
-const MinRefreshInterval = RelistInterval
+const MinRefreshInterval = config.MinRefreshInterval
 
 // startRefresh runs the refresh loop until ctx (the upstream's life) ends.
 func (u *Upstream) startRefresh(ctx context.Context) {

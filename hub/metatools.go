@@ -71,7 +71,7 @@ const manifestBudget = 24000
 func (h *Hub) manifest(c *Catalog, ts *Toolset) string {
 	byServer := map[string][]*Tool{}
 	for _, t := range c.Tools {
-		if t.Deferred && ts.allows(t) {
+		if t.Deferred && allows(ts, t) {
 			byServer[t.Server] = append(byServer[t.Server], t)
 		}
 	}
@@ -273,7 +273,7 @@ func (s *Session) searchTools(ctx context.Context, req *mcp.CallToolRequest) *mc
 		}
 		slices.SortStableFunc(found, func(a, b *Tool) int { return slices.Index(c.Tools, a) - slices.Index(c.Tools, b) })
 	default:
-		found = s.search(c, pool, query, server, limit)
+		found = s.search(ctx, c, pool, query, server, limit)
 	}
 
 	var already []string
@@ -294,8 +294,10 @@ func (s *Session) searchTools(ctx context.Context, req *mcp.CallToolRequest) *mc
 	return textResult(s.hub.searchResultText(found, added, already, notFound, pool, query, server))
 }
 
-// search runs the BM25 query and keeps the hits this session may see.
-func (s *Session) search(c *Catalog, pool []*Tool, query, server string, limit int) []*Tool {
+// search runs the query (hybrid when the catalog has vectors and the
+// query could be embedded in time, else BM25) and keeps the hits this
+// session may see.
+func (s *Session) search(ctx context.Context, c *Catalog, pool []*Tool, query, server string, limit int) []*Tool {
 	if c.index == nil {
 		return nil
 	}
@@ -309,8 +311,17 @@ func (s *Session) search(c *Catalog, pool []*Tool, query, server string, limit i
 	if len(visible) < c.index.Len() {
 		k = c.index.Len()
 	}
+	var hits []index.Result
+	if v := c.vectors.Load(); v != nil {
+		if qv := s.hub.semantic.Load().queryVector(ctx, query); qv != nil {
+			hits = c.index.SearchHybrid(query, qv, v, server, k)
+		}
+	}
+	if hits == nil {
+		hits = c.index.Search(query, server, k)
+	}
 	var out []*Tool
-	for _, r := range c.index.Search(query, server, k) {
+	for _, r := range hits {
 		if t, ok := visible[r.Name]; ok {
 			out = append(out, t)
 			if len(out) == limit {

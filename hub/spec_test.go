@@ -1179,7 +1179,7 @@ toolsets:
 	}
 	check := func(ts *Toolset, server, tool string, want bool) {
 		t.Helper()
-		if got := ts.allows(&Tool{Server: server, Original: tool}); got != want {
+		if got := allows(ts, &Tool{Server: server, Original: tool}); got != want {
 			t.Errorf("allows(%s, %s) = %v, want %v", server, tool, got, want)
 		}
 	}

@@ -50,6 +50,11 @@ type Options struct {
 	// MinWordLen leaves out shorter words (single letters from split
 	// identifiers and abbreviations).
 	MinWordLen int
+	// LexicalWeight and VectorWeight weigh the two rankings that
+	// SearchHybrid fuses (reciprocal-rank fusion, hybrid.go).
+	LexicalWeight float64
+	VectorWeight  float64
+
 	// K1 is BM25's term-frequency saturation, B its length normalization.
 	K1 float64
 	B  float64
@@ -81,6 +86,8 @@ func DefaultOptions() Options {
 		BigramWindow:           2,
 		DropNumbers:            true,
 		MinWordLen:             1,
+		LexicalWeight:          1,
+		VectorWeight:           1,
 		K1:                     1.2,
 		B:                      0.75,
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/jsonrpc"
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 
+	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/internal/fixture"
 )
 
@@ -345,5 +346,36 @@ func TestStatelessOnlyStdio(t *testing.T) {
 	info, _ := meta[metaClientInfo].(map[string]any)
 	if meta[metaProtocolVersion] != StatelessProtocolVersion || info["name"] != "mcp-hub" || meta[metaClientCapabilities] == nil {
 		t.Errorf("the raw call carried _meta %v", meta)
+	}
+}
+
+// TestProtocolVersionsAgree: the revisions a config may name are those
+// the hub's go-sdk speaks.
+func TestProtocolVersionsAgree(t *testing.T) {
+	if got, want := config.ProtocolVersions, mcp.SupportedProtocolVersions(); !slices.Equal(got, want) {
+		t.Errorf("config.ProtocolVersions = %v, go-sdk speaks %v", got, want)
+	}
+	if !slices.Contains(config.ProtocolVersions, StatelessProtocolVersion) || !slices.Contains(config.ProtocolVersions, ProtocolVersion) {
+		t.Errorf("config.ProtocolVersions %v lacks %s or %s", config.ProtocolVersions, StatelessProtocolVersion, ProtocolVersion)
+	}
+}
+
+// TestProtocolVersionConfig: protocol_version names a revision the hub
+// speaks, and not for builtins.
+func TestProtocolVersionConfig(t *testing.T) {
+	cases := []struct {
+		cfg     Config
+		wantErr string
+	}{
+		{Config{Command: "srv", ProtocolVersion: StatelessProtocolVersion}, ""},
+		{Config{URL: "http://127.0.0.1:1/mcp", ProtocolVersion: "2025-06-18"}, ""},
+		{Config{Command: "srv", ProtocolVersion: "2027-01-01"}, "not one the hub speaks"},
+		{Config{Builtin: "time", ProtocolVersion: ProtocolVersion}, "does not apply to builtin"},
+	}
+	for _, tc := range cases {
+		err := tc.cfg.Validate()
+		if (tc.wantErr == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.wantErr)) {
+			t.Errorf("%+v: %v, want %q", tc.cfg, err, tc.wantErr)
+		}
 	}
 }

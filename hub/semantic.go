@@ -1,0 +1,189 @@
+package hub
+
+import (
+	"context"
+	"log/slog"
+	"reflect"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mcp-hub/mcp-hub/embed"
+	"github.com/mcp-hub/mcp-hub/internal/safe"
+	"github.com/mcp-hub/mcp-hub/internal/tokenstore"
+)
+
+// semantic is hybrid search's half outside the index: the embeddings
+// endpoint of discovery.embeddings, the on-disk cache of the tools'
+// vectors, and the background run that embeds a new catalog's tools.
+//
+// A catalog is searched lexically until its vectors are attached: at once
+// when the cache holds every tool (a restart, a rebuild that changed no
+// deferred tool), else when the background run has embedded the rest. A
+// search embeds its query, waiting at most the endpoint's timeout; an
+// endpoint that is slow, down or without the catalog's vectors yet gives a
+// lexical result, and the hub says so once in its log (and once more
+// after it has recovered and failed again).
+type semantic struct {
+	cfg    embed.Config
+	client *embed.Client
+	cache  *embed.Cache
+	log    *slog.Logger
+
+	mu     sync.Mutex
+	cancel context.CancelFunc // the running catalog embedding, if any
+	done   chan struct{}      // closed when it has ended
+	closed bool
+
+	// degraded is set after a failure was logged, cleared by a success.
+	degraded atomic.Bool
+}
+
+// newSemantic connects discovery.embeddings (already validated); nil when
+// the config has none or it cannot be used (logged).
+func newSemantic(cfg *Config, stateDir string, log *slog.Logger) *semantic {
+	ec := cfg.Discovery.Embeddings
+	if ec == nil || !cfg.Discovery.Enabled {
+		return nil
+	}
+	client, err := embed.New(*ec, nil)
+	if err != nil {
+		log.Error("discovery.embeddings unusable: search stays lexical", "err", err)
+		return nil
+	}
+	s := &semantic{cfg: *ec, client: client, log: log}
+	if stateDir == "" {
+		if stateDir, err = tokenstore.DefaultDir(); err != nil {
+			log.Warn("discovery.embeddings: no state folder for the vector cache: tools are embedded again on each start", "err", err)
+		}
+	}
+	if stateDir != "" {
+		cache, err := embed.OpenCache(stateDir, client.Config().Provider+"/"+client.Model())
+		if err != nil {
+			log.Warn("discovery.embeddings: vector cache", "err", err)
+		}
+		s.cache = cache
+	}
+	if s.cache == nil {
+		s.cache = embed.NewMemoryCache(client.Config().Provider + "/" + client.Model())
+	}
+	return s
+}
+
+// same reports whether s already serves ec (a reload that left it alone).
+func (s *semantic) same(cfg *Config) bool {
+	ec := cfg.Discovery.Embeddings
+	if s == nil || ec == nil || !cfg.Discovery.Enabled {
+		return s == nil && (ec == nil || !cfg.Discovery.Enabled)
+	}
+	return reflect.DeepEqual(s.cfg, *ec)
+}
+
+// attach gives c its vectors: at once from the cache when it holds them
+// all, else from a background run, which replaces any run for an older
+// catalog.
+func (s *semantic) attach(c *Catalog) {
+	if s == nil || c.index == nil || len(c.embedTexts) == 0 {
+		return
+	}
+	if vecs, ok := s.cached(c.embedTexts); ok {
+		s.setVectors(c, vecs)
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return
+	}
+	if s.cancel != nil {
+		s.cancel()
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	s.cancel, s.done = cancel, done
+	go func() {
+		defer close(done)
+		defer cancel()
+		defer safe.Recover(s.log, "embedding the catalog's tools", nil)
+		start := time.Now()
+		vecs, missed, err := s.client.EmbedCached(ctx, s.cache, c.embedTexts)
+		if err != nil {
+			if ctx.Err() == nil {
+				s.log.Warn("discovery.embeddings: could not embed the tools: search stays lexical until the next catalog change", "err", err)
+			}
+			return
+		}
+		if err := s.cache.Save(); err != nil {
+			s.log.Warn("discovery.embeddings: vector cache not saved", "err", err)
+		}
+		s.setVectors(c, vecs)
+		s.log.Info("discovery.embeddings: tools embedded", "tools", len(vecs), "embedded", missed, "cached", len(vecs)-missed, "took", time.Since(start).Round(time.Millisecond))
+	}()
+}
+
+// cached returns every text's vector when the cache holds them all.
+func (s *semantic) cached(texts []string) ([][]float32, bool) {
+	vecs := make([][]float32, len(texts))
+	for i, t := range texts {
+		v, ok := s.cache.Get(t)
+		if !ok {
+			return nil, false
+		}
+		vecs[i] = v
+	}
+	return vecs, true
+}
+
+func (s *semantic) setVectors(c *Catalog, vecs [][]float32) {
+	v, err := c.index.NewVectors(vecs)
+	if err != nil {
+		s.log.Warn("discovery.embeddings: search stays lexical", "err", err)
+		return
+	}
+	c.vectors.Store(v)
+}
+
+// queryVector embeds a search's query within the endpoint's timeout; nil
+// (and a log line, once per outage) when it cannot.
+func (s *semantic) queryVector(ctx context.Context, query string) []float32 {
+	if s == nil {
+		return nil
+	}
+	qv, err := s.client.EmbedQuery(ctx, query)
+	if err != nil {
+		if ctx.Err() == nil && !s.degraded.Swap(true) {
+			s.log.Warn("discovery.embeddings: query not embedded, searching lexically (logged once until the endpoint answers again)", "err", err, "timeout", s.client.Timeout())
+		}
+		return nil
+	}
+	if s.degraded.Swap(false) {
+		s.log.Info("discovery.embeddings: the endpoint answers again; hybrid search is back")
+	}
+	return qv
+}
+
+// close stops a running catalog embedding and waits for it.
+func (s *semantic) close() {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	s.closed = true
+	cancel, done := s.cancel, s.done
+	s.mu.Unlock()
+	if cancel != nil {
+		cancel()
+		<-done
+	}
+}
+
+// wait blocks until the running catalog embedding, if any, has ended (for
+// tests and eval).
+func (s *semantic) wait() {
+	s.mu.Lock()
+	done := s.done
+	s.mu.Unlock()
+	if done != nil {
+		<-done
+	}
+}

@@ -1,0 +1,195 @@
+package index
+
+import (
+	"container/heap"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Hybrid ranking: the lexical (BM25F) ranking fused with a ranking by the
+// cosine similarity of embedding vectors, by weighted reciprocal-rank
+// fusion (RRF): a tool's score is
+//
+//	LexicalWeight/(RRFK + lexical rank) + VectorWeight/(RRFK + vector rank)
+//
+// over the best FusionDepth of each ranking. RRF needs no calibration of
+// BM25 scores against cosines, whose scales differ by model and by query,
+// so it holds across embedding models (TUNING.md).
+const (
+	// FusionDepth is how many tools of each ranking take part.
+	FusionDepth = 50
+	// RRFK dampens rank differences: with 60 (the usual constant) the
+	// first and the tenth of a ranking differ by 13%, so a tool high in
+	// both rankings beats one first in only one.
+	RRFK = 60
+)
+
+// maxEmbedTextBytes bounds a tool's embedding text: models truncate at a
+// few hundred tokens anyway, and the description's start says what the
+// tool does.
+const maxEmbedTextBytes = 2000
+
+// EmbedText is the text an embedding model gets for a tool: its name split
+// into words, title, description and parameter names.
+func EmbedText(t Tool) string {
+	var b strings.Builder
+	var words []string
+	(&analyzer{}).words(baseName(t.Name, t.Server), func(w string) { words = append(words, w) })
+	b.WriteString(strings.Join(words, " "))
+	if t.Title != "" {
+		b.WriteString(". ")
+		b.WriteString(t.Title)
+	}
+	if d := strings.Join(strings.Fields(t.Description), " "); d != "" {
+		b.WriteString(". ")
+		b.WriteString(d)
+	}
+	if names, _ := schemaText(t.InputSchema); strings.TrimSpace(names) != "" {
+		b.WriteString(". Parameters: ")
+		b.WriteString(strings.Join(strings.Fields(names), ", "))
+	}
+	s := b.String()
+	if len(s) > maxEmbedTextBytes {
+		cut := maxEmbedTextBytes
+		for cut > 0 && s[cut]&0xC0 == 0x80 {
+			cut--
+		}
+		s = s[:cut]
+	}
+	return s
+}
+
+// Vectors are the tools' embeddings, in the index's order, from one model.
+type Vectors struct {
+	ix   *Index
+	dim  int
+	docs [][]float32
+}
+
+// NewVectors pairs the index with one unit vector per tool, in the order
+// of the tools the index was built from (the vector of EmbedText(tool)).
+func (ix *Index) NewVectors(vecs [][]float32) (*Vectors, error) {
+	if len(vecs) != len(ix.tools) {
+		return nil, fmt.Errorf("index: %d vectors for %d tools", len(vecs), len(ix.tools))
+	}
+	v := &Vectors{ix: ix, docs: vecs}
+	for i, x := range vecs {
+		if i == 0 {
+			v.dim = len(x)
+		}
+		if len(x) == 0 || len(x) != v.dim {
+			return nil, fmt.Errorf("index: vector %d has %d dimensions, want %d", i, len(x), v.dim)
+		}
+	}
+	return v, nil
+}
+
+// Dim is the vectors' dimension.
+func (v *Vectors) Dim() int { return v.dim }
+
+// SearchHybrid ranks like Search, fused with the tools' similarity to the
+// query's unit vector qv (see the RRF note above). Without usable vectors
+// (nil, another index's, another dimension) it is Search.
+func (ix *Index) SearchHybrid(query string, qv []float32, v *Vectors, server string, k int) []Result {
+	if v == nil || v.ix != ix || len(qv) != v.dim {
+		return ix.Search(query, server, k)
+	}
+	sid, ok := ix.serverID(server)
+	if !ok || k <= 0 || strings.TrimSpace(query) == "" || len(ix.tools) == 0 {
+		return nil
+	}
+	depth := max(k, FusionDepth)
+	lex, _ := ix.lexical(query, sid, depth)
+	vec := v.nearest(qv, sid, depth)
+	opts := ix.opts
+	fused := make(map[int32]float64, len(lex)+len(vec))
+	for i, d := range lex {
+		fused[d] += opts.LexicalWeight / float64(RRFK+i+1)
+	}
+	for i, d := range vec {
+		fused[d] += opts.VectorWeight / float64(RRFK+i+1)
+	}
+	docs := make([]int32, 0, len(fused))
+	for d := range fused {
+		docs = append(docs, d)
+	}
+	sort.Slice(docs, func(i, j int) bool {
+		a, b := docs[i], docs[j]
+		if fused[a] != fused[b] {
+			return fused[a] > fused[b]
+		}
+		return ix.tools[a].name < ix.tools[b].name
+	})
+	docs = docs[:min(k, len(docs))]
+	scores := make([]float64, len(docs))
+	for i, d := range docs {
+		scores[i] = fused[d]
+	}
+	return ix.results(docs, scores)
+}
+
+// nearest is the k tools of server sid (-1: all) most similar to qv, best
+// first.
+func (v *Vectors) nearest(qv []float32, sid int32, k int) []int32 {
+	h := &simHeap{}
+	for d, x := range v.docs {
+		if sid >= 0 && v.ix.tools[d].sid != sid {
+			continue
+		}
+		s := dot(qv, x)
+		if len(h.docs) < k {
+			heap.Push(h, simHit{int32(d), s})
+		} else if s > h.docs[0].sim {
+			h.docs[0] = simHit{int32(d), s}
+			heap.Fix(h, 0)
+		}
+	}
+	sort.Slice(h.docs, func(i, j int) bool {
+		if h.docs[i].sim != h.docs[j].sim {
+			return h.docs[i].sim > h.docs[j].sim
+		}
+		return h.docs[i].doc < h.docs[j].doc
+	})
+	out := make([]int32, len(h.docs))
+	for i, x := range h.docs {
+		out[i] = x.doc
+	}
+	return out
+}
+
+// dot is the dot product of two vectors of one length (the cosine of unit
+// vectors), unrolled: it is the inner loop of a vector ranking.
+func dot(a, b []float32) float32 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+8 <= len(a); i += 8 {
+		s0 += a[i]*b[i] + a[i+4]*b[i+4]
+		s1 += a[i+1]*b[i+1] + a[i+5]*b[i+5]
+		s2 += a[i+2]*b[i+2] + a[i+6]*b[i+6]
+		s3 += a[i+3]*b[i+3] + a[i+7]*b[i+7]
+	}
+	for ; i < len(a); i++ {
+		s0 += a[i] * b[i]
+	}
+	return s0 + s1 + s2 + s3
+}
+
+type simHit struct {
+	doc int32
+	sim float32
+}
+
+// simHeap is a min-heap by similarity: its root is the worst kept.
+type simHeap struct{ docs []simHit }
+
+func (h *simHeap) Len() int           { return len(h.docs) }
+func (h *simHeap) Less(i, j int) bool { return h.docs[i].sim < h.docs[j].sim }
+func (h *simHeap) Swap(i, j int)      { h.docs[i], h.docs[j] = h.docs[j], h.docs[i] }
+func (h *simHeap) Push(x any)         { h.docs = append(h.docs, x.(simHit)) }
+func (h *simHeap) Pop() any {
+	x := h.docs[len(h.docs)-1]
+	h.docs = h.docs[:len(h.docs)-1]
+	return x
+}

@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"slices"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -50,6 +51,13 @@ type Upstream struct {
 	// in-process
 	Builtin string `yaml:"builtin,omitempty" json:"builtin,omitempty"`
 
+	// ProtocolVersion is the MCP revision the hub asks this server for.
+	// Empty (the default) lets the hub choose per transport
+	// (upstream/stateless.go); "2026-07-28" asks for the stateless revision
+	// first (server/discover, then initialize) on any transport; an older
+	// revision uses only the initialize handshake at it.
+	ProtocolVersion string `yaml:"protocol_version,omitempty" json:"protocol_version,omitempty"`
+
 	// Timeout bounds each call (and the initial connect); zero means DefaultTimeout.
 	Timeout  Duration `yaml:"timeout,omitempty" json:"timeout,omitempty"`
 	Disabled bool     `yaml:"disabled,omitempty" json:"disabled,omitempty"`
@@ -58,6 +66,10 @@ type Upstream struct {
 	// does.
 	RefreshInterval Duration `yaml:"refresh_interval,omitempty" json:"refresh_interval,omitempty"`
 }
+
+// ProtocolVersions are the MCP revisions a server's protocol_version may
+// name: those the hub's go-sdk speaks (upstream's tests check they agree).
+var ProtocolVersions = []string{"2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
 
 // MinRefreshInterval is the shortest refresh_interval accepted: the floor
 // upstreams keep between two listings anyway.
@@ -127,6 +139,12 @@ func (c *Upstream) Validate() error {
 	}
 	if c.Timeout < 0 {
 		return fmt.Errorf("timeout must be positive")
+	}
+	if v := c.ProtocolVersion; v != "" && !slices.Contains(ProtocolVersions, v) {
+		return fmt.Errorf("protocol_version %q is not one the hub speaks: use one of %s, or leave it out", v, strings.Join(ProtocolVersions, ", "))
+	}
+	if c.ProtocolVersion != "" && c.Builtin != "" {
+		return fmt.Errorf("'protocol_version' does not apply to builtin servers")
 	}
 	if c.RefreshInterval != 0 && time.Duration(c.RefreshInterval) < MinRefreshInterval {
 		return fmt.Errorf("refresh_interval must be at least %s (or 0 for never)", MinRefreshInterval)

@@ -106,18 +106,16 @@ func (h *Hub) resourceOwner(uri string) (*upstream.Upstream, error) {
 	return nil, &jsonrpc.Error{Code: mcp.CodeResourceNotFound, Message: fmt.Sprintf("Resource not found: no server lists '%s'", shownName(uri))}
 }
 
+// readResource reads a resource for session s: what the server asks for
+// meanwhile (a stateless server's input_required) is answered by s.
 func (s *Session) readResource(ctx context.Context, p *mcp.ReadResourceParams) (*mcp.ReadResourceResult, error) {
 	u, err := s.hub.resourceOwner(p.URI)
 	if err != nil {
 		return nil, err
 	}
-	cs, err := u.Session()
-	if err != nil {
-		return nil, err
-	}
 	r := &UpstreamRequest{Method: "resources/read", Server: u.Name(), Meta: &p.Meta, Start: time.Now()}
 	ctx = s.upstreamStart(ctx, r)
-	res, err := cs.ReadResource(ctx, p)
+	res, err := u.ReadResource(ctx, s, p)
 	s.upstreamDone(ctx, r, res, err)
 	return res, err
 }
@@ -153,14 +151,10 @@ func (sub *subscriptions) change(ctx context.Context, s *Session, uri string, on
 		if err != nil {
 			return err
 		}
-		cs, err := u.Session()
-		if err != nil {
-			return err
-		}
 		if first {
-			err = cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri})
+			err = u.Subscribe(ctx, uri)
 		} else {
-			err = cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri})
+			err = u.Unsubscribe(ctx, uri)
 		}
 		if err != nil {
 			return err
@@ -203,6 +197,8 @@ func (h *Hub) listPrompts() *mcp.ListPromptsResult {
 	return out
 }
 
+// getPrompt gets a prompt for session s, which answers what the server
+// asks for meanwhile, as readResource.
 func (s *Session) getPrompt(ctx context.Context, p *mcp.GetPromptParams) (*mcp.GetPromptResult, error) {
 	h := s.hub
 	pr, ok := h.Catalog().Prompt(p.Name)
@@ -213,15 +209,11 @@ func (s *Session) getPrompt(ctx context.Context, p *mcp.GetPromptParams) (*mcp.G
 	if err != nil {
 		return nil, err
 	}
-	cs, err := u.Session()
-	if err != nil {
-		return nil, err
-	}
 	fwd := *p
 	fwd.Name = pr.Original
 	r := &UpstreamRequest{Method: "prompts/get", Server: u.Name(), Meta: &fwd.Meta, Start: time.Now()}
 	ctx = s.upstreamStart(ctx, r)
-	res, err := cs.GetPrompt(ctx, &fwd)
+	res, err := u.GetPrompt(ctx, s, &fwd)
 	s.upstreamDone(ctx, r, res, err)
 	return res, err
 }

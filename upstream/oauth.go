@@ -457,11 +457,31 @@ func (o *oauthClient) Authorize(ctx context.Context, req *http.Request, resp *ht
 	if loggingIn {
 		return o.authorize(ctx, req, resp, nil)
 	}
-	discard(resp)
-	if _, err := o.renew(ctx, sent); err != nil {
+	_, err := o.renew(ctx, sent)
+	if err == nil {
+		discard(resp)
+		return nil
+	}
+	// A token the server refuses although it was just granted, with no way
+	// to renew it: the server may have moved to another authorization
+	// server (its metadata now names it), or revoked the grant. A process
+	// that may open a browser authorizes once more (authorize registers
+	// anew where the stored registration belongs to another authorization
+	// server); anywhere else it is a login to do.
+	key := "401 " + sent
+	o.mu.Lock()
+	tried := o.steppedUp[key]
+	again := errors.As(err, new(*NeedsLoginError)) && (o.opts.Interactive || o.ignoreStore) && sent != "" && !tried
+	if again {
+		o.steppedUp[key] = true
+	}
+	o.mu.Unlock()
+	if !again {
+		discard(resp)
 		return err
 	}
-	return nil
+	o.log.Info("the server refuses the token and it cannot be renewed; authorizing again")
+	return o.authorize(ctx, req, resp, nil)
 }
 
 // stepUp handles 403 insufficient_scope: a new authorization for the
@@ -728,7 +748,7 @@ func Login(ctx context.Context, cfg Config, opts Options) (*LoginResult, error) 
 	o.protected.Store(true)
 	u.oauth = o
 
-	httpClient, err := u.httpClient(nil)
+	httpClient, err := u.httpClient(nil, nil)
 	if err != nil {
 		return nil, fmt.Errorf("server '%s': %w", cfg.Name, err)
 	}
@@ -742,7 +762,7 @@ func Login(ctx context.Context, cfg Config, opts Options) (*LoginResult, error) 
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "mcp-hub", Version: version.Version}, &mcp.ClientOptions{Logger: opts.SDKLogger})
 	tools := 0
-	cs, err := client.Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: ProtocolVersion})
+	cs, err := client.Connect(ctx, transport, u.sessionOptions())
 	if err == nil {
 		if caps := cs.InitializeResult().Capabilities; caps != nil && caps.Tools != nil {
 			for _, lerr := range cs.Tools(ctx, nil) {

@@ -100,7 +100,7 @@ func printJSON(c *cli.Context, v any) error {
 func serversCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "servers",
-		Usage: "show each upstream server's state, tools, restarts, connect time, last call latency and last error",
+		Usage: "show each upstream server's state, protocol version, tools, restarts, connect time, last call latency and last error",
 		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print JSON"}},
 		Action: func(c *cli.Context) error {
 			g, _, closeHub, err := openHub(c)
@@ -113,7 +113,7 @@ func serversCommand() *cli.Command {
 				return printJSON(c, health)
 			}
 			w := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(w, "SERVER\tTRANSPORT\tSTATE\tTOOLS\tRESTARTS\tCONNECT\tLAST CALL\tERROR")
+			fmt.Fprintln(w, "SERVER\tTRANSPORT\tSTATE\tPROTOCOL\tTOOLS\tRESTARTS\tCONNECT\tLAST CALL\tERROR")
 			ms := func(v float64) string {
 				if v <= 0 {
 					return "-"
@@ -121,7 +121,11 @@ func serversCommand() *cli.Command {
 				return (time.Duration(v * float64(time.Millisecond))).Round(time.Millisecond).String()
 			}
 			for _, s := range health.Servers {
-				fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n", s.Name, s.Transport, s.State, s.Tools, s.Restarts,
+				proto := s.ProtocolVersion
+				if proto == "" {
+					proto = "-"
+				}
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n", s.Name, s.Transport, s.State, proto, s.Tools, s.Restarts,
 					ms(s.ConnectMillis), ms(s.LatencyMillis), oneLine(s.LastError, 80))
 			}
 			if err := w.Flush(); err != nil {

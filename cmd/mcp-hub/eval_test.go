@@ -14,6 +14,8 @@ import (
 
 	"github.com/mcp-hub/mcp-hub/hub"
 	"github.com/mcp-hub/mcp-hub/hub/eval"
+	"github.com/mcp-hub/mcp-hub/internal/fixture"
+	"github.com/mcp-hub/mcp-hub/internal/tokenstore"
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
@@ -194,5 +196,46 @@ func TestToolsTokensLine(t *testing.T) {
 	}
 	if want := "tokens: first tools/list " + thousands(n) + " (discovery off)"; line != want {
 		t.Errorf("discovery off:\n got %s\nwant %s", line, want)
+	}
+}
+
+// TestEvalEmbeddings: eval --embeddings reports lexical and hybrid side by
+// side through a local endpoint of each wire format, and a second run
+// takes the tools' vectors from the cache in the state folder.
+func TestEvalEmbeddings(t *testing.T) {
+	t.Setenv(tokenstore.EnvStateDir, t.TempDir())
+	srv := fixture.StartEmbeddings(t, nil)
+	for _, tc := range []struct{ spec, url string }{
+		{"ollama:test-embed", srv.URL},
+		{"openai:test-embed", srv.URL + "/v1"},
+	} {
+		out, errOut, err := runEvalApp(t, "--corpus", fixtureCorpus, "--queries", fixtureQueries, "--embeddings", tc.spec, "--embeddings-url", tc.url)
+		if err != nil {
+			t.Fatalf("%s: %v (%s)", tc.spec, err, errOut)
+		}
+		for _, want := range []string{"lexical", "hybrid", "hit@1", "MRR@10", "hybrid: " + tc.spec, "round trip p50"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("%s: output lacks %q:\n%s", tc.spec, want, out)
+			}
+		}
+		_, before := srv.Requests()
+		out, _, err = runEvalApp(t, "--corpus", fixtureCorpus, "--queries", fixtureQueries, "--embeddings", tc.spec, "--embeddings-url", tc.url, "--json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, after := srv.Requests(); after-before != 8 {
+			t.Errorf("%s: the second run embedded %d texts, want the 8 queries only", tc.spec, after-before)
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(out), &m); err != nil {
+			t.Fatal(err)
+		}
+		h, ok := m["hybrid"].(map[string]any)
+		if !ok || h["queries"] != 8.0 || m["hybrid_model"] != tc.spec {
+			t.Errorf("%s: --json hybrid figures: %v", tc.spec, m)
+		}
+	}
+	if _, _, err := runEvalApp(t, "--corpus", fixtureCorpus, "--queries", fixtureQueries, "--embeddings", "ollama"); err == nil {
+		t.Error("--embeddings without a model was accepted")
 	}
 }

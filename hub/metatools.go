@@ -354,12 +354,24 @@ func (h *Hub) searchResultText(found []*Tool, added, already, notFound []string,
 	}
 	fmt.Fprintf(&b, "Found %d tool(s):\n", len(found))
 	for _, t := range found {
-		desc := strings.TrimSpace(t.Def.Description)
+		desc := tidyDescription(t.Def.Description)
 		if desc == "" {
 			desc = "(no description)"
 		}
-		fmt.Fprintf(&b, "\n  [%s] %s: %s\n", t.Server, t.Name, desc)
-		params := schemaParams(t.Def.InputSchema.(json.RawMessage))
+		if strings.HasPrefix(t.Name, t.Server+"__") {
+			// The name says the server already.
+			fmt.Fprintf(&b, "\n  %s: %s\n", t.Name, desc)
+		} else {
+			fmt.Fprintf(&b, "\n  [%s] %s: %s\n", t.Server, t.Name, desc)
+		}
+		raw := t.Def.InputSchema.(json.RawMessage)
+		if slices.Contains(added, t.Name) {
+			// The full schema, once: what the model needs to call the
+			// tool in this turn, without a parameter list repeating it.
+			fmt.Fprintf(&b, "  Input schema: %s\n", minifySchema(raw))
+			continue
+		}
+		params := schemaParams(raw)
 		if len(params) == 0 {
 			b.WriteString("  No parameters.\n")
 			continue
@@ -385,12 +397,6 @@ func (h *Hub) searchResultText(found []*Tool, added, already, notFound []string,
 		b.WriteString("\n")
 	}
 	if len(added) > 0 {
-		b.WriteString("\nInput schemas of the newly loaded tools:\n")
-		for _, t := range found {
-			if slices.Contains(added, t.Name) {
-				fmt.Fprintf(&b, "%s: %s\n", t.Name, compactJSON(t.Def.InputSchema.(json.RawMessage)))
-			}
-		}
 		b.WriteString("\nThese tools are now loaded: call them directly by name")
 		if h.Config().Discovery.CallToolEnabled() {
 			b.WriteString(", or through call_tool {name, arguments} if they are not in your tool list yet")
@@ -398,6 +404,84 @@ func (h *Hub) searchResultText(found []*Tool, added, already, notFound []string,
 		b.WriteString(".")
 	}
 	return strings.TrimRight(b.String(), "\n")
+}
+
+// tidyDescription trims each line of a description and drops blank ones:
+// indentation and empty lines cost tokens and say nothing to a model.
+func tidyDescription(s string) string {
+	var out []string
+	for line := range strings.SplitSeq(s, "\n") {
+		if line = strings.TrimSpace(line); line != "" {
+			out = append(out, line)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+// minifySchema is the schema's compact JSON without the keywords that only
+// label it for humans or tools: "title" (generated from the name by most
+// SDKs: "Path Audio Time Series Y"), "$schema", and "default": null. What
+// constrains a call (types, required, enums, descriptions, nesting) stays.
+// A schema that does not decode is returned compacted as it is.
+func minifySchema(raw json.RawMessage) string {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber() // numbers stay digit for digit
+	var v any
+	if dec.Decode(&v) != nil {
+		return compactJSON(raw)
+	}
+	stripSchemaLabels(v, 0)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if enc.Encode(v) != nil {
+		return compactJSON(raw)
+	}
+	return strings.TrimRight(buf.String(), "\n")
+}
+
+// maxSchemaDepth bounds the walk: deeper parts are kept as they are.
+const maxSchemaDepth = 32
+
+// stripSchemaLabels removes the labels from a schema object and the
+// schemas nested in it. Only schema positions are touched: a property
+// named "title" under "properties" is a name, not a label, and stays.
+func stripSchemaLabels(v any, depth int) {
+	m, ok := v.(map[string]any)
+	if !ok || depth > maxSchemaDepth {
+		return
+	}
+	if _, ok := m["title"].(string); ok {
+		delete(m, "title")
+	}
+	delete(m, "$schema")
+	if d, ok := m["default"]; ok && d == nil {
+		delete(m, "default")
+	}
+	for key, sub := range m {
+		switch key {
+		case "properties", "patternProperties", "$defs", "definitions", "dependentSchemas":
+			if props, ok := sub.(map[string]any); ok {
+				for _, p := range props {
+					stripSchemaLabels(p, depth+1)
+				}
+			}
+		case "items", "additionalProperties", "not", "if", "then", "else", "contains", "propertyNames", "unevaluatedProperties", "unevaluatedItems", "additionalItems":
+			if list, ok := sub.([]any); ok {
+				for _, p := range list {
+					stripSchemaLabels(p, depth+1)
+				}
+			} else {
+				stripSchemaLabels(sub, depth+1)
+			}
+		case "anyOf", "oneOf", "allOf", "prefixItems":
+			if list, ok := sub.([]any); ok {
+				for _, p := range list {
+					stripSchemaLabels(p, depth+1)
+				}
+			}
+		}
+	}
 }
 
 // maxSuggested bounds how many missing names get "Did you mean"

@@ -202,12 +202,12 @@ func TestEmbeddingsConfig(t *testing.T) {
 	}
 }
 
-// firstHitLine is the line of the first tool of a search result.
+// firstHitLine is the first line of the first tool of a search result.
 func firstHitLine(text string) string {
-	for line := range strings.SplitSeq(text, "\n") {
-		if strings.HasPrefix(line, "  [") {
-			return line
-		}
+	_, rest, ok := strings.Cut(text, "tool(s):\n\n")
+	if !ok {
+		return ""
 	}
-	return ""
+	line, _, _ := strings.Cut(rest, "\n")
+	return line
 }

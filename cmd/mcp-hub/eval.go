@@ -106,10 +106,20 @@ func runEval(c *cli.Context) error {
 	}
 
 	var tokens *eval.TokenReport
+	var resultTokens float64
 	if c.Bool("tokens") {
 		// A real hub over the corpus (in-process servers, every one
-		// deferred): the definitions counted are the hub's own.
-		tr, err := eval.CorpusTokens(c.Context, corpus)
+		// deferred): the definitions and results counted are the hub's
+		// own.
+		h, err := eval.NewHub(c.Context, corpus)
+		if err != nil {
+			return fmt.Errorf("eval: tokens: %w", err)
+		}
+		tr, err := eval.HubTokens(c.Context, h)
+		if err == nil {
+			resultTokens, err = eval.SearchTokens(c.Context, h, queries)
+		}
+		h.Close()
 		if err != nil {
 			return fmt.Errorf("eval: tokens: %w", err)
 		}
@@ -123,7 +133,7 @@ func runEval(c *cli.Context) error {
 			s := hybrid.Summary()
 			hs = &s
 		}
-		return printEvalJSON(w, rep.Summary(), hs, model, tokens)
+		return printEvalJSON(w, rep.Summary(), hs, model, tokens, resultTokens)
 	}
 	fmt.Fprintf(w, "corpus %s: %d servers, %d tools, index built in %s\n", corpusPath, len(corpus.Servers), len(tools), build.Round(time.Millisecond))
 	fmt.Fprintf(w, "queries %s: %d\n", queriesPath, rep.Queries)
@@ -141,6 +151,7 @@ func runEval(c *cli.Context) error {
 		fmt.Fprintf(w, "  all tools exposed:           %d\n", tokens.AllTools)
 		fmt.Fprintf(w, "  discovery, all deferred:     %d (first tools/list)\n", tokens.Discovery)
 		fmt.Fprintf(w, "  saving:                      %.1f%%\n", tokens.SavingPct)
+		fmt.Fprintf(w, "  a search_tools result:       %.0f (mean over the queries, every tool found newly loaded)\n", resultTokens)
 	}
 	if n := c.Int("misses"); n > 0 {
 		printMisses(w, rep.Misses(n, 100))
@@ -200,7 +211,7 @@ func parseKs(s string) ([]int, error) {
 	return ks, nil
 }
 
-func printEvalJSON(w io.Writer, s eval.Summary, hybrid *eval.Summary, model string, tokens *eval.TokenReport) error {
+func printEvalJSON(w io.Writer, s eval.Summary, hybrid *eval.Summary, model string, tokens *eval.TokenReport, resultTokens float64) error {
 	// Marshal through a map so the token and hybrid figures join the
 	// fixed keys only when asked for.
 	b, err := json.Marshal(s)
@@ -216,6 +227,7 @@ func printEvalJSON(w io.Writer, s eval.Summary, hybrid *eval.Summary, model stri
 			m["tokens_all_tools"] = tokens.AllTools
 			m["tokens_discovery"] = tokens.Discovery
 			m["tokens_saving_pct"] = tokens.SavingPct
+			m["tokens_search_result"] = resultTokens
 		}
 		if hybrid != nil {
 			m["hybrid"] = hybrid

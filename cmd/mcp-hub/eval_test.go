@@ -81,7 +81,7 @@ func TestEvalText(t *testing.T) {
 	for _, want := range []string{
 		"8 tools", "queries " + fixtureQueries + ": 8",
 		"hit@1   0.625", "hit@3   0.750", "MRR@10  0.688",
-		"latency p50", "all tools exposed:           326\n", "discovery, all deferred:     462 (first tools/list)\n", "saving:                      -41.7%\n",
+		"latency p50", "all tools exposed:           326\n", "discovery, all deferred:     462 (first tools/list)\n", "saving:                      -41.7%\n", "a search_tools result:       ",
 		"worst 2 misses:", "- q5 (not in top 100): local results", "search__brave_local_search",
 	} {
 		if !strings.Contains(out, want) {
@@ -105,6 +105,11 @@ func TestEvalJSONTokens(t *testing.T) {
 	// Counted through a real hub over the fixture (hub/eval's tokens test).
 	if m["tokens_all_tools"] != 326 || m["tokens_discovery"] != 462 {
 		t.Errorf("token figures %v, %v; want 326, 462", m["tokens_all_tools"], m["tokens_discovery"])
+	}
+	// A search result carries at most max_search_results (5) of the 8
+	// tools, each once: less than all definitions, more than nothing.
+	if r := m["tokens_search_result"]; r <= 0 || r >= m["tokens_all_tools"] {
+		t.Errorf("tokens_search_result = %v", r)
 	}
 }
 

@@ -79,6 +79,30 @@ func HubTokens(ctx context.Context, h *hub.Hub) (TokenReport, error) {
 	return CompareTokens(all, first)
 }
 
+// SearchTokens is the mean o200k_base tokens of a search_tools result
+// over queries, each searched as `mcp-hub search` does (a fresh session,
+// the default toolset): every tool found is newly loaded and carries its
+// input schema, the costliest form of a result.
+func SearchTokens(ctx context.Context, h *hub.Hub, queries []Query) (float64, error) {
+	if len(queries) == 0 {
+		return 0, nil
+	}
+	enc := codec.NewO200kBase()
+	total := 0
+	for _, q := range queries {
+		res, err := h.Search(ctx, "", q.Query, "")
+		if err != nil {
+			return 0, fmt.Errorf("search %s: %w", q.ID, err)
+		}
+		n, err := enc.Count(hub.ResultText(res))
+		if err != nil {
+			return 0, fmt.Errorf("count tokens of the result of %s: %w", q.ID, err)
+		}
+		total += n
+	}
+	return float64(total) / float64(len(queries)), nil
+}
+
 // CorpusTokens builds a real hub over the corpus with discovery on and
 // every server deferred, and counts its definitions (HubTokens).
 func CorpusTokens(ctx context.Context, c *Corpus) (TokenReport, error) {

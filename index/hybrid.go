@@ -9,22 +9,21 @@ import (
 	"strings"
 )
 
-// Hybrid ranking: the lexical (BM25F) ranking fused with a ranking by the
-// cosine similarity of embedding vectors, by weighted reciprocal-rank
-// fusion (RRF): a tool's score is
+// Hybrid ranking: the lexical (BM25F) ranking blended with the cosine
+// similarity of embedding vectors. The candidates are the best FusionDepth
+// of each ranking; a candidate's score is
 //
-//	LexicalWeight/(RRFK + lexical rank) + VectorWeight/(RRFK + vector rank)
+//	LexicalWeight × BM25F/best BM25F + VectorWeight × (cos - min)/(max - min)
 //
-// over the best FusionDepth of each ranking. RRF needs no calibration of
-// BM25 scores against cosines, whose scales differ by model and by query,
-// so it holds across embedding models (TUNING.md).
+// with its BM25F 0 when only the vectors found it, and min and max the
+// cosines among the candidates. A linear blend keeps BM25F's own margins:
+// a confident lexical first stays first unless the vectors disagree
+// strongly. Reciprocal-rank fusion, measured first, flattened them (with
+// its usual k of 60, lexical ranks 1 and 10 differ by 13%), so that any
+// tool both rankings listed beat the lexical best (TUNING.md).
 const (
-	// FusionDepth is how many tools of each ranking take part.
+	// FusionDepth is how many tools of each ranking are candidates.
 	FusionDepth = 30
-	// RRFK dampens rank differences: with 60 (the usual constant) the
-	// first and the tenth of a ranking differ by 13%, so a tool high in
-	// both rankings beats one first in only one.
-	RRFK = 60
 )
 
 // maxEmbedTextBytes bounds a tool's embedding text: models truncate at a
@@ -147,15 +146,34 @@ func (ix *Index) SearchHybrid(query string, qv []float32, v *Vectors, server str
 		return nil
 	}
 	depth := max(k, FusionDepth)
-	lex, _ := ix.lexical(query, sid, depth)
+	lex, lexScores := ix.lexical(query, sid, depth)
 	vec := v.nearest(qv, sid, depth)
 	opts := ix.opts
 	fused := make(map[int32]float64, len(lex)+len(vec))
-	for i, d := range lex {
-		fused[d] += opts.LexicalWeight / float64(RRFK+i+1)
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, list := range [][]int32{lex, vec} {
+		for _, d := range list {
+			if _, ok := fused[d]; !ok {
+				c := float64(dot(qv, v.docs[d]))
+				fused[d] = c
+				lo, hi = min(lo, c), max(hi, c)
+			}
+		}
 	}
-	for i, d := range vec {
-		fused[d] += opts.VectorWeight / float64(RRFK+i+1)
+	for d, c := range fused {
+		n := 0.0
+		if hi > lo {
+			n = (c - lo) / (hi - lo)
+		}
+		fused[d] = opts.VectorWeight * n
+	}
+	for i, d := range lex {
+		fused[d] += opts.LexicalWeight * lexScores[i] / lexScores[0]
+	}
+	for d, f := range fused {
+		if f <= 0 {
+			delete(fused, d) // the least similar candidate, and no word in common
+		}
 	}
 	docs := make([]int32, 0, len(fused))
 	for d := range fused {

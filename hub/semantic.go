@@ -37,7 +37,18 @@ type semantic struct {
 
 	// degraded is set after a failure was logged, cleared by a success.
 	degraded atomic.Bool
+	// retryFirst is the first wait before a failed catalog embedding is
+	// tried again (the constant retryFirst; tests shorten it).
+	retryFirst atomic.Int64
 }
+
+// A catalog whose tools could not be embedded is tried again after
+// retryFirst, doubling up to retryMax, until it is replaced: the vectors
+// of the batches that did arrive are kept meanwhile.
+const (
+	retryFirst = 15 * time.Second
+	retryMax   = 5 * time.Minute
+)
 
 // newSemantic connects discovery.embeddings (already validated); nil when
 // the config has none or it cannot be used (logged).
@@ -52,6 +63,7 @@ func newSemantic(cfg *Config, stateDir string, log *slog.Logger) *semantic {
 		return nil
 	}
 	s := &semantic{cfg: *ec, client: client, log: log}
+	s.retryFirst.Store(int64(retryFirst))
 	if stateDir == "" {
 		if stateDir, err = tokenstore.DefaultDir(); err != nil {
 			log.Warn("discovery.embeddings: no state folder for the vector cache: tools are embedded again on each start", "err", err)
@@ -106,12 +118,26 @@ func (s *semantic) attach(c *Catalog) {
 		defer cancel()
 		defer safe.Recover(s.log, "embedding the catalog's tools", nil)
 		start := time.Now()
-		vecs, missed, err := s.client.EmbedCached(ctx, s.cache, c.embedTexts)
-		if err != nil {
-			if ctx.Err() == nil {
-				s.log.Warn("discovery.embeddings: could not embed the tools: search stays lexical until the next catalog change", "err", err)
+		var vecs [][]float32
+		var missed int
+		for attempt := 0; ; attempt = min(attempt+1, 16) {
+			var err error
+			var n int
+			vecs, n, err = s.client.EmbedCached(ctx, s.cache, c.embedTexts)
+			missed += n
+			if err == nil {
+				break
 			}
-			return
+			if ctx.Err() != nil {
+				return // a newer catalog, or the hub closing
+			}
+			wait := min(time.Duration(s.retryFirst.Load())<<attempt, retryMax)
+			s.log.Warn("discovery.embeddings: could not embed the tools; search stays lexical, retrying", "err", err, "in", wait)
+			select {
+			case <-time.After(wait):
+			case <-ctx.Done():
+				return
+			}
 		}
 		if err := s.cache.Save(); err != nil {
 			s.log.Warn("discovery.embeddings: vector cache not saved", "err", err)

@@ -3,6 +3,7 @@ package hub
 import (
 	"context"
 	"log/slog"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -170,6 +171,27 @@ func TestHybridSearchFallback(t *testing.T) {
 	if n := strings.Count(log.String(), "searching lexically"); n != 2 {
 		t.Errorf("the second outage: logged %d times in all, want 2", n)
 	}
+}
+
+// TestHybridSearchRetry: tools that could not be embedded (the endpoint
+// failed) are tried again, and their vectors attach once it answers.
+func TestHybridSearchRetry(t *testing.T) {
+	t.Parallel()
+	srv := fixture.StartEmbeddings(t, nil)
+	srv.Hold() // the first attempt waits here until the retry is short
+	fx := newFixtures()
+	fx.define("notes", notesTools...)
+	log := &fixture.Log{}
+	h := startSemanticHub(t, semanticConfig(srv, embed.ProviderOpenAI, time.Second), fx, t.TempDir(), log)
+	h.semantic.Load().retryFirst.Store(int64(20 * time.Millisecond))
+	srv.SetFail(http.StatusServiceUnavailable)
+	srv.Release()
+	log.WaitFor(t, "a failed embedding run retried", 20*time.Second, func(s string) bool { return strings.Contains(s, "retrying") })
+	if h.Catalog().vectors.Load() != nil {
+		t.Fatal("vectors attached while the endpoint failed")
+	}
+	srv.SetFail(0)
+	vectorsReady(t, h)
 }
 
 // TestEmbeddingsConfig: discovery.embeddings is read from hub.yaml and

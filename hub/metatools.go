@@ -315,8 +315,8 @@ func (s *Session) search(ctx context.Context, c *Catalog, pool []*Tool, query, s
 	}
 	var hits []index.Result
 	if v := c.vectors.Load(); v != nil {
-		if qv := s.hub.semantic.Load().queryVector(ctx, query); qv != nil {
-			hits = c.index.SearchHybrid(query, qv, v, server, k)
+		if qv := v.sem.queryVector(ctx, query); qv != nil {
+			hits = c.index.SearchHybrid(query, qv, v.vecs, server, k)
 		}
 	}
 	if hits == nil {

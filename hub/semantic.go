@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcp-hub/mcp-hub/embed"
+	"github.com/mcp-hub/mcp-hub/index"
 	"github.com/mcp-hub/mcp-hub/internal/safe"
 	"github.com/mcp-hub/mcp-hub/internal/tokenstore"
 )
@@ -160,13 +161,22 @@ func (s *semantic) cached(texts []string) ([][]float32, bool) {
 	return vecs, true
 }
 
+// toolVectors are a catalog's tool vectors and the endpoint they came
+// from, which must embed the queries compared with them: after a reload
+// that changed the model, the previous catalog's searches still ask the
+// previous endpoint.
+type toolVectors struct {
+	vecs *index.Vectors
+	sem  *semantic
+}
+
 func (s *semantic) setVectors(c *Catalog, vecs [][]float32) {
 	v, err := c.index.NewVectors(vecs)
 	if err != nil {
 		s.log.Warn("discovery.embeddings: search stays lexical", "err", err)
 		return
 	}
-	c.vectors.Store(v)
+	c.vectors.Store(&toolVectors{vecs: v, sem: s})
 }
 
 // queryVector embeds a search's query within the endpoint's timeout; nil

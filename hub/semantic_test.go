@@ -194,6 +194,48 @@ func TestHybridSearchRetry(t *testing.T) {
 	vectorsReady(t, h)
 }
 
+// TestHybridSearchReload: a reload that changes the model embeds the tools
+// again under it; one that drops discovery.embeddings makes search lexical.
+func TestHybridSearchReload(t *testing.T) {
+	t.Parallel()
+	srv := fixture.StartEmbeddings(t, nil)
+	fx := newFixtures()
+	fx.define("notes", notesTools...)
+	cfg := semanticConfig(srv, embed.ProviderOllama, time.Second)
+	h := startSemanticHub(t, cfg, fx, t.TempDir(), fixture.NewLog(t))
+	vectorsReady(t, h)
+	_, before := srv.Requests()
+
+	next := semanticConfig(srv, embed.ProviderOllama, time.Second)
+	next.Discovery.Embeddings.Model = "test-embed-v2"
+	if err := h.Apply(testCtx(t), next); err != nil {
+		t.Fatal(err)
+	}
+	fixture.Eventually(t, 20*time.Second, "vectors of the new model", func() bool {
+		v := h.Catalog().vectors.Load()
+		return v != nil && v.sem.client.Model() == "test-embed-v2"
+	})
+	if _, after := srv.Requests(); after-before != 5 {
+		t.Errorf("the new model embedded %d texts, want the 5 deferred tools", after-before)
+	}
+
+	lexical := semanticConfig(srv, embed.ProviderOllama, time.Second)
+	lexical.Discovery.Embeddings = nil
+	if err := h.Apply(testCtx(t), lexical); err != nil {
+		t.Fatal(err)
+	}
+	if h.semantic.Load() != nil || h.Catalog().vectors.Load() != nil {
+		t.Error("embeddings still in use after the reload dropped them")
+	}
+	_, before = srv.Requests()
+	if text, _ := connectClient(t, h, "").search(map[string]any{"query": "weather forecast"}); !strings.Contains(firstHitLine(text), "weather__get_forecast") {
+		t.Errorf("lexical search after the reload:\n%s", text)
+	}
+	if _, after := srv.Requests(); after != before {
+		t.Error("a search asked the endpoint after the reload dropped it")
+	}
+}
+
 // TestEmbeddingsConfig: discovery.embeddings is read from hub.yaml and
 // checked at load.
 func TestEmbeddingsConfig(t *testing.T) {

@@ -213,13 +213,34 @@ func (s *semantic) close() {
 	}
 }
 
-// wait blocks until the running catalog embedding, if any, has ended (for
-// tests and eval).
-func (s *semantic) wait() {
-	s.mu.Lock()
-	done := s.done
-	s.mu.Unlock()
-	if done != nil {
-		<-done
+// AwaitEmbeddings waits until the current catalog's tools have their
+// vectors, for one-shot searches (`mcp-hub search`) that would otherwise
+// rank lexically while a first run embeds the catalog. It returns at once
+// without discovery.embeddings, and false when ctx ends first (an endpoint
+// that is down keeps the run retrying).
+func (h *Hub) AwaitEmbeddings(ctx context.Context) bool {
+	s := h.semantic.Load()
+	if s == nil {
+		return true
+	}
+	for {
+		c := h.Catalog()
+		if c.vectors.Load() != nil || c.index == nil || len(c.embedTexts) == 0 {
+			return true
+		}
+		s.mu.Lock()
+		done := s.done
+		s.mu.Unlock()
+		if done == nil {
+			return false // nothing running: the vectors could not be made
+		}
+		select {
+		case <-done:
+			if c.vectors.Load() == nil && h.Catalog() == c {
+				return false
+			}
+		case <-ctx.Done():
+			return false
+		}
 	}
 }

@@ -184,6 +184,11 @@ func TestHybridSearchRetry(t *testing.T) {
 	log := &fixture.Log{}
 	h := startSemanticHub(t, semanticConfig(srv, embed.ProviderOpenAI, time.Second), fx, t.TempDir(), log)
 	h.semantic.Load().retryFirst.Store(int64(20 * time.Millisecond))
+	ctx, cancel := context.WithTimeout(testCtx(t), 50*time.Millisecond)
+	if h.AwaitEmbeddings(ctx) {
+		t.Error("AwaitEmbeddings reported vectors while the endpoint hangs")
+	}
+	cancel()
 	srv.SetFail(http.StatusServiceUnavailable)
 	srv.Release()
 	log.WaitFor(t, "a failed embedding run retried", 20*time.Second, func(s string) bool { return strings.Contains(s, "retrying") })
@@ -191,7 +196,9 @@ func TestHybridSearchRetry(t *testing.T) {
 		t.Fatal("vectors attached while the endpoint failed")
 	}
 	srv.SetFail(0)
-	vectorsReady(t, h)
+	if !h.AwaitEmbeddings(testCtx(t)) || h.Catalog().vectors.Load() == nil {
+		t.Fatal("AwaitEmbeddings returned without the vectors once the endpoint answered")
+	}
 }
 
 // TestHybridSearchReload: a reload that changes the model embeds the tools

@@ -421,67 +421,116 @@ func tidyDescription(s string) string {
 // minifySchema is the schema's compact JSON without the keywords that only
 // label it for humans or tools: "title" (generated from the name by most
 // SDKs: "Path Audio Time Series Y"), "$schema", and "default": null. What
-// constrains a call (types, required, enums, descriptions, nesting) stays.
-// A schema that does not decode is returned compacted as it is.
+// constrains a call (types, required, enums, descriptions, nesting) stays,
+// in the upstream's key order. A schema that does not parse is returned
+// compacted as it is.
 func minifySchema(raw json.RawMessage) string {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber() // numbers stay digit for digit
-	var v any
-	if dec.Decode(&v) != nil {
-		return compactJSON(raw)
-	}
-	stripSchemaLabels(v, 0)
 	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if enc.Encode(v) != nil {
+	if err := writeSchema(&buf, raw, 0); err != nil {
 		return compactJSON(raw)
 	}
-	return strings.TrimRight(buf.String(), "\n")
+	return buf.String()
 }
 
-// maxSchemaDepth bounds the walk: deeper parts are kept as they are.
+// maxSchemaDepth bounds the walk: deeper parts are copied as they are.
 const maxSchemaDepth = 32
 
-// stripSchemaLabels removes the labels from a schema object and the
-// schemas nested in it. Only schema positions are touched: a property
-// named "title" under "properties" is a name, not a label, and stays.
-func stripSchemaLabels(v any, depth int) {
-	m, ok := v.(map[string]any)
-	if !ok || depth > maxSchemaDepth {
-		return
+// Keywords whose value is a schema (or an array of schemas), and keywords
+// whose value maps names to schemas. Only schema positions lose labels: a
+// property named "title" under "properties" is a name and stays.
+var (
+	subschemaKeys = map[string]bool{"items": true, "additionalProperties": true, "not": true, "if": true, "then": true, "else": true,
+		"contains": true, "propertyNames": true, "unevaluatedProperties": true, "unevaluatedItems": true, "additionalItems": true,
+		"anyOf": true, "oneOf": true, "allOf": true, "prefixItems": true}
+	schemaMapKeys = map[string]bool{"properties": true, "patternProperties": true, "$defs": true, "definitions": true, "dependentSchemas": true}
+)
+
+// writeSchema writes the schema raw to buf, compact and without labels.
+func writeSchema(buf *bytes.Buffer, raw json.RawMessage, depth int) error {
+	raw = bytes.TrimSpace(raw)
+	if depth > maxSchemaDepth || len(raw) == 0 || raw[0] != '{' {
+		return json.Compact(buf, raw)
 	}
-	if _, ok := m["title"].(string); ok {
-		delete(m, "title")
-	}
-	delete(m, "$schema")
-	if d, ok := m["default"]; ok && d == nil {
-		delete(m, "default")
-	}
-	for key, sub := range m {
-		switch key {
-		case "properties", "patternProperties", "$defs", "definitions", "dependentSchemas":
-			if props, ok := sub.(map[string]any); ok {
-				for _, p := range props {
-					stripSchemaLabels(p, depth+1)
+	return eachMember(raw, buf, func(key string, val json.RawMessage) (bool, error) {
+		switch {
+		case key == "$schema", key == "title" && isJSONString(val), key == "default" && string(val) == "null":
+			return false, nil
+		case schemaMapKeys[key] && len(val) > 0 && val[0] == '{':
+			return true, eachMember(val, buf, func(_ string, sub json.RawMessage) (bool, error) {
+				return true, writeSchema(buf, sub, depth+1)
+			})
+		case subschemaKeys[key] && len(val) > 0 && val[0] == '[':
+			var items []json.RawMessage
+			if err := json.Unmarshal(val, &items); err != nil {
+				return true, err
+			}
+			buf.WriteByte('[')
+			for i, it := range items {
+				if i > 0 {
+					buf.WriteByte(',')
+				}
+				if err := writeSchema(buf, it, depth+1); err != nil {
+					return true, err
 				}
 			}
-		case "items", "additionalProperties", "not", "if", "then", "else", "contains", "propertyNames", "unevaluatedProperties", "unevaluatedItems", "additionalItems":
-			if list, ok := sub.([]any); ok {
-				for _, p := range list {
-					stripSchemaLabels(p, depth+1)
-				}
-			} else {
-				stripSchemaLabels(sub, depth+1)
-			}
-		case "anyOf", "oneOf", "allOf", "prefixItems":
-			if list, ok := sub.([]any); ok {
-				for _, p := range list {
-					stripSchemaLabels(p, depth+1)
-				}
-			}
+			buf.WriteByte(']')
+			return true, nil
+		case subschemaKeys[key]:
+			return true, writeSchema(buf, val, depth+1)
 		}
+		return true, json.Compact(buf, val)
+	})
+}
+
+// eachMember writes the object raw to buf member by member, in order: keep
+// says whether a member is written; when it is, its key is already written
+// and keep writes the value.
+func eachMember(raw json.RawMessage, buf *bytes.Buffer, keep func(key string, val json.RawMessage) (bool, error)) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return fmt.Errorf("not an object")
 	}
+	buf.WriteByte('{')
+	first := true
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		key, _ := tok.(string)
+		var val json.RawMessage
+		if err := dec.Decode(&val); err != nil {
+			return err
+		}
+		mark := buf.Len()
+		if !first {
+			buf.WriteByte(',')
+		}
+		writeJSONString(buf, key)
+		buf.WriteByte(':')
+		ok, err := keep(key, bytes.TrimSpace(val))
+		if err != nil {
+			return err
+		}
+		if !ok {
+			buf.Truncate(mark)
+			continue
+		}
+		first = false
+	}
+	buf.WriteByte('}')
+	return nil
+}
+
+func isJSONString(raw json.RawMessage) bool { return len(raw) > 0 && raw[0] == '"' }
+
+// writeJSONString writes s as a JSON string, without escaping <, > and &.
+func writeJSONString(buf *bytes.Buffer, s string) {
+	enc := json.NewEncoder(buf)
+	enc.SetEscapeHTML(false)
+	enc.Encode(s)               // a string always encodes
+	buf.Truncate(buf.Len() - 1) // Encode's newline
 }
 
 // maxSuggested bounds how many missing names get "Did you mean"

@@ -480,7 +480,7 @@ func TestSpecX5Layout(t *testing.T) {
 	c2 := connectClient(t, newTestHub(t, cfg2, fx), "")
 	text, _ = c2.search(map[string]any{"tool_names": []string{"p__tool"}})
 	want := "Found 1 tool(s):\n\n  [pre] p__tool: First line.\n- item one\n- item two\n" +
-		`  Input schema: {"properties":{"title":{"type":"string"}},"type":"object"}` + "\n"
+		`  Input schema: {"type":"object","properties":{"title":{"type":"string"}}}` + "\n"
 	if !strings.HasPrefix(text, want) {
 		t.Errorf("result:\n%s\nwant it to start with:\n%s", text, want)
 	}

@@ -49,6 +49,12 @@ type modelView struct {
 	// model's tool calls (by the name of the tool called).
 	prompt  string
 	results []toolResult
+	// What the model is told: the system prompt, the offered tools'
+	// descriptions, and the tools sent by name only (deferred behind the
+	// client's own tool search). Filled where the wire format has them.
+	system       string
+	descriptions map[string]string
+	deferred     []string
 }
 
 type toolResult struct {
@@ -124,6 +130,9 @@ type calcTurn struct {
 	viaCallTool bool // the model had to use call_tool
 	answered    string
 	requests    []string // one line per request, for failure messages
+	// first is the first request of the agent loop: what the model knew
+	// when it chose search_tools.
+	first *modelView
 }
 
 // The hub's tools the script uses (hub.yaml: calc is deferred).
@@ -160,6 +169,9 @@ func (s *calcTurn) move(v modelView) modelMove {
 	}
 	switch {
 	case last == nil:
+		if s.first == nil {
+			s.first = &v
+		}
 		line += " -> search_tools"
 		return modelMove{call: &toolCall{callID(), s.prefix + searchTool, json.RawMessage(`{"query":"evaluate arithmetic expression calculator"}`)}}
 	case last.tool == s.prefix+searchTool:

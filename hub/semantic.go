@@ -120,12 +120,12 @@ func (s *semantic) attach(c *Catalog) {
 		defer safe.Recover(s.log, "embedding the catalog's tools", nil)
 		start := time.Now()
 		var vecs [][]float32
-		var missed int
+		var asked int // texts sent to the endpoint, retries included
 		for attempt := 0; ; attempt = min(attempt+1, 16) {
 			var err error
 			var n int
 			vecs, n, err = s.client.EmbedCached(ctx, s.cache, c.embedTexts)
-			missed += n
+			asked += n
 			if err == nil {
 				break
 			}
@@ -144,7 +144,7 @@ func (s *semantic) attach(c *Catalog) {
 			s.log.Warn("discovery.embeddings: vector cache not saved", "err", err)
 		}
 		s.setVectors(c, vecs)
-		s.log.Info("discovery.embeddings: tools embedded", "tools", len(vecs), "embedded", missed, "cached", len(vecs)-missed, "took", time.Since(start).Round(time.Millisecond))
+		s.log.Info("discovery.embeddings: tools embedded", "tools", len(vecs), "texts_sent", asked, "took", time.Since(start).Round(time.Millisecond))
 	}()
 }
 

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -242,5 +244,22 @@ func TestEvalEmbeddings(t *testing.T) {
 	}
 	if _, _, err := runEvalApp(t, "--corpus", fixtureCorpus, "--queries", fixtureQueries, "--embeddings", "ollama"); err == nil {
 		t.Error("--embeddings without a model was accepted")
+	}
+
+	// --config takes the endpoint of a hub config.
+	cfg := filepath.Join(t.TempDir(), "hub.yaml")
+	doc := "servers:\n  time: {builtin: time}\ndiscovery:\n  enabled: true\n  embeddings:\n    provider: openai\n    model: from-config\n    base_url: " + srv.URL + "/v1\n"
+	if err := os.WriteFile(cfg, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, err := runEvalApp(t, "--corpus", fixtureCorpus, "--queries", fixtureQueries, "--config", cfg)
+	if err != nil || !strings.Contains(out, "hybrid: openai:from-config") {
+		t.Errorf("--config: err %v (%s), output:\n%s", err, errOut, out)
+	}
+	if err := os.WriteFile(cfg, []byte("servers:\n  time: {builtin: time}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := runEvalApp(t, "--corpus", fixtureCorpus, "--queries", fixtureQueries, "--config", cfg); err == nil {
+		t.Error("--config without discovery.embeddings was accepted")
 	}
 }

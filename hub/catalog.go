@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
-	"path"
 	"slices"
 	"sync/atomic"
 
@@ -37,13 +36,13 @@ type Tool struct {
 	// Def with _meta alwaysLoad.
 	loadedDef *mcp.Tool
 	Deferred  bool
+	// Position is the tool's index in its catalog's Tools.
+	Position int
 	// fingerprint is Def's JSON, computed once per catalog.
 	fingerprint string
 	// servable: go-sdk accepts Def (sdkAccepts); sessions list only such
 	// tools.
 	servable bool
-	// metricLabel is the tool label of its calls' metrics (toolLabel).
-	metricLabel string
 }
 
 // Prompt is one upstream prompt as the hub exposes it.
@@ -152,7 +151,7 @@ func buildCatalog(cfg *Config, ups []*upstream.Upstream, log *slog.Logger, prev 
 		isDeferred := cfg.Deferred(name)
 		lists := u.Lists()
 		for _, ut := range lists.Tools {
-			if !sc.Tools.keeps(ut.Name) {
+			if !sc.Tools.Keeps(ut.Name) {
 				continue
 			}
 			exposed := exposedName(prefix, ut.Name, nameLimit)
@@ -171,7 +170,7 @@ func buildCatalog(cfg *Config, ups []*upstream.Upstream, log *slog.Logger, prev 
 				continue
 			}
 			t := &Tool{Name: exposed, Server: name, Original: ut.Name, Def: def, Deferred: isDeferred, fingerprint: fingerprint(def), servable: true,
-				metricLabel: toolLabel(ut.Name, len(c.Tools))}
+				Position: len(c.Tools)}
 			if isDeferred {
 				t.loadedDef = withAlwaysLoad(def)
 			}
@@ -246,22 +245,6 @@ func (c *Catalog) problem(log *slog.Logger, msg string) {
 func (c *Catalog) collision(log *slog.Logger, msg string) {
 	c.Collisions = append(c.Collisions, msg)
 	c.problem(log, msg)
-}
-
-// keeps applies allow (if any) then deny; entries may be glob patterns.
-func (f ToolFilter) keeps(name string) bool {
-	match := func(patterns []string) bool {
-		for _, p := range patterns {
-			if ok, _ := path.Match(p, name); ok || p == name {
-				return true
-			}
-		}
-		return false
-	}
-	if len(f.Allow) > 0 && !match(f.Allow) {
-		return false
-	}
-	return !match(f.Deny)
 }
 
 // exposedDef copies an upstream tool definition for exposure. Schemas stay

@@ -1,4 +1,6 @@
-// Package hub aggregates many upstream MCP servers into one MCP server.
+// Package hub aggregates many upstream MCP servers into one MCP server:
+// the core, with no network serving of its own beyond stdio and in-memory
+// sessions. Package gateway serves it to a team over streamable HTTP.
 //
 // The model has four parts:
 //
@@ -19,23 +21,32 @@
 //     server-to-client requests (sampling, elicitation, roots) come back to
 //     the session whose call caused them.
 //
-// Hub ties them together: New starts the upstreams, and ServeStdio,
-// HTTPHandler (NewHTTPServer, with the server's timeouts) and Connect
-// attach sessions over stdio, streamable HTTP and in-memory transports.
-// Apply (reload.go) makes a running hub serve an edited config: the config
-// and its upstreams are one value swapped atomically, servers are diffed
-// by their entries, and sessions survive with their loaded tools.
+// Hub ties them together: New starts the upstreams, and ServeStdio and
+// Connect (in memory) attach sessions; NewSession makes one for a
+// transport of the caller's (the gateway's streamable HTTP), and
+// Session.Watch ties it to the SDK session that serves it. Apply
+// (reload.go) makes a running hub serve an edited config: the config and
+// its upstreams are one value swapped atomically, servers are diffed by
+// their entries, and sessions survive with their loaded tools.
+//
+// The core knows nothing of what is built on it. It offers seams instead
+// (hooks.go):
+//
+//   - Hooks, in Options: called when a session is made (SessionCreated,
+//     which may add go-sdk middleware to its server), starts, ends or
+//     loads tools, and when a new catalog is in service.
+//   - CallTrace, in a request's context (WithCallTrace), in the manner of
+//     net/http/httptrace: called when the client calls a meta-tool, when a
+//     search ran, when the hub refuses a call itself, and around every
+//     request it sends upstream for the client (UpstreamStart may return
+//     a context of its own and add to the request's _meta). A session's
+//     own Stats are one more subscriber.
+//   - SessionOptions: a session made with a given id, principal and
+//     loaded tools carries on one made before (a session store's
+//     restore).
 //
 // Each boundary where a client's input enters the hub recovers from a
 // panic (package internal/safe): a session's requests (Session.guard,
 // which also redacts every error a client sees), the stdio guard, catalog
-// rebuilds (the previous catalog stays) and session syncs. Over HTTP, a
-// session is built only for an initialize request, at most max_sessions
-// at once (httpserver.go).
-//
-// With session_store set, HTTP sessions outlive their replica: each one's
-// initialize params, toolset, principal and loaded tools are kept in Redis
-// (store.go), and a replica that gets a request for a session it does not
-// hold rebuilds it under the same id before serving it (restore.go). When
-// Redis is away sessions stay in memory and are written back later.
+// rebuilds (the previous catalog stays) and session syncs.
 package hub

@@ -7,11 +7,7 @@ package hub
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"log/slog"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -102,11 +98,12 @@ func fhPID(t testing.TB, c *fhClient, tool string) int {
 // loaded stay loaded; the session hears list_changed only when the
 // server's tools changed.
 func TestHubFaultRestartKeepsLoadedTools(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	flag := filepath.Join(dir, "more-tools")
 	// With the flag file present the server starts with one more tool.
 	script := fmt.Sprintf(`if [ -e %q ]; then exec %q -name fx -features -tools extra; fi; exec %q -name fx -features`, flag, fixture.Build(t), fixture.Build(t))
-	fx := &ServerConfig{Config: upstream.Config{Command: "/bin/sh", Args: []string{"-c", script}}}
+	fx := &ServerConfig{Upstream: upstream.Config{Command: "/bin/sh", Args: []string{"-c", script}}}
 	fx.Name = "fx"
 	cfg := secConfig(fx, secStdio(t, "other", "-tools", "a"))
 	cfg.Discovery = Discovery{Enabled: true}
@@ -177,6 +174,7 @@ func TestHubFaultRestartKeepsLoadedTools(t *testing.T) {
 // cancelled upstream (the fixture's sleep sees it) and returns isError;
 // meanwhile other servers and other sessions are served.
 func TestHubFaultHungUpstream(t *testing.T) {
+	t.Parallel()
 	slow := secStdio(t, "slow", "-features")
 	slow.Timeout = upstream.Duration(4 * time.Second)
 	h, lg := secHub(t, secConfig(slow, secStdio(t, "other", "-features")))
@@ -234,7 +232,7 @@ func TestHubFaultIsolation(t *testing.T) {
 		{"name":"schema_badtype","inputSchema":{"type":"string"}},
 		{"name":"bad_header","inputSchema":{"type":"object","properties":{"h":{"type":"string","x-mcp-header":"bad header\n"}}}}
 	]`)
-	broken := &ServerConfig{Config: upstream.Config{URL: raw + "/mcp"}}
+	broken := &ServerConfig{Upstream: upstream.Config{URL: raw + "/mcp"}}
 	broken.Name = "broken"
 	cfg := secConfig(secStdio(t, "garbage", "-tools", "g", "-garbage"), broken, secStdio(t, "dead", "-fail-start"), secStdio(t, "good", "-features"))
 	cfg.Restart.UnhealthyAfter = 2
@@ -270,85 +268,5 @@ func TestHubFaultIsolation(t *testing.T) {
 	}
 	if text, isErr := c.call(t, "garbage__g", map[string]any{"x": 1}); isErr || !strings.Contains(text, "garbage:g:") {
 		t.Errorf("garbage__g: %q", text)
-	}
-}
-
-// TestHubFaultHealth: /healthz shows each upstream's state (ready,
-// starting, restarting, unhealthy, disabled), last error, restarts and
-// last call latency.
-func TestHubFaultHealth(t *testing.T) {
-	dir := t.TempDir()
-	flag := filepath.Join(dir, "up")
-	os.WriteFile(flag, nil, 0o644)
-	script := fmt.Sprintf(`if [ -e %q ]; then exec %q -name flaky -features; fi; echo "flaky is down" >&2; exit 1`, flag, fixture.Build(t))
-	flaky := &ServerConfig{Config: upstream.Config{Command: "/bin/sh", Args: []string{"-c", script}}}
-	flaky.Name = "flaky"
-	off := secStdio(t, "off", "-tools", "x")
-	off.Disabled = true
-	cfg := secConfig(secStdio(t, "ok", "-features"), flaky, secStdio(t, "slow", "-tools", "s", "-start-delay", "30s"), secStdio(t, "dead", "-fail-start"), off)
-	cfg.Restart.InitialBackoff = upstream.Duration(300 * time.Millisecond)
-	cfg.Restart.MaxBackoff = upstream.Duration(300 * time.Millisecond)
-	cfg.Restart.UnhealthyAfter = 3
-	cfg.Restart.Cooldown = upstream.Duration(time.Minute)
-	h, err := New(context.Background(), cfg, Options{Logger: slog.New(slog.DiscardHandler), StartupWait: 3 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close()
-	srv := httptest.NewServer(h.HTTPHandler(nil))
-	defer srv.Close()
-	health := func() map[string]ServerInfo {
-		resp, err := http.Get(srv.URL + "/healthz")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		var hl Health
-		if err := json.NewDecoder(resp.Body).Decode(&hl); err != nil {
-			t.Fatal(err)
-		}
-		out := map[string]ServerInfo{}
-		for _, s := range hl.Servers {
-			out[s.Name] = s
-		}
-		if hl.Status != "degraded" {
-			t.Errorf("status %q with servers down", hl.Status)
-		}
-		return out
-	}
-	waitFor(t, "dead unhealthy, ok and flaky ready", func() bool {
-		s := health()
-		return s["dead"].State == "unhealthy" && s["ok"].State == "ready" && s["flaky"].State == "ready"
-	})
-	c := fhConnect(t, h)
-	if text, _ := c.call(t, "ok__sleep", map[string]any{"ms": 120}); text != "slept" {
-		t.Fatalf("ok__sleep: %q", text)
-	}
-	pid := fhPID(t, c, "flaky__pid")
-	os.Remove(flag)
-	syscall.Kill(pid, syscall.SIGKILL)
-	waitFor(t, "flaky restarting", func() bool { return health()["flaky"].State == "restarting" })
-	s := health()
-	if s["flaky"].Restarts != 1 || !strings.Contains(s["flaky"].LastError, "connection ended") {
-		t.Errorf("flaky: %+v", s["flaky"])
-	}
-	if s["slow"].State != "starting" {
-		t.Errorf("slow: %+v, want starting", s["slow"])
-	}
-	if s["off"].State != "disabled" || s["off"].Tools != 0 {
-		t.Errorf("off: %+v", s["off"])
-	}
-	if s["dead"].LastError == "" || s["dead"].Tools != 0 {
-		t.Errorf("dead: %+v", s["dead"])
-	}
-	if ms := s["ok"].LatencyMillis; ms < 100 || ms > 5000 {
-		t.Errorf("ok: last_call_ms = %v, want about 120", ms)
-	}
-	if s["ok"].ConnectMillis <= 0 || s["ok"].Tools == 0 {
-		t.Errorf("ok: %+v", s["ok"])
-	}
-	waitFor(t, "flaky unhealthy", func() bool { return health()["flaky"].State == "unhealthy" })
-	if last := health()["flaky"].LastError; !strings.Contains(last, "flaky is down") {
-		t.Errorf("flaky last error = %q", last)
 	}
 }

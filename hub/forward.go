@@ -24,10 +24,10 @@ func (s *Session) handleTool(ctx context.Context, req *mcp.CallToolRequest) (mcp
 	if s.hub.Config().Discovery.Enabled {
 		switch req.Params.Name {
 		case SearchToolsName:
-			s.recordMetaCall(SearchToolsName)
+			s.traceMetaCall(ctx, SearchToolsName)
 			return s.searchTools(ctx, req), nil
 		case CallToolName:
-			s.recordMetaCall(CallToolName)
+			s.traceMetaCall(ctx, CallToolName)
 			return s.callTool(ctx, req)
 		}
 	}
@@ -71,11 +71,10 @@ func (s *Session) callUpstream(ctx context.Context, t *Tool, in *mcp.CallToolPar
 	if token := in.GetProgressToken(); token != nil {
 		params.SetProgressToken(h.routes.mapProgress(call, token))
 	}
-	start := time.Now()
-	obs := h.beginUpstream(ctx, t, params)
-	res, err := u.CallTool(obs.ctx, s, params)
-	obs.end(res, err)
-	s.recordCall(t, time.Since(start), err != nil || upstream.IsError(res))
+	r := &UpstreamRequest{Method: "tools/call", Server: t.Server, Tool: t, Meta: &params.Meta, Start: time.Now()}
+	callCtx := s.upstreamStart(ctx, r)
+	res, err := u.CallTool(callCtx, s, params)
+	s.upstreamDone(callCtx, r, res, err)
 	if err != nil {
 		var rpcErr *jsonrpc.Error
 		switch {
@@ -306,9 +305,9 @@ type valuesContext struct {
 
 func (v valuesContext) Value(key any) any { return v.values.Value(key) }
 
-// UpstreamNotified forwards log messages, progress and resource updates.
-// Part of upstream.Listener.
-func (h *Hub) UpstreamNotified(ctx context.Context, u *upstream.Upstream, method string, params mcp.Params) {
+// upstreamNotified forwards log messages, progress and resource updates
+// (listener).
+func (h *Hub) upstreamNotified(ctx context.Context, u *upstream.Upstream, method string, params mcp.Params) {
 	switch method {
 	case upstream.NotifyProgress:
 		p := params.(*mcp.ProgressNotificationParams)
@@ -356,9 +355,9 @@ func (h *Hub) UpstreamNotified(ctx context.Context, u *upstream.Upstream, method
 	}
 }
 
-// UpstreamRequest forwards sampling, elicitation and roots requests to the
-// session whose call caused them. Part of upstream.Listener.
-func (h *Hub) UpstreamRequest(ctx context.Context, u *upstream.Upstream, method string, params mcp.Params) (mcp.Result, error) {
+// upstreamRequest forwards sampling, elicitation and roots requests to the
+// session whose call caused them (listener).
+func (h *Hub) upstreamRequest(ctx context.Context, u *upstream.Upstream, method string, params mcp.Params) (mcp.Result, error) {
 	s, c, ambiguous := h.caller(ctx, u)
 	reqCtx := callContext(ctx, c)
 	switch {

@@ -186,7 +186,7 @@ func withDescription(d string) serverOpt {
 // fixtureServer is a server entry named name that runs the fixture of the
 // same name.
 func fixtureServer(name string, opts ...serverOpt) *ServerConfig {
-	s := &ServerConfig{Config: upstream.Config{Name: name, Builtin: name}}
+	s := &ServerConfig{Upstream: upstream.Config{Name: name, Builtin: name}}
 	for _, o := range opts {
 		o(s)
 	}
@@ -438,4 +438,134 @@ func testCtx(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
 	return ctx
+}
+
+type testSessionKey struct{}
+
+// serveHTTP serves h over streamable HTTP at /mcp and /mcp/<toolset> the
+// way package gateway does, without its guards and rewriting: a new
+// Session for each POST without a session id (the SDK then refuses one
+// that is not an initialize), routed by the SDK by its id afterwards.
+func serveHTTP(h *Hub) http.Handler {
+	shared := mcp.NewServer(&mcp.Implementation{Name: "mcp-hub", Version: "test"}, &mcp.ServerOptions{SupportedProtocolVersions: SupportedProtocolVersions()})
+	stream := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
+		if s, ok := r.Context().Value(testSessionKey{}).(*Session); ok {
+			return s.Server()
+		}
+		return shared
+	}, nil)
+	serve := func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || r.Header.Get("Mcp-Session-Id") != "" {
+			stream.ServeHTTP(w, r)
+			return
+		}
+		s, err := h.NewSession(SessionOptions{Toolset: r.PathValue("toolset")})
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusNotFound)
+			return
+		}
+		stream.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), testSessionKey{}, s)))
+		for ss := range s.Server().Sessions() {
+			s.Watch(ss, nil)
+		}
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/mcp", serve)
+	mux.HandleFunc("/mcp/{toolset}", serve)
+	return mux
+}
+
+// The "sec" helpers: fixture servers as real stdio processes, a hub on
+// them, and raw HTTP clients.
+
+// secConfig is a config with the given servers, in order, and fast restarts.
+func secConfig(servers ...*ServerConfig) *Config {
+	cfg := &Config{Path: "test.yaml", Servers: map[string]*ServerConfig{}}
+	cfg.Restart.InitialBackoff = upstream.Duration(50 * time.Millisecond)
+	cfg.Restart.MaxBackoff = upstream.Duration(200 * time.Millisecond)
+	for _, sc := range servers {
+		cfg.Servers[sc.Name] = sc
+		cfg.ServerOrder = append(cfg.ServerOrder, sc.Name)
+	}
+	return cfg
+}
+
+func secStdio(t testing.TB, name string, args ...string) *ServerConfig {
+	sc := &ServerConfig{Upstream: upstream.Config{Command: fixture.Build(t), Args: append([]string{"-name", name}, args...)}}
+	sc.Name = name
+	return sc
+}
+
+func secHub(t testing.TB, cfg *Config) (*Hub, *fixture.Log) {
+	t.Helper()
+	lg := &fixture.Log{}
+	h, err := New(context.Background(), cfg, Options{Logger: slog.New(slog.NewTextHandler(lg, nil)), StartupWait: 20 * time.Second})
+	if err != nil {
+		t.Fatalf("hub: %v", err)
+	}
+	t.Cleanup(func() {
+		h.Close()
+		if t.Failed() {
+			t.Logf("hub log:\n%s", lg.String())
+		}
+	})
+	return h, lg
+}
+
+// secHeaderTransport adds headers to every request.
+type secHeaderTransport map[string]string
+
+func (h secHeaderTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	for k, v := range h {
+		r.Header.Set(k, v)
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+func secHTTPClient(t testing.TB, url string, headers map[string]string) (*mcp.ClientSession, error) {
+	client := mcp.NewClient(&mcp.Implementation{Name: "sec-test", Version: "0"}, nil)
+	cs, err := client.Connect(testCtx(t), &mcp.StreamableClientTransport{
+		Endpoint: url, HTTPClient: &http.Client{Transport: secHeaderTransport(headers)}, MaxRetries: -1, DisableStandaloneSSE: true,
+	}, nil)
+	if err == nil {
+		t.Cleanup(func() { cs.Close() })
+	}
+	return cs, err
+}
+
+const secInit = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}`
+
+// secRawSession serves a hub for cfg over HTTP and opens a session on it for
+// raw POSTs: the URL of /mcp and the headers that name the session.
+func secRawSession(t testing.TB, cfg *Config) (url string, headers map[string]string) {
+	t.Helper()
+	h, _ := secHub(t, cfg)
+	srv := httptest.NewServer(serveHTTP(h))
+	t.Cleanup(srv.Close)
+	cs, err := secHTTPClient(t, srv.URL+"/mcp", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return srv.URL + "/mcp", map[string]string{"Mcp-Session-Id": cs.ID(), "Mcp-Protocol-Version": cs.InitializeResult().ProtocolVersion}
+}
+
+func secPost(t testing.TB, url, body string, headers map[string]string) *http.Response {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	for k, v := range headers {
+		if k == "Host" {
+			req.Host = v
+			continue
+		}
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("POST %s: %v", url, err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	return resp
 }

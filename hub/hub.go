@@ -3,6 +3,7 @@ package hub
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -13,7 +14,6 @@ import (
 	"time"
 
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
-	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mcp-hub/mcp-hub/builtin"
 	"github.com/mcp-hub/mcp-hub/internal/redact"
@@ -34,6 +34,10 @@ type Options struct {
 	// OAuth is how upstreams that ask for OAuth get their tokens (no
 	// store: OAuth is off).
 	OAuth upstream.OAuthOptions
+	// StateDir is where the hub keeps what it computes once and reuses
+	// across restarts (the tools' embedding vectors); empty: the user's
+	// state directory.
+	StateDir string
 	// Redactor, if set, is the caller's (its log's): the hub adds the
 	// config's secrets and the OAuth tokens it learns to it.
 	Redactor *redact.Redactor
@@ -46,14 +50,8 @@ type Options struct {
 	// client's limit belongs to how that client runs the hub, not to a
 	// config file several clients share).
 	MaxNameLength int
-	// StateDir is where a generated hash key is kept when the config sets
-	// no hash_key (default: tokenstore.DefaultDir).
-	StateDir string
-	// TracerProvider, if set, traces every client request and upstream
-	// call (telemetry.go); nil or a no-op provider: tracing is off. The
-	// caller owns it: it shuts it down after Close, which flushes the
-	// spans still queued.
-	TracerProvider trace.TracerProvider
+	// Hooks follow sessions and catalogs (hooks.go): the gateway's way in.
+	Hooks Hooks
 }
 
 // Hub is a running aggregation of upstream servers: the upstream
@@ -82,24 +80,11 @@ type Hub struct {
 	routes router
 	subs   subscriptions
 
-	// Team deployment: who may connect (swapped whole on a config change),
-	// and what the hub reports (tracing and audit are nil when off).
-	auth    atomic.Pointer[authenticator]
-	metrics *metricSet
-	tracing *tracing
-	audit   *auditLog
-
-	slots sessionSlots // HTTP sessions open, against max_sessions
-	// storeLink keeps HTTP sessions in session_store (restore.go).
-	storeLink sessionStoreLink
-	// lastActive is LastActivity, in unix nanoseconds.
-	lastActive atomic.Int64
-	// hashKey keys the hashes of guessable values (hashkey.go); nil until
-	// the config needs one. stateDir is where a generated one is kept.
-	hashKey  atomic.Pointer[keyedHash]
+	hooks Hooks
+	// stateDir holds the embedding cache; semantic embeds tools and
+	// queries for hybrid search (semantic.go), nil without
+	// discovery.embeddings.
 	stateDir string
-	// semantic embeds tools and queries for hybrid search (semantic.go);
-	// nil without discovery.embeddings.
 	semantic atomic.Pointer[semantic]
 
 	// serving is set once New returns: from then on a contested name
@@ -135,7 +120,7 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Hub, error) {
 		sessions:  map[*Session]struct{}{},
 		lastSeen:  map[string]listSignature{},
 		nameLimit: opts.MaxNameLength,
-		tracing:   newTracing(opts.TracerProvider),
+		hooks:     opts.Hooks,
 	}
 	h.routes.init()
 	h.subs = subscriptions{hub: h, by: map[string]map[*Session]bool{}}
@@ -155,20 +140,6 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Hub, error) {
 	h.live.Store(l)
 	h.stateDir = opts.StateDir
 	h.semantic.Store(newSemantic(cfg, h.stateDir, h.log))
-	if cfg.SessionStore != "" {
-		store, err := newRedisStore(cfg.SessionStore)
-		if err != nil {
-			return nil, &ConfigError{Path: cfg.Path, Msg: h.redact.String(err.Error())}
-		}
-		h.startSessionStore(store)
-	}
-	if _, err := h.keyFor(cfg, needsHashKey(cfg)); err != nil {
-		h.storeLink.close()
-		return nil, err
-	}
-	if err := h.startReporting(); err != nil {
-		return nil, err
-	}
 	for _, u := range l.upstreams {
 		u.Start(context.WithoutCancel(ctx))
 	}
@@ -254,22 +225,31 @@ func (h *Hub) Upstreams() []upstream.Status {
 }
 
 // Close ends every session and upstream connection; stdio servers' processes exit.
+// It returns what failed to close (errors.Join), the first time; nil after.
 //
 // Upstreams go first: a session's close waits for its handlers, and a
 // handler waiting on an upstream call (a hung server) only returns once
 // that connection ends. Close may be called more than once.
 func (h *Hub) Close() error {
+	var errs []error
 	h.closeOnce.Do(func() {
 		// An Apply under way gives up (or finishes swapping) and none
 		// starts: the upstreams closed below are all there are.
 		h.reload.stop()
 		h.reload.apply.Lock()
 		defer h.reload.apply.Unlock()
+		ups := h.live.Load().upstreams
+		upErrs := make([]error, len(ups))
 		var wg sync.WaitGroup
-		for _, u := range h.live.Load().upstreams {
-			wg.Go(func() { u.Close() })
+		for i, u := range ups {
+			wg.Go(func() {
+				if err := u.Close(); err != nil {
+					upErrs[i] = fmt.Errorf("server '%s': %w", u.Name(), err)
+				}
+			})
 		}
 		wg.Wait()
+		errs = append(errs, upErrs...)
 		h.mu.Lock()
 		sessions := make([]*Session, 0, len(h.sessions))
 		for s := range h.sessions {
@@ -279,22 +259,36 @@ func (h *Hub) Close() error {
 		for _, s := range sessions {
 			s.close()
 		}
-		h.storeLink.close()
 		h.semantic.Load().close()
 		if ix := h.Catalog().index; ix != nil {
-			ix.Close()
+			if err := ix.Close(); err != nil {
+				errs = append(errs, fmt.Errorf("search index: %w", err))
+			}
 		}
-		h.stopReporting()
 	})
-	return nil
+	return errors.Join(errs...)
 }
 
-// UpstreamChanged rebuilds the catalog after an upstream (re)listed, and
-// brings every session up to date. Part of upstream.Listener.
+// listener is the hub as its upstreams see it (upstream.Listener): what
+// they send on their own comes back to the hub through it.
+type listener struct{ h *Hub }
+
+func (l listener) UpstreamChanged(u *upstream.Upstream) { l.h.upstreamChanged(u) }
+
+func (l listener) UpstreamNotified(ctx context.Context, u *upstream.Upstream, method string, params mcp.Params) {
+	l.h.upstreamNotified(ctx, u, method, params)
+}
+
+func (l listener) UpstreamRequest(ctx context.Context, u *upstream.Upstream, method string, params mcp.Params) (mcp.Result, error) {
+	return l.h.upstreamRequest(ctx, u, method, params)
+}
+
+// upstreamChanged rebuilds the catalog after an upstream (re)listed, and
+// brings every session up to date.
 // Before New's own build, upstreams that connect are only recorded: with
 // hundreds of servers, a rebuild per connect would make start-up
 // quadratic.
-func (h *Hub) UpstreamChanged(u *upstream.Upstream) {
+func (h *Hub) upstreamChanged(u *upstream.Upstream) {
 	h.changes.Add(1)
 	if !h.started.Load() || !h.isLive(u) {
 		return // New's first build, or Apply's, reads its lists
@@ -325,8 +319,10 @@ func (h *Hub) rebuildCatalog() *Catalog {
 		return h.catalog.Load()
 	}
 	old := h.catalog.Swap(c)
+	if f := h.hooks.CatalogSwapped; f != nil {
+		f(c)
+	}
 	h.semantic.Load().attach(c)
-	h.metrics.forgetTools(c)
 	for _, s := range h.sessionList() {
 		s.sync(c)
 	}
@@ -438,7 +434,7 @@ func (h *Hub) checkToolsets(c *Catalog) error {
 	names := sortedKeys(cfg.Toolsets)
 	var errs []string
 	for _, n := range names {
-		if err := cfg.Toolsets[n].validate(n, h, c); err != nil {
+		if err := validateToolset(cfg.Toolsets[n], n, h, c); err != nil {
 			errs = append(errs, err.Error())
 		}
 	}

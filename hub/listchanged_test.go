@@ -22,6 +22,7 @@ import (
 
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 
+	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/internal/fixture"
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
@@ -177,7 +178,7 @@ type httpWire struct {
 }
 
 func openHTTPWire(t *testing.T, h *Hub, version string, relists bool) wireSession {
-	srv := httptest.NewServer(h.HTTPHandler(nil))
+	srv := httptest.NewServer(serveHTTP(h))
 	t.Cleanup(srv.Close)
 	return &httpWire{url: srv.URL + "/mcp", version: version, relists: relists}
 }
@@ -537,7 +538,7 @@ func TestRelistWaitConfig(t *testing.T) {
 		doc  string
 		want time.Duration
 	}{
-		{"", DefaultRelistWait},
+		{"", config.DefaultRelistWait},
 		{"discovery:\n  relist_wait: 0\n", 0},
 		{"discovery:\n  relist_wait: 250ms\n", 250 * time.Millisecond},
 	} {

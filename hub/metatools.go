@@ -19,8 +19,9 @@ import (
 const (
 	SearchToolsName = "search_tools"
 	CallToolName    = "call_tool"
-	// metaServer is the server name meta-tool calls are counted under.
-	metaServer = "_hub"
+	// MetaServer is the server name meta-tool calls are counted under
+	// (Stats, and the gateway's metrics).
+	MetaServer = "_hub"
 )
 
 func isMetaTool(name string) bool { return name == SearchToolsName || name == CallToolName }
@@ -70,7 +71,7 @@ const manifestBudget = 24000
 func (h *Hub) manifest(c *Catalog, ts *Toolset) string {
 	byServer := map[string][]*Tool{}
 	for _, t := range c.Tools {
-		if t.Deferred && ts.allows(t) {
+		if t.Deferred && allows(ts, t) {
 			byServer[t.Server] = append(byServer[t.Server], t)
 		}
 	}
@@ -215,14 +216,13 @@ type searchArgs struct {
 
 // searchTools implements search_tools (spec: docs/search-tools.md).
 func (s *Session) searchTools(ctx context.Context, req *mcp.CallToolRequest) *mcp.CallToolResult {
-	noteSearch(ctx, 0)
 	var args searchArgs
 	if err := decodeArgs(req.Params.Arguments, &args); err != nil {
-		return s.fail("Error: invalid arguments for search_tools: " + err.Error() + ". Expected {query?: string, server_name?: string, tool_names?: string[]}.")
+		return s.fail(ctx, "Error: invalid arguments for search_tools: "+err.Error()+". Expected {query?: string, server_name?: string, tool_names?: string[]}.")
 	}
 	query := strings.TrimSpace(args.Query)
 	if query == "" && args.ServerName == nil && len(args.ToolNames) == 0 {
-		return s.fail("Error: Please provide at least one of: query, server_name, or tool_names.")
+		return s.fail(ctx, "Error: Please provide at least one of: query, server_name, or tool_names.")
 	}
 	c := s.hub.Catalog()
 	_, loadedNow, deferredNow := s.partition(c)
@@ -238,7 +238,7 @@ func (s *Session) searchTools(ctx context.Context, req *mcp.CallToolRequest) *mc
 	if args.ServerName != nil {
 		server = *args.ServerName
 		if !slices.Contains(servers, server) {
-			return s.fail(fmt.Sprintf("Error: Unknown server '%s'. Valid servers: %s.", server, strings.Join(servers, ", ")))
+			return s.fail(ctx, fmt.Sprintf("Error: Unknown server '%s'. Valid servers: %s.", server, strings.Join(servers, ", ")))
 		}
 	}
 
@@ -276,7 +276,6 @@ func (s *Session) searchTools(ctx context.Context, req *mcp.CallToolRequest) *mc
 		found = s.search(ctx, c, pool, query, server, limit)
 	}
 
-	s.recordSearch()
 	var already []string
 	var toLoad []*Tool
 	for _, t := range found {
@@ -287,8 +286,7 @@ func (s *Session) searchTools(ctx context.Context, req *mcp.CallToolRequest) *mc
 		}
 	}
 	added := s.load(ctx, req.Session, c, toLoad)
-	s.recordDiscovered(len(added))
-	noteSearch(ctx, len(added))
+	s.traceSearch(ctx, len(added))
 	if server != "" {
 		// Suggest only names that the server filter would accept.
 		pool = slices.DeleteFunc(pool, func(t *Tool) bool { return t.Server != server })
@@ -631,17 +629,17 @@ type callArgs struct {
 func (s *Session) callTool(ctx context.Context, req *mcp.CallToolRequest) (mcp.Result, error) {
 	var args callArgs
 	if err := decodeArgs(req.Params.Arguments, &args); err != nil || args.Name == "" {
-		return s.fail("Error: call_tool needs {\"name\": \"<tool name>\", \"arguments\": {...}}."), nil
+		return s.fail(ctx, "Error: call_tool needs {\"name\": \"<tool name>\", \"arguments\": {...}}."), nil
 	}
 	if isMetaTool(args.Name) {
-		return s.fail(fmt.Sprintf("Error: call '%s' directly, not through call_tool.", shownName(args.Name))), nil
+		return s.fail(ctx, fmt.Sprintf("Error: call '%s' directly, not through call_tool.", shownName(args.Name))), nil
 	}
 	arguments := bytes.TrimSpace(args.Arguments)
 	if len(arguments) > 0 && arguments[0] == '"' {
 		// Some models send the arguments as a JSON string.
 		var inner string
 		if err := json.Unmarshal(arguments, &inner); err != nil || !json.Valid([]byte(inner)) {
-			return s.fail("Error: call_tool 'arguments' is a string that is not valid JSON; pass an object."), nil
+			return s.fail(ctx, "Error: call_tool 'arguments' is a string that is not valid JSON; pass an object."), nil
 		}
 		arguments = []byte(inner)
 	}
@@ -652,7 +650,7 @@ func (s *Session) callTool(ctx context.Context, req *mcp.CallToolRequest) (mcp.R
 	c := s.hub.Catalog()
 	t, ok := c.Tool(args.Name)
 	if !ok || !s.visible(t) {
-		s.recordError()
+		s.traceRefused(ctx)
 		if err := s.hub.unlistedServerError(args.Name); err != nil {
 			return errorResult("Error: " + err.Error()), nil
 		}
@@ -660,7 +658,7 @@ func (s *Session) callTool(ctx context.Context, req *mcp.CallToolRequest) (mcp.R
 	}
 	if t.Deferred && !s.isLoaded(t.Name) {
 		if !s.hub.Config().Discovery.AutoLoadOnCall {
-			s.recordError()
+			s.traceRefused(ctx)
 			return notLoaded(t.Name), nil
 		}
 		s.load(ctx, req.Session, c, []*Tool{t})
@@ -668,9 +666,9 @@ func (s *Session) callTool(ctx context.Context, req *mcp.CallToolRequest) (mcp.R
 	return s.callUpstream(ctx, t, inner)
 }
 
-// fail is an isError result that counts as an error in the session's stats.
-func (s *Session) fail(text string) *mcp.CallToolResult {
-	s.recordError()
+// fail is an isError result that the hub reports as refused (CallTrace).
+func (s *Session) fail(ctx context.Context, text string) *mcp.CallToolResult {
+	s.traceRefused(ctx)
 	return errorResult(text)
 }
 
@@ -685,7 +683,7 @@ func (s *Session) callHidden(ctx context.Context, req *mcp.CallToolRequest) (mcp
 	c := s.hub.Catalog()
 	t, ok := c.Tool(req.Params.Name)
 	if !ok || !s.visible(t) {
-		s.recordError()
+		s.traceRefused(ctx)
 		if err := s.hub.unlistedServerError(req.Params.Name); err != nil {
 			return errorResult("Error: " + err.Error()), nil
 		}
@@ -693,7 +691,7 @@ func (s *Session) callHidden(ctx context.Context, req *mcp.CallToolRequest) (mcp
 	}
 	if t.Deferred && !s.isLoaded(t.Name) {
 		if !s.hub.Config().Discovery.AutoLoadOnCall {
-			s.recordError()
+			s.traceRefused(ctx)
 			return notLoaded(t.Name), nil
 		}
 		s.load(ctx, req.Session, c, []*Tool{t})

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/jsonrpc"
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
@@ -105,8 +106,8 @@ func (h *Hub) resourceOwner(uri string) (*upstream.Upstream, error) {
 	return nil, &jsonrpc.Error{Code: mcp.CodeResourceNotFound, Message: fmt.Sprintf("Resource not found: no server lists '%s'", shownName(uri))}
 }
 
-func (h *Hub) readResource(ctx context.Context, p *mcp.ReadResourceParams) (*mcp.ReadResourceResult, error) {
-	u, err := h.resourceOwner(p.URI)
+func (s *Session) readResource(ctx context.Context, p *mcp.ReadResourceParams) (*mcp.ReadResourceResult, error) {
+	u, err := s.hub.resourceOwner(p.URI)
 	if err != nil {
 		return nil, err
 	}
@@ -114,9 +115,10 @@ func (h *Hub) readResource(ctx context.Context, p *mcp.ReadResourceParams) (*mcp
 	if err != nil {
 		return nil, err
 	}
-	ctx, end := h.traceUpstream(ctx, u.Name(), "resources/read", &p.Meta)
+	r := &UpstreamRequest{Method: "resources/read", Server: u.Name(), Meta: &p.Meta, Start: time.Now()}
+	ctx = s.upstreamStart(ctx, r)
 	res, err := cs.ReadResource(ctx, p)
-	end(err)
+	s.upstreamDone(ctx, r, res, err)
 	return res, err
 }
 
@@ -201,7 +203,8 @@ func (h *Hub) listPrompts() *mcp.ListPromptsResult {
 	return out
 }
 
-func (h *Hub) getPrompt(ctx context.Context, p *mcp.GetPromptParams) (*mcp.GetPromptResult, error) {
+func (s *Session) getPrompt(ctx context.Context, p *mcp.GetPromptParams) (*mcp.GetPromptResult, error) {
+	h := s.hub
 	pr, ok := h.Catalog().Prompt(p.Name)
 	if !ok {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown prompt '%s'", shownName(p.Name))}
@@ -216,9 +219,10 @@ func (h *Hub) getPrompt(ctx context.Context, p *mcp.GetPromptParams) (*mcp.GetPr
 	}
 	fwd := *p
 	fwd.Name = pr.Original
-	ctx, end := h.traceUpstream(ctx, u.Name(), "prompts/get", &fwd.Meta)
+	r := &UpstreamRequest{Method: "prompts/get", Server: u.Name(), Meta: &fwd.Meta, Start: time.Now()}
+	ctx = s.upstreamStart(ctx, r)
 	res, err := cs.GetPrompt(ctx, &fwd)
-	end(err)
+	s.upstreamDone(ctx, r, res, err)
 	return res, err
 }
 

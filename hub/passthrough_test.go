@@ -164,6 +164,7 @@ func agFeatures(t *testing.T) (*Hub, *fixture.Log, *agContentServer) {
 // the server that offers it; subscribe/unsubscribe reach the upstream and
 // resources/updated comes back to subscribed sessions only.
 func TestPassthroughResources(t *testing.T) {
+	t.Parallel()
 	h, _, _ := agFeatures(t)
 	updates := make(chan string, 20)
 	cs := agClient(t, h, &mcp.ClientOptions{ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
@@ -382,7 +383,7 @@ func (c *agRecConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 // SDK hooks, so wrapping it loses nothing).
 func agRecordedClient(t *testing.T, h *Hub, opts *mcp.ClientOptions) (*mcp.ClientSession, *agWire) {
 	t.Helper()
-	s, err := h.NewSession("")
+	s, err := h.NewSession(SessionOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -474,7 +475,7 @@ func TestPassthroughLogging(t *testing.T) {
 	logs := func(context.Context, *mcp.LoggingMessageRequest) { got.Add(1) }
 	mem, wire := agRecordedClient(t, h, &mcp.ClientOptions{LoggingMessageHandler: logs})
 	rec := &agBodyRecorder{base: http.DefaultTransport}
-	srv := httptest.NewServer(h.HTTPHandler(nil))
+	srv := httptest.NewServer(serveHTTP(h))
 	t.Cleanup(srv.Close)
 	hc, err := mcp.NewClient(&mcp.Implementation{Name: "http", Version: "0"}, &mcp.ClientOptions{LoggingMessageHandler: logs}).
 		Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp", HTTPClient: &http.Client{Transport: rec}, MaxRetries: -1}, nil)
@@ -604,6 +605,7 @@ func TestPassthroughProgress(t *testing.T) {
 // TestPassthroughCancellation: a client cancelling a call cancels it
 // upstream, in-process and in a stdio subprocess.
 func TestPassthroughCancellation(t *testing.T) {
+	t.Parallel()
 	h, log, cserv := agFeatures(t)
 	cs := agClient(t, h, nil)
 

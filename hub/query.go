@@ -2,7 +2,7 @@ package hub
 
 import (
 	"context"
-	"net/http"
+	"fmt"
 	"strings"
 
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
@@ -47,7 +47,7 @@ func ResultText(res *mcp.CallToolResult) string {
 
 // ToolsetOf is the toolset a session of p gets by default ("" for all
 // tools), or an error when p may use none.
-func (h *Hub) ToolsetOf(p *Principal) (string, error) { return h.toolsetFor(p, "") }
+func (h *Hub) ToolsetOf(p *Principal) (string, error) { return h.ToolsetFor(p, "") }
 
 // ToolsIn lists the catalog's tools that a session of toolset can see.
 func (h *Hub) ToolsIn(toolset string) ([]*Tool, error) {
@@ -57,34 +57,33 @@ func (h *Hub) ToolsIn(toolset string) ([]*Tool, error) {
 	}
 	var out []*Tool
 	for _, t := range h.Catalog().Tools {
-		if ts.allows(t) {
+		if allows(ts, t) {
 			out = append(out, t)
 		}
 	}
 	return out, nil
 }
 
-// VerifyToken checks a token as if r had carried it in its Authorization
-// header (the dashboard's login form) and returns its principal.
-func (h *Hub) VerifyToken(r *http.Request, token string) (*Principal, error) {
-	a := h.authn()
-	if !a.required {
-		return anonymous, nil
+// ToolsetFor is the toolset a session of p asking for requested ("" = the
+// default) gets. A principal restricted by auth.oauth.toolset_claim gets
+// the first configured toolset its claim names, and may ask only for those.
+func (h *Hub) ToolsetFor(p *Principal, requested string) (string, error) {
+	if p == nil || !p.Restricted {
+		return requested, nil
 	}
-	if strings.TrimSpace(token) == "" {
-		return nil, errNoToken
+	var allowed []string
+	for _, ts := range p.Toolsets {
+		if _, ok := h.Config().Toolsets[ts]; ok {
+			allowed = append(allowed, ts)
+		}
 	}
-	r2 := r.Clone(r.Context())
-	r2.Header.Set("Authorization", "Bearer "+strings.TrimSpace(token))
-	p, err := a.principal(r2)
-	if err != nil {
-		return nil, err
+	switch {
+	case len(allowed) == 0:
+		return "", fmt.Errorf("the token's %s claim names no configured toolset (toolsets: %s)", h.Config().Auth.ToolsetClaim(), strings.Join(sortedKeys(h.Config().Toolsets), ", "))
+	case requested == "":
+		return allowed[0], nil
+	case !p.mayUse(requested):
+		return "", fmt.Errorf("toolset '%s' is not one the token's %s claim names (%s)", requested, h.Config().Auth.ToolsetClaim(), strings.Join(allowed, ", "))
 	}
-	if _, err := h.toolsetFor(p, ""); err != nil {
-		return nil, err
-	}
-	return p, nil
+	return requested, nil
 }
-
-// AuthRequired reports whether HTTP requests need a token.
-func (h *Hub) AuthRequired() bool { return h.authn().required }

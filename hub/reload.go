@@ -59,7 +59,7 @@ func (h *Hub) isLive(u *upstream.Upstream) bool {
 // newUpstream makes (but does not start) the upstream of a configured server.
 func (h *Hub) newUpstream(cfg *Config, name string) *upstream.Upstream {
 	o := h.reload.opts
-	return upstream.New(cfg.Servers[name].Config, h, upstream.Options{
+	return upstream.New(cfg.Servers[name].Upstream, listener{h}, upstream.Options{
 		InitialBackoff: time.Duration(cfg.Restart.InitialBackoff),
 		MaxBackoff:     time.Duration(cfg.Restart.MaxBackoff),
 		UnhealthyAfter: cfg.Restart.UnhealthyAfter,
@@ -148,7 +148,7 @@ func diffServers(old, next *Config) serverDiff {
 		switch {
 		case !ok || o == nil:
 			d.Added = append(d.Added, name)
-		case !reflect.DeepEqual(o.Config, n.Config):
+		case !reflect.DeepEqual(o.Upstream, n.Upstream):
 			d.Changed = append(d.Changed, name)
 		case !sameExposure(o, n):
 			d.Retuned = append(d.Retuned, name)
@@ -167,7 +167,7 @@ func diffServers(old, next *Config) serverDiff {
 // sameExposure compares what a server entry says beyond how to reach it.
 func sameExposure(a, b *ServerConfig) bool {
 	x, y := *a, *b
-	x.Config, y.Config = upstream.Config{}, upstream.Config{}
+	x.Upstream, y.Upstream = upstream.Config{}, upstream.Config{}
 	return reflect.DeepEqual(x, y)
 }
 
@@ -239,17 +239,6 @@ func (h *Hub) Apply(ctx context.Context, cfg *Config) error {
 	default:
 	}
 	old := h.live.Load()
-	// Who may connect changes for the next request; a bad auth block is
-	// refused before anything changes.
-	authChanged := !reflect.DeepEqual(old.cfg.Auth, cfg.Auth)
-	if _, err := h.keyFor(cfg, authChanged && authNeedsHashKey(cfg.Auth)); err != nil {
-		return err
-	}
-	if authChanged && cfg.Auth.OAuth != nil {
-		if err := cfg.Auth.OAuth.validate(); err != nil {
-			return &ConfigError{Path: cfg.Path, Msg: err.Error()}
-		}
-	}
 	d := diffServers(old.cfg, cfg)
 	next := &live{cfg: cfg, byName: make(map[string]*upstream.Upstream, len(cfg.ServerOrder))}
 	var started []*upstream.Upstream
@@ -270,9 +259,6 @@ func (h *Hub) Apply(ctx context.Context, cfg *Config) error {
 
 	addSecrets(h.redact, cfg)
 	h.live.Store(next)
-	if authChanged {
-		h.setAuth(cfg.Auth) // validated above
-	}
 	h.retoolSessions(cfg)
 	if s := h.semantic.Load(); !s.same(cfg) {
 		h.semantic.Store(newSemantic(cfg, h.stateDir, h.log))

@@ -36,11 +36,11 @@ func (s *Session) route(next mcp.MethodHandler) mcp.MethodHandler {
 		case "resources/templates/list":
 			return s.hub.listResourceTemplates(ctx, req.(*mcp.ListResourceTemplatesRequest).Params)
 		case "resources/read":
-			return s.hub.readResource(ctx, req.(*mcp.ReadResourceRequest).Params)
+			return s.readResource(ctx, req.(*mcp.ReadResourceRequest).Params)
 		case "prompts/list":
 			return s.hub.listPrompts(), nil
 		case "prompts/get":
-			return s.hub.getPrompt(ctx, req.(*mcp.GetPromptRequest).Params)
+			return s.getPrompt(ctx, req.(*mcp.GetPromptRequest).Params)
 		case "logging/setLevel":
 			res, err := next(ctx, method, req)
 			if err == nil {

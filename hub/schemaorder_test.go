@@ -21,9 +21,9 @@ func TestSchemaKeyOrderKept(t *testing.T) {
 		t.Fatal(err)
 	}
 	args := []string{"-tools", "order", "-schema-file", path}
-	stdio := &ServerConfig{Config: upstream.Config{Command: fixture.Build(t), Args: append([]string{"-name", "stdio"}, args...)}}
+	stdio := &ServerConfig{Upstream: upstream.Config{Command: fixture.Build(t), Args: append([]string{"-name", "stdio"}, args...)}}
 	stdio.Name = "stdio"
-	web := &ServerConfig{Config: upstream.Config{URL: fixture.StartHTTP(t, append([]string{"-name", "web"}, args...)...)}}
+	web := &ServerConfig{Upstream: upstream.Config{URL: fixture.StartHTTP(t, append([]string{"-name", "web"}, args...)...)}}
 	web.Name = "web"
 	cfg := secConfig(stdio, web)
 	cfg.Discovery = Discovery{Enabled: true, DeferAll: true}

@@ -41,18 +41,36 @@ type Session struct {
 	ss     *mcp.ServerSession // set once the client has initialized
 	ended  bool               // its SDK session has ended (end)
 	stats  Stats
-	notice toolsNotice // when the client hears of tool-list changes (listchanged.go)
-	// storedID is the id of a session restored from the session store
-	// (restore.go): its server hands it out instead of a new one.
+	// statsTrace keeps stats: the session's own CallTrace subscriber.
+	statsTrace CallTrace
+	notice     toolsNotice // when the client hears of tool-list changes (listchanged.go)
+	// storedID is the id its server hands out instead of a new one
+	// (SessionOptions.ID: a session restored from a store).
 	storedID string
 
-	principal *Principal // who opened it over HTTP (or Connect's context); nil: local
+	principal *Principal // who opened it (SessionOptions.Principal); nil: local
 	opened    time.Time
 }
 
-// NewSession makes a session, and its server, for the named toolset ("" for all).
-func (h *Hub) NewSession(toolset string) (*Session, error) {
-	ts, err := h.Toolset(toolset)
+// SessionOptions describe a session to make. All but Toolset are for a
+// session that carries on one made before (a session store's restore).
+type SessionOptions struct {
+	// Toolset names the session's toolset ("" for all tools).
+	Toolset string
+	// Principal is who the session belongs to; nil: a local session.
+	Principal *Principal
+	// ID is the id its server hands out for its SDK session (an HTTP
+	// Mcp-Session-Id); "" for a fresh random one.
+	ID string
+	// Loaded are deferred tools the session has loaded already: those
+	// that still exist and its toolset allows are loaded before it
+	// serves a request.
+	Loaded []string
+}
+
+// NewSession makes a session, and its server.
+func (h *Hub) NewSession(opts SessionOptions) (*Session, error) {
+	ts, err := h.Toolset(opts.Toolset)
 	if err != nil {
 		return nil, err
 	}
@@ -60,9 +78,9 @@ func (h *Hub) NewSession(toolset string) (*Session, error) {
 	h.nextID++
 	id := h.nextID
 	h.mu.Unlock()
-	s := &Session{hub: h, id: id, toolsetName: toolset, cat: h.Catalog(), opened: time.Now()}
+	s := &Session{hub: h, id: id, toolsetName: opts.Toolset, cat: h.Catalog(), opened: time.Now(), principal: opts.Principal, storedID: opts.ID}
 	s.toolset.Store(ts)
-	s.stats.init()
+	s.initStats()
 	s.server = mcp.NewServer(&mcp.Implementation{Name: "mcp-hub", Version: version.Version}, &mcp.ServerOptions{
 		Instructions:              s.cat.view(h, ts).instructions,
 		Logger:                    h.sdkLog,
@@ -80,19 +98,20 @@ func (h *Hub) NewSession(toolset string) (*Session, error) {
 			Completions: &mcp.CompletionCapabilities{},
 		},
 	})
-	// observe is outside guard so that a request whose handler panicked
-	// is still counted, audited and its span ended, as the error guard
-	// turned it into.
-	s.server.AddReceivingMiddleware(s.observe, s.guard, s.logErrors, s.route)
+	s.server.AddReceivingMiddleware(s.guard, s.logErrors, s.route)
 	s.notice.log, s.notice.relistWait = h.log, h.Config().Discovery.RelistWaitOrDefault()
 	s.server.AddSendingMiddleware(s.notice.middleware) // last: it must see the whole chain below it
+	if f := h.hooks.SessionCreated; f != nil {
+		f(s)
+	}
+	s.LoadTools(opts.Loaded) // no client is connected yet: no list_changed
 	return s, nil
 }
 
-// guard is the boundary between a client and the hub, the session's
-// second receiving middleware (observe, outside it, reports every request,
-// a panicking one too; over HTTP with session_store, restoring a session
-// happens before the SDK, outside every middleware). A panic anywhere below fails that request only (an
+// guard is the boundary between a client and the hub, the outermost of
+// the session's own receiving middleware (what Hooks.SessionCreated adds
+// wraps it, and so sees a panicking request too, as the error guard made
+// of it). A panic anywhere below fails that request only (an
 // isError result for a tool call, a JSON-RPC internal error otherwise; the
 // panic is logged once with its stack), and an error leaves with every
 // secret of the config redacted, in its message and its data: a JSON-RPC
@@ -102,7 +121,7 @@ func (s *Session) guard(next mcp.MethodHandler) mcp.MethodHandler {
 		defer safe.Recover(s.hub.log, method, func(p error) {
 			msg := s.hub.redact.String(p.Error())
 			if method == "tools/call" {
-				s.recordError()
+				s.traceRefused(ctx)
 				res, err = errorResult("Error: "+msg), nil
 				return
 			}
@@ -151,7 +170,9 @@ func (s *Session) initialized(ctx context.Context, req *mcp.InitializedRequest) 
 	s.hub.addSession(s) // under s.mu, so that end cannot come between
 	s.mu.Unlock()
 	s.sync(s.hub.Catalog())
-	s.hub.sessionStarted(s)
+	if f := s.hub.hooks.SessionStarted; f != nil {
+		f(s)
+	}
 }
 
 // connect serves the session over t, and forgets it when it ends.
@@ -163,6 +184,11 @@ func (s *Session) connect(ctx context.Context, t mcp.Transport) (*mcp.ServerSess
 	s.watch(ss, nil)
 	return ss, nil
 }
+
+// Watch ties s to ss, the SDK session of s.Server() that serves it over a
+// transport of the caller's (streamable HTTP): when ss ends, s is
+// forgotten everywhere, then then (if not nil) runs.
+func (s *Session) Watch(ss *mcp.ServerSession, then func()) { s.watch(ss, then) }
 
 // watch waits for the SDK session ss to end, then forgets the session
 // everywhere and runs then (if any). It is the one goroutine the hub keeps
@@ -186,8 +212,8 @@ func (s *Session) end() {
 	started := s.ss != nil
 	s.hub.removeSession(s)
 	s.mu.Unlock()
-	if started {
-		s.hub.sessionEnded(s)
+	if f := s.hub.hooks.SessionEnded; started && f != nil {
+		f(s)
 	}
 	s.hub.routes.forgetSession(s)
 	for _, u := range s.hub.live.Load().upstreams {
@@ -209,7 +235,7 @@ func (s *Session) close() {
 }
 
 // visible reports whether the session's toolset lets t through.
-func (s *Session) visible(t *Tool) bool { return s.toolset.Load().allows(t) }
+func (s *Session) visible(t *Tool) bool { return allows(s.toolset.Load(), t) }
 
 // partition splits the catalog for this session: eager tools, deferred
 // tools it has loaded, and deferred tools it has not.
@@ -296,9 +322,10 @@ func (s *Session) load(ctx context.Context, ss *mcp.ServerSession, c *Catalog, t
 	if len(added) > 0 {
 		s.notice.willAnnounce(ss)
 		defer s.notice.announce(ctx, ss)
-		s.hub.metrics.toolsLoaded.Add(float64(len(added)))
 		s.sync(c)
-		s.hub.storeLink.saveLoaded(s) // before the call that loaded them answers
+		if f := s.hub.hooks.ToolsLoaded; f != nil {
+			f(s, added) // before the call that loaded them answers
+		}
 	}
 	return added
 }
@@ -342,6 +369,10 @@ func (s *Session) notifyPromptsChanged() {
 	s.server.AddPrompt(&mcp.Prompt{Name: name}, nil)
 	s.server.RemovePrompts(name)
 }
+
+// SupportedProtocolVersions are the protocol versions every session's
+// server speaks (the gateway's shared server too).
+func SupportedProtocolVersions() []string { return supportedVersions() }
 
 // supportedVersions is every SDK version up to 2025-11-25: the SDK's draft
 // support broke sampling in tool calls, setLevel and list-change

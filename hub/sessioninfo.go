@@ -1,6 +1,11 @@
 package hub
 
-import "time"
+import (
+	"context"
+	"time"
+
+	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
+)
 
 // SessionInfo describes an open client session (for the dashboard).
 type SessionInfo struct {
@@ -52,4 +57,52 @@ func (h *Hub) sessionCount() int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return len(h.sessions)
+}
+
+// SessionCount is how many sessions are open (initialized and not ended).
+func (h *Hub) SessionCount() int { return h.sessionCount() }
+
+// ID is the session's number in this hub, unique while it runs.
+func (s *Session) ID() int64 { return s.id }
+
+// ToolsetName is the toolset the session was made for ("" for all tools).
+func (s *Session) ToolsetName() string { return s.toolsetName }
+
+// Principal is who the session belongs to: whoever opened it, else a
+// local principal.
+func (s *Session) Principal() *Principal { return s.who() }
+
+// Opened is when the session was made.
+func (s *Session) Opened() time.Time { return s.opened }
+
+// ServerSession is the SDK session serving s, once the client has
+// initialized; nil before.
+func (s *Session) ServerSession() *mcp.ServerSession { return s.serverSession() }
+
+// LoadedTools are the exposed names of the deferred tools s has loaded,
+// sorted.
+func (s *Session) LoadedTools() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return sortedKeys(s.loaded)
+}
+
+// LoadTools loads into s the deferred tools named that it has not loaded
+// yet, and that still exist and its toolset allows (tools loaded for it
+// elsewhere: another replica). No call of s waits on the change: the SDK's
+// debounced list_changed tells the client.
+func (s *Session) LoadTools(names []string) {
+	if len(names) == 0 {
+		return
+	}
+	c := s.hub.Catalog()
+	var tools []*Tool
+	for _, name := range names {
+		if t, ok := c.Tool(name); ok && t.Deferred && s.visible(t) && !s.isLoaded(name) {
+			tools = append(tools, t)
+		}
+	}
+	if len(tools) > 0 {
+		s.load(context.Background(), nil, c, tools)
+	}
 }

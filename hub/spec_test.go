@@ -1156,7 +1156,7 @@ func TestSpecST1Stats(t *testing.T) {
 	if fmt.Sprint(st.CallsByTool) != fmt.Sprint(wantTool) {
 		t.Errorf("calls by tool = %v, want %v", st.CallsByTool, wantTool)
 	}
-	wantServer := map[string]int{metaServer: 8, "math": 2, "clock": 1}
+	wantServer := map[string]int{MetaServer: 8, "math": 2, "clock": 1}
 	if fmt.Sprint(st.CallsByServer) != fmt.Sprint(wantServer) {
 		t.Errorf("calls by server = %v, want %v", st.CallsByServer, wantServer)
 	}
@@ -1214,7 +1214,7 @@ toolsets:
 	}
 	check := func(ts *Toolset, server, tool string, want bool) {
 		t.Helper()
-		if got := ts.allows(&Tool{Server: server, Original: tool}); got != want {
+		if got := allows(ts, &Tool{Server: server, Original: tool}); got != want {
 			t.Errorf("allows(%s, %s) = %v, want %v", server, tool, got, want)
 		}
 	}
@@ -1367,7 +1367,7 @@ toolsets:
 			}
 		})
 	}
-	if _, err := h.NewSession("nope"); err == nil || !strings.Contains(err.Error(), "toolset 'nope' not found") {
+	if _, err := h.NewSession(SessionOptions{Toolset: "nope"}); err == nil || !strings.Contains(err.Error(), "toolset 'nope' not found") {
 		t.Errorf("unknown toolset: %v", err)
 	}
 }

@@ -1,8 +1,13 @@
 package hub
 
 import (
+	"context"
 	"maps"
 	"time"
+
+	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
+
+	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
 // Stats are one session's counters.
@@ -15,49 +20,48 @@ type Stats struct {
 	CallTime        time.Duration  `json:"call_time_ns"`
 }
 
-func (st *Stats) init() {
-	st.CallsByTool = map[string]int{}
-	st.CallsByServer = map[string]int{}
-}
-
 func (st Stats) clone() Stats {
 	st.CallsByTool = maps.Clone(st.CallsByTool)
 	st.CallsByServer = maps.Clone(st.CallsByServer)
 	return st
 }
 
-func (s *Session) recordCall(t *Tool, took time.Duration, failed bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.stats.CallsByTool[t.Name]++
-	s.stats.CallsByServer[t.Server]++
-	s.stats.CallTime += took
-	if failed {
-		s.stats.Errors++
+// initStats sets up the session's counters and the CallTrace that keeps
+// them: the session's own subscriber to what its requests do.
+func (s *Session) initStats() {
+	s.stats.CallsByTool = map[string]int{}
+	s.stats.CallsByServer = map[string]int{}
+	s.statsTrace = CallTrace{
+		MetaToolCall: func(_ context.Context, name string) {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			s.stats.CallsByTool[name]++
+			s.stats.CallsByServer[MetaServer]++
+		},
+		SearchDone: func(_ context.Context, loaded int) {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			s.stats.Searches++
+			s.stats.ToolsDiscovered += loaded
+		},
+		Refused: func(context.Context) {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			s.stats.Errors++
+		},
+		UpstreamDone: func(_ context.Context, r *UpstreamRequest, res mcp.Result, err error) {
+			if r.Tool == nil {
+				return
+			}
+			took := time.Since(r.Start)
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			s.stats.CallsByTool[r.Tool.Name]++
+			s.stats.CallsByServer[r.Tool.Server]++
+			s.stats.CallTime += took
+			if err != nil || upstream.IsError(res) {
+				s.stats.Errors++
+			}
+		},
 	}
-}
-
-func (s *Session) recordMetaCall(name string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.stats.CallsByTool[name]++
-	s.stats.CallsByServer[metaServer]++
-}
-
-func (s *Session) recordSearch() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.stats.Searches++
-}
-
-func (s *Session) recordDiscovered(n int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.stats.ToolsDiscovered += n
-}
-
-func (s *Session) recordError() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.stats.Errors++
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/jsonrpc"
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 
+	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/internal/clean"
 	"github.com/mcp-hub/mcp-hub/internal/redact"
 	"github.com/mcp-hub/mcp-hub/internal/safe"
@@ -207,7 +208,7 @@ func New(cfg Config, listener Listener, opts Options) *Upstream {
 	}
 	u.counter.init()
 	u.tap = wireTap{counter: &u.counter, schemas: &rawSchemas{}}
-	if opts.OAuth.Store != nil && cfg.Kind() == TransportStreamable && !hasAuthorizationHeader(cfg.Headers) && !cfg.Disabled {
+	if opts.OAuth.Store != nil && cfg.Kind() == TransportStreamable && !config.HasAuthorizationHeader(cfg.Headers) && !cfg.Disabled {
 		u.oauth = newOAuthClient(u)
 	}
 	if cfg.Disabled {
@@ -241,6 +242,7 @@ func (u *Upstream) Start(ctx context.Context) {
 	u.life = ctx
 	u.mu.Unlock()
 	go u.run(ctx)
+	u.startRefresh(ctx)
 }
 
 // Close ends the connection (and a stdio server's process) and stops reconnecting.

@@ -60,11 +60,12 @@ func runCall(c *cli.Context) error {
 	if err != nil {
 		return cli.Exit(err.Error(), exitConfig)
 	}
-	h, _, closeHub, err := openHubWith(c, interactive())
+	g, _, closeHub, err := openHubWith(c, interactive())
 	if err != nil {
 		return err
 	}
 	defer closeHub()
+	h := g.Hub()
 	cat := h.Catalog()
 	tool, known := cat.Tool(name)
 	discovery := h.Config().Discovery.Enabled

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-hub/mcp-hub/gateway"
 	"github.com/mcp-hub/mcp-hub/hub"
 	"github.com/mcp-hub/mcp-hub/internal/fixture"
 )
@@ -118,7 +119,7 @@ func healthConfig(t *testing.T, base, token string) hub.ConfigStatus {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	var h hub.Health
+	var h gateway.Health
 	if err := json.NewDecoder(resp.Body).Decode(&h); err != nil {
 		t.Fatal(err)
 	}

@@ -181,7 +181,7 @@ func TestToolsTokensLine(t *testing.T) {
 	}
 
 	cfg := &hub.Config{
-		Servers:     map[string]*hub.ServerConfig{"clock": {Config: upstream.Config{Name: "clock", Builtin: "time"}}},
+		Servers:     map[string]*hub.ServerConfig{"clock": {Upstream: upstream.Config{Name: "clock", Builtin: "time"}}},
 		ServerOrder: []string{"clock"},
 	}
 	off, err := hub.New(ctx, cfg, hub.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})

@@ -21,11 +21,12 @@ func toolsCommand() *cli.Command {
 		Usage: "list every tool the hub exposes",
 		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print JSON"}},
 		Action: func(c *cli.Context) error {
-			h, _, closeHub, err := openHub(c)
+			g, _, closeHub, err := openHub(c)
 			if err != nil {
 				return err
 			}
 			defer closeHub()
+			h := g.Hub()
 			cat := h.Catalog()
 			discovery := h.Config().Discovery.Enabled
 			if c.Bool("json") {
@@ -103,12 +104,12 @@ func serversCommand() *cli.Command {
 		Usage: "show each upstream server's state, tools, restarts, connect time, last call latency and last error",
 		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print JSON"}},
 		Action: func(c *cli.Context) error {
-			h, _, closeHub, err := openHub(c)
+			g, _, closeHub, err := openHub(c)
 			if err != nil {
 				return err
 			}
 			defer closeHub()
-			health := h.Health()
+			health := g.Health()
 			if c.Bool("json") {
 				return printJSON(c, health)
 			}
@@ -156,11 +157,12 @@ func searchCommand() *cli.Command {
 			if strings.TrimSpace(query) == "" && c.String("server") == "" {
 				return cli.Exit("search needs a QUERY (or --server NAME): mcp-hub search \"create an issue\"", exitConfig)
 			}
-			h, _, closeHub, err := openHub(c)
+			g, _, closeHub, err := openHub(c)
 			if err != nil {
 				return err
 			}
 			defer closeHub()
+			h := g.Hub()
 			if !h.Config().Discovery.Enabled {
 				return cli.Exit("discovery is off: set 'discovery: {enabled: true}' in "+configPath(c)+" to defer tools behind search_tools", exitConfig)
 			}
@@ -198,11 +200,12 @@ func configCommand() *cli.Command {
 			Name:  "check",
 			Usage: "load the config, connect every server, and report problems",
 			Action: func(c *cli.Context) error {
-				h, _, closeHub, err := openHub(c)
+				g, _, closeHub, err := openHub(c)
 				if err != nil {
 					return err
 				}
 				defer closeHub()
+				h := g.Hub()
 				out := c.App.Writer
 				fmt.Fprintf(out, "%s: config OK\n", configPath(c))
 				failed := 0

@@ -39,7 +39,8 @@ import (
 
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 
-	"github.com/mcp-hub/mcp-hub/hub"
+	"github.com/mcp-hub/mcp-hub/gateway"
+
 	"github.com/mcp-hub/mcp-hub/internal/fixture"
 )
 
@@ -340,7 +341,7 @@ func limitsListChangedFlood(t *testing.T) {
 			}
 		}
 		// Wait for the hub to work through what was sent.
-		var h1 *hub.Health
+		var h1 *gateway.Health
 		fixture.Eventually(t, time.Minute, "the flood handled", func() bool {
 			h, err := loadGetHealth(base)
 			if err != nil {

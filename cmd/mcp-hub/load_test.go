@@ -64,6 +64,8 @@ import (
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/jsonrpc"
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 
+	"github.com/mcp-hub/mcp-hub/gateway"
+
 	"github.com/mcp-hub/mcp-hub/hub"
 	"github.com/mcp-hub/mcp-hub/internal/fixture"
 )
@@ -625,7 +627,7 @@ func loadPercentile(ds []time.Duration, p float64) time.Duration {
 	return s[i]
 }
 
-func (lr *loadRun) report(set loadSettings, elapsed time.Duration, kills int64, cold, before, peak, after loadResources, health *hub.Health, running int, leaked []int) string {
+func (lr *loadRun) report(set loadSettings, elapsed time.Duration, kills int64, cold, before, peak, after loadResources, health *gateway.Health, running int, leaked []int) string {
 	lr.mu.Lock()
 	defer lr.mu.Unlock()
 	var b strings.Builder
@@ -709,7 +711,7 @@ type loadResources struct {
 	gcCycles   uint64
 }
 
-func loadFetchHealth(t *testing.T, base string) *hub.Health {
+func loadFetchHealth(t *testing.T, base string) *gateway.Health {
 	t.Helper()
 	h, err := loadGetHealth(base)
 	if err != nil {
@@ -718,12 +720,12 @@ func loadFetchHealth(t *testing.T, base string) *hub.Health {
 	return h
 }
 
-func loadFetchHealthOrNil(base string) *hub.Health {
+func loadFetchHealthOrNil(base string) *gateway.Health {
 	h, _ := loadGetHealth(base)
 	return h
 }
 
-func loadGetHealth(base string) (*hub.Health, error) {
+func loadGetHealth(base string) (*gateway.Health, error) {
 	c := &http.Client{Timeout: 10 * time.Second}
 	resp, err := c.Get(base + "/healthz")
 	if err != nil {
@@ -734,7 +736,7 @@ func loadGetHealth(base string) (*hub.Health, error) {
 	if err != nil {
 		return nil, err
 	}
-	var h hub.Health
+	var h gateway.Health
 	if err := json.Unmarshal(body, &h); err != nil {
 		return nil, fmt.Errorf("%s: %v", body, err)
 	}

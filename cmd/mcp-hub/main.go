@@ -17,7 +17,10 @@ import (
 	"syscall"
 
 	"github.com/urfave/cli/v2"
+	"go.opentelemetry.io/otel/trace"
 
+	"github.com/mcp-hub/mcp-hub/gateway"
+	"github.com/mcp-hub/mcp-hub/gateway/redisstore"
 	"github.com/mcp-hub/mcp-hub/hub"
 	"github.com/mcp-hub/mcp-hub/internal/redact"
 	"github.com/mcp-hub/mcp-hub/internal/version"
@@ -173,16 +176,17 @@ func loadConfig(c *cli.Context, log *slog.Logger) (*hub.Config, error) {
 	return cfg, nil
 }
 
-// openHub loads the config and starts a hub with logs on stderr. Servers
-// that need an OAuth login are needs_login; no browser opens. closeHub
-// closes the hub, then sends the spans still queued (when tracing).
-func openHub(c *cli.Context) (h *hub.Hub, log *slog.Logger, closeHub func(), err error) {
+// openHub loads the config and starts a hub, within its gateway, with
+// logs on stderr. Servers that need an OAuth login are needs_login; no
+// browser opens. closeHub closes the gateway and the hub, then sends the
+// spans still queued (when tracing).
+func openHub(c *cli.Context) (g *gateway.Gateway, log *slog.Logger, closeHub func(), err error) {
 	return openHubWith(c, false)
 }
 
 // openHubWith is openHub; interactive lets a server's demand for more
 // OAuth scope open a browser (see upstream.OAuthOptions).
-func openHubWith(c *cli.Context, interactive bool) (*hub.Hub, *slog.Logger, func(), error) {
+func openHubWith(c *cli.Context, interactive bool) (*gateway.Gateway, *slog.Logger, func(), error) {
 	log, err := newLogger(c, nil)
 	if err != nil {
 		return nil, nil, nil, err
@@ -201,12 +205,18 @@ func openHubWith(c *cli.Context, interactive bool) (*hub.Hub, *slog.Logger, func
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	h, err := hub.New(c.Context, cfg, hub.Options{Logger: log, OAuth: oauth, Redactor: red, MaxNameLength: c.Int("max-name-length"), TracerProvider: tp})
+	g, err := gateway.New(c.Context, cfg, gatewayOptions(hub.Options{Logger: log, OAuth: oauth, Redactor: red, MaxNameLength: c.Int("max-name-length")}, tp))
 	if err != nil {
 		stopTracing()
 		return nil, nil, nil, err
 	}
-	return h, log, func() { h.Close(); stopTracing() }, nil
+	return g, log, func() { g.Close(); stopTracing() }, nil
+}
+
+// gatewayOptions wires the program's implementations into the gateway:
+// the tracer provider, and Redis as the session store.
+func gatewayOptions(o hub.Options, tp trace.TracerProvider) gateway.Options {
+	return gateway.Options{Hub: o, TracerProvider: tp, OpenStore: redisstore.Open}
 }
 
 func indent(s string) string {

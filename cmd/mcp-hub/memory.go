@@ -8,7 +8,7 @@ import (
 	"runtime/metrics"
 	"time"
 
-	"github.com/mcp-hub/mcp-hub/hub"
+	"github.com/mcp-hub/mcp-hub/gateway"
 )
 
 // returnIdleMemory gives freed memory back to the OS when the HTTP hub
@@ -21,7 +21,7 @@ import (
 // request, and no session ended, for 10 s, it collects and returns what is
 // free, once per quiet spell. A busy hub keeps its memory, and GOGC's
 // trade of memory for latency.
-func returnIdleMemory(ctx context.Context, h *hub.Hub, log *slog.Logger) {
+func returnIdleMemory(ctx context.Context, h *gateway.Gateway, log *slog.Logger) {
 	const (
 		quiet = 10 * time.Second
 		// A smaller heap is not worth a collection. 1,000 idle sessions

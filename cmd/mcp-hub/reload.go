@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcp-hub/mcp-hub/gateway"
 	"github.com/mcp-hub/mcp-hub/hub"
 )
 
@@ -36,7 +37,7 @@ const racyWindow = 2 * time.Second
 // file that does not parse or validate is logged once, with the message
 // `config check` gives, and the running config stays.
 type configWatcher struct {
-	hub  *hub.Hub
+	hub  *gateway.Gateway
 	log  *slog.Logger
 	path string
 	// tried is the content last given to the hub (applied or refused);
@@ -70,7 +71,7 @@ func newConfigWatcher(path string) *configWatcher {
 }
 
 // run watches until ctx ends. interval 0 reads the file only on SIGHUP.
-func (w *configWatcher) run(ctx context.Context, h *hub.Hub, log *slog.Logger, interval time.Duration) {
+func (w *configWatcher) run(ctx context.Context, h *gateway.Gateway, log *slog.Logger, interval time.Duration) {
 	w.hub, w.log = h, log
 	hup, stop := hangups()
 	defer stop()

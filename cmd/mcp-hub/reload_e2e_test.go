@@ -21,7 +21,8 @@ import (
 
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 
-	"github.com/mcp-hub/mcp-hub/hub"
+	"github.com/mcp-hub/mcp-hub/gateway"
+
 	"github.com/mcp-hub/mcp-hub/internal/fixture"
 )
 
@@ -283,14 +284,14 @@ func (h *reloadHub) childPID(t *testing.T, name string) int {
 	return pid
 }
 
-func (h *reloadHub) health(t *testing.T) hub.Health {
+func (h *reloadHub) health(t *testing.T) gateway.Health {
 	t.Helper()
 	resp, err := http.Get("http://" + h.addr + "/healthz")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	var out hub.Health
+	var out gateway.Health
 	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-hub/mcp-hub/gateway"
 	"github.com/mcp-hub/mcp-hub/hub"
 	"github.com/mcp-hub/mcp-hub/internal/fixture"
 )
@@ -39,12 +40,13 @@ func TestWatcherReadsOnlyChanges(t *testing.T) {
 	}
 	var logBuf fixture.Log // kept, not mirrored to the test log
 	log := slog.New(slog.NewTextHandler(&logBuf, nil))
-	h, err := hub.New(ctx, cfg, hub.Options{Logger: log})
+	g, err := gateway.New(ctx, cfg, gateway.Options{Hub: hub.Options{Logger: log}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer h.Close()
-	w.hub, w.log = h, log
+	defer g.Close()
+	h := g.Hub()
+	w.hub, w.log = g, log
 
 	polls := func(what string, n, wantReads int) {
 		t.Helper()

@@ -15,8 +15,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/mcp-hub/mcp-hub/gateway"
+	"github.com/mcp-hub/mcp-hub/gateway/dashboard"
 	"github.com/mcp-hub/mcp-hub/hub"
-	"github.com/mcp-hub/mcp-hub/hub/dashboard"
 	"github.com/mcp-hub/mcp-hub/internal/version"
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
@@ -54,14 +55,15 @@ func serveCommand() *cli.Command {
 			watcher := newConfigWatcher(configPath(c)) // before the hub reads the file
 			// A step-up opens a browser only when $BROWSER says how: serve
 			// never waits on a person otherwise.
-			h, log, closeHub, err := openHubWith(c, os.Getenv("BROWSER") != "")
+			g, log, closeHub, err := openHubWith(c, os.Getenv("BROWSER") != "")
 			if err != nil {
 				return err
 			}
 			defer closeHub()
+			h := g.Hub()
 			hintLogins(log, h)
 			if addr := c.String("metrics"); addr != "" {
-				stop, err := serveMetrics(c, h, log, watcher, addr)
+				stop, err := serveMetrics(c, g, log, watcher, addr)
 				if err != nil {
 					return err
 				}
@@ -70,9 +72,9 @@ func serveCommand() *cli.Command {
 			shareCPUs(c.Context) // after start-up, which builds the index on every core
 			watchCtx, stopWatching := context.WithCancel(c.Context)
 			defer stopWatching()
-			go watcher.run(watchCtx, h, log, c.Duration("watch-interval"))
+			go watcher.run(watchCtx, g, log, c.Duration("watch-interval"))
 			if addr := c.String("http"); addr != "" {
-				return serveHTTP(c, h, log, watcher, addr)
+				return serveHTTP(c, g, log, watcher, addr)
 			}
 			if c.Bool("chat-api") {
 				return cli.Exit("--chat-api needs --http", exitConfig)
@@ -99,20 +101,20 @@ func (nopCloser) Close() error { return nil }
 // checkOpenBind fails closed: a listener beyond loopback needs auth in
 // the config, or --allow-unauthenticated. Without the flag, the watcher
 // also refuses a reload that would remove auth.
-func checkOpenBind(c *cli.Context, h *hub.Hub, log *slog.Logger, w *configWatcher, ln net.Listener, flag string) error {
+func checkOpenBind(c *cli.Context, g *gateway.Gateway, log *slog.Logger, w *configWatcher, ln net.Listener, flag string) error {
 	host, _, _ := net.SplitHostPort(ln.Addr().String())
 	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
 		return nil
 	}
 	if c.Bool("allow-unauthenticated") {
-		if !h.AuthRequired() {
+		if !g.AuthRequired() {
 			log.Warn("LISTENING BEYOND THIS MACHINE WITHOUT AUTH (--allow-unauthenticated): anyone who can reach " + ln.Addr().String() +
 				" can call every tool. Set auth.tokens or auth.oauth in the config, or bind 127.0.0.1.")
 		}
 		return nil
 	}
 	w.requireAuth.Store(true)
-	if !h.AuthRequired() {
+	if !g.AuthRequired() {
 		ln.Close()
 		return cli.Exit(fmt.Sprintf("%s %s listens beyond this machine, and the config has no auth: anyone who could reach it could call every tool. "+
 			"Set auth.tokens or auth.oauth in the config, bind 127.0.0.1, or pass --allow-unauthenticated to serve it open on purpose", flag, ln.Addr()), exitConfig)
@@ -120,32 +122,32 @@ func checkOpenBind(c *cli.Context, h *hub.Hub, log *slog.Logger, w *configWatche
 	return nil
 }
 
-func serveHTTP(c *cli.Context, h *hub.Hub, log *slog.Logger, w *configWatcher, addr string) error {
+func serveHTTP(c *cli.Context, g *gateway.Gateway, log *slog.Logger, w *configWatcher, addr string) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return cli.Exit(fmt.Sprintf("--http %s: %v", addr, err), exitConfig)
 	}
-	if err := checkOpenBind(c, h, log, w, ln, "--http"); err != nil {
+	if err := checkOpenBind(c, g, log, w, ln, "--http"); err != nil {
 		return err
 	}
-	ui := dashboard.New(h)
-	extra := map[string]http.Handler{hub.UIPath: ui, hub.UIPath + "/": ui}
+	ui := dashboard.New(g)
+	extra := map[string]http.Handler{gateway.UIPath: ui, gateway.UIPath + "/": ui}
 	if c.Bool("chat-api") {
-		handler, err := chatAPIHandler(c, h)
+		handler, err := chatAPIHandler(c, g.Hub())
 		if err != nil {
 			return err
 		}
 		extra["/v1/chat"] = handler
 	}
-	srv := h.NewHTTPServer(extra)
-	returnIdleMemory(c.Context, h, log)
+	srv := g.NewHTTPServer(extra)
+	returnIdleMemory(c.Context, g, log)
 	if addr := os.Getenv("MCP_HUB_PPROF"); addr != "" {
 		if err := servePprof(c.Context, addr, log); err != nil {
 			return cli.Exit(fmt.Sprintf("MCP_HUB_PPROF=%s: %v", addr, err), exitConfig)
 		}
 	}
 	log.Info("serving streamable HTTP", "url", "http://"+ln.Addr().String()+"/mcp", "health", "http://"+ln.Addr().String()+"/healthz",
-		"dashboard", "http://"+ln.Addr().String()+hub.UIPath, "metrics", "http://"+ln.Addr().String()+"/metrics")
+		"dashboard", "http://"+ln.Addr().String()+gateway.UIPath, "metrics", "http://"+ln.Addr().String()+"/metrics")
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
@@ -155,7 +157,7 @@ func serveHTTP(c *cli.Context, h *hub.Hub, log *slog.Logger, w *configWatcher, a
 	}
 	// Upstreams first: calls in flight end with an error at once, instead
 	// of holding Shutdown for its whole grace period.
-	h.Close()
+	g.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	srv.Shutdown(ctx)
@@ -164,15 +166,15 @@ func serveHTTP(c *cli.Context, h *hub.Hub, log *slog.Logger, w *configWatcher, a
 
 // serveMetrics serves /metrics on a listener of its own (serve --metrics),
 // with the same Host check and auth as /mcp.
-func serveMetrics(c *cli.Context, h *hub.Hub, log *slog.Logger, w *configWatcher, addr string) (stop func(), err error) {
+func serveMetrics(c *cli.Context, g *gateway.Gateway, log *slog.Logger, w *configWatcher, addr string) (stop func(), err error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, cli.Exit(fmt.Sprintf("--metrics %s: %v", addr, err), exitConfig)
 	}
-	if err := checkOpenBind(c, h, log, w, ln, "--metrics"); err != nil {
+	if err := checkOpenBind(c, g, log, w, ln, "--metrics"); err != nil {
 		return nil, err
 	}
-	srv := h.NewMetricsServer()
+	srv := g.NewMetricsServer()
 	go srv.Serve(ln)
 	log.Info("serving Prometheus metrics", "url", "http://"+ln.Addr().String()+"/metrics")
 	return func() { srv.Close() }, nil

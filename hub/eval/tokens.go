@@ -131,7 +131,7 @@ func NewHub(ctx context.Context, c *Corpus) (*hub.Hub, error) {
 		if _, dup := cfg.Servers[s.Name]; dup {
 			return nil, fmt.Errorf("corpus: duplicate server %q", s.Name)
 		}
-		cfg.Servers[s.Name] = &hub.ServerConfig{Config: upstream.Config{Name: s.Name, Builtin: s.Name}}
+		cfg.Servers[s.Name] = &hub.ServerConfig{Upstream: upstream.Config{Name: s.Name, Builtin: s.Name}}
 		cfg.ServerOrder = append(cfg.ServerOrder, s.Name)
 		byName[s.Name] = s
 		want += len(s.Tools)

@@ -1,0 +1,53 @@
+package gateway
+
+import (
+	"io"
+	"math"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// TestCallAllocations bounds what the hub process allocates to forward one
+// tools/call from a streamable HTTP client to a stdio server: allocation and
+// the garbage collection it causes were a third of a go-sdk proxy's CPU.
+// Stock go-sdk v1.8.0 alone allocates a 32 KiB decoder buffer for each of
+// the six decodes of an inbound request, about 200 KiB a call; our patched
+// copy, which every build uses, does not (third_party/README.md). Counting
+// bytes, not timing, makes this repeatable; the HTTP client's side is in the
+// count too.
+func TestCallAllocations(t *testing.T) {
+	const limit = 64 << 10
+	url, hdr := secRawSession(t, secConfig(secStdio(t, "fx", "-tools", "echo")))
+	call := func() {
+		resp := secPost(t, url, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"fx__echo","arguments":{"text":"hello"}}}`, hdr)
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !strings.Contains(string(body), `fx:echo:{\"text\":\"hello\"}`) {
+			t.Fatalf("tools/call: %s %s", resp.Status, body)
+		}
+	}
+	for range 20 { // connections, caches and pools warm up
+		call()
+	}
+
+	// TotalAlloc counts the whole process: what earlier tests left running
+	// (a child being reaped, a hub closing) lands in a round too, the more
+	// so on a loaded machine. That noise only adds, so the least of a few
+	// rounds is the call's own cost.
+	const calls, rounds = 100, 5
+	perCall := uint64(math.MaxUint64)
+	for range rounds {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		for range calls {
+			call()
+		}
+		runtime.ReadMemStats(&after)
+		perCall = min(perCall, (after.TotalAlloc-before.TotalAlloc)/calls)
+	}
+	t.Logf("%d bytes allocated per call (least of %d rounds)", perCall, rounds)
+	if perCall > limit {
+		t.Errorf("forwarding one tools/call allocated %d bytes, over the limit of %d: profile it with go test -memprofile (does third_party/go-sdk still carry go-sdk.patch?)", perCall, limit)
+	}
+}

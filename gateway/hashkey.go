@@ -1,0 +1,199 @@
+package gateway
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/mcp-hub/mcp-hub/config"
+	"github.com/mcp-hub/mcp-hub/hub"
+	"github.com/mcp-hub/mcp-hub/internal/nofollow"
+	"github.com/mcp-hub/mcp-hub/internal/tokenstore"
+)
+
+// Keyed hashes.
+//
+// A hash of a guessable value (a tool call's arguments, a static token
+// without a name) is an HMAC-SHA256 under the deployment's hash key, never
+// a plain SHA-256: whoever reads the audit log or the session store cannot
+// test guesses against it without the key.
+//
+// The key is hash_key when the config sets it; else the hub generates one
+// and keeps it in HashKeyFile under its state folder ($MCP_HUB_STATE_DIR,
+// else <user config dir>/mcp-hub), so hashes stay comparable across
+// restarts. Replicas sharing a session_store compare principal ids, so they
+// must share the key: without hash_key they share the first replica's
+// generated key through the store, with a warning, since a key kept in
+// Redis sits next to the ids it is meant to protect: set hash_key there.
+
+// HashKeyFile is the generated key's file name in the state folder.
+const HashKeyFile = "hash_key"
+
+// hashKeyBytes is the size of a generated key.
+const hashKeyBytes = 32
+
+// keyedHash computes HMAC-SHA256 under the deployment's hash key.
+type keyedHash struct{ key []byte }
+
+// hex is the HMAC-SHA256 of b under the key, hex-encoded.
+func (k *keyedHash) hex(b []byte) string {
+	m := hmac.New(sha256.New, k.key)
+	m.Write(b)
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+// needsHashKey reports whether cfg hashes anything: an audit log, or a
+// static token without a name.
+func needsHashKey(cfg *hub.Config) bool {
+	if cfg.HashKey != "" || cfg.Audit.File != "" {
+		return true
+	}
+	return authNeedsHashKey(cfg.Auth)
+}
+
+func authNeedsHashKey(a config.Auth) bool {
+	for _, t := range a.Tokens {
+		if t.Name == "" && t.Value != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// resolveHashKey is the key of cfg: hash_key, else the one kept in
+// stateDir (generated there the first time).
+func resolveHashKey(cfg *hub.Config, stateDir string) (*keyedHash, error) {
+	if cfg.HashKey != "" {
+		return &keyedHash{key: []byte(cfg.HashKey)}, nil
+	}
+	if stateDir == "" {
+		return nil, errors.New("hash_key: no state folder to keep a generated key in: set hash_key, or MCP_HUB_STATE_DIR")
+	}
+	key, err := loadOrCreateKeyFile(filepath.Join(stateDir, HashKeyFile))
+	if err != nil {
+		return nil, fmt.Errorf("hash_key: %w (or set hash_key in the config)", err)
+	}
+	return &keyedHash{key: key}, nil
+}
+
+// loadOrCreateKeyFile reads the key kept at path, or makes one. The file is
+// never followed through a symbolic link, and a new one appears whole
+// (written to a temporary file, then hard-linked into place, which fails
+// rather than replace whatever got there first), mode 0600.
+func loadOrCreateKeyFile(path string) ([]byte, error) {
+	key, err := readKeyFile(path)
+	if !errors.Is(err, os.ErrNotExist) {
+		return key, err
+	}
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	raw := make([]byte, hashKeyBytes)
+	if _, err := rand.Read(raw); err != nil {
+		return nil, err
+	}
+	tmp, err := os.CreateTemp(dir, HashKeyFile+".new-*") // O_EXCL, 0600
+	if err != nil {
+		return nil, err
+	}
+	defer os.Remove(tmp.Name())
+	_, werr := tmp.WriteString(hex.EncodeToString(raw) + "\n")
+	if werr == nil {
+		werr = tmp.Sync()
+	}
+	if cerr := tmp.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr != nil {
+		return nil, werr
+	}
+	// link(2) does not follow or replace an existing name: another
+	// process that made the key first wins, and its key is read back.
+	if err := os.Link(tmp.Name(), path); err != nil && !errors.Is(err, os.ErrExist) {
+		return nil, err
+	}
+	return readKeyFile(path)
+}
+
+// readKeyFile reads a key file: a regular file, not a link, that only its
+// owner may read, holding the hex of hashKeyBytes random bytes.
+func readKeyFile(path string) ([]byte, error) {
+	f, err := nofollow.OpenFile(path, os.O_RDONLY, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file: remove it to have a new key made", path)
+	}
+	if runtime.GOOS != "windows" && st.Mode().Perm()&0o077 != 0 {
+		return nil, fmt.Errorf("%s may be read by others (mode %o): chmod 600 it", path, st.Mode().Perm())
+	}
+	b, err := io.ReadAll(io.LimitReader(f, 4*hashKeyBytes))
+	if err != nil {
+		return nil, err
+	}
+	key, err := hex.DecodeString(strings.TrimSpace(string(b)))
+	if err != nil || len(key) != hashKeyBytes {
+		return nil, fmt.Errorf("%s does not hold a key (%d hex-encoded random bytes): remove it to have a new one made", path, hashKeyBytes)
+	}
+	return key, nil
+}
+
+// keyFor returns the hub's hash key, resolving it from cfg the first time
+// it is needed; nil when it is not needed and not resolved yet. Once
+// resolved it stays for the life of the hub: principal ids and audit
+// hashes made with it must stay comparable (a changed hash_key needs a
+// restart).
+func (g *Gateway) keyFor(cfg *hub.Config, needed bool) (*keyedHash, error) {
+	if k := g.hashKey.Load(); k != nil || !needed {
+		return k, nil
+	}
+	dir := g.stateDir
+	if dir == "" && cfg.HashKey == "" {
+		var err error
+		if dir, err = tokenstore.DefaultDir(); err != nil {
+			return nil, &hub.ConfigError{Path: cfg.Path, Msg: fmt.Sprintf("hash_key: %v", err)}
+		}
+	}
+	k, err := resolveHashKey(cfg, dir)
+	if err != nil {
+		return nil, &hub.ConfigError{Path: cfg.Path, Msg: err.Error()}
+	}
+	if store := g.storeLink.store; store != nil && cfg.HashKey == "" {
+		k = g.sharedHashKey(store, k)
+	}
+	g.hashKey.CompareAndSwap(nil, k)
+	return g.hashKey.Load(), nil
+}
+
+// sharedHashKey is the key the replicas sharing store agree on when the
+// config sets none: the first replica's generated key, kept in the store.
+// While the store cannot be reached this replica keeps its own (its
+// unnamed tokens' sessions then restore only here).
+func (g *Gateway) sharedHashKey(store SessionStore, own *keyedHash) *keyedHash {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	key, err := store.SharedKey(ctx, HashKeyFile, own.key)
+	if err != nil {
+		g.log.Warn("hash_key is not set and the session store could not share a generated one: this replica uses its own", "err", err)
+		return own
+	}
+	g.log.Warn("hash_key is not set: the replicas share a generated key kept in the session store, where whoever reads the store finds it next to the ids it protects; set hash_key (openssl rand -hex 32) on every replica")
+	return &keyedHash{key: key}
+}

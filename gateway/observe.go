@@ -1,0 +1,249 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/mcp-hub/mcp-hub/hub"
+	"github.com/mcp-hub/mcp-hub/internal/clean"
+	"github.com/mcp-hub/mcp-hub/upstream"
+)
+
+// What the gateway reports about each client request, in one place: a
+// middleware on every session (observe, added by the hub's SessionCreated
+// hook, so outside the hub's panic guard) times the request, runs its span
+// when tracing is on, and when it ends counts it in the metrics and writes
+// its audit line. What the hub did meanwhile comes to the gateway's
+// hub.CallTrace (newCallTrace), which notes it in the request's callRecord:
+// which tool of which server answered and how, or how many tools a search
+// loaded.
+
+// callRecord is what handling one tools/call did.
+type callRecord struct {
+	kind    recordKind
+	tool    string // exposed name
+	server  string
+	label   string // the tool's label in the metrics (toolLabel)
+	outcome string
+	loaded  int // tools a search loaded
+}
+
+type recordKind int
+
+const (
+	recordRefused   recordKind = iota // answered by the hub: unknown, not loaded, bad arguments
+	recordForwarded                   // an upstream tool was called
+	recordSearch                      // search_tools ran
+)
+
+type callRecordKey struct{}
+
+func recordOf(ctx context.Context) *callRecord {
+	r, _ := ctx.Value(callRecordKey{}).(*callRecord)
+	return r
+}
+
+// sessionCreated is the hub's SessionCreated hook: every session is
+// observed.
+func (g *Gateway) sessionCreated(s *hub.Session) {
+	s.Server().AddReceivingMiddleware(g.observe(s))
+}
+
+// observe is the session's outermost middleware (see above).
+func (g *Gateway) observe(s *hub.Session) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			tr := g.tracing
+			if method != "tools/call" {
+				if tr == nil || strings.HasPrefix(method, "notifications/") {
+					return next(ctx, method, req)
+				}
+				ctx, span := tr.startRequest(ctx, s, method, req)
+				res, err := next(hub.WithCallTrace(ctx, &g.callTrace), method, req)
+				g.endSpan(span, "", err)
+				return res, err
+			}
+			start := time.Now()
+			rec := &callRecord{}
+			ctx = hub.WithCallTrace(context.WithValue(ctx, callRecordKey{}, rec), &g.callTrace)
+			var span trace.Span
+			if tr != nil {
+				ctx, span = tr.startRequest(ctx, s, method, req)
+			}
+			res, err := next(ctx, method, req)
+			g.report(s, req.(*mcp.CallToolRequest), rec, res, err, time.Since(start), span)
+			return res, err
+		}
+	}
+}
+
+// report counts a finished tools/call, writes its audit line and ends its
+// span. It allocates nothing unless tracing or the audit log is on.
+func (g *Gateway) report(s *hub.Session, req *mcp.CallToolRequest, rec *callRecord, res mcp.Result, err error, took time.Duration, span trace.Span) {
+	method, tool, server, outcome := "tools/call", shownName(req.Params.Name), "", OutcomeError
+	switch rec.kind {
+	case recordForwarded:
+		g.metrics.observeCall(rec.server, rec.label, rec.outcome, took)
+		tool, server, outcome = rec.tool, rec.server, rec.outcome
+	case recordSearch:
+		g.metrics.observeSearch(took)
+		method, outcome = hub.SearchToolsName, outcomeOf(res, err)
+	default:
+		g.metrics.observeCall(hub.MetaServer, otherTool, OutcomeError, took)
+	}
+	if span != nil {
+		if rec.kind == recordSearch {
+			span.SetName(hub.SearchToolsName)
+		}
+		span.SetAttributes(attrTool.String(tool))
+		if server != "" {
+			span.SetAttributes(attrServer.String(server))
+		}
+		g.endSpan(span, outcome, err)
+	}
+	if g.audit != nil {
+		e := &auditEntry{Method: method, Tool: tool, Server: server, Outcome: outcome, Loaded: rec.loaded, DurationMS: millis(took)}
+		describe(s, e)
+		g.audit.arguments(e, req.Params.Arguments)
+		g.audit.write(e)
+	}
+}
+
+// newCallTrace is the gateway's subscriber to what the hub does for a
+// request (hub.CallTrace): it notes a search and an upstream tool's answer
+// in the request's callRecord, and when tracing is on runs the child span
+// of each request to an upstream, whose trace context goes on in the
+// request's _meta (traceparent, tracestate), which every upstream gets;
+// HTTP upstreams also get it as headers (upstream.traceHeaders), from the
+// context returned.
+func (g *Gateway) newCallTrace() hub.CallTrace {
+	return hub.CallTrace{
+		MetaToolCall: func(ctx context.Context, name string) {
+			if rec := recordOf(ctx); rec != nil && name == hub.SearchToolsName {
+				rec.kind, rec.loaded = recordSearch, 0
+			}
+		},
+		SearchDone: func(ctx context.Context, loaded int) {
+			if rec := recordOf(ctx); rec != nil {
+				rec.kind, rec.loaded = recordSearch, loaded
+			}
+		},
+		UpstreamStart: func(ctx context.Context, r *hub.UpstreamRequest) context.Context {
+			if g.tracing == nil {
+				return ctx
+			}
+			attrs := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient)}
+			if r.Tool != nil {
+				attrs = append(attrs, trace.WithAttributes(attrServer.String(r.Server), attrTool.String(shownName(r.Tool.Original))))
+			} else {
+				attrs = append(attrs, trace.WithAttributes(attrServer.String(r.Server)))
+			}
+			ctx, _ = g.tracing.tracer.Start(ctx, r.Method, attrs...)
+			if *r.Meta == nil {
+				*r.Meta = mcp.Meta{}
+			}
+			propagation.TraceContext{}.Inject(ctx, metaCarrier(*r.Meta))
+			return ctx
+		},
+		UpstreamDone: func(ctx context.Context, r *hub.UpstreamRequest, res mcp.Result, err error) {
+			outcome := OutcomeOK
+			if r.Tool != nil {
+				outcome = outcomeOf(res, err)
+				if rec := recordOf(ctx); rec != nil {
+					*rec = callRecord{kind: recordForwarded, tool: r.Tool.Name, server: r.Tool.Server, label: toolLabel(r.Tool.Original, r.Tool.Position), outcome: outcome}
+				}
+			} else if err != nil {
+				outcome = outcomeOf(nil, err)
+			}
+			if g.tracing != nil {
+				g.endSpan(trace.SpanFromContext(ctx), outcome, err)
+			}
+		},
+	}
+}
+
+// maxShownName bounds a name from a client that the gateway repeats in a
+// span or the audit file, as the hub does in its errors: longer than any
+// exposed name, so a real name shows whole.
+const maxShownName = 2 * hub.MaxNameLength
+
+// shownName is name as the gateway repeats it: bounded and one line.
+func shownName(name string) string { return clean.Line(name, maxShownName) }
+
+// outcomeOf classifies a tool call's answer.
+func outcomeOf(res mcp.Result, err error) string {
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		return OutcomeTimeout
+	case err != nil:
+		return OutcomeError
+	case upstream.IsError(res):
+		return OutcomeToolError
+	}
+	return OutcomeOK
+}
+
+// endSpan sets a span's outcome and status (an error's text redacted) and ends it.
+func (g *Gateway) endSpan(span trace.Span, outcome string, err error) {
+	if outcome != "" {
+		span.SetAttributes(attrOutcome.String(outcome))
+	}
+	switch {
+	case err != nil:
+		span.SetStatus(codes.Error, g.redact.String(err.Error()))
+	case outcome == OutcomeError || outcome == OutcomeTimeout:
+		span.SetStatus(codes.Error, outcome)
+	}
+	span.End()
+}
+
+// describe fills in who and where for an audit entry of s.
+func describe(s *hub.Session, e *auditEntry) {
+	p := s.Principal()
+	e.Session, e.Principal, e.Kind = s.ID(), p.Key(), p.Kind
+	e.Toolset = s.ToolsetName()
+	if ss := s.ServerSession(); ss != nil {
+		e.MCPSession = ss.ID()
+	}
+}
+
+// sessionStarted and sessionEnded write the session's audit lines.
+func (g *Gateway) sessionStarted(s *hub.Session) {
+	if g.audit == nil {
+		return
+	}
+	e := &auditEntry{Method: auditSessionStart}
+	describe(s, e)
+	if ss := s.ServerSession(); ss != nil {
+		if ip := ss.InitializeParams(); ip != nil && ip.ClientInfo != nil {
+			e.Client = ip.ClientInfo.Name + "/" + ip.ClientInfo.Version
+		}
+	}
+	g.audit.write(e)
+}
+
+func (g *Gateway) sessionEnded(s *hub.Session) {
+	if g.audit == nil {
+		return
+	}
+	e := &auditEntry{Method: auditSessionEnd, DurationMS: millis(time.Since(s.Opened()))}
+	describe(s, e)
+	g.audit.write(e)
+}
+
+// toolsLoaded counts the tools a session loaded and, with a session
+// store, writes its loaded set there before the call that loaded them
+// answers.
+func (g *Gateway) toolsLoaded(s *hub.Session, added []string) {
+	g.metrics.toolsLoaded.Add(float64(len(added)))
+	g.storeLink.saveLoaded(s)
+}
+
+func millis(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

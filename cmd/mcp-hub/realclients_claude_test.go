@@ -87,7 +87,7 @@ func runClaudeCode(ctx context.Context, bin []string, home, modelURL string, hub
 
 // anthropicMessages serves POST /v1/messages (JSON or SSE, as the request
 // asks) and /v1/messages/count_tokens in the real wire format.
-func anthropicMessages(t *testing.T, script *calcTurn) http.Handler {
+func anthropicMessages(t *testing.T, script scriptedModel) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/messages/count_tokens", func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
@@ -276,10 +276,14 @@ func (r *anthropicRequest) view() modelView {
 			v.prompt += b.Text
 		case "tool_result":
 			var text strings.Builder
+			var refs []string
 			for _, c := range anthropicBlocks(b.Content) {
 				text.WriteString(c.Text)
+				if name := c.referenced(); name != "" {
+					refs = append(refs, name)
+				}
 			}
-			v.results = append(v.results, toolResult{tool: names[b.ToolUseID], text: text.String(), isError: b.IsError})
+			v.results = append(v.results, toolResult{tool: names[b.ToolUseID], text: text.String(), isError: b.IsError, refs: refs, id: b.ToolUseID})
 		}
 	}
 	return v

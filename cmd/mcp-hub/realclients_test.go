@@ -60,6 +60,10 @@ type modelView struct {
 type toolResult struct {
 	tool, text string
 	isError    bool
+	// refs are the tools the result brought into the model's context
+	// (Claude Code's ToolSearch answers with tool_reference blocks).
+	refs []string
+	id   string // of the tool call it answers, where the wire format says
 }
 
 // modelMove is the scripted model's answer: text, or one tool call.
@@ -75,7 +79,13 @@ type toolCall struct {
 
 // modelAPI serves one model wire format, answering each request with
 // script's move.
-type modelAPI func(t *testing.T, script *calcTurn) http.Handler
+type modelAPI func(t *testing.T, script scriptedModel) http.Handler
+
+// scriptedModel answers each model request the client sends (calcTurn is
+// the one every client plays).
+type scriptedModel interface {
+	move(v modelView) modelMove
+}
 
 // hubServer is how a client reaches the hub: a command to run (stdio) or a URL.
 type hubServer struct {

@@ -135,7 +135,7 @@ func (v *Vectors) signature(x []float32, out []uint64) {
 func (v *Vectors) Dim() int { return v.dim }
 
 // SearchHybrid ranks like Search, fused with the tools' similarity to the
-// query's unit vector qv (see the RRF note above). Without usable vectors
+// query's unit vector qv (see the blend above). Without usable vectors
 // (nil, another index's, another dimension) it is Search.
 func (ix *Index) SearchHybrid(query string, qv []float32, v *Vectors, server string, k int) []Result {
 	if v == nil || v.ix != ix || len(qv) != v.dim {

@@ -306,20 +306,38 @@ func (s *Session) search(ctx context.Context, c *Catalog, pool []*Tool, query, s
 		visible[t.Name] = t
 	}
 	// Fetch more than the limit so that tools the toolset hides do not
-	// crowd out ones it shows.
+	// crowd out ones it shows: a few times the limit first, everything
+	// when that was not enough (a hybrid ranking over the whole catalog
+	// costs an exact cosine per tool).
+	n := c.index.Len()
 	k := limit
-	if len(visible) < c.index.Len() {
-		k = c.index.Len()
+	if len(visible) < n {
+		k = min(n, max(8*limit, index.FusionDepth))
 	}
-	var hits []index.Result
-	if v := c.vectors.Load(); v != nil {
-		if qv := v.sem.queryVector(ctx, query); qv != nil {
-			hits = c.index.SearchHybrid(query, qv, v.vecs, server, k)
+	var qv []float32
+	v := c.vectors.Load()
+	if v != nil {
+		qv = v.sem.queryVector(ctx, query) // nil: lexical
+	}
+	for {
+		out := visibleHits(rank(c, v, qv, query, server, k), visible, limit)
+		if len(out) == limit || k >= n || len(visible) == n {
+			return out
 		}
+		k = n
 	}
-	if hits == nil {
-		hits = c.index.Search(query, server, k)
+}
+
+// rank is the hybrid ranking when there is a query vector, else BM25F.
+func rank(c *Catalog, v *toolVectors, qv []float32, query, server string, k int) []index.Result {
+	if v != nil && qv != nil {
+		return c.index.SearchHybrid(query, qv, v.vecs, server, k)
 	}
+	return c.index.Search(query, server, k)
+}
+
+// visibleHits keeps the first limit hits the session may see.
+func visibleHits(hits []index.Result, visible map[string]*Tool, limit int) []*Tool {
 	var out []*Tool
 	for _, r := range hits {
 		if t, ok := visible[r.Name]; ok {

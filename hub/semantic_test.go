@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -281,4 +282,33 @@ func firstHitLine(text string) string {
 	}
 	line, _, _ := strings.Cut(rest, "\n")
 	return line
+}
+
+// TestSearchToolsetDeepHit: a toolset's tool that ranks below many tools
+// the toolset hides is still found, lexically and hybrid (the search
+// widens past its first window).
+func TestSearchToolsetDeepHit(t *testing.T) {
+	t.Parallel()
+	srv := fixture.StartEmbeddings(t, nil)
+	for _, hybrid := range []bool{false, true} {
+		fx := newFixtures()
+		fx.define("bigserver", bigTools(60)...)
+		fx.define("misc", fixtureTool{"misc_tool", "A tool.", `{"type":"object"}`})
+		cfg := bigConfig(3)
+		cfg.Servers["misc"] = fixtureServer("misc", deferLoading(true))
+		cfg.ServerOrder = append(cfg.ServerOrder, "misc")
+		cfg.Toolsets = map[string]*Toolset{"m": {Servers: map[string]*ToolSelection{"misc": {All: true}}}}
+		if hybrid {
+			cfg.Discovery.Embeddings = &embed.Config{Provider: embed.ProviderOllama, Model: "m", BaseURL: srv.URL}
+		}
+		h := startSemanticHub(t, cfg, fx, t.TempDir(), fixture.NewLog(t))
+		if hybrid {
+			vectorsReady(t, h)
+		}
+		// misc__misc_tool matches only "tool": the 60 big tools rank above it.
+		text, _ := connectClient(t, h, "m").search(map[string]any{"query": "tool number big server"})
+		if got := foundNames(text); !slices.Equal(got, []string{"misc__misc_tool"}) {
+			t.Errorf("hybrid %t: found %v:\n%s", hybrid, got, text)
+		}
+	}
 }

@@ -36,9 +36,8 @@ func evalCommand() *cli.Command {
 			&cli.StringFlag{Name: "k", Value: "1,5,10", Usage: "comma-separated cut-offs for hit@k and recall@k"},
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON object"},
 			&cli.IntFlag{Name: "misses", Usage: "print the `N` worst misses with what ranked above the gold tool"},
-			&cli.StringFlag{Name: "embeddings", Usage: "also rank hybrid (BM25F fused with embeddings) through `PROVIDER:MODEL` (ollama:nomic-embed-text, openai:text-embedding-3-small) and print both; the API key, if any, is read from $" + embeddingsKeyEnv},
+			&cli.StringFlag{Name: "embeddings", Usage: "also rank hybrid (BM25F fused with embeddings) through `PROVIDER:MODEL` (ollama:nomic-embed-text, openai:text-embedding-3-small; the API key, if any, from $" + embeddingsKeyEnv + "), or 'config' for discovery.embeddings of the hub config (--config), and print both"},
 			&cli.StringFlag{Name: "embeddings-url", Usage: "base `URL` of the embeddings endpoint (default: the provider's)"},
-			&cli.StringFlag{Name: "config", Usage: "take --embeddings from discovery.embeddings of this hub config `FILE`"},
 			&cli.BoolFlag{Name: "tokens", Usage: "count the tool-definition tokens (o200k_base) of a hub over the corpus: every tool exposed vs the first tools/list with every server deferred"},
 		},
 		Action: runEval,
@@ -311,10 +310,15 @@ func (p *progress) done() {
 // command line would end up in the shell's history and in ps.
 const embeddingsKeyEnv = "MCP_HUB_EMBEDDINGS_API_KEY"
 
-// evalEmbeddings is the endpoint eval --embeddings or --config names; nil
-// for a lexical-only run.
+// evalEmbeddings is the endpoint eval --embeddings names; nil for a
+// lexical-only run.
 func evalEmbeddings(c *cli.Context) (*embed.Config, error) {
-	if path := c.String("config"); path != "" {
+	spec := c.String("embeddings")
+	if spec == "" {
+		return nil, nil
+	}
+	if spec == "config" {
+		path := configPath(c)
 		cfg, err := hub.LoadConfig(path)
 		if err != nil {
 			return nil, err
@@ -323,10 +327,6 @@ func evalEmbeddings(c *cli.Context) (*embed.Config, error) {
 			return nil, fmt.Errorf("%s sets no discovery.embeddings", path)
 		}
 		return cfg.Discovery.Embeddings, nil
-	}
-	spec := c.String("embeddings")
-	if spec == "" {
-		return nil, nil
 	}
 	provider, model, ok := strings.Cut(spec, ":")
 	if !ok || model == "" {

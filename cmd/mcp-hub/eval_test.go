@@ -246,20 +246,23 @@ func TestEvalEmbeddings(t *testing.T) {
 		t.Error("--embeddings without a model was accepted")
 	}
 
-	// --config takes the endpoint of a hub config.
-	cfg := filepath.Join(t.TempDir(), "hub.yaml")
+	// --embeddings config takes the endpoint of the hub config.
+	corpus, _ := filepath.Abs(fixtureCorpus)
+	queries, _ := filepath.Abs(fixtureQueries)
+	t.Chdir(t.TempDir())
+	cfg := "hub.yaml"
 	doc := "servers:\n  time: {builtin: time}\ndiscovery:\n  enabled: true\n  embeddings:\n    provider: openai\n    model: from-config\n    base_url: " + srv.URL + "/v1\n"
 	if err := os.WriteFile(cfg, []byte(doc), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	out, errOut, err := runEvalApp(t, "--corpus", fixtureCorpus, "--queries", fixtureQueries, "--config", cfg)
+	out, errOut, err := runEvalApp(t, "--corpus", corpus, "--queries", queries, "--embeddings", "config")
 	if err != nil || !strings.Contains(out, "hybrid: openai:from-config") {
-		t.Errorf("--config: err %v (%s), output:\n%s", err, errOut, out)
+		t.Errorf("--embeddings config: err %v (%s), output:\n%s", err, errOut, out)
 	}
 	if err := os.WriteFile(cfg, []byte("servers:\n  time: {builtin: time}\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := runEvalApp(t, "--corpus", fixtureCorpus, "--queries", fixtureQueries, "--config", cfg); err == nil {
-		t.Error("--config without discovery.embeddings was accepted")
+	if _, _, err := runEvalApp(t, "--corpus", corpus, "--queries", queries, "--embeddings", "config"); err == nil {
+		t.Error("--embeddings config without discovery.embeddings was accepted")
 	}
 }

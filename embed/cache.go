@@ -303,43 +303,50 @@ func (c *Cache) load() error {
 }
 
 // EmbedCached returns one vector per text like Client.Embed, taking what
-// cache holds and asking the endpoint only for the rest (then caching
-// those). missed is how many texts the endpoint was asked for. The cache
-// is not saved: call Save once the batch is done.
+// cache holds and asking the endpoint only for the rest, a batch at a
+// time; each batch is cached as it arrives, so that a run cut short (a
+// newer catalog, a timeout) leaves its progress for the next. missed is
+// how many texts the endpoint was asked for. The cache is not saved: call
+// Save once the run is done.
 func (c *Client) EmbedCached(ctx context.Context, cache *Cache, texts []string) (vecs [][]float32, missed int, err error) {
 	vecs = make([][]float32, len(texts))
-	var todo []string
-	var at []int
+	var todo []int
 	for i, t := range texts {
 		if v, ok := cache.Get(t); ok {
 			vecs[i] = v
-			continue
+		} else {
+			todo = append(todo, i)
 		}
-		todo = append(todo, t)
-		at = append(at, i)
 	}
-	if len(todo) == 0 {
-		return vecs, 0, nil
+	for start := 0; start < len(todo); start += BatchSize {
+		at := todo[start:min(start+BatchSize, len(todo))]
+		batch := make([]string, len(at))
+		for j, i := range at {
+			batch[j] = texts[i]
+		}
+		bctx, cancel := context.WithTimeout(ctx, BatchTimeout)
+		got, err := c.Embed(bctx, batch)
+		cancel()
+		missed += len(batch)
+		if err != nil {
+			return nil, missed, err
+		}
+		for j, i := range at {
+			vecs[i] = got[j]
+			cache.Put(batch[j], got[j])
+		}
 	}
-	got, err := c.Embed(ctx, todo)
-	if err != nil {
-		return nil, len(todo), err
-	}
-	for j, v := range got {
-		vecs[at[j]] = v
-		cache.Put(todo[j], v)
-	}
-	// A cache of an older model version may hold another dimension.
+	// A cache filled by an older version of the model may hold another
+	// dimension than the endpoint answers now: embed everything again.
 	for _, v := range vecs {
-		if len(v) != len(got[0]) {
+		if len(v) != len(vecs[0]) {
 			return c.refresh(ctx, cache, texts)
 		}
 	}
-	return vecs, len(todo), nil
+	return vecs, missed, nil
 }
 
-// refresh embeds every text again (the cached vectors had another
-// dimension than the endpoint's answers).
+// refresh embeds every text again.
 func (c *Client) refresh(ctx context.Context, cache *Cache, texts []string) ([][]float32, int, error) {
 	got, err := c.Embed(ctx, texts)
 	if err != nil {

@@ -2,6 +2,7 @@ package embed_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -9,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -377,5 +379,50 @@ func TestCosine(t *testing.T) {
 		if got := embed.Cosine(tt.a, tt.b); got < tt.want-1e-6 || got > tt.want+1e-6 {
 			t.Errorf("Cosine(%v, %v) = %v, want %v", tt.a, tt.b, got, tt.want)
 		}
+	}
+}
+
+// TestEmbedCachedKeepsProgress: a run that fails part way leaves the
+// batches it got in the cache; the next run asks only for the rest.
+func TestEmbedCachedKeepsProgress(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	requests, failAt := 0, 2
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct{ Input []string }
+		json.NewDecoder(r.Body).Decode(&req)
+		mu.Lock()
+		requests++
+		fail := requests == failAt
+		mu.Unlock()
+		if fail {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		vecs := make([][]float32, len(req.Input))
+		for i := range vecs {
+			vecs[i] = []float32{1, float32(len(req.Input[i]))}
+		}
+		json.NewEncoder(w).Encode(map[string]any{"embeddings": vecs})
+	}))
+	t.Cleanup(srv.Close)
+	c, err := embed.New(embed.Config{Provider: "ollama", Model: "m", BaseURL: srv.URL}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cache := embed.NewMemoryCache("m")
+	texts := make([]string, embed.BatchSize+5)
+	for i := range texts {
+		texts[i] = strings.Repeat("x", i+1)
+	}
+	if _, missed, err := c.EmbedCached(t.Context(), cache, texts); err == nil || missed != len(texts) {
+		t.Fatalf("first run: missed %d, err %v; want the second batch to fail", missed, err)
+	}
+	if cache.Len() != embed.BatchSize {
+		t.Fatalf("cache holds %d vectors after the failed run, want the first batch (%d)", cache.Len(), embed.BatchSize)
+	}
+	vecs, missed, err := c.EmbedCached(t.Context(), cache, texts)
+	if err != nil || missed != 5 || len(vecs) != len(texts) {
+		t.Fatalf("second run: missed %d, err %v", missed, err)
 	}
 }

@@ -68,7 +68,7 @@ type Catalog struct {
 	// embedTexts are the indexed tools' index.EmbedText, in index order,
 	// with discovery.embeddings; their vectors arrive later (semantic.go).
 	embedTexts []string
-	vectors    atomic.Pointer[index.Vectors]
+	vectors    atomic.Pointer[toolVectors]
 	// Problems are collisions and unusable tools, already logged.
 	Problems []string
 	// Collisions are the Problems that are name collisions after

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcp-hub/mcp-hub/embed"
+	"github.com/mcp-hub/mcp-hub/index"
 	"github.com/mcp-hub/mcp-hub/internal/safe"
 	"github.com/mcp-hub/mcp-hub/internal/tokenstore"
 )
@@ -37,7 +38,18 @@ type semantic struct {
 
 	// degraded is set after a failure was logged, cleared by a success.
 	degraded atomic.Bool
+	// retryFirst is the first wait before a failed catalog embedding is
+	// tried again (the constant retryFirst; tests shorten it).
+	retryFirst atomic.Int64
 }
+
+// A catalog whose tools could not be embedded is tried again after
+// retryFirst, doubling up to retryMax, until it is replaced: the vectors
+// of the batches that did arrive are kept meanwhile.
+const (
+	retryFirst = 15 * time.Second
+	retryMax   = 5 * time.Minute
+)
 
 // newSemantic connects discovery.embeddings (already validated); nil when
 // the config has none or it cannot be used (logged).
@@ -52,6 +64,7 @@ func newSemantic(cfg *Config, stateDir string, log *slog.Logger) *semantic {
 		return nil
 	}
 	s := &semantic{cfg: *ec, client: client, log: log}
+	s.retryFirst.Store(int64(retryFirst))
 	if stateDir == "" {
 		if stateDir, err = tokenstore.DefaultDir(); err != nil {
 			log.Warn("discovery.embeddings: no state folder for the vector cache: tools are embedded again on each start", "err", err)
@@ -106,18 +119,32 @@ func (s *semantic) attach(c *Catalog) {
 		defer cancel()
 		defer safe.Recover(s.log, "embedding the catalog's tools", nil)
 		start := time.Now()
-		vecs, missed, err := s.client.EmbedCached(ctx, s.cache, c.embedTexts)
-		if err != nil {
-			if ctx.Err() == nil {
-				s.log.Warn("discovery.embeddings: could not embed the tools: search stays lexical until the next catalog change", "err", err)
+		var vecs [][]float32
+		var asked int // texts sent to the endpoint, retries included
+		for attempt := 0; ; attempt = min(attempt+1, 16) {
+			var err error
+			var n int
+			vecs, n, err = s.client.EmbedCached(ctx, s.cache, c.embedTexts)
+			asked += n
+			if err == nil {
+				break
 			}
-			return
+			if ctx.Err() != nil {
+				return // a newer catalog, or the hub closing
+			}
+			wait := min(time.Duration(s.retryFirst.Load())<<attempt, retryMax)
+			s.log.Warn("discovery.embeddings: could not embed the tools; search stays lexical, retrying", "err", err, "in", wait)
+			select {
+			case <-time.After(wait):
+			case <-ctx.Done():
+				return
+			}
 		}
 		if err := s.cache.Save(); err != nil {
 			s.log.Warn("discovery.embeddings: vector cache not saved", "err", err)
 		}
 		s.setVectors(c, vecs)
-		s.log.Info("discovery.embeddings: tools embedded", "tools", len(vecs), "embedded", missed, "cached", len(vecs)-missed, "took", time.Since(start).Round(time.Millisecond))
+		s.log.Info("discovery.embeddings: tools embedded", "tools", len(vecs), "texts_sent", asked, "took", time.Since(start).Round(time.Millisecond))
 	}()
 }
 
@@ -134,13 +161,22 @@ func (s *semantic) cached(texts []string) ([][]float32, bool) {
 	return vecs, true
 }
 
+// toolVectors are a catalog's tool vectors and the endpoint they came
+// from, which must embed the queries compared with them: after a reload
+// that changed the model, the previous catalog's searches still ask the
+// previous endpoint.
+type toolVectors struct {
+	vecs *index.Vectors
+	sem  *semantic
+}
+
 func (s *semantic) setVectors(c *Catalog, vecs [][]float32) {
 	v, err := c.index.NewVectors(vecs)
 	if err != nil {
 		s.log.Warn("discovery.embeddings: search stays lexical", "err", err)
 		return
 	}
-	c.vectors.Store(v)
+	c.vectors.Store(&toolVectors{vecs: v, sem: s})
 }
 
 // queryVector embeds a search's query within the endpoint's timeout; nil
@@ -177,13 +213,34 @@ func (s *semantic) close() {
 	}
 }
 
-// wait blocks until the running catalog embedding, if any, has ended (for
-// tests and eval).
-func (s *semantic) wait() {
-	s.mu.Lock()
-	done := s.done
-	s.mu.Unlock()
-	if done != nil {
-		<-done
+// AwaitEmbeddings waits until the current catalog's tools have their
+// vectors, for one-shot searches (`mcp-hub search`) that would otherwise
+// rank lexically while a first run embeds the catalog. It returns at once
+// without discovery.embeddings, and false when ctx ends first (an endpoint
+// that is down keeps the run retrying).
+func (h *Hub) AwaitEmbeddings(ctx context.Context) bool {
+	s := h.semantic.Load()
+	if s == nil {
+		return true
+	}
+	for {
+		c := h.Catalog()
+		if c.vectors.Load() != nil || c.index == nil || len(c.embedTexts) == 0 {
+			return true
+		}
+		s.mu.Lock()
+		done := s.done
+		s.mu.Unlock()
+		if done == nil {
+			return false // nothing running: the vectors could not be made
+		}
+		select {
+		case <-done:
+			if c.vectors.Load() == nil && h.Catalog() == c {
+				return false
+			}
+		case <-ctx.Done():
+			return false
+		}
 	}
 }

@@ -3,6 +3,8 @@ package hub
 import (
 	"context"
 	"log/slog"
+	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -172,6 +174,76 @@ func TestHybridSearchFallback(t *testing.T) {
 	}
 }
 
+// TestHybridSearchRetry: tools that could not be embedded (the endpoint
+// failed) are tried again, and their vectors attach once it answers.
+func TestHybridSearchRetry(t *testing.T) {
+	t.Parallel()
+	srv := fixture.StartEmbeddings(t, nil)
+	srv.Hold() // the first attempt waits here until the retry is short
+	fx := newFixtures()
+	fx.define("notes", notesTools...)
+	log := &fixture.Log{}
+	h := startSemanticHub(t, semanticConfig(srv, embed.ProviderOpenAI, time.Second), fx, t.TempDir(), log)
+	h.semantic.Load().retryFirst.Store(int64(20 * time.Millisecond))
+	ctx, cancel := context.WithTimeout(testCtx(t), 50*time.Millisecond)
+	if h.AwaitEmbeddings(ctx) {
+		t.Error("AwaitEmbeddings reported vectors while the endpoint hangs")
+	}
+	cancel()
+	srv.SetFail(http.StatusServiceUnavailable)
+	srv.Release()
+	log.WaitFor(t, "a failed embedding run retried", 20*time.Second, func(s string) bool { return strings.Contains(s, "retrying") })
+	if h.Catalog().vectors.Load() != nil {
+		t.Fatal("vectors attached while the endpoint failed")
+	}
+	srv.SetFail(0)
+	if !h.AwaitEmbeddings(testCtx(t)) || h.Catalog().vectors.Load() == nil {
+		t.Fatal("AwaitEmbeddings returned without the vectors once the endpoint answered")
+	}
+}
+
+// TestHybridSearchReload: a reload that changes the model embeds the tools
+// again under it; one that drops discovery.embeddings makes search lexical.
+func TestHybridSearchReload(t *testing.T) {
+	t.Parallel()
+	srv := fixture.StartEmbeddings(t, nil)
+	fx := newFixtures()
+	fx.define("notes", notesTools...)
+	cfg := semanticConfig(srv, embed.ProviderOllama, time.Second)
+	h := startSemanticHub(t, cfg, fx, t.TempDir(), fixture.NewLog(t))
+	vectorsReady(t, h)
+	_, before := srv.Requests()
+
+	next := semanticConfig(srv, embed.ProviderOllama, time.Second)
+	next.Discovery.Embeddings.Model = "test-embed-v2"
+	if err := h.Apply(testCtx(t), next); err != nil {
+		t.Fatal(err)
+	}
+	fixture.Eventually(t, 20*time.Second, "vectors of the new model", func() bool {
+		v := h.Catalog().vectors.Load()
+		return v != nil && v.sem.client.Model() == "test-embed-v2"
+	})
+	if _, after := srv.Requests(); after-before != 5 {
+		t.Errorf("the new model embedded %d texts, want the 5 deferred tools", after-before)
+	}
+
+	lexical := semanticConfig(srv, embed.ProviderOllama, time.Second)
+	lexical.Discovery.Embeddings = nil
+	if err := h.Apply(testCtx(t), lexical); err != nil {
+		t.Fatal(err)
+	}
+	if h.semantic.Load() != nil || h.Catalog().vectors.Load() != nil {
+		t.Error("embeddings still in use after the reload dropped them")
+	}
+	_, before = srv.Requests()
+	if text, _ := connectClient(t, h, "").search(map[string]any{"query": "weather forecast"}); !strings.Contains(firstHitLine(text), "weather__get_forecast") {
+		t.Errorf("lexical search after the reload:\n%s", text)
+	}
+	if _, after := srv.Requests(); after != before {
+		t.Error("a search asked the endpoint after the reload dropped it")
+	}
+}
+
 // TestEmbeddingsConfig: discovery.embeddings is read from hub.yaml and
 // checked at load.
 func TestEmbeddingsConfig(t *testing.T) {
@@ -202,12 +274,41 @@ func TestEmbeddingsConfig(t *testing.T) {
 	}
 }
 
-// firstHitLine is the line of the first tool of a search result.
+// firstHitLine is the first line of the first tool of a search result.
 func firstHitLine(text string) string {
-	for line := range strings.SplitSeq(text, "\n") {
-		if strings.HasPrefix(line, "  [") {
-			return line
+	_, rest, ok := strings.Cut(text, "tool(s):\n\n")
+	if !ok {
+		return ""
+	}
+	line, _, _ := strings.Cut(rest, "\n")
+	return line
+}
+
+// TestSearchToolsetDeepHit: a toolset's tool that ranks below many tools
+// the toolset hides is still found, lexically and hybrid (the search
+// widens past its first window).
+func TestSearchToolsetDeepHit(t *testing.T) {
+	t.Parallel()
+	srv := fixture.StartEmbeddings(t, nil)
+	for _, hybrid := range []bool{false, true} {
+		fx := newFixtures()
+		fx.define("bigserver", bigTools(60)...)
+		fx.define("misc", fixtureTool{"misc_tool", "A tool.", `{"type":"object"}`})
+		cfg := bigConfig(3)
+		cfg.Servers["misc"] = fixtureServer("misc", deferLoading(true))
+		cfg.ServerOrder = append(cfg.ServerOrder, "misc")
+		cfg.Toolsets = map[string]*Toolset{"m": {Servers: map[string]*ToolSelection{"misc": {All: true}}}}
+		if hybrid {
+			cfg.Discovery.Embeddings = &embed.Config{Provider: embed.ProviderOllama, Model: "m", BaseURL: srv.URL}
+		}
+		h := startSemanticHub(t, cfg, fx, t.TempDir(), fixture.NewLog(t))
+		if hybrid {
+			vectorsReady(t, h)
+		}
+		// misc__misc_tool matches only "tool": the 60 big tools rank above it.
+		text, _ := connectClient(t, h, "m").search(map[string]any{"query": "tool number big server"})
+		if got := foundNames(text); !slices.Equal(got, []string{"misc__misc_tool"}) {
+			t.Errorf("hybrid %t: found %v:\n%s", hybrid, got, text)
 		}
 	}
-	return ""
 }

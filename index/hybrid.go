@@ -3,26 +3,27 @@ package index
 import (
 	"container/heap"
 	"fmt"
+	"math"
+	"math/bits"
 	"sort"
 	"strings"
 )
 
-// Hybrid ranking: the lexical (BM25F) ranking fused with a ranking by the
-// cosine similarity of embedding vectors, by weighted reciprocal-rank
-// fusion (RRF): a tool's score is
+// Hybrid ranking: the lexical (BM25F) ranking blended with the cosine
+// similarity of embedding vectors. The candidates are the best FusionDepth
+// of each ranking; a candidate's score is
 //
-//	LexicalWeight/(RRFK + lexical rank) + VectorWeight/(RRFK + vector rank)
+//	LexicalWeight × BM25F/best BM25F + VectorWeight × (cos - min)/(max - min)
 //
-// over the best FusionDepth of each ranking. RRF needs no calibration of
-// BM25 scores against cosines, whose scales differ by model and by query,
-// so it holds across embedding models (TUNING.md).
+// with its BM25F 0 when only the vectors found it, and min and max the
+// cosines among the candidates. A linear blend keeps BM25F's own margins:
+// a confident lexical first stays first unless the vectors disagree
+// strongly. Reciprocal-rank fusion, measured first, flattened them (with
+// its usual k of 60, lexical ranks 1 and 10 differ by 13%), so that any
+// tool both rankings listed beat the lexical best (TUNING.md).
 const (
-	// FusionDepth is how many tools of each ranking take part.
-	FusionDepth = 50
-	// RRFK dampens rank differences: with 60 (the usual constant) the
-	// first and the tenth of a ranking differ by 13%, so a tool high in
-	// both rankings beats one first in only one.
-	RRFK = 60
+	// FusionDepth is how many tools of each ranking are candidates.
+	FusionDepth = 30
 )
 
 // maxEmbedTextBytes bounds a tool's embedding text: models truncate at a
@@ -61,11 +62,30 @@ func EmbedText(t Tool) string {
 }
 
 // Vectors are the tools' embeddings, in the index's order, from one model.
+//
+// Ranking a catalog by exact cosine costs tools × dimensions
+// multiply-adds: several milliseconds at 10,000 tools of 768 dimensions.
+// So each vector is also kept as one bit per dimension, the sign of its
+// difference from the catalog's mean vector; a query first ranks every tool
+// by the Hamming distance of those bits (a few words of XOR and popcount per
+// tool), and only the best oversample × depth are ranked by exact cosine.
 type Vectors struct {
-	ix   *Index
-	dim  int
-	docs [][]float32
+	ix    *Index
+	dim   int
+	docs  [][]float32
+	mean  []float32
+	words int      // uint64 words per signature
+	sigs  []uint64 // tool d's signature is sigs[d*words : (d+1)*words]
 }
+
+// oversample is how many Hamming candidates per wanted result get an exact
+// cosine: sign bits of centred vectors keep the true nearest among the
+// first few times as many (TUNING.md).
+const oversample = 4
+
+// exactBelow: catalogs with fewer tools than this are ranked by exact
+// cosine alone, which is as fast as the signatures there.
+const exactBelow = 1000
 
 // NewVectors pairs the index with one unit vector per tool, in the order
 // of the tools the index was built from (the vector of EmbedText(tool)).
@@ -82,14 +102,40 @@ func (ix *Index) NewVectors(vecs [][]float32) (*Vectors, error) {
 			return nil, fmt.Errorf("index: vector %d has %d dimensions, want %d", i, len(x), v.dim)
 		}
 	}
+	if len(vecs) == 0 {
+		return v, nil
+	}
+	v.mean = make([]float32, v.dim)
+	for _, x := range vecs {
+		for j, f := range x {
+			v.mean[j] += f
+		}
+	}
+	for j := range v.mean {
+		v.mean[j] /= float32(len(vecs))
+	}
+	v.words = (v.dim + 63) / 64
+	v.sigs = make([]uint64, len(vecs)*v.words)
+	for d, x := range vecs {
+		v.signature(x, v.sigs[d*v.words:(d+1)*v.words])
+	}
 	return v, nil
+}
+
+// signature sets one bit per dimension where x is above the mean.
+func (v *Vectors) signature(x []float32, out []uint64) {
+	for j, f := range x {
+		if f > v.mean[j] {
+			out[j/64] |= 1 << (j % 64)
+		}
+	}
 }
 
 // Dim is the vectors' dimension.
 func (v *Vectors) Dim() int { return v.dim }
 
 // SearchHybrid ranks like Search, fused with the tools' similarity to the
-// query's unit vector qv (see the RRF note above). Without usable vectors
+// query's unit vector qv (see the blend above). Without usable vectors
 // (nil, another index's, another dimension) it is Search.
 func (ix *Index) SearchHybrid(query string, qv []float32, v *Vectors, server string, k int) []Result {
 	if v == nil || v.ix != ix || len(qv) != v.dim {
@@ -100,15 +146,34 @@ func (ix *Index) SearchHybrid(query string, qv []float32, v *Vectors, server str
 		return nil
 	}
 	depth := max(k, FusionDepth)
-	lex, _ := ix.lexical(query, sid, depth)
+	lex, lexScores := ix.lexical(query, sid, depth)
 	vec := v.nearest(qv, sid, depth)
 	opts := ix.opts
 	fused := make(map[int32]float64, len(lex)+len(vec))
-	for i, d := range lex {
-		fused[d] += opts.LexicalWeight / float64(RRFK+i+1)
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, list := range [][]int32{lex, vec} {
+		for _, d := range list {
+			if _, ok := fused[d]; !ok {
+				c := float64(dot(qv, v.docs[d]))
+				fused[d] = c
+				lo, hi = min(lo, c), max(hi, c)
+			}
+		}
 	}
-	for i, d := range vec {
-		fused[d] += opts.VectorWeight / float64(RRFK+i+1)
+	for d, c := range fused {
+		n := 0.0
+		if hi > lo {
+			n = (c - lo) / (hi - lo)
+		}
+		fused[d] = opts.VectorWeight * n
+	}
+	for i, d := range lex {
+		fused[d] += opts.LexicalWeight * lexScores[i] / lexScores[0]
+	}
+	for d, f := range fused {
+		if f <= 0 {
+			delete(fused, d) // the least similar candidate, and no word in common
+		}
 	}
 	docs := make([]int32, 0, len(fused))
 	for d := range fused {
@@ -132,16 +197,14 @@ func (ix *Index) SearchHybrid(query string, qv []float32, v *Vectors, server str
 // nearest is the k tools of server sid (-1: all) most similar to qv, best
 // first.
 func (v *Vectors) nearest(qv []float32, sid int32, k int) []int32 {
+	cands := v.candidates(qv, sid, k*oversample)
 	h := &simHeap{}
-	for d, x := range v.docs {
-		if sid >= 0 && v.ix.tools[d].sid != sid {
-			continue
-		}
-		s := dot(qv, x)
+	for _, d := range cands {
+		s := dot(qv, v.docs[d])
 		if len(h.docs) < k {
-			heap.Push(h, simHit{int32(d), s})
+			heap.Push(h, simHit{d, s})
 		} else if s > h.docs[0].sim {
-			h.docs[0] = simHit{int32(d), s}
+			h.docs[0] = simHit{d, s}
 			heap.Fix(h, 0)
 		}
 	}
@@ -154,6 +217,60 @@ func (v *Vectors) nearest(qv []float32, sid int32, k int) []int32 {
 	out := make([]int32, len(h.docs))
 	for i, x := range h.docs {
 		out[i] = x.doc
+	}
+	return out
+}
+
+// candidates are the tools of server sid whose signatures are closest to
+// the query's: at least n of them (ties at the cut included), or every
+// tool of a small catalog.
+func (v *Vectors) candidates(qv []float32, sid int32, n int) []int32 {
+	tools := v.ix.tools
+	if len(tools) < exactBelow || len(tools) <= n || v.dim >= math.MaxUint16 {
+		out := make([]int32, 0, len(tools))
+		for d := range tools {
+			if sid < 0 || tools[d].sid == sid {
+				out = append(out, int32(d))
+			}
+		}
+		return out
+	}
+	q := make([]uint64, v.words)
+	v.signature(qv, q)
+	// Distances are at most dim: a histogram finds the cut in one pass.
+	dist := make([]uint16, len(tools))
+	hist := make([]int32, v.dim+1)
+	for d := range tools {
+		if sid >= 0 && tools[d].sid != sid {
+			dist[d] = math.MaxUint16
+			continue
+		}
+		sig := v.sigs[d*v.words : (d+1)*v.words]
+		h := 0
+		for w, x := range sig {
+			h += bits.OnesCount64(x ^ q[w])
+		}
+		dist[d] = uint16(h)
+		hist[h]++
+	}
+	cut, seen := 0, int32(0)
+	for ; cut < len(hist); cut++ {
+		seen += hist[cut]
+		if seen >= int32(n) {
+			break
+		}
+	}
+	// Everything closer than the cut, then ties at the cut up to n.
+	out := make([]int32, 0, n)
+	ties := n - int(seen-hist[min(cut, len(hist)-1)])
+	for d, h := range dist {
+		switch {
+		case int(h) < cut:
+			out = append(out, int32(d))
+		case int(h) == cut && ties > 0:
+			out = append(out, int32(d))
+			ties--
+		}
 	}
 	return out
 }

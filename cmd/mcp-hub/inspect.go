@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -141,6 +142,10 @@ func serversCommand() *cli.Command {
 	}
 }
 
+// embeddingsWait bounds how long `mcp-hub search` waits for a first
+// embedding of the catalog's tools.
+const embeddingsWait = 2 * time.Minute
+
 func searchCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "search",
@@ -165,6 +170,14 @@ func searchCommand() *cli.Command {
 			if !h.Config().Discovery.Enabled {
 				return cli.Exit("discovery is off: set 'discovery: {enabled: true}' in "+configPath(c)+" to defer tools behind search_tools", exitConfig)
 			}
+			// With discovery.embeddings, rank as a running hub would:
+			// once the tools have their vectors (from the cache at once,
+			// else embedded now, once).
+			ctx, cancel := context.WithTimeout(c.Context, embeddingsWait)
+			if !h.AwaitEmbeddings(ctx) {
+				fmt.Fprintln(c.App.ErrWriter, "mcp-hub: the tools' embeddings are not ready (see the log): this search is lexical")
+			}
+			cancel()
 			res, err := h.Search(c.Context, c.String("toolset"), query, c.String("server"))
 			if err != nil {
 				return err

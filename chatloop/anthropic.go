@@ -106,8 +106,9 @@ type antTool struct {
 }
 
 type antToolChoice struct {
-	Type                   string `json:"type"` // "auto"
-	DisableParallelToolUse bool   `json:"disable_parallel_tool_use"`
+	Type                   string `json:"type"` // "auto", "none", "tool"
+	Name                   string `json:"name,omitempty"`
+	DisableParallelToolUse bool   `json:"disable_parallel_tool_use,omitempty"`
 }
 
 func (p *anthropicProvider) params(req *Request) (*antRequest, error) {
@@ -174,7 +175,12 @@ func (p *anthropicProvider) params(req *Request) (*antRequest, error) {
 		}
 		params.Tools = append(params.Tools, antTool{Name: t.Name, Description: t.Description, InputSchema: inputSchema(schema)})
 	}
-	if len(req.Tools) > 0 && !req.ParallelToolCalls {
+	switch {
+	case req.ForceTool != "":
+		params.ToolChoice = &antToolChoice{Type: "tool", Name: req.ForceTool}
+	case len(req.Tools) > 0 && req.NoToolCalls:
+		params.ToolChoice = &antToolChoice{Type: "none"}
+	case len(req.Tools) > 0 && !req.ParallelToolCalls:
 		params.ToolChoice = &antToolChoice{Type: "auto", DisableParallelToolUse: true}
 	}
 	params.Temperature = req.Temperature

@@ -1,6 +1,7 @@
 package chatloop
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -35,6 +36,11 @@ type Config struct {
 	Providers map[string]ProviderConfig
 	Models    map[string]ModelConfig
 	Chat      ChatConfig
+	// Templates are the system prompt templates, by name.
+	Templates map[string]*Template
+	// Preselector is chat.preselect's ranking; the caller builds it
+	// (NewPreselector) from discovery.embeddings. nil = no preselection.
+	Preselector *Preselector
 }
 
 // ProviderConfig is one entry of providers.
@@ -52,6 +58,9 @@ type ModelConfig struct {
 	System      string   `yaml:"system"`
 	Temperature *float64 `yaml:"temperature"`
 	MaxTokens   int      `yaml:"max_tokens"`
+	// Template names an entry of templates that renders the system prompt
+	// on every model call; an explicit system wins over it.
+	Template string `yaml:"template"`
 }
 
 // ChatConfig is the chat section.
@@ -59,6 +68,18 @@ type ChatConfig struct {
 	DefaultModel      string `yaml:"default_model"`
 	MaxRounds         int    `yaml:"max_rounds"`
 	ParallelToolCalls *bool  `yaml:"parallel_tool_calls"`
+	// ToolResultFormat is how tool results are shown to the model:
+	// result, name_result or name_args_result.
+	ToolResultFormat string `yaml:"tool_result_format"`
+	// History bounds the conversation sent with each model call.
+	History HistoryConfig `yaml:"history"`
+	// Approve is when tools that change things wait for approval: off,
+	// on_miss or always; "" = the mode's default (ChatOptions).
+	Approve string `yaml:"approve"`
+	// ApproveTools names more tools that need approval (globs allowed).
+	ApproveTools []string `yaml:"approve_tools"`
+	// Preselect picks each turn's tools by embeddings (preselect.go).
+	Preselect PreselectConfig `yaml:"preselect"`
 }
 
 // DecodeConfig decodes the providers, models and chat sections of hub.yaml,
@@ -68,8 +89,22 @@ type ChatConfig struct {
 // re-marshalled text has its own line numbers, and an error must point at
 // the line of the user's file.
 func DecodeConfig(providers, models, chat *yaml.Node) (*Config, error) {
+	return Decode(Sections{Providers: providers, Models: models, Chat: chat})
+}
+
+// Sections are the parts of hub.yaml the chat reads.
+type Sections struct {
+	Providers, Models, Chat, Templates *yaml.Node
+	// Dir is the config file's folder; template files are relative to it.
+	Dir string
+}
+
+// Decode is DecodeConfig with every chat section.
+func Decode(s Sections) (*Config, error) {
+	providers, models, chat := s.Providers, s.Models, s.Chat
 	cfg := &Config{Providers: map[string]ProviderConfig{}, Models: map[string]ModelConfig{}}
 	var errs []error
+	cfg.Templates = decodeTemplates(s.Templates, s.Dir, &errs)
 
 	// declared keeps every provider name, valid or not, so a model that
 	// names a broken provider is not also told the provider does not exist.
@@ -106,7 +141,7 @@ func DecodeConfig(providers, models, chat *yaml.Node) (*Config, error) {
 	modelLines := map[string]int{}
 	eachEntry("models", models, &errs, func(name string, n *yaml.Node) {
 		var m ModelConfig
-		if !decodeStrict("models."+name, n, []string{"provider", "model", "system", "temperature", "max_tokens"}, &m, &errs) {
+		if !decodeStrict("models."+name, n, []string{"provider", "model", "system", "temperature", "max_tokens", "template"}, &m, &errs) {
 			return
 		}
 		if m.Model == "" {
@@ -114,6 +149,9 @@ func DecodeConfig(providers, models, chat *yaml.Node) (*Config, error) {
 		}
 		if m.MaxTokens < 0 {
 			errs = append(errs, fmt.Errorf("line %d: models.%s: max_tokens must be positive", n.Line, name))
+		}
+		if m.Template != "" && !hasKey(s.Templates, m.Template) {
+			errs = append(errs, fmt.Errorf("line %d: models.%s: unknown template %q; templates: %s", n.Line, name, m.Template, names(cfg.Templates)))
 		}
 		modelLines[name] = n.Line
 		cfg.Models[name] = m
@@ -128,7 +166,20 @@ func DecodeConfig(providers, models, chat *yaml.Node) (*Config, error) {
 	}
 
 	if chat != nil && !isNull(chat) {
-		decodeStrict("chat", chat, []string{"default_model", "max_rounds", "parallel_tool_calls"}, &cfg.Chat, &errs)
+		decodeStrict("chat", chat, chatKeys, &cfg.Chat, &errs)
+	}
+	checkSubKeys(chat, &errs)
+	if k := cfg.Chat.Preselect.TopK; k < 0 || k > MaxTopK {
+		errs = append(errs, fmt.Errorf("line %d: chat.preselect.top_k must be between 1 and %d (0 or absent: off)", line(chat), MaxTopK))
+	}
+	if err := checkApproveLevel(cfg.Chat.Approve); err != nil {
+		errs = append(errs, fmt.Errorf("line %d: chat.approve: %w", line(chat), err))
+	}
+	if h := cfg.Chat.History; h.MaxTokens < 0 || h.MaxTurns < 0 {
+		errs = append(errs, fmt.Errorf("line %d: chat.history: max_tokens and max_turns must be positive (0 = no bound)", line(chat)))
+	}
+	if f := cfg.Chat.ToolResultFormat; f != "" && !slices.Contains(resultFormats, f) {
+		errs = append(errs, fmt.Errorf("line %d: chat.tool_result_format: unknown format %q; use %s", line(chat), f, strings.Join(resultFormats, ", ")))
 	}
 	if cfg.Chat.MaxRounds < 0 {
 		errs = append(errs, fmt.Errorf("line %d: chat.max_rounds must be positive", line(chat)))
@@ -149,6 +200,56 @@ func DecodeConfig(providers, models, chat *yaml.Node) (*Config, error) {
 		return nil, errors.Join(errs...)
 	}
 	return cfg, nil
+}
+
+// hasKey reports whether mapping n has key k (a template that failed to
+// parse is reported once, not again by every model naming it).
+func hasKey(n *yaml.Node, k string) bool {
+	if n == nil {
+		return false
+	}
+	if n.Kind == yaml.DocumentNode && len(n.Content) == 1 {
+		n = n.Content[0]
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == k {
+			return true
+		}
+	}
+	return false
+}
+
+// chatKeys are the keys of the chat section.
+var chatKeys = []string{"default_model", "max_rounds", "parallel_tool_calls", "tool_result_format", "history", "approve", "approve_tools", "preselect"}
+
+// chatSubKeys are the keys of the chat section's own sections.
+var chatSubKeys = map[string][]string{
+	"history":   {"max_tokens", "max_turns"},
+	"preselect": {"top_k", "always"},
+}
+
+// checkSubKeys reports unknown keys inside the chat section's own
+// sections (decodeStrict checks only the first level).
+func checkSubKeys(chat *yaml.Node, errs *[]error) {
+	if chat == nil || isNull(chat) {
+		return
+	}
+	n := chat
+	if n.Kind == yaml.DocumentNode && len(n.Content) == 1 {
+		n = n.Content[0]
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		known, ok := chatSubKeys[n.Content[i].Value]
+		v := n.Content[i+1]
+		if !ok || v.Kind != yaml.MappingNode {
+			continue
+		}
+		for j := 0; j+1 < len(v.Content); j += 2 {
+			if k := v.Content[j]; !slices.Contains(known, k.Value) {
+				*errs = append(*errs, fmt.Errorf("line %d: chat.%s: unknown key %q; valid keys: %s", k.Line, n.Content[i].Value, k.Value, strings.Join(known, ", ")))
+			}
+		}
+	}
 }
 
 func line(n *yaml.Node) int {
@@ -322,16 +423,28 @@ func (c *Config) NewProvider(name string) (Provider, error) {
 type ChatOptions struct {
 	// Model is a name from models ("" = chat.default_model).
 	Model string
-	// System overrides the model's system prompt.
+	// System overrides the model's system prompt and template.
 	System   string
 	Stream   bool
 	Observer Observer
 	Logger   *slog.Logger
+	// ResponseSchema makes every final answer a JSON object valid against
+	// it; nil = free text.
+	ResponseSchema *ResponseSchema
+	// DefaultApprove is the approval level when chat.approve is not set:
+	// off for -p and the HTTP API, on_miss for the REPL.
+	DefaultApprove string
+	// Approver answers approval requests (nil refuses them).
+	Approver Approver
+	// Preselector is chat.preselect's ranking (NewPreselector), built by
+	// the caller, who knows discovery.embeddings and the state folder.
+	Preselector *Preselector
 }
 
 // NewChat resolves the model, builds its provider and starts a chat on
 // session. System prompt precedence: o.System, then the model's system,
-// then DefaultSystemPrompt.
+// then the model's template (rendered on every model call), then
+// DefaultSystemPrompt.
 func (c *Config) NewChat(session *Session, o ChatOptions) (*Chat, error) {
 	name, m, _, err := c.ResolveModel(o.Model)
 	if err != nil {
@@ -345,7 +458,14 @@ func (c *Config) NewChat(session *Session, o ChatOptions) (*Chat, error) {
 	if system == "" {
 		system = m.System
 	}
-	if system == "" {
+	var tmpl *Template
+	if system == "" && m.Template != "" {
+		tmpl = c.Templates[m.Template]
+		if tmpl == nil {
+			return nil, fmt.Errorf("model %s: unknown template %q", name, m.Template)
+		}
+	}
+	if system == "" && tmpl == nil {
 		system = DefaultSystemPrompt
 	}
 	parallel := c.Chat.ParallelToolCalls == nil || *c.Chat.ParallelToolCalls
@@ -354,10 +474,18 @@ func (c *Config) NewChat(session *Session, o ChatOptions) (*Chat, error) {
 		ModelName:         name,
 		Model:             m.Model,
 		System:            system,
+		Template:          tmpl,
 		Temperature:       m.Temperature,
 		MaxTokens:         m.MaxTokens,
 		MaxRounds:         c.Chat.MaxRounds,
 		ParallelToolCalls: parallel,
+		ToolResultFormat:  c.Chat.ToolResultFormat,
+		History:           c.Chat.History,
+		ResponseSchema:    o.ResponseSchema,
+		Approve:           cmp.Or(c.Chat.Approve, o.DefaultApprove),
+		ApproveTools:      c.Chat.ApproveTools,
+		Approver:          o.Approver,
+		Preselector:       cmp.Or(o.Preselector, c.Preselector),
 		Stream:            o.Stream,
 		Observer:          o.Observer,
 		Logger:            o.Logger,

@@ -9,15 +9,26 @@
 //
 // The model of one turn ([Chat.Send]):
 //
+//  0. With chat.preselect, rank every hub tool against the user's message
+//     by embeddings and load the best into the session; they (and the
+//     meta-tools, and what the model loads itself) are the turn's tools
+//     (preselect.go).
 //  1. Read the session's current tools/list (cached until list_changed
 //     arrives or a tool ran: a tool call may have loaded tools, and go-sdk's
 //     client may hand over a call's result before it has handled the
 //     list_changed the hub sent ahead of it).
-//  2. Send the system prompt, the history and those tools to the provider.
-//  3. If the answer has tool calls, run them all through the session (in
-//     parallel when chat.parallel_tool_calls is true), append the results in
-//     call order, and go to 1; tool failures go back to the model as error
-//     results. Otherwise the text is the final answer.
+//  2. Trim the history to chat.history's budget (history.go), resolve the
+//     system prompt (explicit, else the model's template rendered with the
+//     tools of this call, else the default; template.go), show tool
+//     results as chat.tool_result_format says (resultformat.go), and send
+//     it all to the provider.
+//  3. If the answer has tool calls, decide those that need approval
+//     (approve.go), run the rest through the session (in parallel when
+//     chat.parallel_tool_calls is true), append the results in call order,
+//     and go to 1; tool failures go back to the model as error results,
+//     but a failing hub or server makes the rest of the turn answer
+//     without tools (degrade.go). Otherwise the text is the final answer,
+//     made to match the response schema when there is one (structured.go).
 //  4. Give up after chat.max_rounds model calls and say so.
 //
 // Providers ([Provider]) hide the wire format: OpenAI-compatible chat

@@ -1,11 +1,13 @@
 package chatloop
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 )
 
@@ -21,6 +23,13 @@ type ChatRequest struct {
 	Model    string    `json:"model"`
 	Toolset  string    `json:"toolset"`
 	Messages []Message `json:"messages"`
+	// ResponseSchema, a JSON schema of an object, makes the answer a JSON
+	// object valid against it.
+	ResponseSchema json.RawMessage `json:"response_schema,omitempty"`
+	// Approvals answer the pending approvals of the previous response, by
+	// call id: "yes" or "no". The messages must end with that response's
+	// assistant message.
+	Approvals map[string]string `json:"approvals,omitempty"`
 }
 
 // ChatResponse is the answer: the whole conversation including the new
@@ -29,6 +38,12 @@ type ChatResponse struct {
 	Messages []Message `json:"messages"`
 	Answer   string    `json:"answer"`
 	Stats    Stats     `json:"stats"`
+	// Degraded says why the turn was answered without tools (the hub or
+	// an upstream failed during it); absent when it was not.
+	Degraded string `json:"degraded,omitempty"`
+	// PendingApprovals are tool calls waiting for the client's approval
+	// (status 202): send messages back with approvals to go on.
+	PendingApprovals []PendingApproval `json:"pending_approvals,omitempty"`
 }
 
 type errorResponse struct {
@@ -69,6 +84,14 @@ func Handler(cfg *Config, hub Hub, logger *slog.Logger) http.Handler {
 			writeJSON(w, http.StatusBadRequest, errorResponse{Error: err.Error()})
 			return
 		}
+		var schema *ResponseSchema
+		if len(req.ResponseSchema) > 0 && string(req.ResponseSchema) != "null" {
+			var err error
+			if schema, err = ParseResponseSchema(req.ResponseSchema); err != nil {
+				writeJSON(w, http.StatusBadRequest, errorResponse{Error: "response_schema: " + err.Error()})
+				return
+			}
+		}
 
 		ctx := r.Context()
 		session, err := Dial(ctx, hub, req.Toolset, logger)
@@ -77,7 +100,8 @@ func Handler(cfg *Config, hub Hub, logger *slog.Logger) http.Handler {
 			return
 		}
 		defer session.Close()
-		chat, err := cfg.NewChat(session, ChatOptions{Model: req.Model, System: system, Logger: logger})
+		chat, err := cfg.NewChat(session, ChatOptions{Model: req.Model, System: system, Logger: logger, ResponseSchema: schema,
+			DefaultApprove: ApproveOff, Approver: answersFrom(req.Approvals)})
 		if err != nil {
 			writeJSON(w, http.StatusBadRequest, errorResponse{Error: err.Error()})
 			return
@@ -87,14 +111,20 @@ func Handler(cfg *Config, hub Hub, logger *slog.Logger) http.Handler {
 		answer, err := chat.Continue(ctx)
 		stats := chat.Stats()
 		logger.Info("chat api", "model", chat.opts.ModelName, "toolset", req.Toolset, "model_calls", stats.ModelCalls, "tool_calls", stats.ToolCalls, "took", time.Since(start), "error", err)
+		var pending *PendingError
+		if errors.As(err, &pending) {
+			writeJSON(w, http.StatusAccepted, ChatResponse{Messages: chat.History(), Stats: stats, PendingApprovals: pending.Calls})
+			return
+		}
 		if err != nil {
 			status := http.StatusInternalServerError
 			var pe *ProviderError
 			var mr *MaxRoundsError
+			var se *SchemaError
 			switch {
 			case errors.As(err, &pe):
 				status = http.StatusBadGateway
-			case errors.As(err, &mr):
+			case errors.As(err, &mr), errors.As(err, &se):
 				status = http.StatusUnprocessableEntity
 			case ctx.Err() != nil:
 				return // the client went away
@@ -102,7 +132,7 @@ func Handler(cfg *Config, hub Hub, logger *slog.Logger) http.Handler {
 			writeJSON(w, status, errorResponse{Error: err.Error(), Stats: &stats})
 			return
 		}
-		writeJSON(w, http.StatusOK, ChatResponse{Messages: chat.History(), Answer: answer, Stats: stats})
+		writeJSON(w, http.StatusOK, ChatResponse{Messages: chat.History(), Answer: answer, Stats: stats, Degraded: chat.Degraded()})
 	})
 }
 
@@ -122,10 +152,26 @@ func validateHistory(msgs []Message) error {
 			return fmt.Errorf("messages[%d]: unknown role %q; use user, assistant or tool (system only first)", i, m.Role)
 		}
 	}
-	if msgs[len(msgs)-1].Role != RoleUser {
-		return errors.New(`the last message must have role "user"`)
+	if last := msgs[len(msgs)-1]; last.Role != RoleUser && !waitsForTools(last) {
+		return errors.New(`the last message must have role "user" (or be the assistant message whose tool calls wait for approvals)`)
 	}
 	return nil
+}
+
+// answersFrom is the HTTP API's approver: the client's answers by call
+// id; a call without one stays pending.
+func answersFrom(answers map[string]string) Approver {
+	return func(_ context.Context, req ApprovalRequest) Decision {
+		a, ok := answers[req.Call.ID]
+		if !ok {
+			return Pending
+		}
+		switch strings.ToLower(a) {
+		case "yes", "y", "approve", "approved", "allow":
+			return Allow
+		}
+		return Refuse
+	}
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

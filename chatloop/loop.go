@@ -27,6 +27,9 @@ type Observer struct {
 	Text      func(delta string)
 	ToolStart func(call ToolCall)
 	ToolDone  func(call ToolCall, result ToolResult, took time.Duration)
+	// Degraded is called once when a turn goes on without tools because
+	// the hub or an upstream failed (see degrade.go).
+	Degraded func(reason string)
 }
 
 // Options configure a Chat; [Config.NewChat] fills them from hub.yaml.
@@ -37,12 +40,31 @@ type Options struct {
 	ModelName string
 	Model     string
 	System    string
+	// Template renders the system prompt on every model call from the
+	// tools offered; used only when System is empty.
+	Template *Template
 	// Temperature and MaxTokens are passed when set (nil / 0 = provider
 	// default).
 	Temperature       *float64
 	MaxTokens         int
 	MaxRounds         int
 	ParallelToolCalls bool
+	// ToolResultFormat is chat.tool_result_format ("" = result).
+	ToolResultFormat string
+	// History is chat.history: the budget applied before each model call.
+	History HistoryConfig
+	// ResponseSchema makes every final answer a JSON object valid against
+	// it (structured.go).
+	ResponseSchema *ResponseSchema
+	// Approve is the approval level (approve.go; "" = off), ApproveTools
+	// the names that need approval besides destructive tools, Approver
+	// who answers.
+	Approve      string
+	ApproveTools []string
+	Approver     Approver
+	// Preselector picks each turn's tools by embeddings (preselect.go);
+	// nil offers the session's tools.
+	Preselector *Preselector
 	// Stream asks the provider to stream; the text goes to Observer.Text.
 	Stream   bool
 	Observer Observer
@@ -56,7 +78,23 @@ type Chat struct {
 	session *Session
 	history []Message
 	stats   Stats
+	// turnStart is the index of the current turn's user message; trimming
+	// moves it.
+	turnStart int
+	// counts caches the estimated tokens of each history message.
+	counts  []int
+	counter tokenCounter
+	// degraded is why the current (or last) turn went on without tools.
+	degraded string
+	// approved are the tools approved for the whole chat (on_miss).
+	approved map[string]bool
+	// offer is the current turn's preselection (nil: every tool), and
+	// listedAtStart the session's tools when the turn began.
+	offer, listedAtStart map[string]bool
 }
+
+// Degraded says why the last turn was answered without tools, or "".
+func (c *Chat) Degraded() string { return c.degraded }
 
 // New starts an empty conversation on session.
 func New(session *Session, opts Options) *Chat {
@@ -73,11 +111,11 @@ func New(session *Session, opts Options) *Chat {
 func (c *Chat) History() []Message { return slices.Clone(c.history) }
 
 // SetHistory replaces the conversation (POST /v1/chat sends it whole).
-func (c *Chat) SetHistory(h []Message) { c.history = slices.Clone(h) }
+func (c *Chat) SetHistory(h []Message) { c.history, c.counts = slices.Clone(h), nil }
 
 // Reset forgets the conversation. Tools already loaded in the hub session
 // stay loaded.
-func (c *Chat) Reset() { c.history = nil }
+func (c *Chat) Reset() { c.history, c.counts = nil, nil }
 
 // Stats returns a snapshot of the chat's stats.
 func (c *Chat) Stats() Stats { return c.stats.clone() }
@@ -100,57 +138,98 @@ func (e *MaxRoundsError) Error() string {
 // Send runs one user turn to its final answer. On error (provider failure,
 // max_rounds, cancellation) the history is rolled back to before the turn,
 // so the next turn starts from a consistent conversation; tools loaded
-// meanwhile stay loaded in the hub session and stats keep what was spent.
+// meanwhile stay loaded in the hub session and stats keep what was spent
+// (and earlier messages chat.history trimmed stay trimmed).
 func (c *Chat) Send(ctx context.Context, text string) (string, error) {
 	start := time.Now()
 	defer func() { c.stats.WallTime += time.Since(start) }()
 
-	before := len(c.history)
+	c.turnStart = len(c.history)
 	c.history = append(c.history, Message{Role: RoleUser, Content: text})
+	c.preselect(ctx, text)
 	answer, err := c.run(ctx)
-	if err != nil {
-		c.history = c.history[:before]
+	if err != nil && !isPending(err) {
+		c.history = c.history[:c.turnStart]
 		return answer, err
-	}
-	return answer, nil
-}
-
-// Continue runs the loop on the history as it is (its last message must be
-// from the user); POST /v1/chat uses it.
-func (c *Chat) Continue(ctx context.Context) (string, error) {
-	start := time.Now()
-	defer func() { c.stats.WallTime += time.Since(start) }()
-	if len(c.history) == 0 || c.history[len(c.history)-1].Role != RoleUser {
-		return "", errors.New("the last message must have role \"user\"")
-	}
-	before := len(c.history)
-	answer, err := c.run(ctx)
-	if err != nil {
-		c.history = c.history[:before]
 	}
 	return answer, err
 }
 
+// Continue runs the loop on the history as it is; POST /v1/chat uses it.
+// Its last message is from the user, or an assistant message whose tool
+// calls waited for approval: they are decided and run first.
+func (c *Chat) Continue(ctx context.Context) (string, error) {
+	start := time.Now()
+	defer func() { c.stats.WallTime += time.Since(start) }()
+	n := len(c.history)
+	if n == 0 || (c.history[n-1].Role != RoleUser && !waitsForTools(c.history[n-1])) {
+		return "", errors.New("the last message must have role \"user\" (or be an assistant message whose tool calls wait for approval)")
+	}
+	c.turnStart = n - 1
+	for c.turnStart > 0 && c.history[c.turnStart].Role != RoleUser {
+		c.turnStart--
+	}
+	c.preselect(ctx, c.history[c.turnStart].Content)
+	answer, err := c.run(ctx)
+	if err != nil && !isPending(err) {
+		c.history = c.history[:n]
+	}
+	return answer, err
+}
+
+// waitsForTools reports whether m is an assistant message with tool calls
+// not yet answered.
+func waitsForTools(m Message) bool { return m.Role == RoleAssistant && len(m.ToolCalls) > 0 }
+
+func isPending(err error) bool {
+	var pe *PendingError
+	return errors.As(err, &pe)
+}
+
 func (c *Chat) run(ctx context.Context) (string, error) {
 	var lastText string
+	c.degraded = ""
+	if n := len(c.history); n > 0 && waitsForTools(c.history[n-1]) {
+		// Resuming after approval: the calls of the last message first.
+		if err := c.round(ctx, c.history[n-1].ToolCalls); err != nil {
+			return "", err
+		}
+	}
 	for round := 1; round <= c.opts.MaxRounds; round++ {
 		tools, added, err := c.session.Tools(ctx)
 		if err != nil {
-			return "", err
+			if ctx.Err() != nil {
+				return "", fmt.Errorf("request cancelled: %w", ctx.Err())
+			}
+			c.degrade(fmt.Sprintf("the hub failed listing tools (%s)", oneLine(err.Error())))
+			tools = c.session.lastTools()
 		}
 		c.stats.ToolsDiscovered += len(added)
 		if len(added) > 0 {
 			c.opts.Logger.Debug("tools discovered", "tools", added)
 		}
 
+		c.turnStart = c.trimHistory(c.turnStart)
+		defs := c.offered(toolDefs(tools))
+		system, err := c.systemPrompt(defs)
+		if err != nil {
+			return "", err
+		}
+		if c.degraded != "" {
+			system += degradedNote(c.degraded)
+		}
 		req := &Request{
 			Model:             c.opts.Model,
-			System:            c.opts.System,
-			Messages:          c.history,
-			Tools:             toolDefs(tools),
+			System:            system,
+			Messages:          formatResults(c.history, c.opts.ToolResultFormat),
+			Tools:             defs,
 			Temperature:       c.opts.Temperature,
 			MaxTokens:         c.opts.MaxTokens,
 			ParallelToolCalls: c.opts.ParallelToolCalls,
+			NoToolCalls:       c.degraded != "",
+		}
+		if c.opts.ResponseSchema != nil && c.nativeSchema() {
+			req.ResponseSchema = c.opts.ResponseSchema.raw
 		}
 		var onText func(string)
 		if c.opts.Stream && c.opts.Observer.Text != nil {
@@ -169,36 +248,97 @@ func (c *Chat) run(ctx context.Context) (string, error) {
 
 		msg := resp.Message
 		msg.Role = RoleAssistant
+		if c.degraded != "" && len(msg.ToolCalls) > 0 {
+			// Asked not to, the model called tools anyway: its text is the
+			// answer.
+			msg.ToolCalls = nil
+			if msg.Content == "" {
+				msg.Content = lastText
+			}
+		}
 		c.history = append(c.history, msg)
 		if msg.Content != "" {
 			lastText = msg.Content
 		}
 		if len(msg.ToolCalls) == 0 {
+			if c.opts.ResponseSchema != nil {
+				return c.structured(ctx, req)
+			}
 			return msg.Content, nil
 		}
 
-		results := c.runTools(ctx, msg.ToolCalls)
-		if err := ctx.Err(); err != nil {
-			return "", fmt.Errorf("request cancelled: %w", err)
+		if err := c.round(ctx, msg.ToolCalls); err != nil {
+			return "", err
 		}
-		c.history = append(c.history, Message{Role: RoleTool, ToolResults: results})
-		c.session.markStale()
 	}
 	return lastText, &MaxRoundsError{Rounds: c.opts.MaxRounds, Partial: lastText}
 }
 
+// round runs the tool calls of the last assistant message (after their
+// approval) and appends their results.
+func (c *Chat) round(ctx context.Context, calls []ToolCall) error {
+	allowed, err := c.approve(ctx, calls)
+	if err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("request cancelled: %w", err)
+	}
+	results, hubErrs := c.runTools(ctx, calls, allowed)
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("request cancelled: %w", err)
+	}
+	c.history = append(c.history, Message{Role: RoleTool, ToolResults: results})
+	c.session.markStale()
+	if reason := c.failure(calls, results, hubErrs); reason != "" {
+		c.degrade(reason)
+	}
+	return nil
+}
+
+// systemPrompt resolves the system prompt of one model call: the explicit
+// one, else the model's template rendered with the tools of this call.
+func (c *Chat) systemPrompt(defs []ToolDef) (string, error) {
+	if c.opts.System != "" || c.opts.Template == nil {
+		return c.opts.System, nil
+	}
+	return c.opts.Template.Render(templateData(c.opts.ModelName, defs))
+}
+
+// degrade switches the rest of the turn to answering without tools.
+func (c *Chat) degrade(reason string) {
+	if c.degraded != "" {
+		return
+	}
+	c.degraded = reason
+	// Info: the observer already tells the user, in one line.
+	c.opts.Logger.Info("answering without tools", "reason", reason)
+	if c.opts.Observer.Degraded != nil {
+		c.opts.Observer.Degraded(reason)
+	}
+}
+
 // runTools executes every call of one assistant message and returns the
-// results in call order, whatever order they finished in.
-func (c *Chat) runTools(ctx context.Context, calls []ToolCall) []ToolResult {
+// results in call order, whatever order they finished in, and for each
+// call the error when the hub session itself failed.
+func (c *Chat) runTools(ctx context.Context, calls []ToolCall, allowed []bool) ([]ToolResult, []error) {
 	results := make([]ToolResult, len(calls))
+	hubErrs := make([]error, len(calls))
 	took := make([]time.Duration, len(calls))
 	one := func(i int) {
 		call := calls[i]
+		if !allowed[i] {
+			results[i] = refused(call)
+			if c.opts.Observer.ToolDone != nil {
+				c.opts.Observer.ToolDone(call, results[i], 0)
+			}
+			return
+		}
 		if c.opts.Observer.ToolStart != nil {
 			c.opts.Observer.ToolStart(call)
 		}
 		start := time.Now()
-		results[i] = c.callTool(ctx, call)
+		results[i], hubErrs[i] = c.callTool(ctx, call)
 		took[i] = time.Since(start)
 		if c.opts.Observer.ToolDone != nil {
 			c.opts.Observer.ToolDone(call, results[i], took[i])
@@ -216,25 +356,35 @@ func (c *Chat) runTools(ctx context.Context, calls []ToolCall) []ToolResult {
 		}
 	}
 	for i, call := range calls {
-		name := call.Name
-		if name == callToolName {
-			// call_tool only carries the call: count the tool it ran.
-			var a struct {
-				Name string `json:"name"`
-			}
-			if json.Unmarshal(call.Arguments, &a) == nil && a.Name != "" {
-				name = a.Name
-			}
+		if !allowed[i] {
+			continue
 		}
+		// call_tool only carries the call: count the tool it ran.
+		name := toolOfCall(call)
 		c.stats.recordTool(name, c.session.serverOf(name), results[i].IsError)
 		c.opts.Logger.Debug("tool call", "tool", call.Name, "error", results[i].IsError, "took", took[i])
 	}
-	return results
+	return results, hubErrs
+}
+
+// toolOfCall is the tool a call runs: call_tool's target, or the call's
+// own name.
+func toolOfCall(call ToolCall) string {
+	if call.Name == callToolName {
+		var a struct {
+			Name string `json:"name"`
+		}
+		if json.Unmarshal(call.Arguments, &a) == nil && a.Name != "" {
+			return a.Name
+		}
+	}
+	return call.Name
 }
 
 // callTool runs one call. Every failure becomes an error result for the
 // model: a bad call is the model's to fix, not a reason to end the chat.
-func (c *Chat) callTool(ctx context.Context, call ToolCall) ToolResult {
+// The error is returned too when the hub session itself failed.
+func (c *Chat) callTool(ctx context.Context, call ToolCall) (ToolResult, error) {
 	res := ToolResult{CallID: call.ID, Name: call.Name}
 	fail := func(format string, a ...any) ToolResult {
 		res.IsError = true
@@ -244,22 +394,26 @@ func (c *Chat) callTool(ctx context.Context, call ToolCall) ToolResult {
 	args := map[string]any{}
 	if len(call.Arguments) > 0 && string(call.Arguments) != "null" {
 		if err := json.Unmarshal(call.Arguments, &args); err != nil {
-			return fail("Error: the arguments of %s are not a JSON object (%v); call it again with valid JSON arguments.", call.Name, err)
+			return fail("Error: the arguments of %s are not a JSON object (%v); call it again with valid JSON arguments.", call.Name, err), nil
 		}
 	}
 	out, err := c.session.Call(ctx, call.Name, args)
 	if err != nil {
 		if ctx.Err() != nil {
-			return fail("Error: tool call %s was cancelled.", call.Name)
+			return fail("Error: tool call %s was cancelled.", call.Name), nil
 		}
-		return fail("Error: tool %s failed: %v", call.Name, err)
+		var hubErr error
+		if hubFailure(ctx, err) {
+			hubErr = err
+		}
+		return fail("Error: tool %s failed: %v", call.Name, err), hubErr
 	}
 	res.IsError = out.IsError
 	res.Parts = resultParts(out)
 	if len(res.Parts) == 0 {
 		res.Parts = []Part{{Type: PartText, Text: "(no output)"}}
 	}
-	return res
+	return res, nil
 }
 
 // SetObserver replaces the observer; the REPL installs its own so the

@@ -59,9 +59,11 @@ type oaiRequest struct {
 	Messages            []oaiMessage  `json:"messages"`
 	Tools               []oaiTool     `json:"tools,omitempty"`
 	ParallelToolCalls   *bool         `json:"parallel_tool_calls,omitempty"`
+	ToolChoice          any           `json:"tool_choice,omitempty"`
 	Temperature         *float64      `json:"temperature,omitempty"`
 	MaxTokens           int           `json:"max_tokens,omitempty"`
 	MaxCompletionTokens int           `json:"max_completion_tokens,omitempty"`
+	ResponseFormat      any           `json:"response_format,omitempty"`
 	Stream              bool          `json:"stream,omitempty"`
 	StreamOptions       *oaiStreamOpt `json:"stream_options,omitempty"`
 }
@@ -174,7 +176,17 @@ func (p *openAIProvider) params(req *Request) (*oaiRequest, error) {
 		}
 		params.Tools = append(params.Tools, oaiTool{Type: "function", Function: oaiFunctionDef{Name: t.Name, Description: t.Description, Parameters: schema}})
 	}
-	if len(req.Tools) > 0 && !req.ParallelToolCalls {
+	switch {
+	case len(req.Tools) > 0 && req.NoToolCalls:
+		params.ToolChoice = "none"
+	case req.ForceTool != "":
+		params.ToolChoice = map[string]any{"type": "function", "function": map[string]string{"name": req.ForceTool}}
+	}
+	if len(req.ResponseSchema) > 0 {
+		params.ResponseFormat = map[string]any{"type": "json_schema", "json_schema": map[string]any{
+			"name": "final_answer", "schema": req.ResponseSchema, "strict": false}}
+	}
+	if len(req.Tools) > 0 && !req.ParallelToolCalls && !req.NoToolCalls {
 		// Only sent to turn it off: several compatible servers reject the
 		// field, and true is everyone's default.
 		f := false

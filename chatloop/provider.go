@@ -28,6 +28,15 @@ type Request struct {
 	// ParallelToolCalls tells providers that support it whether the model
 	// may ask for several tools in one answer.
 	ParallelToolCalls bool
+	// NoToolCalls asks for an answer without tool calls (tool_choice
+	// none); the tools are still sent, as a history with tool calls needs
+	// their definitions.
+	NoToolCalls bool
+	// ResponseSchema asks for an answer that is a JSON object valid against
+	// it, where the API supports it (OpenAI's response_format).
+	ResponseSchema json.RawMessage
+	// ForceTool makes the model call this tool.
+	ForceTool string
 }
 
 // ToolDef is a tool offered to the model, taken verbatim from tools/list.

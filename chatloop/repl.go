@@ -61,7 +61,8 @@ func RunREPL(ctx context.Context, chat *Chat, o REPLOptions) error {
 		}
 		fmt.Fprintf(o.Err, format, a...)
 	}
-	chat.SetStream(true)
+	// A structured answer is known only at the end: printed, not streamed.
+	chat.SetStream(chat.opts.ResponseSchema == nil)
 	chat.SetObserver(Observer{
 		Text: writeOut,
 		ToolDone: func(call ToolCall, r ToolResult, took time.Duration) {
@@ -70,6 +71,9 @@ func RunREPL(ctx context.Context, chat *Chat, o REPLOptions) error {
 				status = " error: " + clip(resultText(r.Parts, false), 120)
 			}
 			writeErr("  [tool] %s %s (%s)%s\n", call.Name, clip(string(call.Arguments), 100), took.Round(time.Millisecond), status)
+		},
+		Degraded: func(reason string) {
+			writeErr("(answering without tools: %s)\n", clip(reason, 300))
 		},
 	})
 
@@ -98,18 +102,72 @@ func RunREPL(ctx context.Context, chat *Chat, o REPLOptions) error {
 		}()
 	}
 
-	sc := bufio.NewScanner(o.In)
-	sc.Buffer(make([]byte, 64*1024), 4<<20)
+	// Lines are read on their own goroutine so that an approval question
+	// asked during a turn can take the next line, and give up when the
+	// turn is cancelled.
+	type input struct {
+		line string
+		ok   bool
+	}
+	lines := make(chan input)
+	var readErr error
+	go func() {
+		sc := bufio.NewScanner(o.In)
+		sc.Buffer(make([]byte, 64*1024), 4<<20)
+		for sc.Scan() {
+			select {
+			case lines <- input{sc.Text(), true}:
+			case <-stop:
+				return
+			}
+		}
+		readErr = sc.Err()
+		select {
+		case lines <- input{}:
+		case <-stop:
+		}
+	}()
+	var approveMu sync.Mutex
+	chat.opts.Approver = func(ctx context.Context, req ApprovalRequest) Decision {
+		approveMu.Lock()
+		defer approveMu.Unlock()
+		choices := "y/N"
+		if req.OfferAlways {
+			choices = "y/N/always"
+		}
+		writeErr("approve %s %s? (%s) [%s] ", req.Tool, clip(string(req.Call.Arguments), 200), req.Why, choices)
+		select {
+		case in := <-lines:
+			if !in.ok {
+				writeErr("\n")
+				return Refuse
+			}
+			switch strings.ToLower(strings.TrimSpace(in.line)) {
+			case "y", "yes":
+				return Allow
+			case "a", "always":
+				if req.OfferAlways {
+					return AllowAlways
+				}
+				return Allow
+			}
+			return Refuse
+		case <-ctx.Done():
+			writeErr("\n")
+			return Refuse
+		}
+	}
 	for {
 		writeOut(o.Prompt)
-		if !sc.Scan() {
+		in := <-lines
+		if !in.ok {
 			writeOut("\n")
-			return sc.Err()
+			return readErr
 		}
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		line := strings.TrimSpace(sc.Text())
+		line := strings.TrimSpace(in.line)
 		// The user's Enter ended the prompt line.
 		outMu.Lock()
 		lineStart = true

@@ -110,6 +110,26 @@ func (s *Session) Tools(ctx context.Context) (tools []*mcp.Tool, added []string,
 	return list, added, nil
 }
 
+// tool finds a tool of the last listing by name, or nil.
+func (s *Session) tool(name string) *mcp.Tool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, t := range s.tools {
+		if t.Name == name {
+			return t
+		}
+	}
+	return nil
+}
+
+// lastTools is the last successful listing, for a turn that goes on
+// after the hub failed.
+func (s *Session) lastTools() []*mcp.Tool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.tools
+}
+
 // Call runs one tool through the hub. ctx cancellation is sent upstream as
 // notifications/cancelled by the SDK.
 func (s *Session) Call(ctx context.Context, name string, args map[string]any) (*mcp.CallToolResult, error) {

@@ -25,8 +25,12 @@ type Stats struct {
 	Searches          int            `json:"searches"`
 	// ToolsDiscovered counts tools that joined the session's tools/list
 	// during the chat (loaded by search_tools).
-	ToolsDiscovered int           `json:"tools_discovered"`
-	WallTime        time.Duration `json:"-"`
+	ToolsDiscovered int `json:"tools_discovered"`
+	// Preselected counts the tools chat.preselect picked, over all turns.
+	Preselected int `json:"preselected"`
+	// HistoryTrimmed is what chat.history removed from the conversation.
+	HistoryTrimmed HistoryTrim   `json:"history_trimmed"`
+	WallTime       time.Duration `json:"-"`
 }
 
 // MarshalJSON writes WallTime as milliseconds, the unit scripts expect.
@@ -66,6 +70,12 @@ func (s Stats) Write(w io.Writer) {
 	fmt.Fprintf(w, "tool calls: %d (%d errors)%s\n", s.ToolCalls, s.ToolErrors, countList(s.ToolCallsByTool))
 	fmt.Fprintf(w, "by server:%s\n", countList(s.ToolCallsByServer))
 	fmt.Fprintf(w, "searches: %d, tools discovered: %d\n", s.Searches, s.ToolsDiscovered)
+	if s.Preselected > 0 {
+		fmt.Fprintf(w, "tools preselected (chat.preselect): %d\n", s.Preselected)
+	}
+	if s.HistoryTrimmed.Messages > 0 {
+		fmt.Fprintf(w, "history trimmed (chat.history): %s\n", s.HistoryTrimmed)
+	}
 	fmt.Fprintf(w, "wall time: %s\n", s.WallTime.Round(time.Millisecond))
 }
 

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/hub"
 	"github.com/mcp-hub/mcp-hub/internal/fixture"
 )
@@ -40,8 +41,9 @@ func auditLines(t testing.TB, path string) []map[string]any {
 // TestAuditLog: a line per tool call, search and session start and end,
 // naming the principal, and no argument value (acceptance 3).
 func TestAuditLog(t *testing.T) {
+	t.Parallel()
 	cfg := gwConfig()
-	cfg.Auth.Tokens = []hub.Token{{Name: "ci", Value: "audit-token-1234"}}
+	cfg.Auth.Tokens = []config.Token{{Name: "ci", Value: "audit-token-1234"}}
 	cfg.Audit.File = filepath.Join(t.TempDir(), "audit", "audit.jsonl")
 	cfg.HashKey = "audit-test-hash-key-0123456789abcdef"
 	_, url, _ := gwHub(t, cfg, &gwUpstream{})
@@ -131,7 +133,7 @@ func TestAuditLog(t *testing.T) {
 func TestAuditIncludeArguments(t *testing.T) {
 	cfg := gwConfig()
 	cfg.Secrets = []string{"hunter2-from-env"}
-	cfg.Audit = hub.Audit{File: filepath.Join(t.TempDir(), "audit.jsonl"), IncludeArguments: true}
+	cfg.Audit = config.Audit{File: filepath.Join(t.TempDir(), "audit.jsonl"), IncludeArguments: true}
 	h, _, _ := gwHub(t, cfg, &gwUpstream{})
 	c := connectClient(t, h, "")
 	c.call("gw__ok", map[string]any{"text": "visible value", "key": "hunter2-from-env"})

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/auth"
 
+	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/hub"
 )
 
@@ -29,7 +30,7 @@ type authenticator struct {
 	bind func(http.Handler) http.Handler
 }
 
-func newAuthenticator(a hub.Auth, key *keyedHash, log *slog.Logger) *authenticator {
+func newAuthenticator(a config.Auth, key *keyedHash, log *slog.Logger) *authenticator {
 	n := &authenticator{
 		tokens:   staticTokens(a.Tokens, key),
 		limits:   newRateLimiter(a.RateLimit),
@@ -63,7 +64,7 @@ func (g *Gateway) authn() *authenticator { return g.auth.Load() }
 // setAuth puts a new auth configuration in force for the requests that
 // follow (Apply, on a reload). Sessions already open keep the principal
 // that opened them, and rate-limit buckets start afresh.
-func (g *Gateway) setAuth(a hub.Auth) error {
+func (g *Gateway) setAuth(a config.Auth) error {
 	if a.OAuth != nil {
 		if err := a.OAuth.Validate(); err != nil {
 			return err

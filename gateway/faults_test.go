@@ -24,7 +24,6 @@ import (
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 
 	"github.com/mcp-hub/mcp-hub/hub"
-
 	"github.com/mcp-hub/mcp-hub/internal/fixture"
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
@@ -33,11 +32,12 @@ import (
 // starting, restarting, unhealthy, disabled), last error, restarts and
 // last call latency.
 func TestHubFaultHealth(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	flag := filepath.Join(dir, "up")
 	os.WriteFile(flag, nil, 0o644)
 	script := fmt.Sprintf(`if [ -e %q ]; then exec %q -name flaky -features; fi; echo "flaky is down" >&2; exit 1`, flag, fixture.Build(t))
-	flaky := &hub.ServerConfig{Config: upstream.Config{Command: "/bin/sh", Args: []string{"-c", script}}}
+	flaky := &hub.ServerConfig{Upstream: upstream.Config{Command: "/bin/sh", Args: []string{"-c", script}}}
 	flaky.Name = "flaky"
 	off := secStdio(t, "off", "-tools", "x")
 	off.Disabled = true

@@ -17,8 +17,8 @@ import (
 
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 
+	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/hub"
-
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
@@ -59,7 +59,7 @@ func hdGet(t *testing.T, url string, headers map[string]string) (int, string) {
 // with auth.tokens set it tells a request without a token only the status.
 func TestHealthzGuarded(t *testing.T) {
 	cfg := secConfig(secStdio(t, "fx", "-tools", "a"))
-	cfg.Auth.Tokens = []hub.Token{{Value: "tok-health-4242"}}
+	cfg.Auth.Tokens = []config.Token{{Value: "tok-health-4242"}}
 	h, _ := secHub(t, cfg)
 	base := hdServer(t, h)
 	cases := []struct {
@@ -159,6 +159,7 @@ func TestHTTPSessionLimits(t *testing.T) {
 // TestHTTPSessionIdleTimeout: sessions that are initialized and then
 // abandoned end after session_idle_timeout, and free their slots.
 func TestHTTPSessionIdleTimeout(t *testing.T) {
+	t.Parallel()
 	cfg := secConfig(secStdio(t, "fx", "-tools", "a"))
 	cfg.SessionIdleTimeout = upstream.Duration(300 * time.Millisecond)
 	h, _ := secHub(t, cfg)
@@ -177,7 +178,7 @@ func TestHTTPSessionIdleTimeout(t *testing.T) {
 // IdleTimeout; headers over MaxHeaderBytes get 431.
 func TestHTTPServerTimeouts(t *testing.T) {
 	cfg := secConfig(secStdio(t, "fx", "-features"))
-	cfg.HTTP = hub.HTTPLimits{BodyReadTimeout: upstream.Duration(300 * time.Millisecond), IdleTimeout: upstream.Duration(300 * time.Millisecond), MaxHeaderBytes: 8 << 10}
+	cfg.HTTP = config.HTTPLimits{BodyReadTimeout: upstream.Duration(300 * time.Millisecond), IdleTimeout: upstream.Duration(300 * time.Millisecond), MaxHeaderBytes: 8 << 10}
 	h, _ := secHub(t, cfg)
 	base := hdServer(t, h)
 	addr := strings.TrimPrefix(base, "http://")

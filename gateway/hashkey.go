@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/hub"
 	"github.com/mcp-hub/mcp-hub/internal/nofollow"
 	"github.com/mcp-hub/mcp-hub/internal/tokenstore"
@@ -60,7 +61,7 @@ func needsHashKey(cfg *hub.Config) bool {
 	return authNeedsHashKey(cfg.Auth)
 }
 
-func authNeedsHashKey(a hub.Auth) bool {
+func authNeedsHashKey(a config.Auth) bool {
 	for _, t := range a.Tokens {
 		if t.Name == "" && t.Value != "" {
 			return true

@@ -21,7 +21,6 @@ import (
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 
 	"github.com/mcp-hub/mcp-hub/hub"
-
 	"github.com/mcp-hub/mcp-hub/internal/fixture"
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
@@ -188,7 +187,7 @@ func withDescription(d string) serverOpt {
 // fixtureServer is a server entry named name that runs the fixture of the
 // same name.
 func fixtureServer(name string, opts ...serverOpt) *hub.ServerConfig {
-	s := &hub.ServerConfig{Config: upstream.Config{Name: name, Builtin: name}}
+	s := &hub.ServerConfig{Upstream: upstream.Config{Name: name, Builtin: name}}
 	for _, o := range opts {
 		o(s)
 	}

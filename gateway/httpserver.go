@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/hub"
 	"github.com/mcp-hub/mcp-hub/internal/safe"
 	"github.com/mcp-hub/mcp-hub/upstream"
@@ -41,10 +42,10 @@ func (g *Gateway) NewMetricsServer() *http.Server {
 func (g *Gateway) httpServer(handler http.Handler) *http.Server {
 	l := g.Config().HTTP
 	return &http.Server{
-		Handler:           bodyDeadline(handler, time.Duration(orDefault(l.BodyReadTimeout, upstream.Duration(hub.DefaultBodyReadTimeout)))),
-		ReadHeaderTimeout: time.Duration(orDefault(l.ReadHeaderTimeout, upstream.Duration(hub.DefaultReadHeaderTimeout))),
-		IdleTimeout:       time.Duration(orDefault(l.IdleTimeout, upstream.Duration(hub.DefaultIdleTimeout))),
-		MaxHeaderBytes:    orDefault(l.MaxHeaderBytes, hub.DefaultMaxHeaderBytes),
+		Handler:           bodyDeadline(handler, time.Duration(orDefault(l.BodyReadTimeout, upstream.Duration(config.DefaultBodyReadTimeout)))),
+		ReadHeaderTimeout: time.Duration(orDefault(l.ReadHeaderTimeout, upstream.Duration(config.DefaultReadHeaderTimeout))),
+		IdleTimeout:       time.Duration(orDefault(l.IdleTimeout, upstream.Duration(config.DefaultIdleTimeout))),
+		MaxHeaderBytes:    orDefault(l.MaxHeaderBytes, config.DefaultMaxHeaderBytes),
 		// net/http's own complaints (a panic it recovered, a TLS
 		// handshake) go through the hub's log, and its redaction.
 		ErrorLog: slog.NewLogLogger(g.log.Handler(), slog.LevelWarn),

@@ -20,6 +20,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/hub"
 	"github.com/mcp-hub/mcp-hub/internal/fixture"
 )
@@ -39,7 +40,7 @@ func TestOAuthPrincipalsNamespaced(t *testing.T) {
 	iss := fixture.NewIssuer(t, "", false)
 	iss.AddKey("k1", false, true)
 	cfg := oauthConfig(iss)
-	cfg.Auth.Tokens = []hub.Token{{Name: "ci", Value: "static-ci-token-1234"}}
+	cfg.Auth.Tokens = []config.Token{{Name: "ci", Value: "static-ci-token-1234"}}
 	_, url, _ := gwHub(t, cfg, &gwUpstream{})
 
 	t.Run("no subject", func(t *testing.T) {
@@ -84,7 +85,7 @@ func TestOAuthPrincipalsNamespaced(t *testing.T) {
 		// The static token ci has a tight override; everyone else the default.
 		limited := oauthConfig(iss)
 		limited.Auth.Tokens = cfg.Auth.Tokens
-		limited.Auth.RateLimit = &hub.RateLimit{Rate: hub.Rate{RequestsPerSecond: 0.01, Burst: 3}, Principals: map[string]hub.Rate{"token:ci": {RequestsPerSecond: 0.01, Burst: 1}}}
+		limited.Auth.RateLimit = &config.RateLimit{Rate: config.Rate{RequestsPerSecond: 0.01, Burst: 3}, Principals: map[string]config.Rate{"token:ci": {RequestsPerSecond: 0.01, Burst: 1}}}
 		_, url, _ := gwHub(t, limited, &gwUpstream{})
 		get := func(tok string) int {
 			status, _, _ := gwGet(t, url+"/metrics", map[string]string{"Authorization": "Bearer " + tok})
@@ -144,7 +145,7 @@ func TestHashKeyFile(t *testing.T) {
 	const token = "password123"
 	start := func(stateDir string) (*Gateway, error) {
 		cfg := gwConfig()
-		cfg.Auth.Tokens = []hub.Token{{Value: token}}
+		cfg.Auth.Tokens = []config.Token{{Value: token}}
 		return New(testCtx(t), cfg, Options{Hub: hub.Options{Builtin: (&gwUpstream{}).builtin(newFixtures())}, StateDir: stateDir})
 	}
 	idOf := func(h *Gateway) string { return h.authn().tokens[0].principal.ID }
@@ -257,7 +258,7 @@ func TestStoredSessionOwnership(t *testing.T) {
 		cfg.HashKey = key
 		// A's token has no name: its id is its keyed hash, which both
 		// replicas must compute alike.
-		cfg.Auth.Tokens = []hub.Token{{Value: tokA}, {Name: "b", Value: tokB}}
+		cfg.Auth.Tokens = []config.Token{{Value: tokA}, {Name: "b", Value: tokB}}
 		_, url, _ := gwHub(t, cfg, &gwUpstream{})
 		return url + "/mcp"
 	}
@@ -344,7 +345,7 @@ func TestSharedGeneratedHashKey(t *testing.T) {
 	replica := func() string {
 		cfg := gwConfig()
 		cfg.SessionStore = "redis://" + addr + "/0"
-		cfg.Auth.Tokens = []hub.Token{{Value: tok}}
+		cfg.Auth.Tokens = []config.Token{{Value: tok}}
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		lg := &fixture.Log{}

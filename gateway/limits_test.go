@@ -18,7 +18,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
-	"github.com/mcp-hub/mcp-hub/hub"
+	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/internal/fixture"
 )
 
@@ -55,7 +55,7 @@ func TestOAuthHangingIssuer(t *testing.T) {
 		minter := fixture.NewIssuer(t, "", false)
 		minter.AddKey("k1", false, true)
 		cfg := gwConfig()
-		cfg.Auth.OAuth = &hub.OAuth{Issuer: hang, Audience: testAudience}
+		cfg.Auth.OAuth = &config.OAuth{Issuer: hang, Audience: testAudience}
 		_, url, _ := gwHub(t, cfg, &gwUpstream{})
 		url += "/mcp"
 		signed := minter.Token("k1", testAudience, jwt.MapClaims{"iss": hang})
@@ -198,10 +198,10 @@ func metricValue(t *testing.T, url, token, series string) float64 {
 func TestRateLimitBatch(t *testing.T) {
 	t.Parallel()
 	cfg := gwConfig()
-	cfg.Auth.Tokens = []hub.Token{{Name: "a", Value: "token-a-1234"}, {Name: "ops", Value: "token-ops-1234"}}
+	cfg.Auth.Tokens = []config.Token{{Name: "a", Value: "token-a-1234"}, {Name: "ops", Value: "token-ops-1234"}}
 	// A bucket of 6 that does not refill within the test: initialize
 	// and notifications/initialized take 2, leaving 4.
-	cfg.Auth.RateLimit = &hub.RateLimit{Rate: hub.Rate{RequestsPerSecond: 0.001, Burst: 6}, Principals: map[string]hub.Rate{"token:ops": {}}}
+	cfg.Auth.RateLimit = &config.RateLimit{Rate: config.Rate{RequestsPerSecond: 0.001, Burst: 6}, Principals: map[string]config.Rate{"token:ops": {}}}
 	cfg.Audit.File = filepath.Join(t.TempDir(), "audit.jsonl")
 	g := &gwUpstream{}
 	_, base, _ := gwHub(t, cfg, g)
@@ -287,7 +287,7 @@ func churnAddress(i int) string {
 // new address; an IPv6 client is one client across its /64.
 func TestRateLimitAddressChurn(t *testing.T) {
 	t.Parallel()
-	l := newRateLimiter(&hub.RateLimit{Rate: hub.Rate{RequestsPerSecond: 0.001, Burst: 2}})
+	l := newRateLimiter(&config.RateLimit{Rate: config.Rate{RequestsPerSecond: 0.001, Burst: 2}})
 	victim := fromAddress(http.MethodPost, "/mcp", "192.0.2.1")
 	for i := range 2 {
 		if _, ok := l.allow(anonymous, victim, 1); !ok {
@@ -307,7 +307,7 @@ func TestRateLimitAddressChurn(t *testing.T) {
 		t.Errorf("%d buckets kept, want at most %d", n, maxBuckets)
 	}
 
-	v6 := newRateLimiter(&hub.RateLimit{Rate: hub.Rate{RequestsPerSecond: 0.001, Burst: 1}})
+	v6 := newRateLimiter(&config.RateLimit{Rate: config.Rate{RequestsPerSecond: 0.001, Burst: 1}})
 	if _, ok := v6.allow(anonymous, fromAddress(http.MethodPost, "/mcp", "2001:db8:1:2::1"), 1); !ok {
 		t.Fatal("first IPv6 request refused")
 	}
@@ -318,7 +318,7 @@ func TestRateLimitAddressChurn(t *testing.T) {
 	// A refilled bucket is dropped for a new key, losing nothing.
 	tab := newBucketTable(3)
 	t0 := time.Now()
-	limit := hub.Rate{RequestsPerSecond: 1, Burst: 1}
+	limit := config.Rate{RequestsPerSecond: 1, Burst: 1}
 	for _, k := range []string{"a", "b", "c"} {
 		tab.get(k, limit, t0).AllowN(t0, 1)
 	}
@@ -334,7 +334,7 @@ func TestRateLimitAddressChurn(t *testing.T) {
 func TestRateLimitChurnEndToEnd(t *testing.T) {
 	t.Parallel()
 	cfg := gwConfig()
-	cfg.Auth.RateLimit = &hub.RateLimit{Rate: hub.Rate{RequestsPerSecond: 0.001, Burst: 1}}
+	cfg.Auth.RateLimit = &config.RateLimit{Rate: config.Rate{RequestsPerSecond: 0.001, Burst: 1}}
 	h, url, _ := gwHub(t, cfg, &gwUpstream{})
 	if status, _, _ := gwGet(t, url+"/mcp", nil); status == http.StatusTooManyRequests {
 		t.Fatal("first request refused")
@@ -358,7 +358,7 @@ func TestRateLimitChurnEndToEnd(t *testing.T) {
 func TestAuthFailureLimit(t *testing.T) {
 	t.Parallel()
 	cfg := gwConfig()
-	cfg.Auth.Tokens = []hub.Token{{Name: "a", Value: "token-a-1234"}}
+	cfg.Auth.Tokens = []config.Token{{Name: "a", Value: "token-a-1234"}}
 	h, url, _ := gwHub(t, cfg, &gwUpstream{})
 	for i := range maxAuthFailures {
 		if status := oauthInit(t, url+"/mcp", fmt.Sprintf("guess-%d", i)).StatusCode; status != http.StatusUnauthorized {

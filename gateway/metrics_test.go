@@ -15,8 +15,8 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/hub"
-
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
@@ -24,9 +24,10 @@ import (
 // tool and outcome, and the searches and tools they loaded; promtool
 // accepts the exposition (acceptance 1).
 func TestMetricsCountCalls(t *testing.T) {
+	t.Parallel()
 	g := &gwUpstream{}
 	cfg := gwConfig()
-	cfg.Auth.Tokens = []hub.Token{{Name: "ops", Value: "metrics-token-1234"}}
+	cfg.Auth.Tokens = []config.Token{{Name: "ops", Value: "metrics-token-1234"}}
 	_, url, _ := gwHub(t, cfg, g)
 	auth := map[string]string{"Authorization": "Bearer metrics-token-1234"}
 	cs, err := secHTTPClient(t, url+"/mcp", auth)
@@ -139,7 +140,7 @@ func TestMetricsCountCalls(t *testing.T) {
 // TestMetricsGuarded: /metrics has the auth and Host check of /mcp.
 func TestMetricsGuarded(t *testing.T) {
 	cfg := gwConfig()
-	cfg.Auth.Tokens = []hub.Token{{Value: "metrics-token-1234"}}
+	cfg.Auth.Tokens = []config.Token{{Value: "metrics-token-1234"}}
 	_, url, _ := gwHub(t, cfg, &gwUpstream{})
 	for _, c := range []struct {
 		name    string

@@ -19,6 +19,7 @@ import (
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/auth"
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/oauthex"
 
+	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/hub"
 )
 
@@ -56,7 +57,7 @@ const (
 // (at most once per unknownKIDEvery). One fetch runs at a time, bounded by
 // keyFetchTimeout; requests that need it wait for that one.
 type jwtVerifier struct {
-	cfg    hub.OAuth
+	cfg    config.OAuth
 	client *http.Client
 	log    *slog.Logger
 	parser *jwt.Parser
@@ -73,7 +74,7 @@ type jwtVerifier struct {
 	kidFetch time.Time       // when a fetch for an unknown kid last started
 }
 
-func newJWTVerifier(cfg hub.OAuth, log *slog.Logger) *jwtVerifier {
+func newJWTVerifier(cfg config.OAuth, log *slog.Logger) *jwtVerifier {
 	life, stop := context.WithCancel(context.Background())
 	return &jwtVerifier{
 		cfg:    cfg,
@@ -307,7 +308,7 @@ func (e *tokenError) Error() string { return e.description }
 func oauthPrincipal(iss string, claims jwt.MapClaims) (*hub.Principal, error) {
 	p := &hub.Principal{Kind: hub.PrincipalOAuth, Scopes: scopesOf(claims)}
 	if sub := stringClaim(claims, "sub"); sub != "" {
-		p.Name, p.ID = sub, hub.OAuthIDPrefix+iss+"#"+sub
+		p.Name, p.ID = sub, config.OAuthIDPrefix+iss+"#"+sub
 		return p, nil
 	}
 	client := stringClaim(claims, "client_id")
@@ -317,7 +318,7 @@ func oauthPrincipal(iss string, claims jwt.MapClaims) (*hub.Principal, error) {
 	if client == "" {
 		return nil, fmt.Errorf("%w: %w", auth.ErrInvalidToken, errNoSubject)
 	}
-	p.Name, p.ID = client, hub.ClientIDPrefix+iss+"#"+client
+	p.Name, p.ID = client, config.ClientIDPrefix+iss+"#"+client
 	return p, nil
 }
 
@@ -402,7 +403,7 @@ func discoverJWKS(ctx context.Context, c *http.Client, issuer string) (string, e
 		case meta.JWKSURI == "":
 			problems = append(problems, fmt.Sprintf("%s has no jwks_uri", metaURL))
 		default:
-			if err := hub.HTTPSOrLoopback(meta.JWKSURI); err != nil {
+			if err := config.HTTPSOrLoopback(meta.JWKSURI); err != nil {
 				problems = append(problems, fmt.Sprintf("%s: jwks_uri: %v", metaURL, err))
 				continue
 			}

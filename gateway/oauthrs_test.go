@@ -16,8 +16,8 @@ import (
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/oauthex"
 
+	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/hub"
-
 	"github.com/mcp-hub/mcp-hub/internal/fixture"
 )
 
@@ -25,7 +25,7 @@ const testAudience = "https://hub.example.test/mcp"
 
 func oauthConfig(iss *fixture.Issuer) *hub.Config {
 	cfg := gwConfig()
-	cfg.Auth.OAuth = &hub.OAuth{Issuer: iss.URL, Audience: testAudience}
+	cfg.Auth.OAuth = &config.OAuth{Issuer: iss.URL, Audience: testAudience}
 	return cfg
 }
 
@@ -126,6 +126,7 @@ func TestOAuthResourceServer(t *testing.T) {
 // TestOAuthDiscovery: the JWKS is found through the metadata forms the MCP
 // authorization spec lists, and refreshed (rate-limited) for an unknown kid.
 func TestOAuthDiscovery(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name, path string
 		oidc       bool
@@ -216,7 +217,7 @@ func TestSessionBoundToPrincipal(t *testing.T) {
 	iss := fixture.NewIssuer(t, "", false)
 	iss.AddKey("k1", false, true)
 	cfg := oauthConfig(iss)
-	cfg.Auth.Tokens = []hub.Token{{Name: "ci", Value: "ci-token-1234"}, {Value: "plain-token-5678"}}
+	cfg.Auth.Tokens = []config.Token{{Name: "ci", Value: "ci-token-1234"}, {Value: "plain-token-5678"}}
 	_, url, _ := gwHub(t, cfg, &gwUpstream{})
 	alice, bob := iss.Token("k1", testAudience, nil), iss.Token("k1", testAudience, jwt.MapClaims{"sub": "bob"})
 	const list = `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}`
@@ -311,8 +312,8 @@ func TestOAuthToolsetClaim(t *testing.T) {
 // 429 with Retry-After; an override lifts the limit for one principal.
 func TestRateLimitPerPrincipal(t *testing.T) {
 	cfg := gwConfig()
-	cfg.Auth.Tokens = []hub.Token{{Name: "a", Value: "token-a-1234"}, {Name: "b", Value: "token-b-1234"}, {Name: "c", Value: "token-c-1234"}}
-	cfg.Auth.RateLimit = &hub.RateLimit{Rate: hub.Rate{RequestsPerSecond: 0.01, Burst: 2}, Principals: map[string]hub.Rate{"token:c": {RequestsPerSecond: 0}}}
+	cfg.Auth.Tokens = []config.Token{{Name: "a", Value: "token-a-1234"}, {Name: "b", Value: "token-b-1234"}, {Name: "c", Value: "token-c-1234"}}
+	cfg.Auth.RateLimit = &config.RateLimit{Rate: config.Rate{RequestsPerSecond: 0.01, Burst: 2}, Principals: map[string]config.Rate{"token:c": {RequestsPerSecond: 0}}}
 	_, url, _ := gwHub(t, cfg, &gwUpstream{})
 	get := func(tok string) (int, http.Header) {
 		status, _, hdr := gwGet(t, url+"/metrics", map[string]string{"Authorization": "Bearer " + tok})
@@ -341,13 +342,13 @@ func TestRateLimitPerPrincipal(t *testing.T) {
 // request.
 func TestReloadSwapsAuth(t *testing.T) {
 	cfg := gwConfig()
-	cfg.Auth.Tokens = []hub.Token{{Value: "old-token-1234"}}
+	cfg.Auth.Tokens = []config.Token{{Value: "old-token-1234"}}
 	h, url, _ := gwHub(t, cfg, &gwUpstream{})
 	if resp := oauthInit(t, url+"/mcp", "old-token-1234"); resp.StatusCode != 200 {
 		t.Fatalf("old token: %d", resp.StatusCode)
 	}
 	next := *cfg
-	next.Auth.Tokens = []hub.Token{{Value: "new-token-1234"}}
+	next.Auth.Tokens = []config.Token{{Value: "new-token-1234"}}
 	if err := h.Apply(context.Background(), &next); err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/hub"
 )
 
@@ -23,19 +24,19 @@ type staticToken struct {
 // stored in session_store, and a token may be guessable) so that its
 // sessions stay its own when the list is reordered. key may be nil only
 // when every token has a name (authNeedsHashKey).
-func staticTokens(tokens []hub.Token, key *keyedHash) []staticToken {
+func staticTokens(tokens []config.Token, key *keyedHash) []staticToken {
 	out := make([]staticToken, 0, len(tokens))
 	for i, t := range tokens {
 		if t.Value == "" {
 			continue // an unset ${VAR}: it must not let an empty token in
 		}
-		p := &hub.Principal{Kind: hub.PrincipalToken, Name: t.Name, ID: hub.TokenIDPrefix + t.Name}
+		p := &hub.Principal{Kind: hub.PrincipalToken, Name: t.Name, ID: config.TokenIDPrefix + t.Name}
 		if t.Name == "" {
 			if key == nil {
 				continue // unreachable: New and Apply resolve the key for such a token
 			}
 			p.Name = fmt.Sprintf("token-%d", i+1)
-			p.ID = hub.TokenIDPrefix + "hmac:" + key.hex([]byte(t.Value))
+			p.ID = config.TokenIDPrefix + "hmac:" + key.hex([]byte(t.Value))
 		}
 		out = append(out, staticToken{value: []byte(t.Value), principal: p})
 	}

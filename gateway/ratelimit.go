@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/time/rate"
 
+	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/hub"
 )
 
@@ -36,19 +37,19 @@ const maxAuthFailures = 20
 
 // rateLimiter holds one bucket per principal.
 type rateLimiter struct {
-	cfg     hub.RateLimit
+	cfg     config.RateLimit
 	buckets *bucketTable
 }
 
-func newRateLimiter(cfg *hub.RateLimit) *rateLimiter {
+func newRateLimiter(cfg *config.RateLimit) *rateLimiter {
 	if cfg == nil || (cfg.RequestsPerSecond <= 0 && len(cfg.Principals) == 0) {
 		return nil
 	}
 	l := &rateLimiter{cfg: *cfg, buckets: newBucketTable(maxBuckets)}
-	l.cfg.Principals = make(map[string]hub.Rate, len(cfg.Principals))
+	l.cfg.Principals = make(map[string]config.Rate, len(cfg.Principals))
 	for id, rate := range cfg.Principals {
-		if !hub.IsPrincipalID(id) {
-			id = hub.TokenIDPrefix + id
+		if !config.IsPrincipalID(id) {
+			id = config.TokenIDPrefix + id
 		}
 		l.cfg.Principals[id] = rate
 	}
@@ -117,7 +118,7 @@ func (f *failureLimiter) failed(r *http.Request) {
 		return
 	}
 	now := time.Now()
-	f.buckets.get(addressKey(r), hub.Rate{RequestsPerSecond: maxAuthFailures / 60.0, Burst: maxAuthFailures}, now).AllowN(now, 1)
+	f.buckets.get(addressKey(r), config.Rate{RequestsPerSecond: maxAuthFailures / 60.0, Burst: maxAuthFailures}, now).AllowN(now, 1)
 }
 
 // addressKey is the client address a limit goes by: the connection's IP
@@ -164,7 +165,7 @@ func (t *bucketTable) find(key string) *rate.Limiter {
 }
 
 // get returns key's bucket, making one of limit if need be.
-func (t *bucketTable) get(key string, limit hub.Rate, now time.Time) *rate.Limiter {
+func (t *bucketTable) get(key string, limit config.Rate, now time.Time) *rate.Limiter {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if e := t.index[key]; e != nil {

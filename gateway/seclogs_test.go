@@ -21,8 +21,8 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 
+	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/hub"
-
 	"github.com/mcp-hub/mcp-hub/internal/clean"
 	"github.com/mcp-hub/mcp-hub/internal/fixture"
 	"github.com/mcp-hub/mcp-hub/upstream"
@@ -90,7 +90,7 @@ func TestAuditRedactsEscapedSecrets(t *testing.T) {
 	}
 	cfg := gwConfig()
 	cfg.Secrets = secrets
-	cfg.Audit = hub.Audit{File: filepath.Join(t.TempDir(), "audit.jsonl"), IncludeArguments: true}
+	cfg.Audit = config.Audit{File: filepath.Join(t.TempDir(), "audit.jsonl"), IncludeArguments: true}
 	_, base, _ := gwHub(t, cfg, &gwUpstream{})
 	url := base + "/mcp"
 	headers := slRawSession(t, url, nil)
@@ -165,7 +165,7 @@ func TestHealthzDetailsFollowAuthorization(t *testing.T) {
 	iss := fixture.NewIssuer(t, "", false)
 	iss.AddKey("k1", false, true)
 	cfg := oauthConfig(iss)
-	cfg.Auth.Tokens = []hub.Token{{Name: "ci", Value: "ci-token-health-1234"}}
+	cfg.Auth.Tokens = []config.Token{{Name: "ci", Value: "ci-token-health-1234"}}
 	cfg.Auth.OAuth.RequiredScopes = []string{"mcp:tools"}
 	cfg.Auth.OAuth.ToolsetClaim = "groups"
 	cfg.Toolsets = map[string]*hub.Toolset{"ops": {Servers: map[string]*hub.ToolSelection{"gw": {All: true}}}}
@@ -222,7 +222,7 @@ func TestMetricsToolLabelsBounded(t *testing.T) {
 	for _, name := range []string{"stable", "old_name", long} {
 		add(name)
 	}
-	web := &hub.ServerConfig{Config: upstream.Config{URL: agServeHTTP(t, up)}}
+	web := &hub.ServerConfig{Upstream: upstream.Config{URL: agServeHTTP(t, up)}}
 	web.Name = "web"
 	h, _ := secHub(t, secConfig(web))
 	srv := httptest.NewServer(h.HTTPHandler(nil))

@@ -20,8 +20,8 @@ import (
 
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 
+	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/hub"
-
 	"github.com/mcp-hub/mcp-hub/internal/fixture"
 	"github.com/mcp-hub/mcp-hub/internal/redact"
 	"github.com/mcp-hub/mcp-hub/upstream"
@@ -40,7 +40,7 @@ func secConfig(servers ...*hub.ServerConfig) *hub.Config {
 }
 
 func secStdio(t testing.TB, name string, args ...string) *hub.ServerConfig {
-	sc := &hub.ServerConfig{Config: upstream.Config{Command: fixture.Build(t), Args: append([]string{"-name", name}, args...)}}
+	sc := &hub.ServerConfig{Upstream: upstream.Config{Command: fixture.Build(t), Args: append([]string{"-name", name}, args...)}}
 	sc.Name = name
 	return sc
 }
@@ -123,7 +123,7 @@ func secPost(t testing.TB, url, body string, headers map[string]string) *http.Re
 // extra handlers (/v1/chat) need a valid bearer token; /healthz does not.
 func TestSecurityBearerAuth(t *testing.T) {
 	cfg := secConfig(secStdio(t, "fx", "-tools", "a"))
-	cfg.Auth.Tokens = []hub.Token{{Value: "tok-first-1234"}, {Value: "tok-second-5678"}}
+	cfg.Auth.Tokens = []config.Token{{Value: "tok-first-1234"}, {Value: "tok-second-5678"}}
 	cfg.Toolsets = map[string]*hub.Toolset{"only": {Servers: map[string]*hub.ToolSelection{"fx": {All: true}}}}
 	h, _ := secHub(t, cfg)
 	chat := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "chat ok") })
@@ -345,7 +345,7 @@ restart: {initial_backoff: 50ms, max_backoff: 100ms, unhealthy_after: 2, cooldow
 // anything else, and the ones behind auth answer 401 without a token.
 func TestEveryPathGuarded(t *testing.T) {
 	cfg := secConfig(secStdio(t, "fx", "-tools", "a"))
-	cfg.Auth.Tokens = []hub.Token{{Name: "ops", Value: "tok-every-1234"}}
+	cfg.Auth.Tokens = []config.Token{{Name: "ops", Value: "tok-every-1234"}}
 	h, _ := secHub(t, cfg)
 	ui := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if hub.PrincipalFrom(r.Context()) == nil {

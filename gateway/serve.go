@@ -263,6 +263,9 @@ type ServerInfo struct {
 	// the re-lists they caused (coalesced).
 	ListChanges int64 `json:"list_changes"`
 	Relists     int64 `json:"relists"`
+	// ProtocolVersion is the MCP revision the live connection negotiated
+	// (empty while not connected).
+	ProtocolVersion string `json:"protocol_version,omitempty"`
 }
 
 // Health reports the hub's state.
@@ -286,6 +289,7 @@ func (g *Gateway) Health() Health {
 			ConnectMillis: float64(st.ConnectTime.Microseconds()) / 1000,
 			LatencyMillis: float64(st.LastLatency.Microseconds()) / 1000,
 			ListChanges:   st.ListChanges, Relists: st.Relists,
+			ProtocolVersion: st.ProtocolVersion,
 		})
 	}
 	return out

@@ -20,7 +20,6 @@ import (
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 
 	"github.com/mcp-hub/mcp-hub/hub"
-
 	"github.com/mcp-hub/mcp-hub/internal/fixture"
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
@@ -131,7 +130,7 @@ func TestTracingThroughHTTPUpstream(t *testing.T) {
 		t.Run(via, func(t *testing.T) {
 			rec := newOTLPReceiver(t)
 			up, upURL := newTraceparentUpstream(t)
-			cfg := newTestConfig(hub.Discovery{}, &hub.ServerConfig{Config: upstream.Config{Name: "up", URL: upURL}})
+			cfg := newTestConfig(hub.Discovery{}, &hub.ServerConfig{Upstream: upstream.Config{Name: "up", URL: upURL}})
 			tp, flush := rec.provider(t)
 			h := tracedHub(t, cfg, Options{Hub: hub.Options{Builtin: (&gwUpstream{}).builtin(newFixtures())}, TracerProvider: tp})
 			srv := httptest.NewServer(h.HTTPHandler(nil))

@@ -9,7 +9,6 @@ package hub
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -46,7 +45,7 @@ func agConfig(ups ...agUp) *Config {
 	cfg.Restart.InitialBackoff = upstream.Duration(100 * time.Millisecond)
 	cfg.Restart.MaxBackoff = upstream.Duration(time.Second)
 	for _, u := range ups {
-		sc := &ServerConfig{Config: u.cfg, Prefix: u.prefix, Tools: ToolFilter{Allow: u.allow, Deny: u.deny}}
+		sc := &ServerConfig{Upstream: u.cfg, Prefix: u.prefix, Tools: ToolFilter{Allow: u.allow, Deny: u.deny}}
 		sc.Name = u.name
 		cfg.Servers[u.name] = sc
 		cfg.ServerOrder = append(cfg.ServerOrder, u.name)
@@ -216,6 +215,7 @@ func agSameJSON(t *testing.T, what string, got, want any) {
 // (in-process, stdio subprocess, streamable HTTP, SSE) into one tools/list,
 // namespaced <server>__<tool>, and routes each call to its server.
 func TestAggregateMixedTransports(t *testing.T) {
+	t.Parallel()
 	httpURL := agServeHTTP(t, agEchoServer("web", "fetch", "echo"))
 	sseURL := agServeSSE(t, agEchoServer("old", "echo"))
 	cfg := agConfig(
@@ -389,6 +389,7 @@ func TestCollisionAtStartup(t *testing.T) {
 // TestCollisionLater: a collision that appears after start-up (a server
 // adds a tool) is logged and reported; the first server keeps the name.
 func TestCollisionLater(t *testing.T) {
+	t.Parallel()
 	cfg := agConfig(
 		agUp{name: "one", cfg: upstream.Config{Builtin: "one"}, prefix: agPrefix("")},
 		agUp{name: "two", cfg: agStdio(t, "-name", "two", "-tools", "other", "-add-tool-after", "300ms", "-add-tool", "search"), prefix: agPrefix("")},
@@ -416,6 +417,7 @@ func TestCollisionLater(t *testing.T) {
 // TestCollisionLateJoiner: a server that joins late never takes over a
 // name clients already call, even if it comes first in the config.
 func TestCollisionLateJoiner(t *testing.T) {
+	t.Parallel()
 	cfg := agConfig(
 		agUp{name: "late", cfg: agStdio(t, "-name", "late", "-tools", "search,extra", "-start-delay", "800ms"), prefix: agPrefix("")},
 		agUp{name: "early", cfg: upstream.Config{Builtin: "early"}, prefix: agPrefix("")},
@@ -550,6 +552,7 @@ func TestServerDownAfterStart(t *testing.T) {
 // TestLateServer: a server slower than StartupWait joins later; its tools
 // appear and the client gets notifications/tools/list_changed.
 func TestLateServer(t *testing.T) {
+	t.Parallel()
 	cfg := agConfig(
 		agUp{name: "fast", cfg: upstream.Config{Builtin: "fast"}},
 		agUp{name: "late", cfg: agStdio(t, "-name", "late", "-tools", "echo", "-start-delay", "5s")},
@@ -734,134 +737,6 @@ func TestToolTypePatched(t *testing.T) {
 	}
 	if text := agText(agCall(t, cs, "raw__nullable", map[string]any{"b": 1})); text != `nullable:{"b":1}` {
 		t.Errorf("raw__nullable -> %q", text)
-	}
-}
-
-// TestConfigErrors: every config mistake is reported as file:line, the
-// server, and what to change.
-func TestConfigErrors(t *testing.T) {
-	for _, tc := range []struct {
-		name, path, doc, want string
-	}{
-		{"unknown server key", "/etc/hub.yaml", "servers:\n  a:\n    command: x\n    comand: y\n",
-			"/etc/hub.yaml:4: server 'a': unknown key 'comand'; did you mean 'command'? (check the spelling; see the config reference in README.md)"},
-		{"unknown filter key", "/etc/hub.yaml", "servers:\n  a:\n    command: x\n  b:\n    command: y\n    tools: {alow: [a], deny: [b]}\n",
-			"/etc/hub.yaml:6: server 'b': unknown key 'alow'; did you mean 'allow'?"},
-		{"unknown top-level key", "hub.yaml", "serverz:\n  a:\n    command: x\n",
-			"hub.yaml:1: unknown key 'serverz'; did you mean 'servers'?"},
-		{"missing command", "hub.yaml", "servers:\n  a:\n    args: [x]\n",
-			"hub.yaml:2: server 'a': no transport: set one of 'command' (stdio), 'url' (HTTP) or 'builtin'"},
-		{"bad url", "hub.yaml", "servers:\n  remote:\n    url: localhost:8080/mcp\n",
-			`hub.yaml:2: server 'remote': url "localhost:8080/mcp" is not an http(s) URL: write it like http://127.0.0.1:8080/mcp`},
-		{"bad transport", "hub.yaml", "servers:\n  r:\n    url: http://127.0.0.1:1/mcp\n    transport: websocket\n",
-			`hub.yaml:2: server 'r': transport "websocket" is unknown: use 'streamable-http' (default) or 'sse'`},
-		{"duplicate server", "hub.yaml", "servers:\n  a:\n    command: x\n  a:\n    command: y\n",
-			"hub.yaml:4: 'a' is defined twice (first at line 2): server names and keys must be unique; rename or remove one"},
-		{"bad builtin", "hub.yaml", "servers:\n  t:\n    builtin: clock\n",
-			"hub.yaml:3: server 't': unknown builtin 'clock'; available: calc, notes, text, time"},
-		{"no servers", "hub.yaml", "servers: {}\n",
-			"hub.yaml: no servers configured: add at least one under 'servers:' (see the bundled hub.yaml)"},
-		{"empty file", "hub.yaml", "",
-			"hub.yaml: config is empty: add a 'servers:' section"},
-		{"bad duration", "hub.yaml", "servers:\n  a:\n    command: x\n    timeout: soon\n",
-			`hub.yaml:4: server 'a': invalid duration: write it like 30s or 2m`},
-		{"bad duration outside servers", "hub.yaml", "servers:\n  a:\n    command: x\nrestart:\n  max_backoff: later\n",
-			`hub.yaml:5: invalid duration: write it like 30s or 2m`},
-		{"relist_wait too long", "hub.yaml", "servers:\n  a:\n    command: x\ndiscovery:\n  relist_wait: 1m\n",
-			"hub.yaml:5: discovery.relist_wait must be between 0 (never wait) and 10s"},
-		{"max_name_length out of range", "hub.yaml", "servers:\n  a:\n    command: x\nmax_name_length: 10\n",
-			"hub.yaml:4: max_name_length must be between 24 and 64"},
-		{"bad boolean", "hub.yaml", "servers:\n  a:\n    command: x\n    disabled: perhaps\n",
-			"hub.yaml:4: server 'a': key servers.a.disabled: expected true or false"},
-		{"yaml syntax", "hub.yaml", "servers:\n  a:\n    command: x\n\tbad",
-			"hub.yaml:3: invalid YAML: found a tab character"},
-		{"json without command", "/home/u/claude_desktop_config.json", "{\n  \"mcpServers\": {\n    \"fs\": {\"args\": [\"x\"]}\n  }\n}\n",
-			"/home/u/claude_desktop_config.json:3: server 'fs': no transport: set one of 'command' (stdio), 'url' (HTTP) or 'builtin'"},
-		{"json duplicate server", "c.json", `{"mcpServers": {"fs": {"command": "x"}, "fs": {"command": "y"}}}`,
-			"c.json: server 'fs' is defined twice in 'mcpServers': server names must be unique; rename or remove one"},
-		{"json syntax", "c.json", "{\"mcpServers\": {\n\"fs\": {\"command\": \"x\",}}}",
-			"c.json:2: invalid JSON: invalid character '}'"},
-		{"json without mcpServers", "c.json", `{"globalShortcut": "x"}`,
-			`c.json: no 'mcpServers' object: a JSON config must look like Claude Desktop's {"mcpServers": {...}}`},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			_, err := ParseConfig(tc.path, []byte(tc.doc))
-			if err == nil {
-				t.Fatalf("accepted:\n%s", tc.doc)
-			}
-			var ce *ConfigError
-			if !errors.As(err, &ce) {
-				t.Errorf("error is %T, want *ConfigError (exit code 2)", err)
-			}
-			if !strings.HasPrefix(err.Error(), tc.want) {
-				t.Errorf("error:\n got: %s\nwant: %s", err, tc.want)
-			}
-		})
-	}
-}
-
-// TestConfigExpansionAndJSON: ${VAR} and ${VAR:-default} expand in every
-// value, unset variables warn with file:line, and a Claude Desktop JSON
-// file loads as-is (other apps' keys ignored, "type" mapped to transport).
-func TestConfigExpansionAndJSON(t *testing.T) {
-	t.Setenv("AG_TOKEN", "tok-123456")
-	t.Setenv("AG_EMPTY", "")
-	doc := "servers:\n" +
-		"  web:\n    url: ${AG_URL:-http://127.0.0.1:9/mcp}\n    headers:\n      Authorization: Bearer ${AG_TOKEN}\n" +
-		"  proc:\n    command: ${AG_UNSET}echo\n    args: [\"${AG_EMPTY:-fallback}\", \"$HOME\"]\n    timeout: ${AG_TIMEOUT:-90}\n    prefix: \"\"\n"
-	cfg, err := ParseConfig("hub.yaml", []byte(doc))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !slices.Equal(cfg.ServerOrder, []string{"web", "proc"}) {
-		t.Errorf("server order = %v", cfg.ServerOrder)
-	}
-	web, proc := cfg.Servers["web"], cfg.Servers["proc"]
-	if web.URL != "http://127.0.0.1:9/mcp" || web.Headers["Authorization"] != "Bearer tok-123456" || web.Name != "web" {
-		t.Errorf("web = %+v", web.Config)
-	}
-	if proc.Command != "echo" || !slices.Equal(proc.Args, []string{"fallback", "$HOME"}) || time.Duration(proc.Timeout) != 90*time.Second {
-		t.Errorf("proc = %+v", proc.Config)
-	}
-	if proc.Prefix == nil || *proc.Prefix != "" {
-		t.Errorf("prefix \"\" not kept: %v", proc.Prefix)
-	}
-	if len(cfg.Warnings) != 1 || !strings.Contains(cfg.Warnings[0], "hub.yaml:7: environment variable AG_UNSET is not set") {
-		t.Errorf("warnings = %q", cfg.Warnings)
-	}
-	if !slices.Contains(cfg.Secrets, "tok-123456") {
-		t.Errorf("expanded values are not recorded as secrets: %q", cfg.Secrets)
-	}
-
-	js := `{
-  "globalShortcut": "Ctrl+Space",
-  "mcpServers": {
-    "fs": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "${AG_DIR:-/tmp}"], "env": {"KEY": "${AG_TOKEN}"}, "autoApprove": ["read"]},
-    "remote": {"type": "http", "url": "http://127.0.0.1:1/mcp", "headers": {"X-Key": "${AG_TOKEN}"}},
-    "legacy": {"type": "sse", "url": "http://127.0.0.1:2/sse", "disabled": true}
-  }
-}`
-	cfg, err = ParseConfig("claude_desktop_config.json", []byte(js))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !slices.Equal(cfg.ServerOrder, []string{"fs", "remote", "legacy"}) || cfg.Path != "claude_desktop_config.json" {
-		t.Errorf("order %v, path %s", cfg.ServerOrder, cfg.Path)
-	}
-	fs, remote, legacy := cfg.Servers["fs"], cfg.Servers["remote"], cfg.Servers["legacy"]
-	if fs.Command != "npx" || fs.Args[2] != "/tmp" || fs.Env["KEY"] != "tok-123456" {
-		t.Errorf("fs = %+v", fs.Config)
-	}
-	if remote.Kind() != upstream.TransportStreamable || remote.Headers["X-Key"] != "tok-123456" {
-		t.Errorf("remote = %+v", remote.Config)
-	}
-	if legacy.Kind() != upstream.TransportSSE || !legacy.Disabled {
-		t.Errorf("legacy = %+v", legacy.Config)
-	}
-	// LoadConfig reads files; a missing one says how to get one.
-	_, err = LoadConfig(filepath.Join(t.TempDir(), "hub.yaml"))
-	if err == nil || !strings.Contains(err.Error(), "cannot read config") || !strings.Contains(err.Error(), "--config") {
-		t.Errorf("missing file: %v", err)
 	}
 }
 

@@ -23,9 +23,10 @@ import (
 // another session's calls to the same servers work, and no builtin was
 // restarted.
 func TestBuiltinsContained(t *testing.T) {
+	t.Parallel()
 	cfg := newTestConfig(Discovery{},
-		&ServerConfig{Config: upstream.Config{Name: "text", Builtin: "text"}},
-		&ServerConfig{Config: upstream.Config{Name: "time", Builtin: "time"}})
+		&ServerConfig{Upstream: upstream.Config{Name: "text", Builtin: "text"}},
+		&ServerConfig{Upstream: upstream.Config{Name: "time", Builtin: "time"}})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	h, err := New(ctx, cfg, Options{Logger: quietLogger, StartupWait: 20 * time.Second}) // the real builtins

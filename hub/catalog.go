@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
-	"path"
 	"slices"
+	"sync/atomic"
 
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 
@@ -65,6 +65,10 @@ type Catalog struct {
 	resources map[string]string
 	// index covers the deferred tools; nil when there are none.
 	index *index.Index
+	// embedTexts are the indexed tools' index.EmbedText, in index order,
+	// with discovery.embeddings; their vectors arrive later (semantic.go).
+	embedTexts []string
+	vectors    atomic.Pointer[toolVectors]
 	// Problems are collisions and unusable tools, already logged.
 	Problems []string
 	// Collisions are the Problems that are name collisions after
@@ -147,7 +151,7 @@ func buildCatalog(cfg *Config, ups []*upstream.Upstream, log *slog.Logger, prev 
 		isDeferred := cfg.Deferred(name)
 		lists := u.Lists()
 		for _, ut := range lists.Tools {
-			if !sc.Tools.keeps(ut.Name) {
+			if !sc.Tools.Keeps(ut.Name) {
 				continue
 			}
 			exposed := exposedName(prefix, ut.Name, nameLimit)
@@ -209,6 +213,12 @@ func buildCatalog(cfg *Config, ups []*upstream.Upstream, log *slog.Logger, prev 
 			c.problem(log, fmt.Sprintf("search index: %v", err))
 		}
 		c.index = ix
+		if ix != nil && cfg.Discovery.Embeddings != nil {
+			c.embedTexts = make([]string, len(deferred))
+			for i, t := range deferred {
+				c.embedTexts[i] = index.EmbedText(t)
+			}
+		}
 	}
 	return c
 }
@@ -235,22 +245,6 @@ func (c *Catalog) problem(log *slog.Logger, msg string) {
 func (c *Catalog) collision(log *slog.Logger, msg string) {
 	c.Collisions = append(c.Collisions, msg)
 	c.problem(log, msg)
-}
-
-// keeps applies allow (if any) then deny; entries may be glob patterns.
-func (f ToolFilter) keeps(name string) bool {
-	match := func(patterns []string) bool {
-		for _, p := range patterns {
-			if ok, _ := path.Match(p, name); ok || p == name {
-				return true
-			}
-		}
-		return false
-	}
-	if len(f.Allow) > 0 && !match(f.Allow) {
-		return false
-	}
-	return !match(f.Deny)
 }
 
 // exposedDef copies an upstream tool definition for exposure. Schemas stay

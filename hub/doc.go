@@ -8,7 +8,9 @@
 //   - Catalog: an immutable snapshot of every upstream tool and prompt under
 //     its exposed name (`<server>__<tool>` by default, at most 64 characters),
 //     partitioned into eager and deferred tools, with a BM25 index over the
-//     deferred ones. It is rebuilt whenever an upstream's lists change.
+//     deferred ones (and, with discovery.embeddings, their vectors, which
+//     arrive from the cache or a background run: semantic.go). It is
+//     rebuilt whenever an upstream's lists change.
 //   - Session: one per downstream client session, with a go-sdk *mcp.Server
 //     of its own (for its notifications). It lists the eager tools, the
 //     deferred tools it has loaded through search_tools, and the meta-tools;

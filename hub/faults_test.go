@@ -98,11 +98,12 @@ func fhPID(t testing.TB, c *fhClient, tool string) int {
 // loaded stay loaded; the session hears list_changed only when the
 // server's tools changed.
 func TestHubFaultRestartKeepsLoadedTools(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	flag := filepath.Join(dir, "more-tools")
 	// With the flag file present the server starts with one more tool.
 	script := fmt.Sprintf(`if [ -e %q ]; then exec %q -name fx -features -tools extra; fi; exec %q -name fx -features`, flag, fixture.Build(t), fixture.Build(t))
-	fx := &ServerConfig{Config: upstream.Config{Command: "/bin/sh", Args: []string{"-c", script}}}
+	fx := &ServerConfig{Upstream: upstream.Config{Command: "/bin/sh", Args: []string{"-c", script}}}
 	fx.Name = "fx"
 	cfg := secConfig(fx, secStdio(t, "other", "-tools", "a"))
 	cfg.Discovery = Discovery{Enabled: true}
@@ -173,6 +174,7 @@ func TestHubFaultRestartKeepsLoadedTools(t *testing.T) {
 // cancelled upstream (the fixture's sleep sees it) and returns isError;
 // meanwhile other servers and other sessions are served.
 func TestHubFaultHungUpstream(t *testing.T) {
+	t.Parallel()
 	slow := secStdio(t, "slow", "-features")
 	slow.Timeout = upstream.Duration(4 * time.Second)
 	h, lg := secHub(t, secConfig(slow, secStdio(t, "other", "-features")))
@@ -230,7 +232,7 @@ func TestHubFaultIsolation(t *testing.T) {
 		{"name":"schema_badtype","inputSchema":{"type":"string"}},
 		{"name":"bad_header","inputSchema":{"type":"object","properties":{"h":{"type":"string","x-mcp-header":"bad header\n"}}}}
 	]`)
-	broken := &ServerConfig{Config: upstream.Config{URL: raw + "/mcp"}}
+	broken := &ServerConfig{Upstream: upstream.Config{URL: raw + "/mcp"}}
 	broken.Name = "broken"
 	cfg := secConfig(secStdio(t, "garbage", "-tools", "g", "-garbage"), broken, secStdio(t, "dead", "-fail-start"), secStdio(t, "good", "-features"))
 	cfg.Restart.UnhealthyAfter = 2

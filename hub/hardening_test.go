@@ -192,7 +192,7 @@ servers:
 // stdio and over HTTP, is an isError for that call naming the limit and
 // its config key; the server stays connected and the next call works.
 func TestResultLimitThroughHub(t *testing.T) {
-	web := &ServerConfig{Config: upstream.Config{Name: "web", URL: fixture.StartHTTP(t, "-name", "web", "-hostile")}}
+	web := &ServerConfig{Upstream: upstream.Config{Name: "web", URL: fixture.StartHTTP(t, "-name", "web", "-hostile")}}
 	cfg := secConfig(secStdio(t, "local", "-hostile"), web)
 	cfg.MaxResultBytes = 1 << 20
 	h, _ := secHub(t, cfg)

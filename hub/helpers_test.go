@@ -186,7 +186,7 @@ func withDescription(d string) serverOpt {
 // fixtureServer is a server entry named name that runs the fixture of the
 // same name.
 func fixtureServer(name string, opts ...serverOpt) *ServerConfig {
-	s := &ServerConfig{Config: upstream.Config{Name: name, Builtin: name}}
+	s := &ServerConfig{Upstream: upstream.Config{Name: name, Builtin: name}}
 	for _, o := range opts {
 		o(s)
 	}
@@ -491,7 +491,7 @@ func secConfig(servers ...*ServerConfig) *Config {
 }
 
 func secStdio(t testing.TB, name string, args ...string) *ServerConfig {
-	sc := &ServerConfig{Config: upstream.Config{Command: fixture.Build(t), Args: append([]string{"-name", name}, args...)}}
+	sc := &ServerConfig{Upstream: upstream.Config{Command: fixture.Build(t), Args: append([]string{"-name", name}, args...)}}
 	sc.Name = name
 	return sc
 }

@@ -34,6 +34,10 @@ type Options struct {
 	// OAuth is how upstreams that ask for OAuth get their tokens (no
 	// store: OAuth is off).
 	OAuth upstream.OAuthOptions
+	// StateDir is where the hub keeps what it computes once and reuses
+	// across restarts (the tools' embedding vectors); empty: the user's
+	// state directory.
+	StateDir string
 	// Redactor, if set, is the caller's (its log's): the hub adds the
 	// config's secrets and the OAuth tokens it learns to it.
 	Redactor *redact.Redactor
@@ -80,6 +84,11 @@ type Hub struct {
 	suspended suspensions
 
 	hooks Hooks
+	// stateDir holds the embedding cache; semantic embeds tools and
+	// queries for hybrid search (semantic.go), nil without
+	// discovery.embeddings.
+	stateDir string
+	semantic atomic.Pointer[semantic]
 
 	// serving is set once New returns: from then on a contested name
 	// stays with the server clients already call (see buildCatalog).
@@ -132,6 +141,8 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Hub, error) {
 		l.byName[name] = u
 	}
 	h.live.Store(l)
+	h.stateDir = opts.StateDir
+	h.semantic.Store(newSemantic(cfg, h.stateDir, h.log))
 	for _, u := range l.upstreams {
 		u.Start(context.WithoutCancel(ctx))
 	}
@@ -254,6 +265,7 @@ func (h *Hub) Close() error {
 		for _, s := range sessions {
 			s.close()
 		}
+		h.semantic.Load().close()
 		if ix := h.Catalog().index; ix != nil {
 			if err := ix.Close(); err != nil {
 				errs = append(errs, fmt.Errorf("search index: %w", err))
@@ -316,6 +328,7 @@ func (h *Hub) rebuildCatalog() *Catalog {
 	if f := h.hooks.CatalogSwapped; f != nil {
 		f(c)
 	}
+	h.semantic.Load().attach(c)
 	for _, s := range h.sessionList() {
 		s.sync(c)
 	}
@@ -427,7 +440,7 @@ func (h *Hub) checkToolsets(c *Catalog) error {
 	names := sortedKeys(cfg.Toolsets)
 	var errs []string
 	for _, n := range names {
-		if err := cfg.Toolsets[n].validate(n, h, c); err != nil {
+		if err := validateToolset(cfg.Toolsets[n], n, h, c); err != nil {
 			errs = append(errs, err.Error())
 		}
 	}

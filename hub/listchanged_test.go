@@ -22,6 +22,7 @@ import (
 
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 
+	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/internal/fixture"
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
@@ -537,7 +538,7 @@ func TestRelistWaitConfig(t *testing.T) {
 		doc  string
 		want time.Duration
 	}{
-		{"", DefaultRelistWait},
+		{"", config.DefaultRelistWait},
 		{"discovery:\n  relist_wait: 0\n", 0},
 		{"discovery:\n  relist_wait: 250ms\n", 250 * time.Millisecond},
 	} {

@@ -77,7 +77,7 @@ const manifestBudget = 24000
 func (h *Hub) manifest(c *Catalog, ts *Toolset) string {
 	byServer := map[string][]*Tool{}
 	for _, t := range c.Tools {
-		if t.Deferred && ts.allows(t) {
+		if t.Deferred && allows(ts, t) {
 			byServer[t.Server] = append(byServer[t.Server], t)
 		}
 	}
@@ -279,7 +279,7 @@ func (s *Session) searchTools(ctx context.Context, req *mcp.CallToolRequest) *mc
 		}
 		slices.SortStableFunc(found, func(a, b *Tool) int { return slices.Index(c.Tools, a) - slices.Index(c.Tools, b) })
 	default:
-		found = s.search(c, pool, query, server, limit)
+		found = s.search(ctx, c, pool, query, server, limit)
 	}
 
 	if isModern(req) {
@@ -309,8 +309,10 @@ func (s *Session) searchTools(ctx context.Context, req *mcp.CallToolRequest) *mc
 	return textResult(s.hub.searchResultText(found, added, already, notFound, pool, query, server))
 }
 
-// search runs the BM25 query and keeps the hits this session may see.
-func (s *Session) search(c *Catalog, pool []*Tool, query, server string, limit int) []*Tool {
+// search runs the query (hybrid when the catalog has vectors and the
+// query could be embedded in time, else BM25) and keeps the hits this
+// session may see.
+func (s *Session) search(ctx context.Context, c *Catalog, pool []*Tool, query, server string, limit int) []*Tool {
 	if c.index == nil {
 		return nil
 	}
@@ -319,13 +321,40 @@ func (s *Session) search(c *Catalog, pool []*Tool, query, server string, limit i
 		visible[t.Name] = t
 	}
 	// Fetch more than the limit so that tools the toolset hides do not
-	// crowd out ones it shows.
+	// crowd out ones it shows: a few times the limit first, everything
+	// when that was not enough (a hybrid ranking over the whole catalog
+	// costs an exact cosine per tool).
+	n := c.index.Len()
 	k := limit
-	if len(visible) < c.index.Len() {
-		k = c.index.Len()
+	if len(visible) < n {
+		k = min(n, max(8*limit, index.FusionDepth))
 	}
+	var qv []float32
+	v := c.vectors.Load()
+	if v != nil {
+		qv = v.sem.queryVector(ctx, query) // nil: lexical
+	}
+	for {
+		out := visibleHits(rank(c, v, qv, query, server, k), visible, limit)
+		if len(out) == limit || k >= n || len(visible) == n {
+			return out
+		}
+		k = n
+	}
+}
+
+// rank is the hybrid ranking when there is a query vector, else BM25F.
+func rank(c *Catalog, v *toolVectors, qv []float32, query, server string, k int) []index.Result {
+	if v != nil && qv != nil {
+		return c.index.SearchHybrid(query, qv, v.vecs, server, k)
+	}
+	return c.index.Search(query, server, k)
+}
+
+// visibleHits keeps the first limit hits the session may see.
+func visibleHits(hits []index.Result, visible map[string]*Tool, limit int) []*Tool {
 	var out []*Tool
-	for _, r := range c.index.Search(query, server, k) {
+	for _, r := range hits {
 		if t, ok := visible[r.Name]; ok {
 			out = append(out, t)
 			if len(out) == limit {
@@ -356,12 +385,24 @@ func (h *Hub) searchResultText(found []*Tool, added, already, notFound []string,
 	}
 	fmt.Fprintf(&b, "Found %d tool(s):\n", len(found))
 	for _, t := range found {
-		desc := strings.TrimSpace(t.Def.Description)
+		desc := tidyDescription(t.Def.Description)
 		if desc == "" {
 			desc = "(no description)"
 		}
-		fmt.Fprintf(&b, "\n  [%s] %s: %s\n", t.Server, t.Name, desc)
-		params := schemaParams(t.Def.InputSchema.(json.RawMessage))
+		if strings.HasPrefix(t.Name, t.Server+"__") {
+			// The name says the server already.
+			fmt.Fprintf(&b, "\n  %s: %s\n", t.Name, desc)
+		} else {
+			fmt.Fprintf(&b, "\n  [%s] %s: %s\n", t.Server, t.Name, desc)
+		}
+		raw := t.Def.InputSchema.(json.RawMessage)
+		if slices.Contains(added, t.Name) {
+			// The full schema, once: what the model needs to call the
+			// tool in this turn, without a parameter list repeating it.
+			fmt.Fprintf(&b, "  Input schema: %s\n", minifySchema(raw))
+			continue
+		}
+		params := schemaParams(raw)
 		if len(params) == 0 {
 			b.WriteString("  No parameters.\n")
 			continue
@@ -387,12 +428,6 @@ func (h *Hub) searchResultText(found []*Tool, added, already, notFound []string,
 		b.WriteString("\n")
 	}
 	if len(added) > 0 {
-		b.WriteString("\nInput schemas of the newly loaded tools:\n")
-		for _, t := range found {
-			if slices.Contains(added, t.Name) {
-				fmt.Fprintf(&b, "%s: %s\n", t.Name, compactJSON(t.Def.InputSchema.(json.RawMessage)))
-			}
-		}
 		b.WriteString("\nThese tools are now loaded: call them directly by name")
 		if h.Config().Discovery.CallToolEnabled() {
 			b.WriteString(", or through call_tool {name, arguments} if they are not in your tool list yet")
@@ -400,6 +435,133 @@ func (h *Hub) searchResultText(found []*Tool, added, already, notFound []string,
 		b.WriteString(".")
 	}
 	return strings.TrimRight(b.String(), "\n")
+}
+
+// tidyDescription trims each line of a description and drops blank ones:
+// indentation and empty lines cost tokens and say nothing to a model.
+func tidyDescription(s string) string {
+	var out []string
+	for line := range strings.SplitSeq(s, "\n") {
+		if line = strings.TrimSpace(line); line != "" {
+			out = append(out, line)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+// minifySchema is the schema's compact JSON without the keywords that only
+// label it for humans or tools: "title" (generated from the name by most
+// SDKs: "Path Audio Time Series Y"), "$schema", and "default": null. What
+// constrains a call (types, required, enums, descriptions, nesting) stays,
+// in the upstream's key order. A schema that does not parse is returned
+// compacted as it is.
+func minifySchema(raw json.RawMessage) string {
+	var buf bytes.Buffer
+	if err := writeSchema(&buf, raw, 0); err != nil {
+		return compactJSON(raw)
+	}
+	return buf.String()
+}
+
+// maxSchemaDepth bounds the walk: deeper parts are copied as they are.
+const maxSchemaDepth = 32
+
+// Keywords whose value is a schema (or an array of schemas), and keywords
+// whose value maps names to schemas. Only schema positions lose labels: a
+// property named "title" under "properties" is a name and stays.
+var (
+	subschemaKeys = map[string]bool{"items": true, "additionalProperties": true, "not": true, "if": true, "then": true, "else": true,
+		"contains": true, "propertyNames": true, "unevaluatedProperties": true, "unevaluatedItems": true, "additionalItems": true,
+		"anyOf": true, "oneOf": true, "allOf": true, "prefixItems": true}
+	schemaMapKeys = map[string]bool{"properties": true, "patternProperties": true, "$defs": true, "definitions": true, "dependentSchemas": true}
+)
+
+// writeSchema writes the schema raw to buf, compact and without labels.
+func writeSchema(buf *bytes.Buffer, raw json.RawMessage, depth int) error {
+	raw = bytes.TrimSpace(raw)
+	if depth > maxSchemaDepth || len(raw) == 0 || raw[0] != '{' {
+		return json.Compact(buf, raw)
+	}
+	return eachMember(raw, buf, func(key string, val json.RawMessage) (bool, error) {
+		switch {
+		case key == "$schema", key == "title" && isJSONString(val), key == "default" && string(val) == "null":
+			return false, nil
+		case schemaMapKeys[key] && len(val) > 0 && val[0] == '{':
+			return true, eachMember(val, buf, func(_ string, sub json.RawMessage) (bool, error) {
+				return true, writeSchema(buf, sub, depth+1)
+			})
+		case subschemaKeys[key] && len(val) > 0 && val[0] == '[':
+			var items []json.RawMessage
+			if err := json.Unmarshal(val, &items); err != nil {
+				return true, err
+			}
+			buf.WriteByte('[')
+			for i, it := range items {
+				if i > 0 {
+					buf.WriteByte(',')
+				}
+				if err := writeSchema(buf, it, depth+1); err != nil {
+					return true, err
+				}
+			}
+			buf.WriteByte(']')
+			return true, nil
+		case subschemaKeys[key]:
+			return true, writeSchema(buf, val, depth+1)
+		}
+		return true, json.Compact(buf, val)
+	})
+}
+
+// eachMember writes the object raw to buf member by member, in order: keep
+// says whether a member is written; when it is, its key is already written
+// and keep writes the value.
+func eachMember(raw json.RawMessage, buf *bytes.Buffer, keep func(key string, val json.RawMessage) (bool, error)) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return fmt.Errorf("not an object")
+	}
+	buf.WriteByte('{')
+	first := true
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		key, _ := tok.(string)
+		var val json.RawMessage
+		if err := dec.Decode(&val); err != nil {
+			return err
+		}
+		mark := buf.Len()
+		if !first {
+			buf.WriteByte(',')
+		}
+		writeJSONString(buf, key)
+		buf.WriteByte(':')
+		ok, err := keep(key, bytes.TrimSpace(val))
+		if err != nil {
+			return err
+		}
+		if !ok {
+			buf.Truncate(mark)
+			continue
+		}
+		first = false
+	}
+	buf.WriteByte('}')
+	return nil
+}
+
+func isJSONString(raw json.RawMessage) bool { return len(raw) > 0 && raw[0] == '"' }
+
+// writeJSONString writes s as a JSON string, without escaping <, > and &.
+func writeJSONString(buf *bytes.Buffer, s string) {
+	enc := json.NewEncoder(buf)
+	enc.SetEscapeHTML(false)
+	enc.Encode(s)               // a string always encodes
+	buf.Truncate(buf.Len() - 1) // Encode's newline
 }
 
 // maxSuggested bounds how many missing names get "Did you mean"

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
+
+	"github.com/mcp-hub/mcp-hub/config"
 )
 
 // modernTransports connect a go-sdk client of the 2026-07-28 era to a hub
@@ -143,7 +145,7 @@ func TestProtocolConfig(t *testing.T) {
 		modern  bool
 		wantErr bool
 	}{
-		{"", DefaultModern, false},
+		{"", config.DefaultModern, false},
 		{"protocol:\n  modern: true\n", true, false},
 		{"protocol:\n  modern: false\n", false, false},
 		{"protocol:\n  moden: true\n", false, true},

@@ -4,16 +4,15 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"strings"
+
+	"github.com/mcp-hub/mcp-hub/config"
 )
 
-// MaxNameLength is the longest tool name the hub exposes, and the default
-// of max_name_length. Claude, OpenAI, Gemini and VS Code all reject longer
-// names.
-const MaxNameLength = 64
-
-// MinNameLength is the least max_name_length may be: a cut name keeps a
-// readable start before its 9-character hash, and the meta-tools fit.
-const MinNameLength = 24
+// The bounds of exposed names (config.MaxNameLength, config.MinNameLength).
+const (
+	MaxNameLength = config.MaxNameLength
+	MinNameLength = config.MinNameLength
+)
 
 // prefixSeparator joins a server prefix and a tool name.
 const prefixSeparator = "__"

@@ -106,12 +106,10 @@ func (h *Hub) resourceOwner(uri string) (*upstream.Upstream, error) {
 	return nil, &jsonrpc.Error{Code: mcp.CodeResourceNotFound, Message: fmt.Sprintf("Resource not found: no server lists '%s'", shownName(uri))}
 }
 
+// readResource reads a resource for session s: what the server asks for
+// meanwhile (a stateless server's input_required) is answered by s.
 func (s *Session) readResource(ctx context.Context, p *mcp.ReadResourceParams) (*mcp.ReadResourceResult, error) {
 	u, err := s.hub.resourceOwner(p.URI)
-	if err != nil {
-		return nil, err
-	}
-	cs, err := u.Session()
 	if err != nil {
 		return nil, err
 	}
@@ -123,7 +121,7 @@ func (s *Session) readResource(ctx context.Context, p *mcp.ReadResourceParams) (
 		defer s.hub.routes.end(call)
 	}
 	ctx = s.upstreamStart(ctx, r)
-	res, err := cs.ReadResource(ctx, p)
+	res, err := u.ReadResource(ctx, s, p)
 	s.upstreamDone(ctx, r, res, err)
 	return res, err
 }
@@ -159,14 +157,10 @@ func (sub *subscriptions) change(ctx context.Context, s *Session, uri string, on
 		if err != nil {
 			return err
 		}
-		cs, err := u.Session()
-		if err != nil {
-			return err
-		}
 		if first {
-			err = cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri})
+			err = u.Subscribe(ctx, uri)
 		} else {
-			err = cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri})
+			err = u.Unsubscribe(ctx, uri)
 		}
 		if err != nil {
 			return err
@@ -209,6 +203,8 @@ func (h *Hub) listPrompts() *mcp.ListPromptsResult {
 	return out
 }
 
+// getPrompt gets a prompt for session s, which answers what the server
+// asks for meanwhile, as readResource.
 func (s *Session) getPrompt(ctx context.Context, p *mcp.GetPromptParams) (*mcp.GetPromptResult, error) {
 	h := s.hub
 	pr, ok := h.Catalog().Prompt(p.Name)
@@ -216,10 +212,6 @@ func (s *Session) getPrompt(ctx context.Context, p *mcp.GetPromptParams) (*mcp.G
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown prompt '%s'", shownName(p.Name))}
 	}
 	u, err := h.upstream(pr.Server)
-	if err != nil {
-		return nil, err
-	}
-	cs, err := u.Session()
 	if err != nil {
 		return nil, err
 	}
@@ -233,7 +225,7 @@ func (s *Session) getPrompt(ctx context.Context, p *mcp.GetPromptParams) (*mcp.G
 		defer s.hub.routes.end(call)
 	}
 	ctx = s.upstreamStart(ctx, r)
-	res, err := cs.GetPrompt(ctx, &fwd)
+	res, err := u.GetPrompt(ctx, s, &fwd)
 	s.upstreamDone(ctx, r, res, err)
 	return res, err
 }

@@ -164,6 +164,7 @@ func agFeatures(t *testing.T) (*Hub, *fixture.Log, *agContentServer) {
 // the server that offers it; subscribe/unsubscribe reach the upstream and
 // resources/updated comes back to subscribed sessions only.
 func TestPassthroughResources(t *testing.T) {
+	t.Parallel()
 	h, _, _ := agFeatures(t)
 	updates := make(chan string, 20)
 	cs := agClient(t, h, &mcp.ClientOptions{ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
@@ -604,6 +605,7 @@ func TestPassthroughProgress(t *testing.T) {
 // TestPassthroughCancellation: a client cancelling a call cancels it
 // upstream, in-process and in a stdio subprocess.
 func TestPassthroughCancellation(t *testing.T) {
+	t.Parallel()
 	h, log, cserv := agFeatures(t)
 	cs := agClient(t, h, nil)
 

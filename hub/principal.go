@@ -3,7 +3,6 @@ package hub
 import (
 	"context"
 	"slices"
-	"strings"
 )
 
 // Principal is who made a request: the holder of a static token, the
@@ -43,23 +42,6 @@ const (
 var (
 	local = &Principal{Name: "local", Kind: PrincipalLocal}
 )
-
-// Principal id prefixes (see Principal.ID).
-const (
-	TokenIDPrefix  = "token:"
-	OAuthIDPrefix  = "oauth:"
-	ClientIDPrefix = "client:"
-)
-
-// IsPrincipalID reports whether id has the form of a principal id.
-func IsPrincipalID(id string) bool {
-	for _, prefix := range []string{TokenIDPrefix, OAuthIDPrefix, ClientIDPrefix} {
-		if len(id) > len(prefix) && strings.HasPrefix(id, prefix) {
-			return true
-		}
-	}
-	return false
-}
 
 // Key is what tells p from every other principal in the audit log and on
 // the dashboard: its ID, or for anonymous and local principals (which

@@ -57,7 +57,7 @@ func (h *Hub) ToolsIn(toolset string) ([]*Tool, error) {
 	}
 	var out []*Tool
 	for _, t := range h.Catalog().Tools {
-		if ts.allows(t) {
+		if allows(ts, t) {
 			out = append(out, t)
 		}
 	}

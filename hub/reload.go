@@ -59,7 +59,7 @@ func (h *Hub) isLive(u *upstream.Upstream) bool {
 // newUpstream makes (but does not start) the upstream of a configured server.
 func (h *Hub) newUpstream(cfg *Config, name string) *upstream.Upstream {
 	o := h.reload.opts
-	return upstream.New(cfg.Servers[name].Config, listener{h}, upstream.Options{
+	return upstream.New(cfg.Servers[name].Upstream, listener{h}, upstream.Options{
 		InitialBackoff: time.Duration(cfg.Restart.InitialBackoff),
 		MaxBackoff:     time.Duration(cfg.Restart.MaxBackoff),
 		UnhealthyAfter: cfg.Restart.UnhealthyAfter,
@@ -148,7 +148,7 @@ func diffServers(old, next *Config) serverDiff {
 		switch {
 		case !ok || o == nil:
 			d.Added = append(d.Added, name)
-		case !reflect.DeepEqual(o.Config, n.Config):
+		case !reflect.DeepEqual(o.Upstream, n.Upstream):
 			d.Changed = append(d.Changed, name)
 		case !sameExposure(o, n):
 			d.Retuned = append(d.Retuned, name)
@@ -167,7 +167,7 @@ func diffServers(old, next *Config) serverDiff {
 // sameExposure compares what a server entry says beyond how to reach it.
 func sameExposure(a, b *ServerConfig) bool {
 	x, y := *a, *b
-	x.Config, y.Config = upstream.Config{}, upstream.Config{}
+	x.Upstream, y.Upstream = upstream.Config{}, upstream.Config{}
 	return reflect.DeepEqual(x, y)
 }
 
@@ -260,6 +260,10 @@ func (h *Hub) Apply(ctx context.Context, cfg *Config) error {
 	addSecrets(h.redact, cfg)
 	h.live.Store(next)
 	h.retoolSessions(cfg)
+	if s := h.semantic.Load(); !s.same(cfg) {
+		h.semantic.Store(newSemantic(cfg, h.stateDir, h.log))
+		s.close()
+	}
 	h.changes.Add(1)
 	c := h.rebuildCatalog()
 	for _, u := range started {
@@ -377,6 +381,9 @@ func (h *Hub) forgetLists(name string) {
 func addSecrets(r *redact.Redactor, cfg *Config) {
 	r.Add(cfg.Secrets...)
 	r.Add(cfg.Auth.TokenValues()...)
+	if e := cfg.Discovery.Embeddings; e != nil {
+		r.Add(e.APIKey)
+	}
 	for _, name := range cfg.ServerOrder {
 		r.Add(cfg.Servers[name].SecretValues()...)
 	}

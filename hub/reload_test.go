@@ -101,6 +101,7 @@ func TestRestartNeeded(t *testing.T) {
 // list_changed, an unchanged server keeps its connection, and a removed or
 // changed one is closed.
 func TestApply(t *testing.T) {
+	t.Parallel()
 	fx := newFixtures()
 	h := newTestHub(t, smallConfig(), fx)
 	c := connectClient(t, h, "")

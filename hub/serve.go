@@ -9,17 +9,6 @@ import (
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 )
 
-// DefaultMaxRequestBytes bounds one request: an HTTP body, a stdio line.
-const DefaultMaxRequestBytes = 4 << 20
-
-// RequestLimit is max_request_bytes with its default.
-func (c *Config) RequestLimit() int64 {
-	if c.MaxRequestBytes > 0 {
-		return c.MaxRequestBytes
-	}
-	return DefaultMaxRequestBytes
-}
-
 // ServeStdio serves one session over r and w (the process's stdin and
 // stdout) until the client disconnects or ctx ends.
 func (h *Hub) ServeStdio(ctx context.Context, toolset string, r io.ReadCloser, w io.WriteCloser) error {

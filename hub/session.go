@@ -240,7 +240,7 @@ func (s *Session) close() {
 }
 
 // visible reports whether the session's toolset lets t through.
-func (s *Session) visible(t *Tool) bool { return s.toolset.Load().allows(t) }
+func (s *Session) visible(t *Tool) bool { return allows(s.toolset.Load(), t) }
 
 // partition splits the catalog for this session: eager tools, deferred
 // tools it has loaded, and deferred tools it has not.

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -31,7 +32,9 @@ const (
 	errForecastNotYet = "Error: Tool 'weather__get_forecast' is not yet loaded. Use the 'search_tools' tool to discover and load it first, then call it again."
 )
 
-var foundBlock = regexp.MustCompile(`(?m)^  \[([^\]]+)\] (\S+): `)
+// foundBlock is the first line of a tool's block: "  name: " when the
+// name starts with "<server>__", else "  [server] name: ".
+var foundBlock = regexp.MustCompile(`(?m)^  (?:\[([^\]]+)\] )?([A-Za-z0-9_-]+): `)
 
 // foundNames lists the tools a search_tools result shows, in order.
 func foundNames(text string) []string {
@@ -46,7 +49,11 @@ func foundNames(text string) []string {
 func foundServers(text string) []string {
 	var out []string
 	for _, m := range foundBlock.FindAllStringSubmatch(text, -1) {
-		out = append(out, m[1])
+		server := m[1]
+		if server == "" {
+			server, _, _ = strings.Cut(m[2], "__")
+		}
+		out = append(out, server)
 	}
 	return out
 }
@@ -411,58 +418,86 @@ func TestSpecX5Layout(t *testing.T) {
 	}
 	wantHead := "Found 4 tool(s):\n" +
 		"\n" +
-		"  [math] math__add: Add two numbers together.\n" +
-		"  Parameters:\n" +
-		"    - a: number (required) - First number\n" +
-		"    - b: number (required)\n" +
-		"\n" +
-		"  [math] math__multiply: Multiply two numbers together.\n" +
+		"  math__add: Add two numbers together.\n" +
+		"  Input schema: "
+	if !strings.HasPrefix(text, wantHead) {
+		t.Fatalf("result:\n%s\nwant it to start with:\n%s", text, wantHead)
+	}
+	// Each newly loaded tool: its full input schema (labels dropped), and
+	// no parameter list repeating it; the tool that was already loaded:
+	// the parameter list, no schema.
+	for _, tc := range []struct{ name, want string }{
+		{"math__add", `{"properties":{"a":{"description":"First number","type":"number"},"b":{"type":"number"}},"required":["a","b"],"type":"object"}`},
+		{"misc__blank", `{"properties":{"x":{},"y":{"description":"  Why\n not  ","type":["string","null"]}},"required":["y"],"type":"object"}`},
+		{"misc__noparams", `{"type":"object"}`},
+	} {
+		block := toolBlock(text, tc.name)
+		line := strings.SplitN(strings.SplitN(block, "  Input schema: ", 2)[1:][0], "\n", 2)[0]
+		var got, want any
+		if err := json.Unmarshal([]byte(line), &got); err != nil {
+			t.Errorf("%s schema %q: %v", tc.name, line, err)
+		}
+		json.Unmarshal([]byte(tc.want), &want)
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s schema = %s, want %s", tc.name, line, tc.want)
+		}
+		if strings.Contains(block, "Parameters:") {
+			t.Errorf("%s: a parameter list next to the schema:\n%s", tc.name, block)
+		}
+	}
+	if !strings.Contains(text, "\n  misc__blank: (no description)\n") {
+		t.Errorf("no '(no description)' line in\n%s", text)
+	}
+	wantMultiply := "\n  math__multiply: Multiply two numbers together.\n" +
 		"  Parameters:\n" +
 		"    - a: number (required)\n" +
 		"    - b: number (required)\n" +
 		"\n" +
-		"  [misc] misc__blank: (no description)\n" +
-		"  Parameters:\n" +
-		"    - x: any\n" +
-		"    - y: any (required) - Why not\n" +
-		"\n" +
-		"  [misc] misc__noparams: Takes nothing.\n" +
-		"  No parameters.\n" +
-		"\n" +
-		"Already loaded: math__multiply\n" +
-		"\n" +
-		"Not found: nope.\n"
-	if !strings.HasPrefix(text, wantHead) {
-		t.Fatalf("result:\n%s\nwant it to start with:\n%s", text, wantHead)
+		"  misc__blank: "
+	if !strings.Contains(text, wantMultiply) {
+		t.Errorf("the already loaded tool's block is not\n%s\nin\n%s", wantMultiply, text)
 	}
-	rest := strings.TrimPrefix(text, wantHead)
-	// The full input schema of each newly loaded tool, labelled by name;
-	// none for the tool that was already loaded.
-	for _, name := range []string{"math__add", "misc__blank", "misc__noparams"} {
-		tl, _ := h.Catalog().Tool(name)
-		i := strings.Index(rest, name+": ")
-		if i < 0 {
-			t.Errorf("no schema labelled %s in\n%s", name, rest)
-			continue
-		}
-		line := strings.SplitN(rest[i+len(name)+2:], "\n", 2)[0]
-		var got, want any
-		if err := json.Unmarshal([]byte(line), &got); err != nil {
-			t.Errorf("%s schema %q: %v", name, line, err)
-		}
-		json.Unmarshal(tl.Def.InputSchema.(json.RawMessage), &want)
-		if fmt.Sprint(got) != fmt.Sprint(want) {
-			t.Errorf("%s schema = %s, want %s", name, line, tl.Def.InputSchema)
-		}
+	tail := "\nAlready loaded: math__multiply\n" +
+		"\n" +
+		"Not found: nope.\n" +
+		"\n" +
+		"These tools are now loaded: "
+	if !strings.Contains(text, tail) {
+		t.Errorf("result lacks\n%s\nin\n%s", tail, text)
 	}
-	if strings.Contains(rest, "math__multiply") {
-		t.Errorf("schema of the already loaded tool repeated:\n%s", rest)
-	}
-	lines := strings.Split(rest, "\n")
+	lines := strings.Split(text, "\n")
 	last := lines[len(lines)-1]
 	if !strings.Contains(last, "call_tool") || !strings.Contains(last, "directly") {
 		t.Errorf("closing line %q should say the tools can be called directly or through call_tool", last)
 	}
+
+	// A description's indentation and blank lines go; a name that does
+	// not start with its server's gets the server in brackets.
+	fx.define("pre", fixtureTool{"tool", "First line.\n\n    - item one\n    - item two  ", `{"type":"object","title":"toolArguments","properties":{"title":{"type":"string","title":"Title","default":null}}}`})
+	cfg2 := smallConfig()
+	cfg2.Servers["pre"] = fixtureServer("pre", deferLoading(true), withPrefix("p"))
+	cfg2.ServerOrder = append(cfg2.ServerOrder, "pre")
+	c2 := connectClient(t, newTestHub(t, cfg2, fx), "")
+	text, _ = c2.search(map[string]any{"tool_names": []string{"p__tool"}})
+	want := "Found 1 tool(s):\n\n  [pre] p__tool: First line.\n- item one\n- item two\n" +
+		`  Input schema: {"type":"object","properties":{"title":{"type":"string"}}}` + "\n"
+	if !strings.HasPrefix(text, want) {
+		t.Errorf("result:\n%s\nwant it to start with:\n%s", text, want)
+	}
+}
+
+// toolBlock is the block of one tool in a search_tools result: from its
+// first line to the next blank line.
+func toolBlock(text, name string) string {
+	i := strings.Index(text, "\n  "+name+": ")
+	if i < 0 {
+		i = strings.Index(text, "] "+name+": ")
+	}
+	if i < 0 {
+		return ""
+	}
+	block, _, _ := strings.Cut(text[i+1:], "\n\n")
+	return block
 }
 
 func TestSpecX6NoResults(t *testing.T) {
@@ -494,14 +529,14 @@ func TestSpecX7LoadTwice(t *testing.T) {
 	h := newTestHub(t, smallConfig(), newFixtures())
 	c := connectClient(t, h, "")
 	text, _ := c.search(map[string]any{"tool_names": []string{"math__add", "math__add"}})
-	if !strings.HasPrefix(text, "Found 1 tool(s):\n") || strings.Count(text, "[math] math__add:") != 1 || strings.Count(text, "math__add: {") != 1 {
+	if !strings.HasPrefix(text, "Found 1 tool(s):\n") || strings.Count(text, "  math__add:") != 1 || strings.Count(text, "Input schema: {") != 1 {
 		t.Errorf("duplicate names: want math__add once:\n%s", text)
 	}
 	if n := c.listChanged(1); n != 1 {
 		t.Errorf("%d list_changed after the first load, want 1", n)
 	}
 	text, _ = c.search(map[string]any{"tool_names": []string{"math__add", "math__multiply"}})
-	if !strings.Contains(text, "\nAlready loaded: math__add\n") || strings.Contains(text, "math__add: {") || !strings.Contains(text, "math__multiply: {") {
+	if !strings.Contains(text, "\nAlready loaded: math__add\n") || strings.Contains(toolBlock(text, "math__add"), "Input schema") || !strings.Contains(toolBlock(text, "math__multiply"), "Input schema: {") {
 		t.Errorf("second load: want math__add under Already loaded and only multiply's schema:\n%s", text)
 	}
 	if n := c.listChanged(2); n != 2 {
@@ -1179,7 +1214,7 @@ toolsets:
 	}
 	check := func(ts *Toolset, server, tool string, want bool) {
 		t.Helper()
-		if got := ts.allows(&Tool{Server: server, Original: tool}); got != want {
+		if got := allows(ts, &Tool{Server: server, Original: tool}); got != want {
 			t.Errorf("allows(%s, %s) = %v, want %v", server, tool, got, want)
 		}
 	}

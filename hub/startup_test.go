@@ -25,7 +25,7 @@ func BenchmarkStartup20(b *testing.B) {
 		cfg := &Config{Path: "bench", Servers: map[string]*ServerConfig{}}
 		for _, i := range servers {
 			name := fmt.Sprintf("s%02d", i)
-			cfg.Servers[name] = &ServerConfig{Config: upstream.Config{Name: name, Command: bin,
+			cfg.Servers[name] = &ServerConfig{Upstream: upstream.Config{Name: name, Command: bin,
 				Args: []string{"-name", name, "-tools", "echo,ping", "-start-delay", delay(i).String()}}}
 			cfg.ServerOrder = append(cfg.ServerOrder, name)
 		}

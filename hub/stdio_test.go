@@ -37,6 +37,7 @@ func TestIDKey(t *testing.T) {
 // session ends. (TestE2EShutdownStdinClosed: a long call does not hold up
 // the exit.)
 func TestStdioAnswersBeforeExit(t *testing.T) {
+	t.Parallel()
 	h, _ := secHub(t, secConfig(secStdio(t, "fx", "-features")))
 	s := secServeStdio(t, h)
 	s.send(secInit)

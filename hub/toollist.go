@@ -59,7 +59,7 @@ func (c *Catalog) view(h *Hub, ts *Toolset) *toolView {
 	hasDeferred := false
 	for _, t := range c.Tools {
 		switch {
-		case !ts.allows(t):
+		case !allows(ts, t):
 		case t.Deferred:
 			hasDeferred = true
 		case t.servable:

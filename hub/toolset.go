@@ -4,62 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sort"
 	"strings"
-
-	"gopkg.in/yaml.v3"
 )
 
-// Toolset is a named subset of the catalog that a session can choose
-// (serve --toolset, /mcp/<toolset>, chat --toolset). Tool names are the
-// upstream (unprefixed) names.
-type Toolset struct {
-	Description string                    `yaml:"description"`
-	Servers     map[string]*ToolSelection `yaml:"servers"`
-}
-
-// ToolSelection is one server's entry in a toolset:
-// true (all tools), false (none), [a, b] (only these) or {exclude: [a, b]}.
-type ToolSelection struct {
-	All     bool
-	Include []string
-	Exclude []string
-	// line is where the entry is in the config, for errors.
-	line int
-}
-
-// UnmarshalYAML accepts the four shapes.
-func (s *ToolSelection) UnmarshalYAML(n *yaml.Node) error {
-	s.line = n.Line
-	switch n.Kind {
-	case yaml.ScalarNode:
-		var b bool
-		if err := n.Decode(&b); err != nil {
-			return fmt.Errorf("line %d: a toolset server entry is true, false, a list of tools or {exclude: [...]}", n.Line)
-		}
-		s.All = b
-		return nil
-	case yaml.SequenceNode:
-		s.Include = []string{}
-		return n.Decode(&s.Include)
-	case yaml.MappingNode:
-		var m struct {
-			Exclude []string `yaml:"exclude"`
-		}
-		if err := n.Decode(&m); err != nil {
-			return err
-		}
-		if len(n.Content) != 2 || n.Content[0].Value != "exclude" {
-			return fmt.Errorf("line %d: the only key of a toolset server entry is 'exclude'", n.Line)
-		}
-		s.All, s.Exclude = true, m.Exclude
-		return nil
-	}
-	return fmt.Errorf("line %d: a toolset server entry is true, false, a list of tools or {exclude: [...]}", n.Line)
-}
-
-// allows reports whether the toolset lets a tool through. A nil toolset
+// allows reports whether toolset ts lets a tool through. A nil toolset
 // allows everything.
-func (ts *Toolset) allows(t *Tool) bool {
+func allows(ts *Toolset, t *Tool) bool {
 	if ts == nil {
 		return true
 	}
@@ -73,10 +24,10 @@ func (ts *Toolset) allows(t *Tool) bool {
 	return sel.All && !slices.Contains(sel.Exclude, t.Original)
 }
 
-// validate checks a toolset against the live catalog; every problem is
+// validateToolset checks a toolset against the live catalog; every problem is
 // reported at once. Servers that are not connected yet cannot be checked
 // tool by tool and are skipped.
-func (ts *Toolset) validate(name string, h *Hub, c *Catalog) error {
+func validateToolset(ts *Toolset, name string, h *Hub, c *Catalog) error {
 	if ts == nil {
 		return nil
 	}
@@ -127,4 +78,13 @@ func (h *Hub) Toolset(name string) (*Toolset, error) {
 		return nil, fmt.Errorf("toolset '%s' not found; toolsets: %s", name, strings.Join(sortedKeys(h.Config().Toolsets), ", "))
 	}
 	return ts, nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }

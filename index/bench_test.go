@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"sort"
@@ -162,3 +164,74 @@ func BenchmarkSearch1k(b *testing.B) { benchSearch(b, 1000) }
 func BenchmarkSearch10k(b *testing.B) {
 	benchSearch(b, 10000)
 }
+
+// randomVectors are n unit vectors of dim dimensions around a few dozen
+// directions (embeddings of a catalog cluster by topic), seeded.
+func randomVectors(n, dim int, seed uint64) [][]float32 {
+	r := rand.New(rand.NewPCG(seed, 1))
+	centres := make([][]float32, 40)
+	for i := range centres {
+		centres[i] = make([]float32, dim)
+		for j := range centres[i] {
+			centres[i][j] = float32(r.NormFloat64())
+		}
+	}
+	out := make([][]float32, n)
+	for i := range out {
+		c := centres[r.IntN(len(centres))]
+		v := make([]float32, dim)
+		var norm float64
+		for j := range v {
+			v[j] = c[j] + 1.5*float32(r.NormFloat64())
+			norm += float64(v[j] * v[j])
+		}
+		for j := range v {
+			v[j] /= float32(math.Sqrt(norm))
+		}
+		out[i] = v
+	}
+	return out
+}
+
+// benchHybrid times SearchHybrid against Search on the same queries: the
+// added time is what fusion and the vector ranking cost (the endpoint's
+// round trip for the query vector is not in it).
+func benchHybrid(b *testing.B, n, dim int) {
+	tools := loadCorpusTools(b, filepath.Join(benchCorpusDir, "corpus.json"), n)
+	queries := loadBenchQueries(b, filepath.Join(benchCorpusDir, "queries-dev.jsonl"))
+	ix, err := New(tools)
+	if err != nil {
+		b.Fatal(err)
+	}
+	v, err := ix.NewVectors(randomVectors(n, dim, 1))
+	if err != nil {
+		b.Fatal(err)
+	}
+	qvs := randomVectors(len(queries), dim, 2)
+	var lex, hyb []time.Duration
+	i := 0
+	b.ResetTimer()
+	for b.Loop() {
+		q := i % len(queries)
+		start := time.Now()
+		ix.Search(queries[q], "", 5)
+		mid := time.Now()
+		ix.SearchHybrid(queries[q], qvs[q], v, "", 5)
+		hyb = append(hyb, time.Since(mid))
+		lex = append(lex, mid.Sub(start))
+		i++
+	}
+	b.StopTimer()
+	pct := func(lat []time.Duration, p float64) float64 {
+		sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+		r := min(max(int(p/100*float64(len(lat))), 0), len(lat)-1)
+		return float64(lat[r].Nanoseconds()) / 1e3
+	}
+	b.ReportMetric(pct(lex, 50), "lexical-p50-µs")
+	b.ReportMetric(pct(lex, 99), "lexical-p99-µs")
+	b.ReportMetric(pct(hyb, 50), "hybrid-p50-µs")
+	b.ReportMetric(pct(hyb, 99), "hybrid-p99-µs")
+}
+
+func BenchmarkHybrid10k768(b *testing.B) { benchHybrid(b, 10000, 768) }
+func BenchmarkHybrid2k384(b *testing.B)  { benchHybrid(b, 2375, 384) }

@@ -78,20 +78,44 @@ func (ix *Index) queryTerms(text string) []queryTerm {
 // description counts more than in either, but not twice as much. Terms are
 // weighted by the non-negative idf log(1 + (N-n+0.5)/(n+0.5)).
 func (ix *Index) Search(query, server string, k int) []Result {
-	if k <= 0 || strings.TrimSpace(query) == "" || len(ix.tools) == 0 {
+	sid, ok := ix.serverID(server)
+	if !ok || k <= 0 {
 		return nil
 	}
-	sid := int32(-1)
-	if server != "" {
-		id, ok := ix.servers[server]
-		if !ok {
-			return nil
-		}
-		sid = id
+	docs, scores := ix.lexical(query, sid, k)
+	return ix.results(docs, scores)
+}
+
+// serverID is the id of server, -1 for "" (all servers); false when the
+// index has no such server.
+func (ix *Index) serverID(server string) (int32, bool) {
+	if server == "" {
+		return -1, true
+	}
+	id, ok := ix.servers[server]
+	return id, ok
+}
+
+func (ix *Index) results(docs []int32, scores []float64) []Result {
+	if len(docs) == 0 {
+		return nil
+	}
+	out := make([]Result, len(docs))
+	for i, d := range docs {
+		out[i] = Result{Name: ix.tools[d].name, Server: ix.tools[d].server, Score: scores[i]}
+	}
+	return out
+}
+
+// lexical is the BM25F ranking of query: the best k documents of server
+// sid (-1: all) with their scores.
+func (ix *Index) lexical(query string, sid int32, k int) ([]int32, []float64) {
+	if k <= 0 || strings.TrimSpace(query) == "" || len(ix.tools) == 0 {
+		return nil, nil
 	}
 	qts := ix.queryTerms(query)
 	if len(qts) == 0 {
-		return nil
+		return nil, nil
 	}
 	sc := ix.scratch.Get().(*scratch)
 	defer ix.scratch.Put(sc)
@@ -118,15 +142,15 @@ func (ix *Index) Search(query, server string, k int) []Result {
 		ix.boostMentioned(sc, query, sid)
 	}
 	top := ix.topK(sc, k)
-	out := make([]Result, len(top))
+	scores := make([]float64, len(top))
 	for i, d := range top {
-		out[i] = Result{Name: ix.tools[d].name, Server: ix.tools[d].server, Score: sc.score[d]}
+		scores[i] = sc.score[d]
 	}
 	for _, d := range sc.hits {
 		sc.score[d], sc.seen[d] = 0, false
 	}
 	sc.hits = sc.hits[:0]
-	return out
+	return top, scores
 }
 
 // boostMentioned boosts tools whose name appears verbatim in the query.

@@ -5,6 +5,9 @@
 
 # The MCP conformance suite: its scenarios change between releases.
 conformance_version=0.1.16
+# Its next release, with the 2026-07-28 scenarios, in .cache/npm-next
+# (MCP_HUB_CONFORMANCE_NEXT): the 2025-11-25 runs stay on the version above.
+conformance_next_version=0.2.0-alpha.12
 node_major=22
 # Real MCP clients (cmd/mcp-hub/realclients_test.go), from the npm registry.
 claude_version=2.1.332

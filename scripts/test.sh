@@ -81,6 +81,34 @@ else
 	fi
 fi
 
+# --- 1a. the conformance suite's next release into .cache/npm-next ----------
+# Its own npm folder, so the 2025-11-25 runs keep the pinned version above.
+# Same rules: idempotent, offline once installed; runs under the Node 22 of
+# .cache/npm. Without it the 2026-07-28 tests skip.
+npm_next_dir="$cache/npm-next"
+conformance_next_dir="$npm_next_dir/node_modules/@modelcontextprotocol/conformance"
+conformance_next_js="$conformance_next_dir/dist/index.js"
+next_installed() {
+	[[ -x $node_bin && -f $conformance_next_js ]] || return 1
+	[[ $("$node_bin" -p "require('$conformance_next_dir/package.json').version" 2>/dev/null) == "$conformance_next_version" ]]
+}
+step "install: @modelcontextprotocol/conformance@$conformance_next_version into .cache/npm-next"
+t0=$SECONDS
+if next_installed; then
+	echo "already installed"
+	record install-next ok $((SECONDS - t0)) "cached"
+else
+	mkdir -p "$npm_next_dir"
+	[[ -f $npm_next_dir/package.json ]] || echo '{"private": true}' >"$npm_next_dir/package.json"
+	if npm install --prefix "$npm_next_dir" --no-audit --no-fund --loglevel=error \
+		"@modelcontextprotocol/conformance@$conformance_next_version" </dev/null && next_installed; then
+		record install-next ok $((SECONDS - t0)) "installed"
+	else
+		echo "install failed: need Node $node_major (above), npm and access to the npm registry the first time" >&2
+		record install-next FAIL $((SECONDS - t0)) "npm install into $npm_next_dir; the 2026-07-28 conformance tests skip"
+	fi
+fi
+
 # --- 1b. the real MCP clients into .cache/npm --------------------------------
 # Same rules: idempotent, offline once installed. Without them
 # TestRealClients skips each client and says why.
@@ -176,6 +204,14 @@ else
 	echo "conformance CLI not installed: TestConformance will be skipped" >&2
 fi
 export MCP_HUB_CONFORMANCE_SUMMARY="$conf_summary" MCP_HUB_CLIENT_CONFORMANCE_SUMMARY="$client_summary"
+client_next_summary="$cache/client-conformance-next-summary.txt"
+rm -f "$client_next_summary"
+if next_installed; then
+	export MCP_HUB_NODE="$node_bin" MCP_HUB_CONFORMANCE_NEXT="$conformance_next_js"
+else
+	echo "conformance $conformance_next_version not installed: the 2026-07-28 conformance tests will be skipped" >&2
+fi
+export MCP_HUB_CLIENT_CONFORMANCE_NEXT_SUMMARY="$client_next_summary"
 clients_summary="$cache/clients-summary.txt"
 rm -f "$clients_summary"
 if clients_installed; then
@@ -263,6 +299,12 @@ if [[ -f $client_summary ]]; then
 	sed 's/^/  /' "$client_summary"
 else
 	printf '\nclient conformance: no results (TestClientConformance was skipped, or stopped before the end: see the log)\n'
+fi
+if [[ -f $client_next_summary ]]; then
+	printf '\nclient conformance at 2026-07-28 (@modelcontextprotocol/conformance %s; the hub as the client):\n' "$conformance_next_version"
+	sed 's/^/  /' "$client_next_summary"
+else
+	printf '\nclient conformance at 2026-07-28: no results (TestClientConformanceStateless was skipped, or stopped before the end: see the log)\n'
 fi
 if grep -qE '^(--- FAIL|FAIL)' "$log" 2>/dev/null; then
 	printf '\nfailures:\n'

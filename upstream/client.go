@@ -22,6 +22,21 @@ const (
 	NotifyResourceUpdated = "notifications/resources/updated"
 )
 
+// clientCapabilities are what the hub tells servers it supports: all of
+// it, because any downstream client may turn out to.
+func clientCapabilities() *mcp.ClientCapabilities {
+	return &mcp.ClientCapabilities{
+		RootsV2:     &mcp.RootCapabilities{ListChanged: true},
+		Sampling:    &mcp.SamplingCapabilities{},
+		Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}},
+	}
+}
+
+// clientInfo is how the hub names itself to servers.
+func clientInfo() *mcp.Implementation {
+	return &mcp.Implementation{Name: "mcp-hub", Version: version.Version}
+}
+
 // newClient builds the go-sdk client for one connection. It advertises
 // every client capability, because any downstream client may turn out to
 // support them; a downstream that does not gets the upstream's request
@@ -39,21 +54,9 @@ func (u *Upstream) newClient(owner any, counter *notificationCounter) *mcp.Clien
 		}
 		return context.WithValue(ctx, ownerKey{}, owner)
 	}
-	relist := func(context.Context) {
-		if owner == nil {
-			u.listChanged()
-		}
-	}
 	opts := &mcp.ClientOptions{
-		Logger: u.opts.SDKLogger.With("server", u.cfg.Name),
-		Capabilities: &mcp.ClientCapabilities{
-			RootsV2:     &mcp.RootCapabilities{ListChanged: true},
-			Sampling:    &mcp.SamplingCapabilities{},
-			Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}},
-		},
-		ToolListChangedHandler:     func(ctx context.Context, _ *mcp.ToolListChangedRequest) { relist(ctx) },
-		PromptListChangedHandler:   func(ctx context.Context, _ *mcp.PromptListChangedRequest) { relist(ctx) },
-		ResourceListChangedHandler: func(ctx context.Context, _ *mcp.ResourceListChangedRequest) { relist(ctx) },
+		Logger:       u.opts.SDKLogger.With("server", u.cfg.Name),
+		Capabilities: clientCapabilities(),
 		ResourceUpdatedHandler: func(ctx context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
 			u.notified(mark(ctx), NotifyResourceUpdated, req.Params)
 		},
@@ -66,10 +69,19 @@ func (u *Upstream) newClient(owner any, counter *notificationCounter) *mcp.Clien
 			u.notified(mark(ctx), NotifyProgress, req.Params)
 		},
 		// Keep the SDK's automatic multi-round-trip handling out of the way:
-		// the hub forwards requests, it does not answer them.
+		// the hub forwards what a server asks for (callWithInput).
 		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
 	}
-	client := mcp.NewClient(&mcp.Implementation{Name: "mcp-hub", Version: version.Version}, opts)
+	if owner == nil {
+		// List changes are the shared connection's to watch. The handlers
+		// are also what makes the SDK open a subscriptions/listen stream to
+		// a stateless server, which an owned session does not need.
+		opts.ToolListChangedHandler = func(context.Context, *mcp.ToolListChangedRequest) { u.listChanged() }
+		opts.PromptListChangedHandler = func(context.Context, *mcp.PromptListChangedRequest) { u.listChanged() }
+		opts.ResourceListChangedHandler = func(context.Context, *mcp.ResourceListChangedRequest) { u.listChanged() }
+	}
+	client := mcp.NewClient(clientInfo(), opts)
+	client.AddSendingMiddleware(hopMetaMiddleware)
 	// Server-to-client requests are intercepted before the SDK's own
 	// handlers: those validate (and reject) elicitation schemas that the
 	// downstream client may well accept, and a proxy must not judge.

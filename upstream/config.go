@@ -1,148 +1,21 @@
 package upstream
 
-import (
-	"gopkg.in/yaml.v3"
+import "github.com/mcp-hub/mcp-hub/config"
 
-	"fmt"
-	"net/url"
-	"time"
+// A server's entry under `servers:` is package config's (config.Upstream):
+// upstream reads it under the names it has always had.
+type (
+	Config      = config.Upstream
+	OAuthConfig = config.UpstreamOAuth
+	Duration    = config.Duration
 )
 
-// Transport names accepted in configuration.
+// Transport names accepted in configuration, and the call timeout of a
+// server that sets none.
 const (
-	TransportStdio      = "stdio"
-	TransportStreamable = "streamable-http"
-	TransportSSE        = "sse"
-	TransportBuiltin    = "builtin"
+	TransportStdio      = config.TransportStdio
+	TransportStreamable = config.TransportStreamable
+	TransportSSE        = config.TransportSSE
+	TransportBuiltin    = config.TransportBuiltin
+	DefaultTimeout      = config.DefaultTimeout
 )
-
-// DefaultTimeout bounds one call to an upstream when the server sets none.
-const DefaultTimeout = 60 * time.Second
-
-// Config says how to reach one upstream server. Exactly one of Command, URL
-// or Builtin is set; Validate reports anything else.
-type Config struct {
-	Name string `yaml:"-" json:"-"`
-
-	// stdio
-	Command string            `yaml:"command,omitempty" json:"command,omitempty"`
-	Args    []string          `yaml:"args,omitempty" json:"args,omitempty"`
-	Env     map[string]string `yaml:"env,omitempty" json:"env,omitempty"`
-	Cwd     string            `yaml:"cwd,omitempty" json:"cwd,omitempty"`
-	// InheritEnv passes the hub's whole environment to the child. Off by
-	// default so that secrets meant for one server do not leak to all.
-	InheritEnv bool `yaml:"inherit_env,omitempty" json:"inherit_env,omitempty"`
-
-	// remote
-	URL       string            `yaml:"url,omitempty" json:"url,omitempty"`
-	Transport string            `yaml:"transport,omitempty" json:"transport,omitempty"`
-	Headers   map[string]string `yaml:"headers,omitempty" json:"headers,omitempty"`
-	// OAuth tunes how the hub authorizes at the server (oauth.go). A
-	// streamable HTTP server that answers 401 with a Bearer challenge is
-	// treated as OAuth-protected without it.
-	OAuth *OAuthConfig `yaml:"oauth,omitempty" json:"oauth,omitempty"`
-
-	// in-process
-	Builtin string `yaml:"builtin,omitempty" json:"builtin,omitempty"`
-
-	// Timeout bounds each call (and the initial connect); zero means DefaultTimeout.
-	Timeout  Duration `yaml:"timeout,omitempty" json:"timeout,omitempty"`
-	Disabled bool     `yaml:"disabled,omitempty" json:"disabled,omitempty"`
-}
-
-// Kind reports which transport the config selects.
-func (c *Config) Kind() string {
-	switch {
-	case c.Builtin != "":
-		return TransportBuiltin
-	case c.URL != "":
-		if c.Transport == "" {
-			return TransportStreamable
-		}
-		return c.Transport
-	default:
-		return TransportStdio
-	}
-}
-
-// CallTimeout is the effective per-call timeout.
-func (c *Config) CallTimeout() time.Duration {
-	if c.Timeout > 0 {
-		return time.Duration(c.Timeout)
-	}
-	return DefaultTimeout
-}
-
-// Validate checks the fields that can be checked without connecting.
-// Messages say what to change; the caller adds file and server context.
-func (c *Config) Validate() error {
-	set := 0
-	for _, s := range []string{c.Command, c.URL, c.Builtin} {
-		if s != "" {
-			set++
-		}
-	}
-	switch {
-	case set == 0:
-		return fmt.Errorf("no transport: set one of 'command' (stdio), 'url' (HTTP) or 'builtin'")
-	case set > 1:
-		return fmt.Errorf("set only one of 'command', 'url' and 'builtin'")
-	}
-	if c.URL != "" {
-		u, err := url.Parse(c.URL)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return fmt.Errorf("url %q is not an http(s) URL: write it like http://127.0.0.1:8080/mcp", c.URL)
-		}
-		switch c.Transport {
-		case "", TransportStreamable, TransportSSE:
-		default:
-			return fmt.Errorf("transport %q is unknown: use 'streamable-http' (default) or 'sse'", c.Transport)
-		}
-	} else if c.Transport != "" && c.Transport != TransportStdio {
-		return fmt.Errorf("'transport: %s' needs a 'url'", c.Transport)
-	}
-	if c.URL == "" && len(c.Headers) > 0 {
-		return fmt.Errorf("'headers' only apply to url servers")
-	}
-	if c.OAuth != nil {
-		if err := c.OAuth.validate(c); err != nil {
-			return err
-		}
-	}
-	if c.Command == "" && (len(c.Args) > 0 || c.Cwd != "") {
-		return fmt.Errorf("'args' and 'cwd' need a 'command'")
-	}
-	if c.Timeout < 0 {
-		return fmt.Errorf("timeout must be positive")
-	}
-	return nil
-}
-
-// Duration is a time.Duration that reads "30s" or a number of seconds.
-type Duration time.Duration
-
-// UnmarshalText accepts Go duration syntax ("1m30s") or plain seconds ("90").
-func (d *Duration) UnmarshalText(b []byte) error {
-	s := string(b)
-	if v, err := time.ParseDuration(s); err == nil {
-		*d = Duration(v)
-		return nil
-	}
-	var secs float64
-	if _, err := fmt.Sscanf(s, "%g", &secs); err == nil {
-		*d = Duration(time.Duration(secs * float64(time.Second)))
-		return nil
-	}
-	return fmt.Errorf("invalid duration %q: write it like 30s or 2m", s)
-}
-
-// UnmarshalYAML is UnmarshalText with the value's line in the error.
-func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
-	if err := d.UnmarshalText([]byte(n.Value)); err != nil {
-		return fmt.Errorf("line %d: %w", n.Line, err)
-	}
-	return nil
-}
-
-// MarshalText writes Go duration syntax.
-func (d Duration) MarshalText() ([]byte, error) { return []byte(time.Duration(d).String()), nil }

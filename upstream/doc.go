@@ -26,6 +26,15 @@
 // anywhere else a server without a usable token is StateNeedsLogin, and a
 // login stored meanwhile is picked up without a restart.
 //
+// Servers of either MCP revision are reached (stateless.go): streamable
+// HTTP servers are asked for the stateless revision (2026-07-28) first,
+// stdio servers for 2025-11-25 first, unless the config says otherwise.
+// With a stateless server, log levels travel in each call, list changes
+// arrive on subscriptions/listen streams (a stream that ends makes the
+// hub connect and listen again), and the input a call asks for
+// (input_required) is answered through the Listener for the session that
+// made the call, which is then sent again with the answers.
+//
 // Tool calls to a stdio server bypass the SDK's client: the request goes
 // out and the result comes back as bytes (RawResult), so the hub forwards
 // what the server wrote without decoding and re-encoding it.

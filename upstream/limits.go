@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/jsonrpc"
+
+	"github.com/mcp-hub/mcp-hub/config"
 )
 
 // Result size. One message an upstream sends (a tool result, a page of a
@@ -25,8 +27,9 @@ import (
 // JSON is known by the request it answers. A message too large whose id
 // cannot be read is dropped, and its call times out.
 
-// DefaultMaxResultBytes is the default of Options.MaxResultBytes (8 MiB).
-const DefaultMaxResultBytes = 8 << 20
+// DefaultMaxResultBytes is the default of Options.MaxResultBytes (8 MiB):
+// max_result_bytes's (config.DefaultMaxResultBytes).
+const DefaultMaxResultBytes = config.DefaultMaxResultBytes
 
 // CodeResultTooLarge is the JSON-RPC error code of a response the hub
 // dropped for its size.

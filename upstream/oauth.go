@@ -21,6 +21,7 @@ import (
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/oauthex"
 	"golang.org/x/oauth2"
 
+	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/internal/redact"
 	"github.com/mcp-hub/mcp-hub/internal/tokenstore"
 	"github.com/mcp-hub/mcp-hub/internal/version"
@@ -45,56 +46,6 @@ import (
 //     picked up from the store within a PollInterval;
 //   - a step-up is tried at most once per scope set and never for scopes
 //     already granted, so a server that keeps refusing cannot loop it.
-
-// OAuthConfig is a server's optional `oauth:` block. None of it is needed
-// for a server that supports Dynamic Client Registration.
-type OAuthConfig struct {
-	// ClientID and ClientSecret are a client registered beforehand at the
-	// server's authorization server (its redirect URI must be
-	// http://127.0.0.1:<redirect_port>/callback).
-	ClientID     string `yaml:"client_id,omitempty" json:"client_id,omitempty"`
-	ClientSecret string `yaml:"client_secret,omitempty" json:"client_secret,omitempty"`
-	// ClientMetadataURL is an https URL serving a Client ID Metadata
-	// Document that describes this hub; used when the authorization server
-	// supports it, before the other ways.
-	ClientMetadataURL string `yaml:"client_metadata_url,omitempty" json:"client_metadata_url,omitempty"`
-	// Scopes to ask for instead of those the server advertises.
-	Scopes []string `yaml:"scopes,omitempty" json:"scopes,omitempty"`
-	// RedirectPort is the port of the 127.0.0.1 callback; 0 picks a free
-	// one (and keeps it for as long as a dynamic registration lasts).
-	RedirectPort int `yaml:"redirect_port,omitempty" json:"redirect_port,omitempty"`
-}
-
-func (o *OAuthConfig) validate(c *Config) error {
-	switch {
-	case c.URL == "":
-		return errors.New("'oauth' only applies to url servers")
-	case c.Kind() != TransportStreamable:
-		return errors.New("'oauth' needs 'transport: streamable-http' (an SSE server takes static 'headers' only)")
-	case o.ClientSecret != "" && o.ClientID == "":
-		return errors.New("oauth.client_secret needs oauth.client_id")
-	case o.RedirectPort < 0 || o.RedirectPort > 65535:
-		return fmt.Errorf("oauth.redirect_port %d is not a port: use 1-65535, or leave it out for a free one", o.RedirectPort)
-	case hasAuthorizationHeader(c.Headers):
-		return errors.New("'oauth' and an Authorization header exclude each other: remove one")
-	}
-	if o.ClientMetadataURL != "" {
-		u, err := url.Parse(o.ClientMetadataURL)
-		if err != nil || u.Scheme != "https" || u.Host == "" || strings.Trim(u.Path, "/") == "" {
-			return fmt.Errorf("oauth.client_metadata_url %q must be an https URL with a path (where the Client ID Metadata Document is served)", o.ClientMetadataURL)
-		}
-	}
-	return nil
-}
-
-func hasAuthorizationHeader(h map[string]string) bool {
-	for k := range h {
-		if strings.EqualFold(k, "Authorization") {
-			return true
-		}
-	}
-	return false
-}
 
 // OAuthOptions say how this process handles upstream authorization.
 type OAuthOptions struct {
@@ -506,11 +457,31 @@ func (o *oauthClient) Authorize(ctx context.Context, req *http.Request, resp *ht
 	if loggingIn {
 		return o.authorize(ctx, req, resp, nil)
 	}
-	discard(resp)
-	if _, err := o.renew(ctx, sent); err != nil {
+	_, err := o.renew(ctx, sent)
+	if err == nil {
+		discard(resp)
+		return nil
+	}
+	// A token the server refuses although it was just granted, with no way
+	// to renew it: the server may have moved to another authorization
+	// server (its metadata now names it), or revoked the grant. A process
+	// that may open a browser authorizes once more (authorize registers
+	// anew where the stored registration belongs to another authorization
+	// server); anywhere else it is a login to do.
+	key := "401 " + sent
+	o.mu.Lock()
+	tried := o.steppedUp[key]
+	again := errors.As(err, new(*NeedsLoginError)) && (o.opts.Interactive || o.ignoreStore) && sent != "" && !tried
+	if again {
+		o.steppedUp[key] = true
+	}
+	o.mu.Unlock()
+	if !again {
+		discard(resp)
 		return err
 	}
-	return nil
+	o.log.Info("the server refuses the token and it cannot be renewed; authorizing again")
+	return o.authorize(ctx, req, resp, nil)
 }
 
 // stepUp handles 403 insufficient_scope: a new authorization for the
@@ -763,7 +734,7 @@ func Login(ctx context.Context, cfg Config, opts Options) (*LoginResult, error) 
 	if cfg.Kind() != TransportStreamable {
 		return nil, fmt.Errorf("server '%s' is not a streamable HTTP server: only those use OAuth", cfg.Name)
 	}
-	if hasAuthorizationHeader(cfg.Headers) {
+	if config.HasAuthorizationHeader(cfg.Headers) {
 		return nil, fmt.Errorf("server '%s' has a static Authorization header in its config: remove it to use OAuth", cfg.Name)
 	}
 	if opts.OAuth.Store == nil {
@@ -777,7 +748,7 @@ func Login(ctx context.Context, cfg Config, opts Options) (*LoginResult, error) 
 	o.protected.Store(true)
 	u.oauth = o
 
-	httpClient, err := u.httpClient(nil)
+	httpClient, err := u.httpClient(nil, nil)
 	if err != nil {
 		return nil, fmt.Errorf("server '%s': %w", cfg.Name, err)
 	}
@@ -791,7 +762,7 @@ func Login(ctx context.Context, cfg Config, opts Options) (*LoginResult, error) 
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "mcp-hub", Version: version.Version}, &mcp.ClientOptions{Logger: opts.SDKLogger})
 	tools := 0
-	cs, err := client.Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: ProtocolVersion})
+	cs, err := client.Connect(ctx, transport, u.sessionOptions())
 	if err == nil {
 		if caps := cs.InitializeResult().Capabilities; caps != nil && caps.Tools != nil {
 			for _, lerr := range cs.Tools(ctx, nil) {

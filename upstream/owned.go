@@ -19,13 +19,18 @@ import (
 // when that is ambiguous.
 //
 // The shared session still lists tools, resources and prompts, watches
-// list changes and serves everything but tool calls.
+// list changes and serves everything but tool calls. A server of the
+// stateless revision has no sessions to own: its calls all go through the
+// shared connection (CallTool), and what it asks for during a call comes
+// back in the call's result, answered for the caller (stateless.go).
 
 // ownerKey marks the context of what an owned session's server sends.
 type ownerKey struct{}
 
-// Owner returns the downstream session that owns the upstream session a
-// Listener call comes from, or nil when it comes from the shared one.
+// Owner returns the downstream session a Listener call belongs to: the
+// owner of the upstream session it comes from, or the session whose
+// request a stateless server asked for input (stateless.go). It is nil
+// for what comes from the shared session on its own.
 func Owner(ctx context.Context) any { return ctx.Value(ownerKey{}) }
 
 // ownedSession is one downstream session's connection to the server. It
@@ -121,18 +126,19 @@ func (u *Upstream) connectOwned(owner any, o *ownedSession) (*mcp.ClientSession,
 	}
 	ctx, cancel := context.WithTimeout(life, u.cfg.CallTimeout())
 	defer cancel()
-	transport, err := u.transport(life, &o.tap)
+	transport, err := u.transport(life, &o.tap, nil)
 	if err != nil {
 		return nil, u.redact.Error(err)
 	}
-	cs, err := u.newClient(owner, &o.counter).Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: ProtocolVersion})
+	cs, err := u.newClient(owner, &o.counter).Connect(ctx, transport, u.sessionOptions())
 	if err != nil {
 		return nil, u.redact.Error(fmt.Errorf("connect a session for a client: %w", err))
 	}
 	u.mu.Lock()
 	level := u.levels[owner]
 	u.mu.Unlock()
-	if level != "" {
+	// A stateless server has no setLevel: each call carries the level.
+	if level != "" && !stateless(cs) {
 		if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: level}); err != nil {
 			u.log.Warn("logging/setLevel not forwarded", "err", u.redact.Error(err))
 		}
@@ -171,15 +177,20 @@ func (u *Upstream) Forget(owner any) {
 
 // SetLoggingLevel sets owner's log level: on its own session (now, or when
 // one is opened) and on the shared session, whose messages outside any
-// call go to every client.
+// call go to every client. A stateless server has no logging/setLevel:
+// the level is remembered, and each of owner's calls asks for it in its
+// _meta (prepareCall).
 func (u *Upstream) SetLoggingLevel(ctx context.Context, owner any, p *mcp.SetLoggingLevelParams) error {
 	var own *mcp.ClientSession
 	u.mu.Lock()
-	if owner != nil && u.ownsSessions() {
+	u.level = p.Level
+	if owner != nil {
 		if u.levels == nil {
 			u.levels = map[any]mcp.LoggingLevel{}
 		}
 		u.levels[owner] = p.Level
+	}
+	if owner != nil && u.ownsSessions() {
 		if o := u.owned[owner]; o != nil {
 			select {
 			case <-o.ready:
@@ -187,7 +198,7 @@ func (u *Upstream) SetLoggingLevel(ctx context.Context, owner any, p *mcp.SetLog
 			default: // connecting: set it once connected
 				go func() {
 					<-o.ready
-					if o.cs != nil {
+					if o.cs != nil && !stateless(o.cs) {
 						o.cs.SetLoggingLevel(context.WithoutCancel(ctx), p)
 					}
 				}()
@@ -198,7 +209,7 @@ func (u *Upstream) SetLoggingLevel(ctx context.Context, owner any, p *mcp.SetLog
 	u.mu.Unlock()
 	var errs []error
 	for _, cs := range []*mcp.ClientSession{own, shared} {
-		if cs != nil {
+		if cs != nil && !stateless(cs) {
 			errs = append(errs, cs.SetLoggingLevel(ctx, p))
 		}
 	}

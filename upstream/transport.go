@@ -36,7 +36,10 @@ const sseRetries = 1
 
 // transport builds a fresh go-sdk transport for one connection attempt,
 // whose messages pass through tap.
-func (u *Upstream) transport(ctx context.Context, tap *wireTap) (mcp.Transport, error) {
+//
+// watch, if set, is told when a streamable HTTP connection's
+// subscriptions/listen stream ends (listenWatch).
+func (u *Upstream) transport(ctx context.Context, tap *wireTap, watch *listenWatch) (mcp.Transport, error) {
 	switch u.cfg.Kind() {
 	case TransportBuiltin:
 		return u.builtinTransport(ctx, tap)
@@ -44,7 +47,7 @@ func (u *Upstream) transport(ctx context.Context, tap *wireTap) (mcp.Transport, 
 		// The SDK's streamable connection has private hooks that a wrapper
 		// around it would hide, so notifications are counted below it, in
 		// the response bodies it reads.
-		client, err := u.httpClient(tap)
+		client, err := u.httpClient(tap, watch)
 		if err != nil {
 			return nil, err
 		}
@@ -56,7 +59,7 @@ func (u *Upstream) transport(ctx context.Context, tap *wireTap) (mcp.Transport, 
 			OAuthHandler: u.oauthHandler(),
 		}, nil
 	case TransportSSE:
-		client, err := u.httpClient(nil)
+		client, err := u.httpClient(nil, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -253,9 +256,10 @@ func (u *Upstream) withStderr(err error) error {
 // requests go to the configured origin only, with the configured headers
 // (ScopedTransport, NewScopedClient); what comes back is bounded by
 // max_result_bytes (limitRoundTripper); with a tap, the server-sent events
-// it reads are counted (countingRoundTripper); the trace context of the call
-// in progress goes along as headers (traceHeaders).
-func (u *Upstream) httpClient(tap *wireTap) (*http.Client, error) {
+// it reads are counted (countingRoundTripper); with a watch, the end of its
+// subscriptions/listen streams is noticed (listenRoundTripper); the trace
+// context of the call in progress goes along as headers (traceHeaders).
+func (u *Upstream) httpClient(tap *wireTap, watch *listenWatch) (*http.Client, error) {
 	target, err := url.Parse(u.cfg.URL)
 	if err != nil {
 		return nil, fmt.Errorf("url: %w", err)
@@ -265,6 +269,9 @@ func (u *Upstream) httpClient(tap *wireTap) (*http.Client, error) {
 	rt = &limitRoundTripper{base: rt, limit: u.opts.MaxResultBytes, server: u.cfg.Name, dropped: u.droppedMessage}
 	if tap != nil {
 		rt = &countingRoundTripper{base: rt, tap: tap}
+	}
+	if watch != nil {
+		rt = &listenRoundTripper{base: rt, watch: watch}
 	}
 	return NewScopedClient(origin, traceHeaders{base: rt}), nil
 }

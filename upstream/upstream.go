@@ -2,7 +2,6 @@ package upstream
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -17,14 +16,14 @@ import (
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/jsonrpc"
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 
+	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/internal/clean"
 	"github.com/mcp-hub/mcp-hub/internal/redact"
 	"github.com/mcp-hub/mcp-hub/internal/safe"
 )
 
-// ProtocolVersion is what the hub asks upstreams for. The SDK's 2026 draft
-// broke sampling inside tool calls, setLevel and list-change subscriptions in
-// our tests, so we stay on the last stable revision.
+// ProtocolVersion is the newest revision with the initialize handshake:
+// what a server that does not speak StatelessProtocolVersion is asked for.
 const ProtocolVersion = "2025-11-25"
 
 // State is where an Upstream is in its life.
@@ -148,6 +147,9 @@ type Status struct {
 	ListChanges int64 `json:"list_changes"`
 	Relists     int64 `json:"relists"`
 	Relisting   bool  `json:"relisting,omitempty"`
+	// ProtocolVersion is the revision the live connection negotiated
+	// (2026-07-28 for a stateless server), empty while not connected.
+	ProtocolVersion string `json:"protocol_version,omitempty"`
 }
 
 // Upstream is one configured server and its live connection.
@@ -165,20 +167,25 @@ type Upstream struct {
 	counter notificationCounter
 	tap     wireTap
 
-	mu          sync.Mutex
-	state       State
-	session     *mcp.ClientSession
-	raw         *stdioConn               // the session's connection, when it takes raw calls (stdio)
-	owned       map[any]*ownedSession    // HTTP: each downstream session's own session
-	levels      map[any]mcp.LoggingLevel // HTTP: each downstream session's log level
-	lists       Lists
-	lastErr     error
-	failures    int             // consecutive failed connects, and connections that ended before StableAfter
-	nextAttempt time.Time       // when the loop tries again while down
-	dropped     error           // why dropSession ended the live session
-	life        context.Context // ends at Close; calls in flight end with it
-	stderr      *stderrTail
-	restarts    int
+	mu      sync.Mutex
+	state   State
+	session *mcp.ClientSession
+	raw     *stdioConn               // the session's connection, when it takes raw calls (stdio)
+	owned   map[any]*ownedSession    // HTTP: each downstream session's own session
+	levels  map[any]mcp.LoggingLevel // each downstream session's log level
+	level   mcp.LoggingLevel         // the last level any session set
+	// statelessFirst: the next stdio connection starts with server/discover,
+	// because the last one's initialize failed (sessionOptions).
+	statelessFirst bool
+	subscribed     map[string]bool // resources subscribed to (Subscribe), made again on each connection
+	lists          Lists
+	lastErr        error
+	failures       int             // consecutive failed connects, and connections that ended before StableAfter
+	nextAttempt    time.Time       // when the loop tries again while down
+	dropped        error           // why dropSession ended the live session
+	life           context.Context // ends at Close; calls in flight end with it
+	stderr         *stderrTail
+	restarts       int
 	// list_changed coalescing (lists.go)
 	listChanges  int64
 	relists      int64
@@ -207,7 +214,7 @@ func New(cfg Config, listener Listener, opts Options) *Upstream {
 	}
 	u.counter.init()
 	u.tap = wireTap{counter: &u.counter, schemas: &rawSchemas{}}
-	if opts.OAuth.Store != nil && cfg.Kind() == TransportStreamable && !hasAuthorizationHeader(cfg.Headers) && !cfg.Disabled {
+	if opts.OAuth.Store != nil && cfg.Kind() == TransportStreamable && !config.HasAuthorizationHeader(cfg.Headers) && !cfg.Disabled {
 		u.oauth = newOAuthClient(u)
 	}
 	if cfg.Disabled {
@@ -241,6 +248,7 @@ func (u *Upstream) Start(ctx context.Context) {
 	u.life = ctx
 	u.mu.Unlock()
 	go u.run(ctx)
+	u.startRefresh(ctx)
 }
 
 // Close ends the connection (and a stdio server's process) and stops reconnecting.
@@ -288,6 +296,7 @@ func (u *Upstream) Status() Status {
 		Relists:     u.relists,
 		Relisting:   u.relisting,
 	}
+	s.ProtocolVersion = negotiated(u.session)
 	if u.lastErr != nil {
 		// Redacted, then bounded and on one line: it can hold what the
 		// server wrote (its stderr, its error messages), and goes to
@@ -433,7 +442,8 @@ func (u *Upstream) connect(ctx context.Context) (cs *mcp.ClientSession, err erro
 	start := time.Now()
 	cctx, cancel := context.WithTimeout(ctx, u.cfg.CallTimeout())
 	defer cancel()
-	transport, err := u.transport(ctx, &u.tap)
+	watch := &listenWatch{drop: u.dropSession}
+	transport, err := u.transport(ctx, &u.tap, watch)
 	if err != nil {
 		err = u.redact.Error(err)
 		u.log.Error("cannot start upstream", "err", err)
@@ -441,8 +451,9 @@ func (u *Upstream) connect(ctx context.Context) (cs *mcp.ClientSession, err erro
 		return nil, err
 	}
 	client := u.newClient(nil, &u.counter)
-	cs, err = client.Connect(cctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: ProtocolVersion})
+	cs, err = client.Connect(cctx, transport, u.sessionOptions())
 	if err != nil {
+		u.connectFailed(err)
 		err = u.redact.Error(u.withStderr(fmt.Errorf("connect: %w", err)))
 		u.log.Error("cannot connect to upstream", "err", err)
 		u.setDown(err, true, false)
@@ -463,6 +474,7 @@ func (u *Upstream) connect(ctx context.Context) (cs *mcp.ClientSession, err erro
 		return nil, errors.New("closed")
 	}
 	u.session = cs
+	defer watch.connected(cs) // after the lock: it may drop cs at once
 	u.raw = nil
 	if st, ok := transport.(*stdioTransport); ok {
 		u.raw = st.conn
@@ -475,7 +487,8 @@ func (u *Upstream) connect(ctx context.Context) (cs *mcp.ClientSession, err erro
 	u.lastErr = nil
 	u.connectTime = time.Since(start)
 	u.mu.Unlock()
-	u.log.Info("upstream ready", "tools", len(lists.Tools), "resources", len(lists.Resources),
+	u.resubscribe(cctx, cs)
+	u.log.Info("upstream ready", "protocol", negotiated(cs), "tools", len(lists.Tools), "resources", len(lists.Resources),
 		"prompts", len(lists.Prompts), "took", u.connectTime.Round(time.Millisecond))
 	u.changed()
 	return cs, nil
@@ -613,7 +626,12 @@ func (u *Upstream) CallTool(ctx context.Context, owner any, params *mcp.CallTool
 		return nil, err
 	}
 	shared, counter := cs, &u.counter
-	if owner != nil && u.ownsSessions() {
+	// A stateless server has no sessions to own: every call goes through
+	// the shared connection, whose tool list tells the SDK which
+	// Mcp-Param-* headers a call needs (go-sdk servers refuse a call
+	// without them). What the server asks for during a call comes back in
+	// its result, and is answered for owner (callWithInput).
+	if owner != nil && u.ownsSessions() && !stateless(cs) {
 		if own, err := u.sessionOf(ctx, owner); err == nil {
 			cs, counter = own.cs, &own.counter
 		} else if ctx.Err() != nil {
@@ -629,19 +647,34 @@ func (u *Upstream) CallTool(ctx context.Context, owner any, params *mcp.CallTool
 		defer stop()
 	}
 	start := time.Now()
-	var res mcp.Result
-	if raw != nil {
-		var p, data json.RawMessage
-		if p, err = toolCallParams(params); err == nil {
-			if data, err = raw.Call(ctx, "tools/call", p); err == nil {
-				res = &RawResult{JSON: data}
+	modern := stateless(cs)
+	call := func(params *mcp.CallToolParams) (mcp.Result, error) {
+		if raw != nil {
+			if modern {
+				rawMeta(cs, params)
 			}
+			p, err := toolCallParams(params)
+			if err != nil {
+				return nil, err
+			}
+			data, err := raw.Call(ctx, "tools/call", p)
+			if err != nil {
+				return nil, err
+			}
+			return &RawResult{JSON: data}, nil
 		}
+		typed, err := cs.CallTool(ctx, params)
+		if err != nil {
+			return nil, err
+		}
+		return typed, nil
+	}
+	params = u.prepareCall(cs, owner, params)
+	var res mcp.Result
+	if modern {
+		res, err = u.callWithInput(ctx, owner, params, call)
 	} else {
-		var typed *mcp.CallToolResult
-		if typed, err = cs.CallTool(ctx, params); err == nil {
-			res = typed
-		}
+		res, err = call(params)
 	}
 	counter.wait()
 	elapsed := time.Since(start)

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -23,6 +24,8 @@ import (
 	"github.com/mcp-hub/mcp-hub/gateway"
 	"github.com/mcp-hub/mcp-hub/hub"
 	"github.com/mcp-hub/mcp-hub/internal/redact"
+	"github.com/mcp-hub/mcp-hub/internal/tokenstore"
+	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
 func chatCommand() *cli.Command {
@@ -39,6 +42,8 @@ Ctrl-D quits). With -p it answers one prompt on stdout and exits non-zero on fai
 			&cli.StringFlag{Name: "toolset", Aliases: []string{"t"}, Usage: "restrict the session to toolset `NAME`"},
 			&cli.StringFlag{Name: "system", Usage: "system prompt (overrides the model's system and the default)"},
 			&cli.BoolFlag{Name: "json", Usage: "print the final messages and stats as JSON on stdout"},
+			&cli.BoolFlag{Name: "yes", Aliases: []string{"y"}, Usage: "with -p: run tools that need approval (chat.approve) without asking"},
+			&cli.StringFlag{Name: "schema", Usage: "make each final answer a JSON object valid against the JSON schema in `FILE`"},
 			&cli.BoolFlag{Name: "stats", Usage: "print stats (model calls, tokens, tool calls, searches) on stderr at the end"},
 		},
 		Action: runChat,
@@ -77,9 +82,21 @@ func chatConfig(c *cli.Context) (*hub.Config, *chatloop.Config, *slog.Logger, er
 }
 
 func decodeChatConfig(cfg *hub.Config) (*chatloop.Config, error) {
-	cc, err := chatloop.DecodeConfig(&cfg.Providers, &cfg.Models, &cfg.Chat)
+	cc, err := chatloop.Decode(chatloop.Sections{
+		Providers: &cfg.Providers, Models: &cfg.Models, Chat: &cfg.Chat, Templates: &cfg.Templates,
+		Dir: filepath.Dir(cfg.Path),
+	})
 	if err != nil {
 		return nil, cli.Exit(fmt.Sprintf("config error in %s:\n%s", cfg.Path, indent(err.Error())), exitConfig)
+	}
+	if p := cc.Chat.Preselect; p.TopK > 0 {
+		if cfg.Discovery.Embeddings == nil {
+			return nil, cli.Exit(fmt.Sprintf("config error in %s:\n  chat.preselect needs an embeddings endpoint: set discovery.embeddings: {provider: ollama, model: nomic-embed-text}", cfg.Path), exitConfig)
+		}
+		stateDir, _ := tokenstore.DefaultDir() // none: vectors kept in memory
+		if cc.Preselector, err = chatloop.NewPreselector(*cfg.Discovery.Embeddings, p, stateDir, nil); err != nil {
+			return nil, cli.Exit(fmt.Sprintf("config error in %s:\n  discovery.embeddings: %v", cfg.Path, err), exitConfig)
+		}
 	}
 	return cc, nil
 }
@@ -99,6 +116,17 @@ func runChat(c *cli.Context) error {
 	}
 	if _, err := cc.NewProvider(m.Provider); err != nil {
 		return cli.Exit(fmt.Sprintf("model %s: %v", name, err), exitConfig)
+	}
+
+	var schema *chatloop.ResponseSchema
+	if path := c.String("schema"); path != "" {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return cli.Exit(fmt.Sprintf("--schema: %v", err), exitConfig)
+		}
+		if schema, err = chatloop.ParseResponseSchema(data); err != nil {
+			return cli.Exit(fmt.Sprintf("--schema %s: %v", path, err), exitConfig)
+		}
 	}
 
 	oneShot := c.IsSet("prompt")
@@ -146,21 +174,36 @@ func runChat(c *cli.Context) error {
 		return err
 	}
 	defer g.Close()
-	session, err := chatloop.Dial(ctx, g.Hub(), c.String("toolset"), log)
+	session, err := chatloop.Dial(ctx, chatHub{g.Hub()}, c.String("toolset"), log)
 	if err != nil {
 		return cli.Exit(err.Error(), 1)
 	}
 	defer session.Close()
-	chat, err := cc.NewChat(session, chatloop.ChatOptions{Model: name, System: c.String("system"), Logger: log})
+	stdout, stderr := c.App.Writer, c.App.ErrWriter
+	co := chatloop.ChatOptions{Model: name, System: c.String("system"), Logger: log, ResponseSchema: schema, DefaultApprove: chatloop.ApproveOnMiss}
+	if oneShot {
+		// Nobody to ask: refuse what needs approval unless --yes.
+		yes := c.Bool("yes")
+		co.DefaultApprove = chatloop.ApproveOff
+		co.Approver = func(_ context.Context, req chatloop.ApprovalRequest) chatloop.Decision {
+			if yes {
+				return chatloop.Allow
+			}
+			fmt.Fprintf(stderr, "(refused %s: %s; pass --yes to allow tools that need approval)\n", req.Tool, req.Why)
+			return chatloop.Refuse
+		}
+	}
+	chat, err := cc.NewChat(session, co)
 	if err != nil {
 		return cli.Exit(err.Error(), exitConfig)
 	}
 
-	stdout, stderr := c.App.Writer, c.App.ErrWriter
 	var turnErr error
 	if oneShot {
 		chat.SetObserver(chatloop.Observer{ToolDone: func(call chatloop.ToolCall, r chatloop.ToolResult, took time.Duration) {
 			printToolLine(stderr, call, r, took)
+		}, Degraded: func(reason string) {
+			fmt.Fprintf(stderr, "(answering without tools: %s)\n", reason)
 		}})
 		var answer string
 		answer, turnErr = chat.Send(ctx, c.String("prompt"))
@@ -183,8 +226,9 @@ func runChat(c *cli.Context) error {
 			Model    string             `json:"model"`
 			Messages []chatloop.Message `json:"messages"`
 			Stats    chatloop.Stats     `json:"stats"`
+			Degraded string             `json:"degraded,omitempty"`
 			Error    string             `json:"error,omitempty"`
-		}{Model: chat.Options().ModelName, Messages: chat.History(), Stats: stats}
+		}{Model: chat.Options().ModelName, Messages: chat.History(), Stats: stats, Degraded: chat.Degraded()}
 		if turnErr != nil {
 			out.Error = turnErr.Error()
 		}
@@ -300,5 +344,19 @@ func chatAPIHandler(c *cli.Context, h *hub.Hub) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	return chatloop.Handler(cc, h, log), nil
+	return chatloop.Handler(cc, chatHub{h}, log), nil
+}
+
+// chatHub is the hub as the chat sees it, with the servers' health so a
+// turn can go on without tools when one fails (chatloop.ServerHealth).
+type chatHub struct{ *hub.Hub }
+
+// ServerDown reports whether server is configured and not connected.
+func (h chatHub) ServerDown(server string) bool {
+	for _, s := range h.Upstreams() {
+		if s.Name == server {
+			return s.State != upstream.StateReady
+		}
+	}
+	return false
 }

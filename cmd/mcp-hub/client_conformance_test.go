@@ -200,8 +200,15 @@ var clientResultDirRE = regexp.MustCompile(`^(.+)-\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-
 
 func (cli conformanceCLI) clientRun(t *testing.T, label, command string, env []string, args ...string) *clientRun {
 	t.Helper()
+	return cli.clientRunArgs(t, label, command, env, append([]string{"--spec-version", specVersion}, args...)...)
+}
+
+// clientRunArgs is clientRun with the CLI's arguments after --command
+// given whole (the spec version among them).
+func (cli conformanceCLI) clientRunArgs(t *testing.T, label, command string, env []string, args ...string) *clientRun {
+	t.Helper()
 	out := filepath.Join(t.TempDir(), label)
-	argv := append([]string{cli.script, "client", "--command", command, "--spec-version", specVersion,
+	argv := append([]string{cli.script, "client", "--command", command,
 		"--timeout", fmt.Sprint(clientScenarioTimeout.Milliseconds()), "-o", out}, args...)
 	cmd := exec.Command(cli.node, argv...)
 	cmd.Env = append(append(os.Environ(), env...), "NO_COLOR=1", "FORCE_COLOR=0")

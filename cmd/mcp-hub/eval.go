@@ -13,9 +13,11 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/mcp-hub/mcp-hub/embed"
 	"github.com/mcp-hub/mcp-hub/hub"
 	"github.com/mcp-hub/mcp-hub/hub/eval"
 	"github.com/mcp-hub/mcp-hub/index"
+	"github.com/mcp-hub/mcp-hub/internal/tokenstore"
 )
 
 // evalCommand measures retrieval quality (and optionally token savings) of
@@ -34,6 +36,8 @@ func evalCommand() *cli.Command {
 			&cli.StringFlag{Name: "k", Value: "1,5,10", Usage: "comma-separated cut-offs for hit@k and recall@k"},
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON object"},
 			&cli.IntFlag{Name: "misses", Usage: "print the `N` worst misses with what ranked above the gold tool"},
+			&cli.StringFlag{Name: "embeddings", Usage: "also rank hybrid (BM25F fused with embeddings) through `PROVIDER:MODEL` (ollama:nomic-embed-text, openai:text-embedding-3-small; the API key, if any, from $" + embeddingsKeyEnv + "), or 'config' for discovery.embeddings of the hub config (--config), and print both"},
+			&cli.StringFlag{Name: "embeddings-url", Usage: "base `URL` of the embeddings endpoint (default: the provider's)"},
 			&cli.BoolFlag{Name: "tokens", Usage: "count the tool-definition tokens (o200k_base) of a hub over the corpus: every tool exposed vs the first tools/list with every server deferred"},
 		},
 		Action: runEval,
@@ -75,11 +79,46 @@ func runEval(c *cli.Context) error {
 	rep := eval.Run(ix, queries, eval.Options{Ks: ks, Progress: bar.update})
 	bar.done()
 
+	var hybrid *eval.Report
+	var hy *eval.Hybrid
+	var model string
+	if ec, err := evalEmbeddings(c); err != nil {
+		return cli.Exit("eval: "+err.Error(), 2)
+	} else if ec != nil {
+		client, err := embed.New(*ec, nil)
+		if err != nil {
+			return cli.Exit("eval: "+err.Error(), 2)
+		}
+		model = client.Config().Provider + ":" + client.Model()
+		cache := embed.NewMemoryCache(model)
+		if dir, err := tokenstore.DefaultDir(); err == nil {
+			if cache, err = embed.OpenCache(dir, model); err != nil {
+				fmt.Fprintf(c.App.ErrWriter, "eval: %v\n", err)
+			}
+		}
+		if hy, err = eval.NewHybrid(c.Context, ix, tools, client, cache, queries); err != nil {
+			return fmt.Errorf("eval: %w", err)
+		}
+		bar := newProgress(c.App.ErrWriter)
+		hybrid = eval.Run(hy, queries, eval.Options{Ks: ks, Progress: bar.update})
+		bar.done()
+	}
+
 	var tokens *eval.TokenReport
+	var resultTokens float64
 	if c.Bool("tokens") {
 		// A real hub over the corpus (in-process servers, every one
-		// deferred): the definitions counted are the hub's own.
-		tr, err := eval.CorpusTokens(c.Context, corpus)
+		// deferred): the definitions and results counted are the hub's
+		// own.
+		h, err := eval.NewHub(c.Context, corpus)
+		if err != nil {
+			return fmt.Errorf("eval: tokens: %w", err)
+		}
+		tr, err := eval.HubTokens(c.Context, h)
+		if err == nil {
+			resultTokens, err = eval.SearchTokens(c.Context, h, queries)
+		}
+		h.Close()
 		if err != nil {
 			return fmt.Errorf("eval: tokens: %w", err)
 		}
@@ -88,20 +127,30 @@ func runEval(c *cli.Context) error {
 
 	w := c.App.Writer
 	if c.Bool("json") {
-		return printEvalJSON(w, rep.Summary(), tokens)
+		var hs *eval.Summary
+		if hybrid != nil {
+			s := hybrid.Summary()
+			hs = &s
+		}
+		return printEvalJSON(w, rep.Summary(), hs, model, tokens, resultTokens)
 	}
 	fmt.Fprintf(w, "corpus %s: %d servers, %d tools, index built in %s\n", corpusPath, len(corpus.Servers), len(tools), build.Round(time.Millisecond))
 	fmt.Fprintf(w, "queries %s: %d\n", queriesPath, rep.Queries)
-	for _, k := range rep.Ks {
-		fmt.Fprintf(w, "hit@%-3d %.3f   recall@%-3d %.3f\n", k, rep.HitAt[k], k, rep.RecallAt[k])
+	if hybrid != nil {
+		printSideBySide(w, rep, hybrid, hy, model)
+	} else {
+		for _, k := range rep.Ks {
+			fmt.Fprintf(w, "hit@%-3d %.3f   recall@%-3d %.3f\n", k, rep.HitAt[k], k, rep.RecallAt[k])
+		}
+		fmt.Fprintf(w, "MRR@10  %.3f   nDCG@10    %.3f\n", rep.MRR10, rep.NDCG10)
+		fmt.Fprintf(w, "latency p50 %dµs   p99 %dµs\n", rep.P50.Microseconds(), rep.P99.Microseconds())
 	}
-	fmt.Fprintf(w, "MRR@10  %.3f   nDCG@10    %.3f\n", rep.MRR10, rep.NDCG10)
-	fmt.Fprintf(w, "latency p50 %dµs   p99 %dµs\n", rep.P50.Microseconds(), rep.P99.Microseconds())
 	if tokens != nil {
 		fmt.Fprintf(w, "tokens (o200k_base) of the tool definitions, from a hub over the corpus:\n")
 		fmt.Fprintf(w, "  all tools exposed:           %d\n", tokens.AllTools)
 		fmt.Fprintf(w, "  discovery, all deferred:     %d (first tools/list)\n", tokens.Discovery)
 		fmt.Fprintf(w, "  saving:                      %.1f%%\n", tokens.SavingPct)
+		fmt.Fprintf(w, "  a search_tools result:       %.0f (mean over the queries, every tool found newly loaded)\n", resultTokens)
 	}
 	if n := c.Int("misses"); n > 0 {
 		printMisses(w, rep.Misses(n, 100))
@@ -161,21 +210,28 @@ func parseKs(s string) ([]int, error) {
 	return ks, nil
 }
 
-func printEvalJSON(w io.Writer, s eval.Summary, tokens *eval.TokenReport) error {
-	// Marshal through a map so the token figures join the fixed keys
-	// only when asked for.
+func printEvalJSON(w io.Writer, s eval.Summary, hybrid *eval.Summary, model string, tokens *eval.TokenReport, resultTokens float64) error {
+	// Marshal through a map so the token and hybrid figures join the
+	// fixed keys only when asked for.
 	b, err := json.Marshal(s)
 	if err != nil {
 		return fmt.Errorf("eval: %w", err)
 	}
-	if tokens != nil {
+	if tokens != nil || hybrid != nil {
 		var m map[string]any
 		if err := json.Unmarshal(b, &m); err != nil {
 			return fmt.Errorf("eval: %w", err)
 		}
-		m["tokens_all_tools"] = tokens.AllTools
-		m["tokens_discovery"] = tokens.Discovery
-		m["tokens_saving_pct"] = tokens.SavingPct
+		if tokens != nil {
+			m["tokens_all_tools"] = tokens.AllTools
+			m["tokens_discovery"] = tokens.Discovery
+			m["tokens_saving_pct"] = tokens.SavingPct
+			m["tokens_search_result"] = resultTokens
+		}
+		if hybrid != nil {
+			m["hybrid"] = hybrid
+			m["hybrid_model"] = model
+		}
 		if b, err = json.Marshal(m); err != nil {
 			return fmt.Errorf("eval: %w", err)
 		}
@@ -248,4 +304,53 @@ func (p *progress) done() {
 	if p.shown {
 		fmt.Fprintf(p.w, "\r%s\r", strings.Repeat(" ", 50))
 	}
+}
+
+// embeddingsKeyEnv holds the API key for eval --embeddings: a key on the
+// command line would end up in the shell's history and in ps.
+const embeddingsKeyEnv = "MCP_HUB_EMBEDDINGS_API_KEY"
+
+// evalEmbeddings is the endpoint eval --embeddings names; nil for a
+// lexical-only run.
+func evalEmbeddings(c *cli.Context) (*embed.Config, error) {
+	spec := c.String("embeddings")
+	if spec == "" {
+		return nil, nil
+	}
+	if spec == "config" {
+		path := configPath(c)
+		cfg, err := hub.LoadConfig(path)
+		if err != nil {
+			return nil, err
+		}
+		if cfg.Discovery.Embeddings == nil {
+			return nil, fmt.Errorf("%s sets no discovery.embeddings", path)
+		}
+		return cfg.Discovery.Embeddings, nil
+	}
+	provider, model, ok := strings.Cut(spec, ":")
+	if !ok || model == "" {
+		return nil, fmt.Errorf("--embeddings %q: write PROVIDER:MODEL, e.g. ollama:nomic-embed-text", spec)
+	}
+	ec := &embed.Config{Provider: provider, Model: model, BaseURL: c.String("embeddings-url"), APIKey: os.Getenv(embeddingsKeyEnv)}
+	_, err := ec.Normalize()
+	return ec, err
+}
+
+// printSideBySide prints the lexical and hybrid figures in two columns.
+func printSideBySide(w io.Writer, lex, hyb *eval.Report, hy *eval.Hybrid, model string) {
+	fmt.Fprintf(w, "%-12s %8s %8s\n", "", "lexical", "hybrid")
+	row := func(name string, a, b float64) { fmt.Fprintf(w, "%-12s %8.3f %8.3f\n", name, a, b) }
+	for _, k := range lex.Ks {
+		row(fmt.Sprintf("hit@%d", k), lex.HitAt[k], hyb.HitAt[k])
+	}
+	for _, k := range lex.Ks {
+		row(fmt.Sprintf("recall@%d", k), lex.RecallAt[k], hyb.RecallAt[k])
+	}
+	row("MRR@10", lex.MRR10, hyb.MRR10)
+	row("nDCG@10", lex.NDCG10, hyb.NDCG10)
+	fmt.Fprintf(w, "%-12s %6dµs %6dµs\n", "search p50", lex.P50.Microseconds(), hyb.P50.Microseconds())
+	fmt.Fprintf(w, "%-12s %6dµs %6dµs\n", "search p99", lex.P99.Microseconds(), hyb.P99.Microseconds())
+	fmt.Fprintf(w, "hybrid: %s; query embedding round trip p50 %s, p99 %s (not in the search times)\n", model,
+		eval.Percentile(hy.RoundTrips, 50).Round(time.Microsecond), eval.Percentile(hy.RoundTrips, 99).Round(time.Microsecond))
 }

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +16,8 @@ import (
 
 	"github.com/mcp-hub/mcp-hub/hub"
 	"github.com/mcp-hub/mcp-hub/hub/eval"
+	"github.com/mcp-hub/mcp-hub/internal/fixture"
+	"github.com/mcp-hub/mcp-hub/internal/tokenstore"
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
@@ -79,7 +83,7 @@ func TestEvalText(t *testing.T) {
 	for _, want := range []string{
 		"8 tools", "queries " + fixtureQueries + ": 8",
 		"hit@1   0.625", "hit@3   0.750", "MRR@10  0.688",
-		"latency p50", "all tools exposed:           326\n", "discovery, all deferred:     462 (first tools/list)\n", "saving:                      -41.7%\n",
+		"latency p50", "all tools exposed:           326\n", "discovery, all deferred:     462 (first tools/list)\n", "saving:                      -41.7%\n", "a search_tools result:       ",
 		"worst 2 misses:", "- q5 (not in top 100): local results", "search__brave_local_search",
 	} {
 		if !strings.Contains(out, want) {
@@ -103,6 +107,11 @@ func TestEvalJSONTokens(t *testing.T) {
 	// Counted through a real hub over the fixture (hub/eval's tokens test).
 	if m["tokens_all_tools"] != 326 || m["tokens_discovery"] != 462 {
 		t.Errorf("token figures %v, %v; want 326, 462", m["tokens_all_tools"], m["tokens_discovery"])
+	}
+	// A search result carries at most max_search_results (5) of the 8
+	// tools, each once: less than all definitions, more than nothing.
+	if r := m["tokens_search_result"]; r <= 0 || r >= m["tokens_all_tools"] {
+		t.Errorf("tokens_search_result = %v", r)
 	}
 }
 
@@ -172,7 +181,7 @@ func TestToolsTokensLine(t *testing.T) {
 	}
 
 	cfg := &hub.Config{
-		Servers:     map[string]*hub.ServerConfig{"clock": {Config: upstream.Config{Name: "clock", Builtin: "time"}}},
+		Servers:     map[string]*hub.ServerConfig{"clock": {Upstream: upstream.Config{Name: "clock", Builtin: "time"}}},
 		ServerOrder: []string{"clock"},
 	}
 	off, err := hub.New(ctx, cfg, hub.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
@@ -194,5 +203,66 @@ func TestToolsTokensLine(t *testing.T) {
 	}
 	if want := "tokens: first tools/list " + thousands(n) + " (discovery off)"; line != want {
 		t.Errorf("discovery off:\n got %s\nwant %s", line, want)
+	}
+}
+
+// TestEvalEmbeddings: eval --embeddings reports lexical and hybrid side by
+// side through a local endpoint of each wire format, and a second run
+// takes the tools' vectors from the cache in the state folder.
+func TestEvalEmbeddings(t *testing.T) {
+	t.Setenv(tokenstore.EnvStateDir, t.TempDir())
+	srv := fixture.StartEmbeddings(t, nil)
+	for _, tc := range []struct{ spec, url string }{
+		{"ollama:test-embed", srv.URL},
+		{"openai:test-embed", srv.URL + "/v1"},
+	} {
+		out, errOut, err := runEvalApp(t, "--corpus", fixtureCorpus, "--queries", fixtureQueries, "--embeddings", tc.spec, "--embeddings-url", tc.url)
+		if err != nil {
+			t.Fatalf("%s: %v (%s)", tc.spec, err, errOut)
+		}
+		for _, want := range []string{"lexical", "hybrid", "hit@1", "MRR@10", "hybrid: " + tc.spec, "round trip p50"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("%s: output lacks %q:\n%s", tc.spec, want, out)
+			}
+		}
+		_, before := srv.Requests()
+		out, _, err = runEvalApp(t, "--corpus", fixtureCorpus, "--queries", fixtureQueries, "--embeddings", tc.spec, "--embeddings-url", tc.url, "--json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, after := srv.Requests(); after-before != 8 {
+			t.Errorf("%s: the second run embedded %d texts, want the 8 queries only", tc.spec, after-before)
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(out), &m); err != nil {
+			t.Fatal(err)
+		}
+		h, ok := m["hybrid"].(map[string]any)
+		if !ok || h["queries"] != 8.0 || m["hybrid_model"] != tc.spec {
+			t.Errorf("%s: --json hybrid figures: %v", tc.spec, m)
+		}
+	}
+	if _, _, err := runEvalApp(t, "--corpus", fixtureCorpus, "--queries", fixtureQueries, "--embeddings", "ollama"); err == nil {
+		t.Error("--embeddings without a model was accepted")
+	}
+
+	// --embeddings config takes the endpoint of the hub config.
+	corpus, _ := filepath.Abs(fixtureCorpus)
+	queries, _ := filepath.Abs(fixtureQueries)
+	t.Chdir(t.TempDir())
+	cfg := "hub.yaml"
+	doc := "servers:\n  time: {builtin: time}\ndiscovery:\n  enabled: true\n  embeddings:\n    provider: openai\n    model: from-config\n    base_url: " + srv.URL + "/v1\n"
+	if err := os.WriteFile(cfg, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, err := runEvalApp(t, "--corpus", corpus, "--queries", queries, "--embeddings", "config")
+	if err != nil || !strings.Contains(out, "hybrid: openai:from-config") {
+		t.Errorf("--embeddings config: err %v (%s), output:\n%s", err, errOut, out)
+	}
+	if err := os.WriteFile(cfg, []byte("servers:\n  time: {builtin: time}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := runEvalApp(t, "--corpus", corpus, "--queries", queries, "--embeddings", "config"); err == nil {
+		t.Error("--embeddings config without discovery.embeddings was accepted")
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -100,7 +101,7 @@ func printJSON(c *cli.Context, v any) error {
 func serversCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "servers",
-		Usage: "show each upstream server's state, tools, restarts, connect time, last call latency and last error",
+		Usage: "show each upstream server's state, protocol version, tools, restarts, connect time, last call latency and last error",
 		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print JSON"}},
 		Action: func(c *cli.Context) error {
 			g, _, closeHub, err := openHub(c)
@@ -113,7 +114,7 @@ func serversCommand() *cli.Command {
 				return printJSON(c, health)
 			}
 			w := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(w, "SERVER\tTRANSPORT\tSTATE\tTOOLS\tRESTARTS\tCONNECT\tLAST CALL\tERROR")
+			fmt.Fprintln(w, "SERVER\tTRANSPORT\tSTATE\tPROTOCOL\tTOOLS\tRESTARTS\tCONNECT\tLAST CALL\tERROR")
 			ms := func(v float64) string {
 				if v <= 0 {
 					return "-"
@@ -121,7 +122,11 @@ func serversCommand() *cli.Command {
 				return (time.Duration(v * float64(time.Millisecond))).Round(time.Millisecond).String()
 			}
 			for _, s := range health.Servers {
-				fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n", s.Name, s.Transport, s.State, s.Tools, s.Restarts,
+				proto := s.ProtocolVersion
+				if proto == "" {
+					proto = "-"
+				}
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n", s.Name, s.Transport, s.State, proto, s.Tools, s.Restarts,
 					ms(s.ConnectMillis), ms(s.LatencyMillis), oneLine(s.LastError, 80))
 			}
 			if err := w.Flush(); err != nil {
@@ -136,6 +141,10 @@ func serversCommand() *cli.Command {
 		},
 	}
 }
+
+// embeddingsWait bounds how long `mcp-hub search` waits for a first
+// embedding of the catalog's tools.
+const embeddingsWait = 2 * time.Minute
 
 func searchCommand() *cli.Command {
 	return &cli.Command{
@@ -161,6 +170,14 @@ func searchCommand() *cli.Command {
 			if !h.Config().Discovery.Enabled {
 				return cli.Exit("discovery is off: set 'discovery: {enabled: true}' in "+configPath(c)+" to defer tools behind search_tools", exitConfig)
 			}
+			// With discovery.embeddings, rank as a running hub would:
+			// once the tools have their vectors (from the cache at once,
+			// else embedded now, once).
+			ctx, cancel := context.WithTimeout(c.Context, embeddingsWait)
+			if !h.AwaitEmbeddings(ctx) {
+				fmt.Fprintln(c.App.ErrWriter, "mcp-hub: the tools' embeddings are not ready (see the log): this search is lexical")
+			}
+			cancel()
 			res, err := h.Search(c.Context, c.String("toolset"), query, c.String("server"))
 			if err != nil {
 				return err

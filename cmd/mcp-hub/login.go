@@ -43,7 +43,7 @@ the login up within seconds.`,
 				return cli.Exit(err.Error(), 1)
 			}
 			oauth.Timeout = c.Duration("timeout")
-			res, err := upstream.Login(c.Context, sc.Config, upstream.Options{
+			res, err := upstream.Login(c.Context, sc.Upstream, upstream.Options{
 				Logger: log, OAuth: oauth, Redactor: red,
 			})
 			w := c.App.Writer

@@ -12,11 +12,13 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // claudeCode is `claude -p` (npm @anthropic-ai/claude-code) with its
@@ -85,7 +87,7 @@ func runClaudeCode(ctx context.Context, bin []string, home, modelURL string, hub
 
 // anthropicMessages serves POST /v1/messages (JSON or SSE, as the request
 // asks) and /v1/messages/count_tokens in the real wire format.
-func anthropicMessages(t *testing.T, script *calcTurn) http.Handler {
+func anthropicMessages(t *testing.T, script scriptedModel) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/messages/count_tokens", func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
@@ -150,14 +152,16 @@ func anthropicMessages(t *testing.T, script *calcTurn) http.Handler {
 
 // anthropicRequest is the part of a Messages request the script reads.
 type anthropicRequest struct {
-	Model    string `json:"model"`
-	Stream   bool   `json:"stream"`
+	Model    string          `json:"model"`
+	Stream   bool            `json:"stream"`
+	System   json.RawMessage `json:"system"` // a string or text blocks
 	Messages []struct {
 		Role    string          `json:"role"`
 		Content json.RawMessage `json:"content"` // a string or blocks
 	} `json:"messages"`
 	Tools []struct {
-		Name string `json:"name"`
+		Name        string `json:"name"`
+		Description string `json:"description"`
 		// DeferLoading marks a tool sent by name only, its schema left to
 		// the client's own tool search: not offered to the model.
 		DeferLoading bool `json:"defer_loading"`
@@ -224,9 +228,25 @@ func (r *anthropicRequest) view() modelView {
 			}
 		}
 	}
+	v.descriptions = map[string]string{}
 	for _, t := range r.Tools {
 		if !t.DeferLoading || referenced[t.Name] {
 			v.tools = append(v.tools, t.Name)
+			v.descriptions[t.Name] = t.Description
+		} else {
+			v.deferred = append(v.deferred, t.Name)
+		}
+	}
+	// The system prompt, and the "system" messages Claude Code 2.1.3xx
+	// adds (its environment, and the MCP servers' instructions).
+	for _, b := range anthropicBlocks(r.System) {
+		v.system += b.Text + "\n"
+	}
+	for _, m := range r.Messages {
+		if m.Role == "system" {
+			for _, b := range anthropicBlocks(m.Content) {
+				v.system += b.Text + "\n"
+			}
 		}
 	}
 	names := map[string]string{} // tool_use id -> tool name
@@ -256,11 +276,66 @@ func (r *anthropicRequest) view() modelView {
 			v.prompt += b.Text
 		case "tool_result":
 			var text strings.Builder
+			var refs []string
 			for _, c := range anthropicBlocks(b.Content) {
 				text.WriteString(c.Text)
+				if name := c.referenced(); name != "" {
+					refs = append(refs, name)
+				}
 			}
-			v.results = append(v.results, toolResult{tool: names[b.ToolUseID], text: text.String(), isError: b.IsError})
+			v.results = append(v.results, toolResult{tool: names[b.ToolUseID], text: text.String(), isError: b.IsError, refs: refs, id: b.ToolUseID})
 		}
 	}
 	return v
+}
+
+// TestClaudeCodeSeesSearchTools checks what the model inside Claude Code
+// knows when it has to find a tool the hub defers (issue 24): search_tools
+// offered whole, not behind Claude Code's own ToolSearch, with the manifest
+// of deferred servers in its description; the hub's instructions (use
+// search_tools) in the system prompt; and none of the deferred tools among
+// the names ToolSearch could find, so that the hub's ranking is the only
+// way to them. Run as installed and with Claude Code's tool search forced on.
+func TestClaudeCodeSeesSearchTools(t *testing.T) {
+	bin := os.Getenv("MCP_HUB_CLAUDE")
+	if bin == "" {
+		t.Skip("MCP_HUB_CLAUDE is not set: run ./scripts/test.sh, which installs Claude Code into .cache/npm and sets it")
+	}
+	for _, settings := range [][]string{nil, {"ENABLE_TOOL_SEARCH=true"}} {
+		t.Run(strings.Join(append([]string{"as installed"}, settings...)[min(len(settings), 1):], " "), func(t *testing.T) {
+			hub := realClientHub(t, "stdio")
+			script := &calcTurn{prefix: claudeCode.prefix, expr: "6 * 7", want: "42", start: time.Now()}
+			model := httptest.NewServer(anthropicMessages(t, script))
+			defer model.Close()
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			answer, err := runClaudeCode(ctx, []string{bin}, t.TempDir(), model.URL, hub, "What is 6 * 7? Use the calculator tool.", settings)
+			script.mu.Lock()
+			defer script.mu.Unlock()
+			if err != nil || !strings.Contains(answer, "The answer is 42.") || script.first == nil {
+				t.Fatalf("turn: answer %q, err %v; model requests:\n  %s", answer, err, strings.Join(script.requests, "\n  "))
+			}
+			v := script.first
+			search := claudeCode.prefix + searchTool
+			desc := v.descriptions[search]
+			if !strings.Contains(desc, "Search for tools") || !strings.Contains(desc, "- calc (") {
+				t.Errorf("search_tools is offered without its description and manifest: %q", desc)
+			}
+			if !strings.Contains(v.system, "call search_tools with a plain-words query") || !strings.Contains(v.system, "- calc (") {
+				t.Errorf("the hub's instructions and manifest are not in the system prompt or messages (%d characters)", len(v.system))
+			}
+			for _, name := range v.deferred {
+				if strings.HasPrefix(name, claudeCode.prefix) {
+					t.Errorf("%s is deferred behind Claude Code's own tool search", name)
+				}
+			}
+			for _, name := range append(append([]string(nil), v.tools...), v.deferred...) {
+				if strings.HasPrefix(name, claudeCode.prefix+"calc__") || strings.HasPrefix(name, claudeCode.prefix+"notes__") {
+					t.Errorf("deferred hub tool %s is visible before search_tools loaded it", name)
+				}
+			}
+			t.Logf("first agent request: %d tools offered (%v), %d deferred by Claude Code (%v), system prompt and messages %d characters",
+				len(v.tools), v.tools, len(v.deferred), v.deferred, len(v.system))
+		})
+	}
 }

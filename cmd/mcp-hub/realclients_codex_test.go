@@ -93,7 +93,7 @@ func runCodex(ctx context.Context, cmdline []string, home, modelURL string, hub 
 
 // openAIResponses serves POST /v1/responses in the Responses API's wire
 // format (an SSE stream, or JSON when the request does not stream).
-func openAIResponses(t *testing.T, script *calcTurn) http.Handler {
+func openAIResponses(t *testing.T, script scriptedModel) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/responses", func(w http.ResponseWriter, r *http.Request) {
 		var req responsesRequest

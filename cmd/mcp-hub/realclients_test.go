@@ -49,11 +49,21 @@ type modelView struct {
 	// model's tool calls (by the name of the tool called).
 	prompt  string
 	results []toolResult
+	// What the model is told: the system prompt, the offered tools'
+	// descriptions, and the tools sent by name only (deferred behind the
+	// client's own tool search). Filled where the wire format has them.
+	system       string
+	descriptions map[string]string
+	deferred     []string
 }
 
 type toolResult struct {
 	tool, text string
 	isError    bool
+	// refs are the tools the result brought into the model's context
+	// (Claude Code's ToolSearch answers with tool_reference blocks).
+	refs []string
+	id   string // of the tool call it answers, where the wire format says
 }
 
 // modelMove is the scripted model's answer: text, or one tool call.
@@ -69,7 +79,13 @@ type toolCall struct {
 
 // modelAPI serves one model wire format, answering each request with
 // script's move.
-type modelAPI func(t *testing.T, script *calcTurn) http.Handler
+type modelAPI func(t *testing.T, script scriptedModel) http.Handler
+
+// scriptedModel answers each model request the client sends (calcTurn is
+// the one every client plays).
+type scriptedModel interface {
+	move(v modelView) modelMove
+}
 
 // hubServer is how a client reaches the hub: a command to run (stdio) or a URL.
 type hubServer struct {
@@ -124,6 +140,9 @@ type calcTurn struct {
 	viaCallTool bool // the model had to use call_tool
 	answered    string
 	requests    []string // one line per request, for failure messages
+	// first is the first request of the agent loop: what the model knew
+	// when it chose search_tools.
+	first *modelView
 }
 
 // The hub's tools the script uses (hub.yaml: calc is deferred).
@@ -160,6 +179,9 @@ func (s *calcTurn) move(v modelView) modelMove {
 	}
 	switch {
 	case last == nil:
+		if s.first == nil {
+			s.first = &v
+		}
 		line += " -> search_tools"
 		return modelMove{call: &toolCall{callID(), s.prefix + searchTool, json.RawMessage(`{"query":"evaluate arithmetic expression calculator"}`)}}
 	case last.tool == s.prefix+searchTool:

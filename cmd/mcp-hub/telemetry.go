@@ -13,6 +13,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/hub"
 	"github.com/mcp-hub/mcp-hub/internal/version"
 )
@@ -46,7 +47,7 @@ func startTracing(cfg *hub.Config) (trace.TracerProvider, func(), error) {
 // newTracerProvider returns nil when tracing is off: neither the config nor
 // OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT names a receiver, or
 // OTEL_SDK_DISABLED=true, or OTEL_TRACES_EXPORTER=none.
-func newTracerProvider(cfg hub.Telemetry) (*sdktrace.TracerProvider, error) {
+func newTracerProvider(cfg config.Telemetry) (*sdktrace.TracerProvider, error) {
 	env := os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT") + os.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
 	if cfg.OTLPEndpoint == "" && env == "" {
 		return nil, nil

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/hub"
 	"github.com/mcp-hub/mcp-hub/internal/fixture"
 )
@@ -17,15 +18,15 @@ import (
 func TestTracingConfig(t *testing.T) {
 	for _, c := range []struct {
 		name          string
-		cfg           hub.Telemetry
+		cfg           config.Telemetry
 		env, off, exp string
 		on            bool
 	}{
-		{"default", hub.Telemetry{}, "", "", "", false},
-		{"config block", hub.Telemetry{OTLPEndpoint: "http://127.0.0.1:4318"}, "", "", "", true},
-		{"environment", hub.Telemetry{}, "http://127.0.0.1:4318", "", "", true},
-		{"SDK disabled", hub.Telemetry{OTLPEndpoint: "http://127.0.0.1:4318"}, "", "true", "", false},
-		{"exporter none", hub.Telemetry{OTLPEndpoint: "http://127.0.0.1:4318"}, "", "", "none", false},
+		{"default", config.Telemetry{}, "", "", "", false},
+		{"config block", config.Telemetry{OTLPEndpoint: "http://127.0.0.1:4318"}, "", "", "", true},
+		{"environment", config.Telemetry{}, "http://127.0.0.1:4318", "", "", true},
+		{"SDK disabled", config.Telemetry{OTLPEndpoint: "http://127.0.0.1:4318"}, "", "true", "", false},
+		{"exporter none", config.Telemetry{OTLPEndpoint: "http://127.0.0.1:4318"}, "", "", "none", false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", c.env)

@@ -79,6 +79,30 @@ func HubTokens(ctx context.Context, h *hub.Hub) (TokenReport, error) {
 	return CompareTokens(all, first)
 }
 
+// SearchTokens is the mean o200k_base tokens of a search_tools result
+// over queries, each searched as `mcp-hub search` does (a fresh session,
+// the default toolset): every tool found is newly loaded and carries its
+// input schema, the costliest form of a result.
+func SearchTokens(ctx context.Context, h *hub.Hub, queries []Query) (float64, error) {
+	if len(queries) == 0 {
+		return 0, nil
+	}
+	enc := codec.NewO200kBase()
+	total := 0
+	for _, q := range queries {
+		res, err := h.Search(ctx, "", q.Query, "")
+		if err != nil {
+			return 0, fmt.Errorf("search %s: %w", q.ID, err)
+		}
+		n, err := enc.Count(hub.ResultText(res))
+		if err != nil {
+			return 0, fmt.Errorf("count tokens of the result of %s: %w", q.ID, err)
+		}
+		total += n
+	}
+	return float64(total) / float64(len(queries)), nil
+}
+
 // CorpusTokens builds a real hub over the corpus with discovery on and
 // every server deferred, and counts its definitions (HubTokens).
 func CorpusTokens(ctx context.Context, c *Corpus) (TokenReport, error) {
@@ -95,34 +119,18 @@ func CorpusTokens(ctx context.Context, c *Corpus) (TokenReport, error) {
 // with discovery on and every server deferred. It fails unless every
 // corpus tool made it into the catalog. The caller closes the hub.
 func NewHub(ctx context.Context, c *Corpus) (*hub.Hub, error) {
-	cfg := &hub.Config{
-		Path:      "corpus",
-		Servers:   make(map[string]*hub.ServerConfig, len(c.Servers)),
-		Discovery: hub.Discovery{Enabled: true, DeferAll: true},
-	}
-	byName := make(map[string]*Server, len(c.Servers))
-	want := 0
-	for i := range c.Servers {
-		s := &c.Servers[i]
-		if _, dup := cfg.Servers[s.Name]; dup {
-			return nil, fmt.Errorf("corpus: duplicate server %q", s.Name)
-		}
-		cfg.Servers[s.Name] = &hub.ServerConfig{Config: upstream.Config{Name: s.Name, Builtin: s.Name}}
-		cfg.ServerOrder = append(cfg.ServerOrder, s.Name)
-		byName[s.Name] = s
-		want += len(s.Tools)
+	cfg, err := CorpusConfig(c, hub.Discovery{Enabled: true, DeferAll: true})
+	if err != nil {
+		return nil, err
 	}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	builtin := func(name string, _ map[string]string) (*mcp.Server, error) {
-		s := byName[name]
-		if s == nil {
-			return nil, fmt.Errorf("no corpus server %q", name)
-		}
-		return corpusServer(s, quiet)
-	}
-	h, err := hub.New(ctx, cfg, hub.Options{Logger: quiet, StartupWait: 5 * time.Minute, Builtin: builtin})
+	h, err := hub.New(ctx, cfg, hub.Options{Logger: quiet, StartupWait: 5 * time.Minute, Builtin: CorpusBuiltin(c, nil)})
 	if err != nil {
 		return nil, fmt.Errorf("start hub: %w", err)
+	}
+	want := 0
+	for _, s := range c.Servers {
+		want += len(s.Tools)
 	}
 	if got := len(h.Catalog().Tools); got != want {
 		h.Close()
@@ -131,15 +139,55 @@ func NewHub(ctx context.Context, c *Corpus) (*hub.Hub, error) {
 	return h, nil
 }
 
+// CorpusConfig is a hub config with one builtin server per corpus server
+// (named as in the corpus; CorpusBuiltin runs them) and discovery d.
+func CorpusConfig(c *Corpus, d hub.Discovery) (*hub.Config, error) {
+	cfg := &hub.Config{
+		Path:      "corpus",
+		Servers:   make(map[string]*hub.ServerConfig, len(c.Servers)),
+		Discovery: d,
+	}
+	for _, s := range c.Servers {
+		if _, dup := cfg.Servers[s.Name]; dup {
+			return nil, fmt.Errorf("corpus: duplicate server %q", s.Name)
+		}
+		cfg.Servers[s.Name] = &hub.ServerConfig{Upstream: upstream.Config{Name: s.Name, Builtin: s.Name}}
+		cfg.ServerOrder = append(cfg.ServerOrder, s.Name)
+	}
+	return cfg, nil
+}
+
+// CorpusBuiltin is hub.Options.Builtin for CorpusConfig: each corpus
+// server as an in-process MCP server listing its tools. meta, if set,
+// gives a tool's _meta.
+func CorpusBuiltin(c *Corpus, meta func(Server, CorpusTool) mcp.Meta) func(name string, env map[string]string) (*mcp.Server, error) {
+	byName := make(map[string]*Server, len(c.Servers))
+	for i := range c.Servers {
+		byName[c.Servers[i].Name] = &c.Servers[i]
+	}
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	return func(name string, _ map[string]string) (*mcp.Server, error) {
+		s := byName[name]
+		if s == nil {
+			return nil, fmt.Errorf("no corpus server %q", name)
+		}
+		return corpusServer(s, meta, quiet)
+	}
+}
+
 // corpusServer is an MCP server listing one corpus server's tools.
-func corpusServer(s *Server, log *slog.Logger) (*mcp.Server, error) {
+func corpusServer(s *Server, meta func(Server, CorpusTool) mcp.Meta, log *slog.Logger) (*mcp.Server, error) {
 	srv := mcp.NewServer(&mcp.Implementation{Name: s.Name, Version: "corpus"}, &mcp.ServerOptions{Logger: log})
 	for _, t := range s.Tools {
 		schema, err := objectSchema(t.InputSchema)
 		if err != nil {
 			return nil, fmt.Errorf("tool %s: %w", t.Name, err)
 		}
-		srv.AddTool(&mcp.Tool{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: schema}, notCallable)
+		def := &mcp.Tool{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: schema}
+		if meta != nil {
+			def.Meta = meta(*s, t)
+		}
+		srv.AddTool(def, notCallable)
 	}
 	return srv, nil
 }

@@ -17,8 +17,8 @@
 // Every client writes `{"<name>": {command, args, env, cwd}}` for a local
 // server and `{url, type: http|sse, headers}` (Windsurf: serverUrl) for a
 // remote one, under `mcpServers` (VS Code: `servers`, or `mcp.servers` in
-// its settings.json). parseEntry turns one into a Server: an
-// upstream.Config plus the key order, notes on what the hub does
+// its settings.json). parseEntry turns one into a Server: a
+// config.Upstream plus the key order, notes on what the hub does
 // differently, and, for an entry the hub cannot serve (a disabled one, a
 // WebSocket transport, no command or url), the reason it is skipped.
 // VS Code's ${env:X}, ${input:X}, ${workspaceFolder} and ${userHome}
@@ -33,7 +33,8 @@
 // original, indented like its neighbours, so the rest of the file is
 // byte for byte what it was. hub.yaml is edited the same way (hubconfig.go):
 // new servers are spliced in as text at the end of its `servers:` block,
-// found with yaml.v3's node API, and the result is parsed back to check.
+// found with yaml.v3's node API, and the result is parsed back to check
+// (config.Servers, the hub's own reading of the file).
 //
 // # Writing safely
 //

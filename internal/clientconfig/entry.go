@@ -9,8 +9,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/internal/redact"
-	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
 // Server is one entry of a client's servers object, in the hub's terms.
@@ -20,7 +20,7 @@ type Server struct {
 	From string
 	// Config is the entry as a hub server: command, args, env, cwd, or
 	// url, transport, headers.
-	Config upstream.Config
+	Config config.Upstream
 	// EnvOrder and HeaderOrder keep the file's key order for writing.
 	EnvOrder, HeaderOrder []string
 	// Skip says why the entry cannot be imported; "" means it can.
@@ -107,14 +107,14 @@ func parseEntry(name, from string, raw json.RawMessage, e Env) Server {
 		if c.URL != "" {
 			c.Transport = ""
 			if strings.HasSuffix(strings.TrimRight(urlPath(c.URL), "/"), "/sse") {
-				c.Transport = upstream.TransportSSE
+				c.Transport = config.TransportSSE
 				s.Notes = append(s.Notes, "no transport given; the URL ends in /sse, so SSE")
 			}
 		}
 	case "http", "streamable-http", "streamablehttp", "streamable_http":
 		c.Transport = "" // streamable HTTP is the hub's default
 	case "sse":
-		c.Transport = upstream.TransportSSE
+		c.Transport = config.TransportSSE
 	default:
 		s.Skip = fmt.Sprintf("transport %q cannot be served by mcp-hub (stdio, streamable HTTP and SSE only)", en.Type+en.Transport)
 		return s

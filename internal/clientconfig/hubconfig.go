@@ -10,7 +10,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/mcp-hub/mcp-hub/upstream"
+	"github.com/mcp-hub/mcp-hub/config"
 )
 
 // The hub's own config is hub.yaml (or a JSON file in Claude Desktop's
@@ -21,40 +21,16 @@ import (
 // are added with the same in-place editor as client files.
 
 // HubServers lists the servers a hub config already has, in file order,
-// with their settings as written (no ${VAR} expansion). data may be empty.
-func HubServers(path string, data []byte) ([]string, map[string]upstream.Config, error) {
-	configs := map[string]upstream.Config{}
-	if len(bytes.TrimSpace(data)) == 0 {
-		return nil, configs, nil
+// with their settings as written (no ${VAR} expansion): config.Servers,
+// the hub's own reading of the file. data may be empty.
+func HubServers(path string, data []byte) ([]string, map[string]config.Upstream, error) {
+	order, servers, err := config.Servers(path, data)
+	if err != nil {
+		return nil, nil, err
 	}
-	if isJSONPath(path) {
-		loc := FileLocation("", path, data)
-		servers, err := Parse(loc, data, Env{})
-		if err != nil {
-			return nil, nil, err
-		}
-		var order []string
-		for _, s := range servers {
-			order = append(order, s.Name)
-			configs[s.Name] = s.Config
-		}
-		return order, configs, nil
-	}
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, nil, fmt.Errorf("%s is not valid YAML (fix it first): %w", path, err)
-	}
-	servers := mappingValue(&doc, "servers")
-	if servers == nil || servers.Kind != yaml.MappingNode {
-		return nil, configs, nil
-	}
-	var order []string
-	for i := 0; i+1 < len(servers.Content); i += 2 {
-		name := servers.Content[i].Value
-		var c upstream.Config
-		servers.Content[i+1].Decode(&c) // best effort: for comparison and redaction
-		order = append(order, name)
-		configs[name] = c
+	configs := make(map[string]config.Upstream, len(servers))
+	for name, s := range servers {
+		configs[name] = s.Upstream
 	}
 	return order, configs, nil
 }

@@ -6,14 +6,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcp-hub/mcp-hub/hub"
-	"github.com/mcp-hub/mcp-hub/upstream"
+	"github.com/mcp-hub/mcp-hub/config"
 )
 
 var imported = []Server{
-	{Name: "github", Config: upstream.Config{Command: "npx", Args: []string{"-y", "@modelcontextprotocol/server-github"},
+	{Name: "github", Config: config.Upstream{Command: "npx", Args: []string{"-y", "@modelcontextprotocol/server-github"},
 		Env: map[string]string{"GITHUB_PERSONAL_ACCESS_TOKEN": "ghp_x", "NO": "no"}}, EnvOrder: []string{"GITHUB_PERSONAL_ACCESS_TOKEN", "NO"}},
-	{Name: "linear", Config: upstream.Config{URL: "https://mcp.linear.app/sse", Transport: "sse", Headers: map[string]string{"Authorization": "Bearer t"}},
+	{Name: "linear", Config: config.Upstream{URL: "https://mcp.linear.app/sse", Transport: "sse", Headers: map[string]string{"Authorization": "Bearer t"}},
 		HeaderOrder: []string{"Authorization"}},
 }
 
@@ -60,7 +59,7 @@ func TestAddToHub(t *testing.T) {
 		if tc.name == "flow style" && !strings.Contains(string(out), "# keep me") {
 			t.Errorf("%s: comment lost:\n%s", tc.name, out)
 		}
-		cfg, err := hub.ParseConfig(tc.path, out)
+		cfg, err := config.Parse(tc.path, out, nil)
 		if err != nil {
 			t.Errorf("%s: result does not load: %v\n%s", tc.name, err, out)
 			continue
@@ -70,10 +69,10 @@ func TestAddToHub(t *testing.T) {
 		}
 		gh := cfg.Servers["github"]
 		if gh.Command != "npx" || !slices.Equal(gh.Args, imported[0].Config.Args) || gh.Env["GITHUB_PERSONAL_ACCESS_TOKEN"] != "ghp_x" {
-			t.Errorf("%s: github reads back as %+v", tc.name, gh.Config)
+			t.Errorf("%s: github reads back as %+v", tc.name, gh.Upstream)
 		}
 		if l := cfg.Servers["linear"]; l.Transport != "sse" || l.Headers["Authorization"] != "Bearer t" {
-			t.Errorf("%s: linear reads back as %+v", tc.name, l.Config)
+			t.Errorf("%s: linear reads back as %+v", tc.name, l.Upstream)
 		}
 	}
 }

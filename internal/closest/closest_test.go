@@ -1,4 +1,4 @@
-package index
+package closest
 
 import (
 	"reflect"

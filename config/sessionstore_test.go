@@ -1,4 +1,4 @@
-package hub
+package config
 
 import (
 	"strings"
@@ -19,7 +19,7 @@ func TestSessionStoreConfig(t *testing.T) {
 		{"bad database", "redis://:${MCP_HUB_TEST_REDIS_PASSWORD}@127.0.0.1:6379/notanumber", "invalid Redis URL"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg, err := ParseConfig("hub.yaml", []byte("servers: {calc: {builtin: calc}}\nhash_key: a-test-hash-key-of-at-least-32-characters\nsession_store: "+tc.value+"\n"))
+			cfg, err := parseConfig("hub.yaml", []byte("servers: {calc: {builtin: calc}}\nhash_key: a-test-hash-key-of-at-least-32-characters\nsession_store: "+tc.value+"\n"))
 			if tc.wantErr == "" {
 				if err != nil {
 					t.Fatalf("ParseConfig: %v", err)

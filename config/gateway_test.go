@@ -1,4 +1,4 @@
-package hub
+package config
 
 import (
 	"strings"
@@ -45,7 +45,7 @@ telemetry: {otlp_endpoint: "http://127.0.0.1:4318", service_name: hub}
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			cfg, err := ParseConfig("hub.yaml", []byte(c.yaml))
+			cfg, err := parseConfig("hub.yaml", []byte(c.yaml))
 			if c.wantErr == "" {
 				if err != nil {
 					t.Fatal(err)

@@ -1,4 +1,4 @@
-package hub
+package config
 
 import (
 	"errors"
@@ -11,8 +11,6 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
-
-	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
 // validateGateway checks the team-deployment sections: auth, audit and
@@ -20,7 +18,7 @@ import (
 func (c *Config) validateGateway(line func(keys ...string) int) []error {
 	var errs []error
 	bad := func(msg string, keys ...string) {
-		errs = append(errs, &ConfigError{Path: c.Path, Line: line(keys...), Msg: msg})
+		errs = append(errs, &Error{Path: c.Path, Line: line(keys...), Msg: msg})
 	}
 	names := map[string]bool{}
 	for i, t := range c.Auth.Tokens {
@@ -77,13 +75,13 @@ func (a Auth) Configured() bool { return len(a.Tokens) > 0 || a.OAuth != nil }
 // call timeouts.
 type HTTPLimits struct {
 	// ReadHeaderTimeout bounds reading a request's headers (10s).
-	ReadHeaderTimeout upstream.Duration `yaml:"read_header_timeout"`
+	ReadHeaderTimeout Duration `yaml:"read_header_timeout"`
 	// BodyReadTimeout bounds reading a request's body (30s). It applies
 	// to the body only: once it is read the connection has no deadline.
-	BodyReadTimeout upstream.Duration `yaml:"body_read_timeout"`
+	BodyReadTimeout Duration `yaml:"body_read_timeout"`
 	// IdleTimeout closes a keep-alive connection that has waited this
 	// long for its next request (90s).
-	IdleTimeout upstream.Duration `yaml:"idle_timeout"`
+	IdleTimeout Duration `yaml:"idle_timeout"`
 	// MaxHeaderBytes bounds a request's headers (64 KiB); past it the
 	// client gets 431.
 	MaxHeaderBytes int `yaml:"max_header_bytes"`
@@ -269,7 +267,7 @@ const minHashKeyLen = 32
 // it is hashed: hash_key, and the names of auth.rate_limit.principals.
 func (c *Config) validateIdentity(line func(keys ...string) int) []error {
 	var errs []error
-	bad := func(l int, msg string) { errs = append(errs, &ConfigError{Path: c.Path, Line: l, Msg: msg}) }
+	bad := func(l int, msg string) { errs = append(errs, &Error{Path: c.Path, Line: l, Msg: msg}) }
 	switch at := line("hash_key"); {
 	case at > 0 && c.HashKey == "":
 		msg := "hash_key is empty (an unset ${VAR}?): set it to a random value of at least 32 characters (openssl rand -hex 32)"
@@ -314,4 +312,22 @@ func checkSessionStore(raw string) error {
 		}
 	}
 	return nil
+}
+
+// Principal id prefixes: a principal's id is namespaced by its kind
+// (hub.Principal.ID).
+const (
+	TokenIDPrefix  = "token:"
+	OAuthIDPrefix  = "oauth:"
+	ClientIDPrefix = "client:"
+)
+
+// IsPrincipalID reports whether id has the form of a principal id.
+func IsPrincipalID(id string) bool {
+	for _, prefix := range []string{TokenIDPrefix, OAuthIDPrefix, ClientIDPrefix} {
+		if len(id) > len(prefix) && strings.HasPrefix(id, prefix) {
+			return true
+		}
+	}
+	return false
 }

@@ -1,4 +1,4 @@
-package hub
+package config
 
 import (
 	"errors"
@@ -65,7 +65,7 @@ func TestCredentialExpansion(t *testing.T) {
 				if strings.HasPrefix(tc.doc, "{") {
 					path = "c.json"
 				}
-				_, err := ParseConfig(path, []byte(tc.doc))
+				_, err := parseConfig(path, []byte(tc.doc))
 				if tc.key == "" && strings.Contains(tc.doc, ":-") && v.value != "" {
 					tc.key = "auth.tokens[0]" // a blank value is set: no default, and blank is empty
 					v.wantWords = "is empty"
@@ -79,9 +79,9 @@ func TestCredentialExpansion(t *testing.T) {
 				if err == nil {
 					t.Fatalf("accepted:\n%s", tc.doc)
 				}
-				var ce *ConfigError
+				var ce *Error
 				if !errors.As(err, &ce) {
-					t.Fatalf("error is %T, want *ConfigError (exit code 2): %v", err, err)
+					t.Fatalf("error is %T, want *Error (exit code 2): %v", err, err)
 				}
 				msg := err.Error()
 				if !strings.Contains(msg, tc.key+": environment variable CX_VAR "+v.wantWords) {
@@ -95,7 +95,7 @@ func TestCredentialExpansion(t *testing.T) {
 // TestCredentialEmptyDefault: ${VAR:-} in a credential is no default.
 func TestCredentialEmptyDefault(t *testing.T) {
 	unsetenv(t, "CX_NONE")
-	_, err := ParseConfig("hub.yaml", []byte("servers:\n  s: {builtin: time}\nauth: {tokens: [\"${CX_NONE:-}\"]}\n"))
+	_, err := parseConfig("hub.yaml", []byte("servers:\n  s: {builtin: time}\nauth: {tokens: [\"${CX_NONE:-}\"]}\n"))
 	if err == nil || !strings.Contains(err.Error(), "auth.tokens[0]: environment variable CX_NONE is not set and its default is empty") {
 		t.Fatalf("err = %v", err)
 	}
@@ -111,7 +111,7 @@ func TestEmptyCredentialLiterals(t *testing.T) {
 		{"empty scope", "auth: {oauth: {issuer: https://id.example.com, audience: a, required_scopes: [read, \"\"]}}\n", "auth.oauth.required_scopes[1] is empty"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := ParseConfig("hub.yaml", []byte("servers:\n  s: {builtin: time}\n"+tc.doc))
+			_, err := parseConfig("hub.yaml", []byte("servers:\n  s: {builtin: time}\n"+tc.doc))
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err = %v, want %q", err, tc.want)
 			}
@@ -123,7 +123,7 @@ func TestEmptyCredentialLiterals(t *testing.T) {
 // warns, and a list item that expands empty stays in place.
 func TestEmptyListItemKept(t *testing.T) {
 	unsetenv(t, "CX_NONE")
-	cfg, err := ParseConfig("hub.yaml", []byte("servers:\n  s:\n    command: echo\n    args: [a, \"${CX_NONE}\", b]\n"))
+	cfg, err := parseConfig("hub.yaml", []byte("servers:\n  s:\n    command: echo\n    args: [a, \"${CX_NONE}\", b]\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +147,7 @@ func unsetenv(t *testing.T, name string) {
 func TestDefaultNotASecret(t *testing.T) {
 	unsetenv(t, "CX_NONE")
 	t.Setenv("CX_SET", "from-the-environment")
-	cfg, err := ParseConfig("hub.yaml", []byte("servers:\n  s: {builtin: time, description: \"${CX_NONE:-a default value} ${CX_SET}\"}\n"))
+	cfg, err := parseConfig("hub.yaml", []byte("servers:\n  s: {builtin: time, description: \"${CX_NONE:-a default value} ${CX_SET}\"}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package upstream
+package config
 
 import (
 	"net/url"
@@ -19,7 +19,7 @@ import (
 //
 // Values too short to be secrets, whose redaction would only mangle logs,
 // are left out.
-func (c *Config) SecretValues() []string {
+func (c *Upstream) SecretValues() []string {
 	var out []string
 	add := func(v string, min int) {
 		v = strings.TrimSpace(v)

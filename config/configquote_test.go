@@ -1,4 +1,4 @@
-package hub
+package config
 
 import (
 	"strings"
@@ -27,7 +27,7 @@ func TestConfigErrorsQuoteNothing(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := ParseConfig("hub.yaml", []byte(tc.doc))
+			_, err := parseConfig("hub.yaml", []byte(tc.doc))
 			if err == nil {
 				t.Fatal("accepted")
 			}

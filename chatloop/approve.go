@@ -1,0 +1,164 @@
+package chatloop
+
+import (
+	"context"
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+)
+
+// Approval. Tools that change things can be made to wait for the user's
+// approval before they run. A tool needs approval when its annotations
+// say destructiveHint: true, or when chat.approve_tools names it (exact
+// names or path.Match globs); a call through call_tool is judged by the
+// tool it runs, and one whose tool the session does not list needs
+// approval (its annotations are unknown). The level (chat.approve) says
+// when to ask:
+//
+//   - off: never; the tools run.
+//   - on_miss: unless the tool was approved for the whole chat ("always")
+//     before.
+//   - always: before every call ("always" answers are not remembered).
+//
+// Who answers is the Approver: the REPL asks y/n/always on the terminal,
+// -p refuses unless --yes, and the HTTP API returns the calls as pending
+// approvals that the client answers in its next request. Every call of a
+// round is decided before any of them runs. A refused call goes back to
+// the model as an error result.
+
+// Approval levels of chat.approve.
+const (
+	ApproveOff    = "off"
+	ApproveOnMiss = "on_miss"
+	ApproveAlways = "always"
+)
+
+var approveLevels = []string{ApproveOff, ApproveOnMiss, ApproveAlways}
+
+// Decision is an answer to an approval request.
+type Decision int
+
+const (
+	// Refuse: the call does not run; the model is told.
+	Refuse Decision = iota
+	// Allow runs this call.
+	Allow
+	// AllowAlways runs this call and, under on_miss, every later call of
+	// the same tool in this chat without asking.
+	AllowAlways
+	// Pending stops the turn: the call waits for an answer from outside
+	// (the HTTP API's pending approvals).
+	Pending
+)
+
+// ApprovalRequest is one call waiting for approval.
+type ApprovalRequest struct {
+	Call ToolCall
+	// Tool is the tool the call runs (call_tool's target).
+	Tool string
+	// Why says what makes the tool need approval.
+	Why string
+	// OfferAlways is true under on_miss, where an "always" answer counts.
+	OfferAlways bool
+}
+
+// Approver answers approval requests.
+type Approver func(ctx context.Context, req ApprovalRequest) Decision
+
+// PendingApproval is a call the HTTP API's client must approve or refuse.
+type PendingApproval struct {
+	CallID    string `json:"call_id"`
+	Tool      string `json:"tool"`
+	Arguments string `json:"arguments"`
+	Why       string `json:"why"`
+}
+
+// PendingError ends a turn whose calls wait for approval; the history
+// keeps the assistant message with the calls, so the turn can resume.
+type PendingError struct {
+	Calls []PendingApproval
+}
+
+func (e *PendingError) Error() string {
+	names := make([]string, len(e.Calls))
+	for i, c := range e.Calls {
+		names[i] = c.Tool
+	}
+	return "tool calls waiting for approval: " + strings.Join(names, ", ")
+}
+
+// needsApproval says why a call needs approval, or "".
+func (c *Chat) needsApproval(call ToolCall) string {
+	if c.opts.Approve == "" || c.opts.Approve == ApproveOff {
+		return ""
+	}
+	name := toolOfCall(call)
+	for _, pattern := range c.opts.ApproveTools {
+		if ok, _ := path.Match(pattern, name); ok || pattern == name {
+			return "named in chat.approve_tools"
+		}
+	}
+	if name == searchToolName || name == callToolName {
+		return ""
+	}
+	t := c.session.tool(name)
+	switch {
+	case t == nil:
+		return "its annotations are unknown (it is not in the session's tool list)"
+	case t.Annotations != nil && t.Annotations.DestructiveHint != nil && *t.Annotations.DestructiveHint:
+		return "it may change or delete data (destructiveHint)"
+	}
+	return ""
+}
+
+// approve decides every call of a round before any runs. allowed[i] is
+// whether call i may run; refused calls get an error result instead.
+func (c *Chat) approve(ctx context.Context, calls []ToolCall) ([]bool, error) {
+	allowed := make([]bool, len(calls))
+	var pending []PendingApproval
+	for i, call := range calls {
+		why := c.needsApproval(call)
+		tool := toolOfCall(call)
+		if why == "" || (c.opts.Approve == ApproveOnMiss && c.approved[tool]) {
+			allowed[i] = true
+			continue
+		}
+		d := Refuse
+		if c.opts.Approver != nil {
+			d = c.opts.Approver(ctx, ApprovalRequest{Call: call, Tool: tool, Why: why, OfferAlways: c.opts.Approve == ApproveOnMiss})
+		}
+		switch d {
+		case AllowAlways:
+			if c.opts.Approve == ApproveOnMiss {
+				if c.approved == nil {
+					c.approved = map[string]bool{}
+				}
+				c.approved[tool] = true
+			}
+			allowed[i] = true
+		case Allow:
+			allowed[i] = true
+		case Pending:
+			pending = append(pending, PendingApproval{CallID: call.ID, Tool: tool, Arguments: string(call.Arguments), Why: why})
+		}
+		c.opts.Logger.Info("tool approval", "tool", tool, "decision", d)
+	}
+	if len(pending) > 0 {
+		return nil, &PendingError{Calls: pending}
+	}
+	return allowed, nil
+}
+
+// refused is the result of a call the user did not approve.
+func refused(call ToolCall) ToolResult {
+	return ToolResult{CallID: call.ID, Name: call.Name, IsError: true, Parts: []Part{{Type: PartText,
+		Text: fmt.Sprintf("Error: the user did not approve running %s. Do not call it again unless the user asks; say what you could not do.", toolOfCall(call))}}}
+}
+
+func checkApproveLevel(level string) error {
+	if level != "" && !slices.Contains(approveLevels, level) {
+		return fmt.Errorf("unknown level %q; use %s", level, strings.Join(approveLevels, ", "))
+	}
+	return nil
+}

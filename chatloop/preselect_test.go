@@ -1,0 +1,111 @@
+package chatloop
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/mcp-hub/mcp-hub/embed"
+	"github.com/mcp-hub/mcp-hub/internal/fixture"
+)
+
+// TestRank: the ranking follows the vectors: most similar first, ties in
+// catalog order.
+func TestRank(t *testing.T) {
+	tools := []rankedTool{
+		{"far", []float32{0, 1, 0}},
+		{"near", []float32{0.9, 0.1, 0}},
+		{"exact", []float32{1, 0, 0}},
+		{"opposite", []float32{-1, 0, 0}},
+		{"tie-a", []float32{0, 0, 1}},
+		{"tie-b", []float32{0, 0, 2}},
+	}
+	eqSlice(t, "ranking", rank([]float32{1, 0, 0}, tools), []string{"exact", "near", "far", "tie-a", "tie-b", "opposite"})
+	eqSlice(t, "ranking toward the third axis", rank([]float32{0, 0, 1}, tools)[:2], []string{"tie-a", "tie-b"})
+}
+
+// TestPreselectorSelect: top_k by similarity plus the always-on tools,
+// through both wire formats; the second turn embeds only the query (the
+// tools' vectors are cached).
+func TestPreselectorSelect(t *testing.T) {
+	srv := fixture.StartEmbeddings(t, map[string]string{"forecast": "weather", "rain": "weather"})
+	defs := []ToolDef{
+		{Name: "clock__now", Description: "Get the current time."},
+		{Name: "weather__get_forecast", Description: "Get the weather forecast for a city."},
+		{Name: "math__add", Description: "Add two numbers."},
+		{Name: "notes__search", Description: "Search notes."},
+	}
+	for _, ec := range []embed.Config{
+		{Provider: embed.ProviderOllama, Model: "m", BaseURL: srv.URL},
+		{Provider: embed.ProviderOpenAI, Model: "m", BaseURL: srv.URL + "/v1"},
+	} {
+		t.Run(ec.Provider, func(t *testing.T) {
+			p, err := NewPreselector(ec, PreselectConfig{TopK: 1, Always: []string{"clock__now", "no__such_tool"}}, t.TempDir(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := p.Select(context.Background(), defs, "will it rain in Paris?")
+			if err != nil {
+				t.Fatal(err)
+			}
+			eqSlice(t, "selected", got, []string{"weather__get_forecast", "clock__now"})
+			_, before := srv.Requests()
+			if got, err = p.Select(context.Background(), defs, "add 2 and 3 numbers"); err != nil {
+				t.Fatal(err)
+			}
+			eqSlice(t, "selected", got, []string{"math__add", "clock__now"})
+			_, after := srv.Requests()
+			eq(t, "texts embedded for the second turn", after-before, 1)
+		})
+	}
+}
+
+// catalogHub is a testHub that lists its whole catalog, as *hub.Hub does:
+// its eager tools and the deferred weather tool search_tools loads.
+type catalogHub struct{ *testHub }
+
+func (c catalogHub) AllToolDefinitions() ([]json.RawMessage, error) {
+	defs := []json.RawMessage{json.RawMessage(`{"name":"weather__get_forecast","description":"Get weather forecast for a location."}`)}
+	for _, name := range initialTools {
+		if name != "search_tools" {
+			defs = append(defs, json.RawMessage(fmt.Sprintf(`{"name":%q,"description":"Tool %s."}`, name, name)))
+		}
+	}
+	return defs, nil
+}
+
+// TestHandlerPreselect: POST /v1/chat preselects too: the first model call
+// gets the deferred tool the message is about, loaded without a search
+// round trip, the always-on tool and search_tools, and nothing else.
+func TestHandlerPreselect(t *testing.T) {
+	emb := fixture.StartEmbeddings(t, nil)
+	h := catalogHub{newTestHub(t)}
+	p := newScripted(t, TypeAnthropic,
+		reply("", call("c1", "weather__get_forecast", `{"location":"Paris"}`)),
+		reply("Sunny."),
+	)
+	cfg := testConfig(p)
+	var err error
+	cfg.Preselector, err = NewPreselector(embed.Config{Provider: embed.ProviderOllama, Model: "m", BaseURL: emb.URL},
+		PreselectConfig{TopK: 1, Always: []string{"clock__now"}}, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(Handler(cfg, h, testLogger(t)))
+	defer srv.Close()
+	resp, err := http.Post(srv.URL, "application/json", strings.NewReader(`{"model":"m","messages":[{"role":"user","content":"weather forecast for Paris"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out ChatResponse
+	json.NewDecoder(resp.Body).Decode(&out)
+	eq(t, "answer", out.Answer, "Sunny.")
+	eqSlice(t, "tools offered", p.toolsOffered(0), []string{"clock__now", "search_tools", "weather__get_forecast"})
+	eq(t, "model calls", len(p.requests()), 2)
+	eq(t, "preselected", out.Stats.Preselected, 2)
+}

@@ -1,0 +1,314 @@
+package hub
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcp-hub/mcp-hub/embed"
+	"github.com/mcp-hub/mcp-hub/internal/fixture"
+)
+
+// notesTools are a server whose tool shares no word with "memorize this
+// fact": only the embedding model (whose concepts make memorize and memory
+// one) finds it.
+var notesTools = []fixtureTool{
+	{"save_memory", "Keep a fact in long-term memory.", `{"type":"object","properties":{"fact":{"type":"string"}},"required":["fact"]}`},
+}
+
+// semanticConfig is SMALL plus notes (deferred), with embeddings at srv.
+func semanticConfig(srv *fixture.EmbeddingsServer, provider string, timeout time.Duration) *Config {
+	cfg := smallConfig()
+	cfg.Servers["notes"] = fixtureServer("notes", deferLoading(true))
+	cfg.ServerOrder = append(cfg.ServerOrder, "notes")
+	ec := &embed.Config{Provider: provider, Model: "test-embed", BaseURL: srv.URL, Timeout: embed.Duration(timeout)}
+	if provider == embed.ProviderOpenAI {
+		ec.BaseURL = srv.URL + "/v1"
+	}
+	cfg.Discovery.Embeddings = ec
+	return cfg
+}
+
+func startSemanticHub(t *testing.T, cfg *Config, fx *fixtures, stateDir string, log *fixture.Log) *Hub {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	h, err := New(ctx, cfg, Options{Logger: slog.New(slog.NewTextHandler(log, nil)), StartupWait: 20 * time.Second, Builtin: fx.builtin, StateDir: stateDir})
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	t.Cleanup(func() { h.Close() })
+	return h
+}
+
+// vectorsReady waits until the current catalog's vectors are attached.
+func vectorsReady(t *testing.T, h *Hub) {
+	t.Helper()
+	fixture.Eventually(t, 20*time.Second, "the catalog's vectors", func() bool {
+		return h.Catalog().vectors.Load() != nil
+	})
+}
+
+func TestHybridSearchEndToEnd(t *testing.T) {
+	t.Parallel()
+	for _, provider := range []string{embed.ProviderOllama, embed.ProviderOpenAI} {
+		t.Run(provider, func(t *testing.T) {
+			t.Parallel()
+			srv := fixture.StartEmbeddings(t, map[string]string{"memorize": "memory"})
+			fx := newFixtures()
+			fx.define("notes", notesTools...)
+			state := t.TempDir()
+			log := fixture.NewLog(t)
+
+			// Lexically, nothing in the catalog says "memorize".
+			lexical := newTestHub(t, func() *Config {
+				cfg := semanticConfig(srv, provider, time.Second)
+				cfg.Discovery.Embeddings = nil
+				return cfg
+			}(), fx)
+			if text, _ := connectClient(t, lexical, "").search(map[string]any{"query": "memorize"}); !strings.HasPrefix(text, "No tools found") {
+				t.Fatalf("lexical search found something: %s", text)
+			}
+
+			cfg := semanticConfig(srv, provider, time.Second)
+			h := startSemanticHub(t, cfg, fx, state, log)
+			vectorsReady(t, h)
+			_, texts := srv.Requests()
+			if texts != 5 { // weather 2, math 2, notes 1; clock is eager
+				t.Errorf("%d texts embedded, want the 5 deferred tools", texts)
+			}
+			c := connectClient(t, h, "")
+			text, isErr := c.search(map[string]any{"query": "memorize"})
+			if isErr || !strings.Contains(firstHitLine(text), "notes__save_memory") {
+				t.Fatalf("hybrid search: first hit is not notes__save_memory:\n%s", text)
+			}
+			// Lexical hits keep their place: a word match still leads.
+			if text, _ := c.search(map[string]any{"query": "multiply numbers"}); !strings.Contains(firstHitLine(text), "math__multiply") {
+				t.Errorf("hybrid search for multiply numbers:\n%s", text)
+			}
+			// A server-scoped search stays within the server.
+			if text, _ := c.search(map[string]any{"query": "memorize", "server_name": "weather"}); strings.Contains(text, "notes__") || strings.Contains(text, "math__") {
+				t.Errorf("server-scoped hybrid search left the server:\n%s", text)
+			}
+			h.Close()
+
+			// A restart with the same tools takes every vector from the
+			// cache: only queries reach the endpoint.
+			_, before := srv.Requests()
+			h = startSemanticHub(t, cfg, fx, state, log)
+			if h.Catalog().vectors.Load() == nil {
+				t.Fatal("after a restart the vectors were not attached from the cache at once")
+			}
+			if _, after := srv.Requests(); after != before {
+				t.Errorf("a restart embedded %d texts again", after-before)
+			}
+
+			// A catalog change embeds only the new tool.
+			_, before = srv.Requests()
+			old := h.Catalog()
+			fx.addTool("notes", fixtureTool{"forget_memory", "Drop a fact from long-term memory.", `{"type":"object"}`})
+			fixture.Eventually(t, 20*time.Second, "a catalog with notes__forget_memory and its vectors", func() bool {
+				c := h.Catalog()
+				_, ok := c.Tool("notes__forget_memory")
+				return c != old && ok && c.vectors.Load() != nil
+			})
+			if _, after := srv.Requests(); after-before != 1 {
+				t.Errorf("the catalog change embedded %d texts, want the one new tool", after-before)
+			}
+			seen := srv.Seen()
+			if last := seen[len(seen)-1]; !strings.HasPrefix(last, "forget memory. Drop a fact") {
+				t.Errorf("last embedded text %q", last)
+			}
+		})
+	}
+}
+
+// TestHybridSearchFallback: an endpoint that does not answer in time gives
+// the lexical result within the bound, logged once per outage.
+func TestHybridSearchFallback(t *testing.T) {
+	t.Parallel()
+	srv := fixture.StartEmbeddings(t, nil)
+	fx := newFixtures()
+	fx.define("notes", notesTools...)
+	log := &fixture.Log{}
+	const bound = 300 * time.Millisecond
+	h := startSemanticHub(t, semanticConfig(srv, embed.ProviderOllama, bound), fx, t.TempDir(), log)
+	vectorsReady(t, h)
+	c := connectClient(t, h, "")
+
+	srv.Hold()
+	for range 3 {
+		start := time.Now()
+		text, isErr := c.search(map[string]any{"query": "weather forecast"})
+		took := time.Since(start)
+		if isErr || !strings.Contains(firstHitLine(text), "weather__get_forecast") {
+			t.Fatalf("fallback search:\n%s", text)
+		}
+		// The bound plus the in-memory round trip of a tools/call; a
+		// loaded machine gets a generous margin, but never a second bound.
+		if took > 2*bound {
+			t.Errorf("a search took %v with a %v bound", took, bound)
+		}
+	}
+	if n := strings.Count(log.String(), "searching lexically"); n != 1 {
+		t.Errorf("the fallback was logged %d times, want once:\n%s", n, log.String())
+	}
+	srv.Release()
+
+	// The endpoint is back: hybrid again, said once; a new outage is
+	// logged again.
+	if text, _ := c.search(map[string]any{"query": "weather forecast"}); !strings.Contains(firstHitLine(text), "weather__get_forecast") {
+		t.Fatalf("search after recovery:\n%s", text)
+	}
+	if !strings.Contains(log.String(), "hybrid search is back") {
+		t.Errorf("recovery not logged:\n%s", log.String())
+	}
+	srv.SetFail(503)
+	c.search(map[string]any{"query": "weather forecast"})
+	if n := strings.Count(log.String(), "searching lexically"); n != 2 {
+		t.Errorf("the second outage: logged %d times in all, want 2", n)
+	}
+}
+
+// TestHybridSearchRetry: tools that could not be embedded (the endpoint
+// failed) are tried again, and their vectors attach once it answers.
+func TestHybridSearchRetry(t *testing.T) {
+	t.Parallel()
+	srv := fixture.StartEmbeddings(t, nil)
+	srv.Hold() // the first attempt waits here until the retry is short
+	fx := newFixtures()
+	fx.define("notes", notesTools...)
+	log := &fixture.Log{}
+	h := startSemanticHub(t, semanticConfig(srv, embed.ProviderOpenAI, time.Second), fx, t.TempDir(), log)
+	h.semantic.Load().retryFirst.Store(int64(20 * time.Millisecond))
+	ctx, cancel := context.WithTimeout(testCtx(t), 50*time.Millisecond)
+	if h.AwaitEmbeddings(ctx) {
+		t.Error("AwaitEmbeddings reported vectors while the endpoint hangs")
+	}
+	cancel()
+	srv.SetFail(http.StatusServiceUnavailable)
+	srv.Release()
+	log.WaitFor(t, "a failed embedding run retried", 20*time.Second, func(s string) bool { return strings.Contains(s, "retrying") })
+	if h.Catalog().vectors.Load() != nil {
+		t.Fatal("vectors attached while the endpoint failed")
+	}
+	srv.SetFail(0)
+	if !h.AwaitEmbeddings(testCtx(t)) || h.Catalog().vectors.Load() == nil {
+		t.Fatal("AwaitEmbeddings returned without the vectors once the endpoint answered")
+	}
+}
+
+// TestHybridSearchReload: a reload that changes the model embeds the tools
+// again under it; one that drops discovery.embeddings makes search lexical.
+func TestHybridSearchReload(t *testing.T) {
+	t.Parallel()
+	srv := fixture.StartEmbeddings(t, nil)
+	fx := newFixtures()
+	fx.define("notes", notesTools...)
+	cfg := semanticConfig(srv, embed.ProviderOllama, time.Second)
+	h := startSemanticHub(t, cfg, fx, t.TempDir(), fixture.NewLog(t))
+	vectorsReady(t, h)
+	_, before := srv.Requests()
+
+	next := semanticConfig(srv, embed.ProviderOllama, time.Second)
+	next.Discovery.Embeddings.Model = "test-embed-v2"
+	if err := h.Apply(testCtx(t), next); err != nil {
+		t.Fatal(err)
+	}
+	fixture.Eventually(t, 20*time.Second, "vectors of the new model", func() bool {
+		v := h.Catalog().vectors.Load()
+		return v != nil && v.sem.client.Model() == "test-embed-v2"
+	})
+	if _, after := srv.Requests(); after-before != 5 {
+		t.Errorf("the new model embedded %d texts, want the 5 deferred tools", after-before)
+	}
+
+	lexical := semanticConfig(srv, embed.ProviderOllama, time.Second)
+	lexical.Discovery.Embeddings = nil
+	if err := h.Apply(testCtx(t), lexical); err != nil {
+		t.Fatal(err)
+	}
+	if h.semantic.Load() != nil || h.Catalog().vectors.Load() != nil {
+		t.Error("embeddings still in use after the reload dropped them")
+	}
+	_, before = srv.Requests()
+	if text, _ := connectClient(t, h, "").search(map[string]any{"query": "weather forecast"}); !strings.Contains(firstHitLine(text), "weather__get_forecast") {
+		t.Errorf("lexical search after the reload:\n%s", text)
+	}
+	if _, after := srv.Requests(); after != before {
+		t.Error("a search asked the endpoint after the reload dropped it")
+	}
+}
+
+// TestEmbeddingsConfig: discovery.embeddings is read from hub.yaml and
+// checked at load.
+func TestEmbeddingsConfig(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, yaml, wantErr string
+	}{
+		{"ollama", "discovery:\n  enabled: true\n  embeddings:\n    provider: ollama\n    model: nomic-embed-text\n    timeout: 500ms\n", ""},
+		{"openai without key", "discovery:\n  enabled: true\n  embeddings:\n    provider: openai\n    model: text-embedding-3-small\n", "needs api_key"},
+		{"unknown key", "discovery:\n  enabled: true\n  embeddings:\n    provider: ollama\n    model: m\n    dims: 3\n", "dims"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, err := ParseConfig("hub.yaml", []byte("servers:\n  s: {builtin: time}\n"+tt.yaml))
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if e := cfg.Discovery.Embeddings; e == nil || e.Model != "nomic-embed-text" || time.Duration(e.Timeout) != 500*time.Millisecond {
+				t.Errorf("embeddings = %+v", e)
+			}
+		})
+	}
+}
+
+// firstHitLine is the first line of the first tool of a search result.
+func firstHitLine(text string) string {
+	_, rest, ok := strings.Cut(text, "tool(s):\n\n")
+	if !ok {
+		return ""
+	}
+	line, _, _ := strings.Cut(rest, "\n")
+	return line
+}
+
+// TestSearchToolsetDeepHit: a toolset's tool that ranks below many tools
+// the toolset hides is still found, lexically and hybrid (the search
+// widens past its first window).
+func TestSearchToolsetDeepHit(t *testing.T) {
+	t.Parallel()
+	srv := fixture.StartEmbeddings(t, nil)
+	for _, hybrid := range []bool{false, true} {
+		fx := newFixtures()
+		fx.define("bigserver", bigTools(60)...)
+		fx.define("misc", fixtureTool{"misc_tool", "A tool.", `{"type":"object"}`})
+		cfg := bigConfig(3)
+		cfg.Servers["misc"] = fixtureServer("misc", deferLoading(true))
+		cfg.ServerOrder = append(cfg.ServerOrder, "misc")
+		cfg.Toolsets = map[string]*Toolset{"m": {Servers: map[string]*ToolSelection{"misc": {All: true}}}}
+		if hybrid {
+			cfg.Discovery.Embeddings = &embed.Config{Provider: embed.ProviderOllama, Model: "m", BaseURL: srv.URL}
+		}
+		h := startSemanticHub(t, cfg, fx, t.TempDir(), fixture.NewLog(t))
+		if hybrid {
+			vectorsReady(t, h)
+		}
+		// misc__misc_tool matches only "tool": the 60 big tools rank above it.
+		text, _ := connectClient(t, h, "m").search(map[string]any{"query": "tool number big server"})
+		if got := foundNames(text); !slices.Equal(got, []string{"misc__misc_tool"}) {
+			t.Errorf("hybrid %t: found %v:\n%s", hybrid, got, text)
+		}
+	}
+}

@@ -367,6 +367,21 @@ func visibleHits(hits []index.Result, visible map[string]*Tool, limit int) []*To
 
 // searchResultText lays out search_tools' answer (spec X5, X6).
 func (h *Hub) searchResultText(found []*Tool, added, already, notFound []string, pool []*Tool, query, server string) string {
+	text := h.searchResultBody(found, added, already, notFound, pool, query, server)
+	if len(found) == 0 || len(added) == 0 {
+		return text
+	}
+	text += "\n\nThese tools are now loaded: call them directly by name"
+	if h.Config().Discovery.CallToolEnabled() {
+		text += ", or through call_tool {name, arguments} if they are not in your tool list yet"
+	}
+	return text + "."
+}
+
+// searchResultBody is searchResultText but for what it says of loading:
+// the tools found, with the full input schemas of those in schemas.
+func (h *Hub) searchResultBody(found []*Tool, schemas, already, notFound []string, pool []*Tool, query, server string) string {
+	added := schemas
 	var b strings.Builder
 	if len(found) == 0 {
 		b.WriteString("No tools found")
@@ -426,13 +441,6 @@ func (h *Hub) searchResultText(found []*Tool, added, already, notFound []string,
 		fmt.Fprintf(&b, "\nNot found: %s.", strings.Join(notFound, ", "))
 		h.writeSuggestions(&b, notFound, pool)
 		b.WriteString("\n")
-	}
-	if len(added) > 0 {
-		b.WriteString("\nThese tools are now loaded: call them directly by name")
-		if h.Config().Discovery.CallToolEnabled() {
-			b.WriteString(", or through call_tool {name, arguments} if they are not in your tool list yet")
-		}
-		b.WriteString(".")
 	}
 	return strings.TrimRight(b.String(), "\n")
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"reflect"
 	"slices"
-	"strings"
 
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 )
@@ -246,29 +245,19 @@ func (h *Hub) modernInstructions(c *Catalog, ts *Toolset) string {
 // tools found with their parameters and full input schemas, and how to
 // call them.
 func (h *Hub) modernSearchResultText(found []*Tool, notFound []string, pool []*Tool, query, server string) string {
-	if len(found) == 0 {
-		return h.searchResultText(found, nil, nil, notFound, pool, query, server)
-	}
 	names := make([]string, len(found))
 	for i, t := range found {
 		names[i] = t.Name
 	}
-	text := h.searchResultText(found, names, nil, notFound, pool, query, server)
-	// searchResultText ends by saying the tools were loaded; for a modern
-	// client nothing was.
-	if i := strings.LastIndex(text, "\nInput schemas of the newly loaded tools:"); i >= 0 {
-		rest := text[i:]
-		rest = strings.Replace(rest, "Input schemas of the newly loaded tools:", "Input schemas:", 1)
-		if j := strings.LastIndex(rest, "\nThese tools are now loaded"); j >= 0 {
-			rest = rest[:j]
-		}
-		text = text[:i] + rest
+	text := h.searchResultBody(found, names, nil, notFound, pool, query, server)
+	if len(found) == 0 {
+		return text
 	}
-	how := "\nCall them through call_tool {name, arguments}"
+	text += "\n\nCall them through call_tool {name, arguments}"
 	if h.Config().Discovery.AutoLoadOnCall {
-		how += ", or directly by name"
+		text += ", or directly by name"
 	}
-	return strings.TrimRight(text, "\n") + "\n" + how + "."
+	return text + "."
 }
 
 // cacheScope is the cacheScope of a modern client's list results: private

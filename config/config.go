@@ -20,7 +20,6 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/mcp-hub/mcp-hub/embed"
 	"github.com/mcp-hub/mcp-hub/internal/closest"
 	"github.com/mcp-hub/mcp-hub/internal/redact"
 )
@@ -115,7 +114,7 @@ type Discovery struct {
 	RelistWait *Duration `yaml:"relist_wait"`
 	// Embeddings, when set, makes search hybrid: lexical fused with the
 	// similarity of embedding vectors (hub/semantic.go).
-	Embeddings *embed.Config `yaml:"embeddings"`
+	Embeddings *Embeddings `yaml:"embeddings"`
 }
 
 // Protocol is the config's `protocol:` section.

@@ -24,7 +24,9 @@ const (
 // everything-server in stateless mode directly, and through the hub with that
 // server behind it over stdio and over streamable HTTP: every check that
 // passes directly must pass through the hub, and none may fail (issue 23,
-// acceptance 1). TestConformance keeps 2025-11-25.
+// acceptance 1). The same hubs, serving both eras, must pass the 2025-11-25
+// suite as the hub always has; TestConformance keeps 2025-11-25 with the
+// default config.
 func TestConformanceModern(t *testing.T) {
 	script := os.Getenv(envConformanceNext)
 	if script == "" {
@@ -52,6 +54,12 @@ func TestConformanceModern(t *testing.T) {
 	all := cli
 	all.suite = "all"
 	directAll := all.run(t, "direct-modern-all", directURL, nil)
+
+	// A client of 2025-11-25 (the 0.1.16 CLI) must find a hub that serves
+	// both eras as it found the hub before: every check that passes
+	// directly against the stateful everything-server passes through it.
+	legacyURL, _ := startEverythingHTTP(t, ev, "everything-direct-legacy")
+	directLegacy := base.run(t, "direct-legacy", legacyURL, nil)
 
 	variants := []struct {
 		name, desc string
@@ -81,6 +89,13 @@ func TestConformanceModern(t *testing.T) {
 				}
 			}
 			t.Logf("%s: %d passed, %d failed (direct: %d passed)", v.name, res.passed(), res.failed(), direct.passed())
+			resLegacy := base.run(t, v.name+"-2025", hubURL, directLegacy.order)
+			for _, r := range diff(directLegacy, resLegacy) {
+				if r.regression {
+					t.Errorf("at %s, with protocol.modern on: %s is %s directly, %s through the hub", specVersion, r.name(), r.direct, r.hub)
+				}
+			}
+			t.Logf("%s at %s: %d passed, %d failed (direct: %d passed)", v.name, specVersion, resLegacy.passed(), resLegacy.failed(), directLegacy.passed())
 			resAll := all.run(t, v.name+"-all", hubURL, directAll.order)
 			var gaps, warnings []string
 			for _, r := range diff(directAll, resAll) {

@@ -36,6 +36,9 @@ type Config struct {
 	Restart   Restart             `yaml:"restart"`
 	Audit     Audit               `yaml:"audit"`
 	Telemetry Telemetry           `yaml:"telemetry"`
+	// Protocol chooses the protocol eras the hub serves its clients
+	// (docs/stateless-mcp.md).
+	Protocol Protocol `yaml:"protocol"`
 	// MaxRequestBytes bounds one HTTP request body (default 4 MiB).
 	MaxRequestBytes int64 `yaml:"max_request_bytes"`
 	// MaxResultBytes bounds one message from an upstream, a tool result
@@ -112,6 +115,30 @@ type Discovery struct {
 	// Embeddings, when set, makes search hybrid: lexical fused with the
 	// similarity of embedding vectors (hub/semantic.go).
 	Embeddings *Embeddings `yaml:"embeddings"`
+}
+
+// Protocol is the config's `protocol:` section.
+type Protocol struct {
+	// Modern serves MCP 2026-07-28 (stateless requests, server/discover,
+	// subscriptions/listen, input_required results) beside 2025-11-25 and
+	// older; false answers a 2026-07-28 request with -32022 (unsupported
+	// protocol version), so a client that speaks both falls back to
+	// 2025-11-25. nil: DefaultModern.
+	Modern *bool `yaml:"modern"`
+}
+
+// DefaultModern is protocol.modern's default: off, so a client that
+// speaks both eras gets the legacy one, in which search_tools loads what
+// it finds into the client's tool list (docs/stateless-mcp.md has the
+// measurement that chose it).
+const DefaultModern = false
+
+// ModernEnabled is protocol.modern with its default.
+func (p Protocol) ModernEnabled() bool {
+	if p.Modern == nil {
+		return DefaultModern
+	}
+	return *p.Modern
 }
 
 // DefaultRelistWait is discovery.relist_wait's default: well above a

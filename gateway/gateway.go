@@ -52,6 +52,8 @@ type Gateway struct {
 	callTrace hub.CallTrace
 
 	slots sessionSlots // HTTP sessions open, against max_sessions
+	// modern are the hub's shared Sessions of 2026-07-28 requests (modern.go).
+	modern modernSessions
 	// storeLink keeps HTTP sessions in session_store (restore.go).
 	storeLink sessionStoreLink
 	// lastActive is LastActivity, in unix nanoseconds.
@@ -135,6 +137,7 @@ func (g *Gateway) Config() *hub.Config { return g.hub.Config() }
 func (g *Gateway) Close() error {
 	var errs []error
 	g.closeOnce.Do(func() {
+		g.modern.closeAll()
 		errs = append(errs, g.hub.Close(), g.storeLink.close(), g.stopReporting())
 	})
 	return errors.Join(errs...)

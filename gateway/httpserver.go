@@ -146,6 +146,7 @@ const (
 	otherRequest      firstRequest = iota // the SDK answers it, in a session it ends at once
 	initializeRequest                     // a session is built for it
 	batchRequest                          // refused: a session starts with an initialize alone
+	modernRequest                         // a 2026-07-28 request (modern.go)
 )
 
 // readFirstRequest reads a POST body once, bounded by max_request_bytes,
@@ -174,6 +175,8 @@ func classify(body []byte) firstRequest {
 	switch {
 	case len(body) > 0 && body[0] == '[':
 		return batchRequest
+	case len(body) > 0 && body[0] == '{' && bytes.Contains(body, []byte(modernMetaKey)) && !bytes.Contains(body, []byte(`"initialize"`)):
+		return modernRequest
 	case len(body) == 0 || body[0] != '{' || !bytes.Contains(body, []byte(`"initialize"`)):
 		return otherRequest
 	}

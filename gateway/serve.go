@@ -38,6 +38,9 @@ type sessionKey struct{}
 //     otherwise, 403 for a toolset the principal may not use, 429 past its
 //     rate limit); /healthz without one answers only {"status": ...};
 //   - bodies over max_request_bytes get 413;
+//   - a request of the 2026-07-28 era (protocol.modern) is served alone,
+//     in the shared modern Session of its toolset and principal
+//     (modern.go);
 //   - a POST without Mcp-Session-Id gets a fresh Session with its own
 //     server, so loaded tools never leak between sessions, but only when
 //     its body is an initialize request, and only while fewer than
@@ -74,7 +77,12 @@ func (g *Gateway) HTTPHandler(extra map[string]http.Handler) http.Handler {
 		SessionTimeout:      g.Config().SessionTimeout(),
 		MaxRequestBodyBytes: g.Config().RequestLimit(),
 	})
+	modern := g.modernHTTPHandler()
 	mcpHandler := func(w http.ResponseWriter, r *http.Request) {
+		if g.modernHeader(r) {
+			g.serveModern(w, r, modern)
+			return
+		}
 		if id := r.Header.Get("Mcp-Session-Id"); id != "" {
 			// With a session store, a session another replica made is
 			// restored here first (restore.go).
@@ -90,6 +98,14 @@ func (g *Gateway) HTTPHandler(extra map[string]http.Handler) http.Handler {
 		kind, ok := g.readFirstRequest(w, r)
 		switch {
 		case !ok:
+			return
+		case kind == modernRequest && g.Config().Protocol.ModernEnabled():
+			g.serveModern(w, r, modern)
+			return
+		case kind == modernRequest:
+			// protocol.modern is off: the SDK refuses it (-32022), as
+			// before there was a modern era to serve.
+			stream.ServeHTTP(w, r)
 			return
 		case kind == batchRequest:
 			// The SDK would take an initialize in a batch, in a session

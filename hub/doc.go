@@ -23,6 +23,13 @@
 //     server-to-client requests (sampling, elicitation, roots) come back to
 //     the session whose call caused them.
 //
+// Both protocol eras are served (modern.go): 2025-11-25 and older, in
+// which a session loads what search_tools finds; and, with protocol.modern,
+// the stateless 2026-07-28, in which a client's tools/list never changes
+// with its own calls, found tools are called through call_tool, and an
+// upstream's sampling, elicitation and roots requests reach the client as
+// input_required results (inputrequired.go).
+//
 // Hub ties them together: New starts the upstreams, and ServeStdio and
 // Connect (in memory) attach sessions; NewSession makes one for a
 // transport of the caller's (the gateway's streamable HTTP), and

@@ -228,11 +228,16 @@ func (r *router) progressCall(token any) *call {
 // callerOf finds the call an upstream's request or notification belongs
 // to. Nothing in the message says which call caused it, so: the only
 // session with calls in flight to that upstream. Several sessions at once
-// is ambiguous (nil, false).
+// is ambiguous (nil, false). A modern call that is waiting for its
+// client's input (inputrequired.go) sent its upstream's request already:
+// it is never the one.
 func (r *router) callerOf(server string) (c *call, ambiguous bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for cl := range r.calls[server] {
+		if cl.waitingForClient() {
+			continue
+		}
 		if c != nil && c.session != cl.session {
 			return nil, true
 		}
@@ -243,16 +248,23 @@ func (r *router) callerOf(server string) (c *call, ambiguous bool) {
 
 // callFrom finds a call of session s in flight to an upstream, for what
 // the upstream sends in s's own session (upstream.Owner): any of them
-// puts the message on s's streams.
+// puts the message on s's streams, but one waiting for its client's input.
 func (r *router) callFrom(server string, s *Session) *call {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for c := range r.calls[server] {
-		if c.session == s {
+		if c.session == s && !c.waitingForClient() {
 			return c
 		}
 	}
 	return nil
+}
+
+// waitingForClient reports whether c is a modern call whose upstream's
+// request is with the client.
+func (c *call) waitingForClient() bool {
+	sp := suspensionOf(c.ctx)
+	return sp != nil && sp.asking.Load() > 0
 }
 
 // caller finds the session, and the call, that what an upstream sent
@@ -315,7 +327,10 @@ func (h *Hub) upstreamNotified(ctx context.Context, u *upstream.Upstream, method
 		if c == nil {
 			return
 		}
-		ss := c.session.serverSession()
+		ss := requestSession(c.ctx)
+		if ss == nil {
+			ss = c.session.serverSession()
+		}
 		if ss == nil {
 			return
 		}
@@ -331,7 +346,11 @@ func (h *Hub) upstreamNotified(ctx context.Context, u *upstream.Upstream, method
 		s, c, ambiguous := h.caller(ctx, u)
 		switch {
 		case s != nil:
-			if ss := s.serverSession(); ss != nil {
+			ss := s.serverSession()
+			if c != nil && requestSession(c.ctx) != nil {
+				ss = requestSession(c.ctx)
+			}
+			if ss != nil {
 				ss.Log(callContext(ctx, c), p)
 			}
 		case ambiguous:
@@ -371,6 +390,17 @@ func (h *Hub) upstreamRequest(ctx context.Context, u *upstream.Upstream, method 
 			s = list[0]
 		} else {
 			return nil, fmt.Errorf("mcp-hub: cannot route %s from server '%s': it was not sent during a tool call and %d client sessions are connected", method, u.Name(), len(list))
+		}
+	}
+	if c != nil {
+		if sp := suspensionOf(c.ctx); sp != nil {
+			// A modern client's call: the request reaches it as an
+			// input_required result.
+			in, err := inputRequest(method, params)
+			if err != nil {
+				return nil, err
+			}
+			return sp.ask(ctx, method, in)
 		}
 	}
 	ss := s.serverSession()

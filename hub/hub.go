@@ -79,6 +79,9 @@ type Hub struct {
 
 	routes router
 	subs   subscriptions
+	// suspended are modern calls waiting for client input
+	// (inputrequired.go).
+	suspended suspensions
 
 	hooks Hooks
 	// stateDir holds the embedding cache; semantic embeds tools and
@@ -238,6 +241,9 @@ func (h *Hub) Close() error {
 		h.reload.stop()
 		h.reload.apply.Lock()
 		defer h.reload.apply.Unlock()
+		// An upstream's request waiting for a modern client's input
+		// would hold its upstream's close.
+		h.suspended.closeAll()
 		ups := h.live.Load().upstreams
 		upErrs := make([]error, len(ups))
 		var wg sync.WaitGroup

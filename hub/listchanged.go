@@ -71,13 +71,13 @@ const toolsListChanged = "notifications/tools/list_changed"
 // response is written (jsonrpc2 cancels it after the write): the wait ends
 // from context.AfterFunc on the tools/list request's context.
 //
-// Protocol versions: every version the hub negotiates (2024-11-05 to
-// 2025-11-25, supportedVersions) takes list_changed as an unsolicited
-// notification the server may send at any time, and over streamable HTTP
-// (2025-03-26 on) a server may send notifications on the stream of the
-// request they relate to. From 2026-07-28 on, list changes go only to
-// subscriptions/listen streams: lift the hub's version cap only together
-// with this.
+// Protocol versions: every legacy version (2024-11-05 to 2025-11-25)
+// takes list_changed as an unsolicited notification the server may send at
+// any time, and over streamable HTTP (2025-03-26 on) a server may send
+// notifications on the stream of the request they relate to. A 2026-07-28
+// client loads nothing (modern.go), so none of its calls announces; the
+// SDK sends what upstreams change only to its subscriptions/listen
+// streams, through this middleware like any debounced notification.
 type toolsNotice struct {
 	log        *slog.Logger
 	relistWait time.Duration // 0: results never wait for a re-list

@@ -26,6 +26,18 @@ const (
 
 func isMetaTool(name string) bool { return name == SearchToolsName || name == CallToolName }
 
+// The input schemas of the meta-tools, the same in both eras.
+const (
+	searchToolsSchema = `{"type":"object","properties":{` +
+		`"query":{"type":"string","description":"What you want to do, in plain words (searched by keywords)."},` +
+		`"server_name":{"type":"string","description":"Load all tools of this server, or restrict the query to it."},` +
+		`"tool_names":{"type":"array","items":{"type":"string"},"description":"Exact tool names to load."}}}`
+	callToolSchema = `{"type":"object","properties":{` +
+		`"name":{"type":"string","description":"The tool's exact name, as search_tools listed it."},` +
+		`"arguments":{"description":"The tool's arguments: an object (a JSON string of one is accepted too)."}},` +
+		`"required":["name"]}`
+)
+
 // metaTools are the definitions of search_tools (whose description carries
 // the manifest of the session's deferred tools) and call_tool.
 func (h *Hub) metaTools(c *Catalog, ts *Toolset) []*mcp.Tool {
@@ -37,11 +49,8 @@ func (h *Hub) metaTools(c *Catalog, ts *Toolset) []*mcp.Tool {
 			"(or to search within it, with `query`), or `tool_names` (exact names from the list below) to load specific tools. " +
 			"Loaded tools join your tool list and can be called directly, or through call_tool in the same turn.\n\n" +
 			"Deferred tools by server:\n" + h.manifest(c, ts),
-		InputSchema: json.RawMessage(`{"type":"object","properties":{` +
-			`"query":{"type":"string","description":"What you want to do, in plain words (searched by keywords)."},` +
-			`"server_name":{"type":"string","description":"Load all tools of this server, or restrict the query to it."},` +
-			`"tool_names":{"type":"array","items":{"type":"string"},"description":"Exact tool names to load."}}}`),
-		Meta: alwaysLoad,
+		InputSchema: json.RawMessage(searchToolsSchema),
+		Meta:        alwaysLoad,
 	}
 	tools := []*mcp.Tool{search}
 	if h.Config().Discovery.CallToolEnabled() {
@@ -49,11 +58,8 @@ func (h *Hub) metaTools(c *Catalog, ts *Toolset) []*mcp.Tool {
 			Name: CallToolName,
 			Description: "Call a tool by name with arguments. Use it for tools that search_tools has just loaded, " +
 				"when they do not yet appear in your tool list.",
-			InputSchema: json.RawMessage(`{"type":"object","properties":{` +
-				`"name":{"type":"string","description":"The tool's exact name, as search_tools listed it."},` +
-				`"arguments":{"description":"The tool's arguments: an object (a JSON string of one is accepted too)."}},` +
-				`"required":["name"]}`),
-			Meta: alwaysLoad,
+			InputSchema: json.RawMessage(callToolSchema),
+			Meta:        alwaysLoad,
 		})
 	}
 	return tools
@@ -276,6 +282,15 @@ func (s *Session) searchTools(ctx context.Context, req *mcp.CallToolRequest) *mc
 		found = s.search(ctx, c, pool, query, server, limit)
 	}
 
+	if isModern(req) {
+		// Nothing is loaded for a modern client: it calls what it found
+		// through call_tool (modern.go).
+		s.traceSearch(ctx, 0)
+		if server != "" {
+			pool = slices.DeleteFunc(pool, func(t *Tool) bool { return t.Server != server })
+		}
+		return textResult(s.hub.modernSearchResultText(found, notFound, pool, query, server))
+	}
 	var already []string
 	var toLoad []*Tool
 	for _, t := range found {
@@ -352,6 +367,21 @@ func visibleHits(hits []index.Result, visible map[string]*Tool, limit int) []*To
 
 // searchResultText lays out search_tools' answer (spec X5, X6).
 func (h *Hub) searchResultText(found []*Tool, added, already, notFound []string, pool []*Tool, query, server string) string {
+	text := h.searchResultBody(found, added, already, notFound, pool, query, server)
+	if len(found) == 0 || len(added) == 0 {
+		return text
+	}
+	text += "\n\nThese tools are now loaded: call them directly by name"
+	if h.Config().Discovery.CallToolEnabled() {
+		text += ", or through call_tool {name, arguments} if they are not in your tool list yet"
+	}
+	return text + "."
+}
+
+// searchResultBody is searchResultText but for what it says of loading:
+// the tools found, with the full input schemas of those in schemas.
+func (h *Hub) searchResultBody(found []*Tool, schemas, already, notFound []string, pool []*Tool, query, server string) string {
+	added := schemas
 	var b strings.Builder
 	if len(found) == 0 {
 		b.WriteString("No tools found")
@@ -411,13 +441,6 @@ func (h *Hub) searchResultText(found []*Tool, added, already, notFound []string,
 		fmt.Fprintf(&b, "\nNot found: %s.", strings.Join(notFound, ", "))
 		h.writeSuggestions(&b, notFound, pool)
 		b.WriteString("\n")
-	}
-	if len(added) > 0 {
-		b.WriteString("\nThese tools are now loaded: call them directly by name")
-		if h.Config().Discovery.CallToolEnabled() {
-			b.WriteString(", or through call_tool {name, arguments} if they are not in your tool list yet")
-		}
-		b.WriteString(".")
 	}
 	return strings.TrimRight(b.String(), "\n")
 }
@@ -674,7 +697,7 @@ func (s *Session) callTool(ctx context.Context, req *mcp.CallToolRequest) (mcp.R
 		}
 		return errorResult("Error: " + s.unknownToolMessage(c, args.Name)), nil
 	}
-	if t.Deferred && !s.isLoaded(t.Name) {
+	if t.Deferred && !s.isLoaded(t.Name) && !isModern(req) {
 		if !s.hub.Config().Discovery.AutoLoadOnCall {
 			s.traceRefused(ctx)
 			return notLoaded(t.Name), nil

@@ -114,6 +114,12 @@ func (s *Session) readResource(ctx context.Context, p *mcp.ReadResourceParams) (
 		return nil, err
 	}
 	r := &UpstreamRequest{Method: "resources/read", Server: u.Name(), Meta: &p.Meta, Start: time.Now()}
+	if suspensionOf(ctx) != nil {
+		// A modern client's read: what the upstream asks meanwhile
+		// reaches it as input_required (inputrequired.go).
+		call := s.hub.routes.begin(ctx, s, u.Name())
+		defer s.hub.routes.end(call)
+	}
 	ctx = s.upstreamStart(ctx, r)
 	res, err := u.ReadResource(ctx, s, p)
 	s.upstreamDone(ctx, r, res, err)
@@ -212,6 +218,12 @@ func (s *Session) getPrompt(ctx context.Context, p *mcp.GetPromptParams) (*mcp.G
 	fwd := *p
 	fwd.Name = pr.Original
 	r := &UpstreamRequest{Method: "prompts/get", Server: u.Name(), Meta: &fwd.Meta, Start: time.Now()}
+	if suspensionOf(ctx) != nil {
+		// A modern client's prompt: what the upstream asks meanwhile
+		// reaches it as input_required (inputrequired.go).
+		call := s.hub.routes.begin(ctx, s, u.Name())
+		defer s.hub.routes.end(call)
+	}
 	ctx = s.upstreamStart(ctx, r)
 	res, err := u.GetPrompt(ctx, s, &fwd)
 	s.upstreamDone(ctx, r, res, err)

@@ -11,15 +11,39 @@ import (
 // tools (toollist.go), tools/call (so that an upstream's result passes
 // through as bytes), what the hub proxies without registering it
 // (resources, prompts), and what must also reach upstreams
-// (logging/setLevel).
+// (logging/setLevel). A request of the 2026-07-28 era gets that era's
+// answers (modern.go): a tools/list no call changes, tools/call through
+// callModern, resultType and cacheScope on what the hub passes through.
 func (s *Session) route(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		modern := isModern(req)
+		if modern {
+			s.beginModern(serverSessionOf(req))
+			stripEraMeta(method, req)
+		}
 		switch method {
+		case "server/discover":
+			res, err := next(ctx, method, req)
+			if d, ok := res.(*mcp.DiscoverResult); ok && err == nil {
+				s.mu.Lock()
+				c := s.cat
+				s.mu.Unlock()
+				if c != nil {
+					d.Instructions = c.modernView(s.hub, s.toolset.Load()).instructions
+				}
+			}
+			return res, err
 		case "tools/list":
+			if modern {
+				return s.listTools(req.(*mcp.ListToolsRequest).Params, true)
+			}
 			s.notice.listing(ctx)
-			return s.listTools(req.(*mcp.ListToolsRequest).Params)
+			return s.listTools(req.(*mcp.ListToolsRequest).Params, false)
 		case "tools/call":
 			r := req.(*mcp.CallToolRequest)
+			if modern {
+				return s.callModern(withRequestSession(ctx, req), r)
+			}
 			shown := s.shows(r.Params.Name)
 			if !shown || isMetaTool(r.Params.Name) {
 				// It may load tools: then its result waits for the
@@ -32,15 +56,45 @@ func (s *Session) route(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 			return s.handleTool(ctx, r)
 		case "resources/list":
-			return s.hub.listResources(ctx, req.(*mcp.ListResourcesRequest).Params)
+			res, err := s.hub.listResources(ctx, req.(*mcp.ListResourcesRequest).Params)
+			if modern && err == nil && res.CacheScope == "" {
+				c := *res
+				c.CacheScope = s.cacheScope()
+				res = &c
+			}
+			return res, err
 		case "resources/templates/list":
-			return s.hub.listResourceTemplates(ctx, req.(*mcp.ListResourceTemplatesRequest).Params)
+			res, err := s.hub.listResourceTemplates(ctx, req.(*mcp.ListResourceTemplatesRequest).Params)
+			if modern && err == nil && res.CacheScope == "" {
+				c := *res
+				c.CacheScope = s.cacheScope()
+				res = &c
+			}
+			return res, err
 		case "resources/read":
-			return s.readResource(ctx, req.(*mcp.ReadResourceRequest).Params)
+			r := req.(*mcp.ReadResourceRequest)
+			if modern {
+				p := r.Params
+				return s.runModern(withRequestSession(ctx, req), modernRequest{"resources/read " + p.URI, p.RequestState, p.InputResponses, r.ClientCapabilities()},
+					func(ctx context.Context) (mcp.Result, error) { return s.readResource(ctx, p) })
+			}
+			return s.readResource(ctx, r.Params)
 		case "prompts/list":
-			return s.hub.listPrompts(), nil
+			res := s.hub.listPrompts()
+			if modern && res.CacheScope == "" {
+				c := *res
+				c.CacheScope = s.cacheScope()
+				res = &c
+			}
+			return res, nil
 		case "prompts/get":
-			return s.getPrompt(ctx, req.(*mcp.GetPromptRequest).Params)
+			r := req.(*mcp.GetPromptRequest)
+			if modern {
+				p := r.Params
+				return s.runModern(withRequestSession(ctx, req), modernRequest{"prompts/get " + p.Name, p.RequestState, p.InputResponses, r.ClientCapabilities()},
+					func(ctx context.Context) (mcp.Result, error) { return s.getPrompt(ctx, p) })
+			}
+			return s.getPrompt(ctx, r.Params)
 		case "logging/setLevel":
 			res, err := next(ctx, method, req)
 			if err == nil {

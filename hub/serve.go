@@ -45,7 +45,10 @@ func (h *Hub) Connect(ctx context.Context, toolset string, client *mcp.Client) (
 	if _, err := s.connect(ctx, st); err != nil {
 		return nil, fmt.Errorf("connect to hub: %w", err)
 	}
-	cs, err := client.Connect(ctx, ct, nil)
+	// The chat loop re-lists before each model call so that tools
+	// search_tools loads are offered: the legacy era's discovery, whatever
+	// protocol.modern says.
+	cs, err := client.Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		return nil, fmt.Errorf("connect to hub: %w", err)
 	}

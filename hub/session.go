@@ -49,7 +49,12 @@ type Session struct {
 	storedID string
 
 	principal *Principal // who opened it (SessionOptions.Principal); nil: local
-	opened    time.Time
+	// modernShared marks a session made by NewModernSession: shared by
+	// the modern requests of a toolset and principal, it has no SDK
+	// session of its own, one per request instead.
+	modernShared bool
+	registered   map[string]*mcp.Tool // what registerTools registered with server; guarded by syncMu
+	opened       time.Time
 }
 
 // SessionOptions describe a session to make. All but Toolset are for a
@@ -88,7 +93,7 @@ func (h *Hub) NewSession(opts SessionOptions) (*Session, error) {
 		CompletionHandler:         s.complete,
 		SubscribeHandler:          s.subscribe,
 		UnsubscribeHandler:        s.unsubscribe,
-		SupportedProtocolVersions: supportedVersions(),
+		SupportedProtocolVersions: supportedVersions(h.Config().Protocol.ModernEnabled()),
 		GetSessionID:              s.newSessionID,
 		Capabilities: &mcp.ServerCapabilities{
 			Tools:       &mcp.ToolCapabilities{ListChanged: true},
@@ -209,7 +214,7 @@ func (s *Session) watch(ss *mcp.ServerSession, then func()) {
 func (s *Session) end() {
 	s.mu.Lock()
 	s.ended = true
-	started := s.ss != nil
+	started := s.ss != nil || s.modernShared
 	s.hub.removeSession(s)
 	s.mu.Unlock()
 	if f := s.hub.hooks.SessionEnded; started && f != nil {
@@ -287,6 +292,9 @@ func (s *Session) sync(c *Catalog) {
 	changed := s.summed && sum != s.sum
 	s.sum, s.summed = sum, true
 	s.mu.Unlock()
+	if s.modernShared {
+		s.registerTools(c)
+	}
 	if changed {
 		s.toolsChanged()
 	}
@@ -370,19 +378,7 @@ func (s *Session) notifyPromptsChanged() {
 	s.server.RemovePrompts(name)
 }
 
-// SupportedProtocolVersions are the protocol versions every session's
-// server speaks (the gateway's shared server too).
-func SupportedProtocolVersions() []string { return supportedVersions() }
-
-// supportedVersions is every SDK version up to 2025-11-25: the SDK's draft
-// support broke sampling in tool calls, setLevel and list-change
-// subscriptions in our tests.
-func supportedVersions() []string {
-	var out []string
-	for _, v := range mcp.SupportedProtocolVersions() {
-		if v <= "2025-11-25" {
-			out = append(out, v)
-		}
-	}
-	return out
-}
+// SupportedProtocolVersions are the protocol versions of the legacy era,
+// which the gateway's shared server speaks; a session's server adds
+// 2026-07-28 when protocol.modern is on (supportedVersions).
+func SupportedProtocolVersions() []string { return supportedVersions(false) }

@@ -43,8 +43,9 @@ type toolView struct {
 
 // viewCache holds a catalog's views, one per toolset, built on first use.
 type viewCache struct {
-	mu sync.Mutex
-	m  map[*Toolset]*toolView
+	mu     sync.Mutex
+	m      map[*Toolset]*toolView
+	modern map[*Toolset]*toolView // modernView's
 }
 
 // view returns the catalog's view for toolset ts (nil: every tool).
@@ -182,12 +183,17 @@ func (s *Session) shows(name string) bool {
 // listTools answers tools/list as go-sdk would from tools registered with
 // the session's server: sorted by name, pages of mcp.DefaultPageSize,
 // cursors of the same form, -32602 for one that cannot be read.
-func (s *Session) listTools(p *mcp.ListToolsParams) (*mcp.ListToolsResult, error) {
+// A modern client's list is modernToolList's, which no request changes.
+func (s *Session) listTools(p *mcp.ListToolsParams, modern bool) (*mcp.ListToolsResult, error) {
 	s.mu.Lock()
 	c := s.cat
 	s.mu.Unlock()
 	var tools []*mcp.Tool
-	if c != nil {
+	switch {
+	case c == nil:
+	case modern:
+		tools = s.modernToolList(c)
+	default:
 		tools = s.listed(c)
 	}
 	if p != nil && p.Cursor != "" {
@@ -206,6 +212,9 @@ func (s *Session) listTools(p *mcp.ListToolsParams) (*mcp.ListToolsResult, error
 	}
 	res := &mcp.ListToolsResult{Tools: []*mcp.Tool{}} // [] rather than null
 	res.CacheScope = "public"                         // as the SDK sets it
+	if modern {
+		res.CacheScope = s.cacheScope()
+	}
 	if len(tools) > mcp.DefaultPageSize {
 		tools = tools[:mcp.DefaultPageSize]
 		next, err := encodeCursor(tools[len(tools)-1].Name)

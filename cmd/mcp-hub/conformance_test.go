@@ -151,7 +151,18 @@ func TestConformance(t *testing.T) {
 	}
 }
 
-type conformanceCLI struct{ node, script string }
+type conformanceCLI struct {
+	node, script string
+	spec         string // --spec-version; "" is specVersion
+	suite        string // --suite; "" is the CLI's default, the active suite
+}
+
+func (cli conformanceCLI) specVersion() string {
+	if cli.spec != "" {
+		return cli.spec
+	}
+	return specVersion
+}
 
 func conformanceCLIFromEnv(t *testing.T) conformanceCLI {
 	cli := conformanceCLI{node: os.Getenv(envNode), script: os.Getenv(envConformance)}
@@ -228,7 +239,7 @@ var (
 	resultDirRE = regexp.MustCompile(`^server-(.+)-\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-\d{3}Z$`)
 )
 
-// run runs the active suite for specVersion against url. With expected set
+// run runs the active suite for cli's spec version against url. With expected set
 // (the direct run's scenarios), scenarios a hung run never reached are run one
 // by one, so a single hang does not hide the results of the rest.
 func (cli conformanceCLI) run(t *testing.T, label, url string, expected []string) *suiteRun {
@@ -239,7 +250,10 @@ func (cli conformanceCLI) run(t *testing.T, label, url string, expected []string
 		os.RemoveAll(outDir)
 	}
 	r := &suiteRun{label: label, checks: map[string][]check{}, notes: map[string]string{}, outDir: outDir}
-	base := []string{cli.script, "server", "--url", url, "--spec-version", specVersion, "-o", outDir}
+	base := []string{cli.script, "server", "--url", url, "--spec-version", cli.specVersion(), "-o", outDir}
+	if cli.suite != "" {
+		base = append(base, "--suite", cli.suite)
+	}
 
 	stalls := 0
 	stalled := cli.invoke(t, r, base)

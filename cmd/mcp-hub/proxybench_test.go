@@ -290,6 +290,13 @@ func verdict(ok bool, target string) string {
 // path pays for reconnecting.
 func openSessions(tb testing.TB, url string, n int) []*mcp.ClientSession {
 	tb.Helper()
+	return openSessionsAt(tb, url, n, "")
+}
+
+// openSessionsAt is openSessions with the protocol version the clients ask
+// for ("": go-sdk's newest, which a server may negotiate down).
+func openSessionsAt(tb testing.TB, url string, n int, version string) []*mcp.ClientSession {
+	tb.Helper()
 	httpClient := &http.Client{Transport: &http.Transport{
 		MaxIdleConns:        4 * n,
 		MaxIdleConnsPerHost: 4 * n,
@@ -300,7 +307,7 @@ func openSessions(tb testing.TB, url string, n int) []*mcp.ClientSession {
 	pool := make([]*mcp.ClientSession, n)
 	for i := range pool {
 		client := mcp.NewClient(&mcp.Implementation{Name: "mcp-hub-bench", Version: "0"}, nil)
-		cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: httpClient, MaxRetries: -1}, nil)
+		cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: httpClient, MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: version})
 		if err != nil {
 			tb.Fatalf("session %d of %d to %s: %v", i+1, n, url, err)
 		}

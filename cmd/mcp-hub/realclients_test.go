@@ -329,11 +329,17 @@ func TestRealClients(t *testing.T) {
 // over stdio or as a server on 127.0.0.1 for HTTP.
 func realClientHub(t *testing.T, transport string) hubServer {
 	t.Helper()
-	self, err := os.Executable()
+	cfg, err := filepath.Abs("../../hub.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := filepath.Abs("../../hub.yaml")
+	return realClientHubWith(t, transport, cfg)
+}
+
+// realClientHubWith is realClientHub with the config file cfg.
+func realClientHubWith(t *testing.T, transport, cfg string) hubServer {
+	t.Helper()
+	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -95,14 +95,25 @@ const testHashKey = "scale-out-test-hash-key-0123456789abcdef"
 
 func startScaleOut(t *testing.T) *scaleOut {
 	t.Helper()
+	return startReplicas(t, func(redisAddr string) string { return fmt.Sprintf(scaleOutConfig, redisAddr) })
+}
+
+// startReplicas starts two replicas with the config config returns, and
+// haproxy in front of them; given a redis address config may use, a
+// redis-server runs there.
+func startReplicas(t *testing.T, config func(redisAddr string) string) *scaleOut {
+	t.Helper()
 	haproxy := realBinary(t, "haproxy", "haproxy")
 	d := &scaleOut{redisAddr: freeAddr(t)}
-	d.redis = startRedis(t, d.redisAddr)
+	yaml := config(d.redisAddr)
+	if strings.Contains(yaml, d.redisAddr) {
+		d.redis = startRedis(t, d.redisAddr)
+	}
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := writeConfig(t, fmt.Sprintf(scaleOutConfig, d.redisAddr))
+	cfg := writeConfig(t, yaml)
 	for i := range d.hubs {
 		addr := freeAddr(t)
 		d.hubs[i] = startChild(t, fmt.Sprintf("hub%d", i+1), []string{envAsMain + "=1"}, self, "--config", cfg, "serve", "--http", addr)

@@ -1,0 +1,139 @@
+package gateway
+
+import (
+	"context"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
+
+	"github.com/mcp-hub/mcp-hub/hub"
+)
+
+// Requests of the 2026-07-28 era (docs/stateless-mcp.md) carry no session:
+// each stands alone and may land on any replica. The gateway serves them
+// with go-sdk's stateless handler, in the hub's shared modern Session of
+// the request's toolset and principal (hub.Hub.NewModernSession), and keeps
+// nothing of the client between requests: no slot, no store record.
+
+// modernMetaKey is the _meta key that makes a request one of the modern
+// era (it carries the request's protocol version).
+const modernMetaKey = `"io.modelcontextprotocol/protocolVersion"`
+
+// modernProtocol is the first revision of the modern era.
+const modernProtocol = "2026-07-28"
+
+// modernHTTPHandler serves modern requests: go-sdk's stateless handler,
+// which connects the server of the Session serveModern put in the
+// request's context for the one request, and validates the era's headers
+// (MCP-Protocol-Version, Mcp-Method, Mcp-Name, Mcp-Param-*). A request's
+// cancellation cancels its handler (and so the upstream call): the POST is
+// the whole request in this era.
+func (g *Gateway) modernHTTPHandler() *mcp.StreamableHTTPHandler {
+	return mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
+		if s, ok := r.Context().Value(sessionKey{}).(*hub.Session); ok {
+			return s.Server()
+		}
+		return nil
+	}, &mcp.StreamableHTTPOptions{
+		Stateless:                    true,
+		Logger:                       g.sdkLog,
+		MaxRequestBodyBytes:          g.Config().RequestLimit(),
+		PropagateRequestCancellation: true,
+	})
+}
+
+// modernHeader reports whether r is a modern request by its
+// MCP-Protocol-Version header, with protocol.modern on. A request with an
+// Mcp-Session-Id belongs to a legacy session.
+func (g *Gateway) modernHeader(r *http.Request) bool {
+	return g.Config().Protocol.ModernEnabled() && r.Header.Get("Mcp-Session-Id") == "" &&
+		r.Header.Get("Mcp-Protocol-Version") >= modernProtocol
+}
+
+// serveModern serves one modern request in the shared modern Session of
+// its toolset (the path's, or the principal's default) and principal:
+// 403 for a toolset the principal may not use, 404 for an unknown one,
+// 503 past max_sessions.
+func (g *Gateway) serveModern(w http.ResponseWriter, r *http.Request, stream http.Handler) {
+	p := hub.PrincipalFrom(r.Context())
+	ts, err := g.hub.ToolsetFor(p, r.PathValue("toolset"))
+	if err != nil {
+		http.Error(w, "Forbidden: "+err.Error(), http.StatusForbidden)
+		return
+	}
+	if p == nil {
+		p = anonymous // no auth configured
+	}
+	cfg := g.Config()
+	s, ok, err := g.modern.get(modernKey{ts, p.Key()}, cfg.SessionLimit(), cfg.SessionTimeout(), func() (*hub.Session, error) {
+		return g.hub.NewModernSession(hub.SessionOptions{Toolset: ts, Principal: p})
+	})
+	switch {
+	case err != nil:
+		http.Error(w, g.redact.String(err.Error()), http.StatusNotFound)
+		return
+	case !ok:
+		g.refuseSession(w)
+		return
+	}
+	stream.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), sessionKey{}, s)))
+}
+
+// modernSessions are the shared modern Sessions, one per toolset and
+// principal. A Session no request has used for session_idle_timeout, and
+// that holds no listen stream, is ended when another is made; past
+// max_sessions a new key is refused (503), as a legacy session would be.
+type modernSessions struct {
+	mu sync.Mutex
+	m  map[modernKey]*modernEntry
+}
+
+type modernKey struct{ toolset, principal string }
+
+type modernEntry struct {
+	s        *hub.Session
+	lastUsed time.Time
+}
+
+// get returns the shared modern Session of key, made with make when there
+// is none; ok is false when there is none and limit are open.
+func (ms *modernSessions) get(key modernKey, limit int, idle time.Duration, make func() (*hub.Session, error)) (s *hub.Session, ok bool, err error) {
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
+	now := time.Now()
+	if e, found := ms.m[key]; found {
+		e.lastUsed = now
+		return e.s, true, nil
+	}
+	for k, e := range ms.m {
+		if idle > 0 && now.Sub(e.lastUsed) > idle && !e.s.Busy() {
+			delete(ms.m, k)
+			go e.s.End()
+		}
+	}
+	if len(ms.m) >= limit {
+		return nil, false, nil
+	}
+	s, err = make()
+	if err != nil {
+		return nil, true, err
+	}
+	if ms.m == nil {
+		ms.m = map[modernKey]*modernEntry{}
+	}
+	ms.m[key] = &modernEntry{s: s, lastUsed: now}
+	return s, true, nil
+}
+
+// closeAll ends every shared modern Session (the gateway is closing).
+func (ms *modernSessions) closeAll() {
+	ms.mu.Lock()
+	all := ms.m
+	ms.m = nil
+	ms.mu.Unlock()
+	for _, e := range all {
+		e.s.End()
+	}
+}

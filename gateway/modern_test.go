@@ -1,0 +1,132 @@
+package gateway
+
+import (
+	"context"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
+
+	"github.com/mcp-hub/mcp-hub/hub"
+)
+
+// modernTransports connect a go-sdk client of the 2026-07-28 era to the
+// gateway over streamable HTTP, where every request stands alone (the hub's
+// tests do the same over one persistent connection).
+var modernTransports = []struct {
+	name    string
+	connect func(t *testing.T, h *Gateway, client *mcp.Client) *mcp.ClientSession
+}{
+	{"http", func(t *testing.T, h *Gateway, client *mcp.Client) *mcp.ClientSession {
+		srv := httptest.NewServer(h.HTTPHandler(nil))
+		t.Cleanup(srv.Close)
+		cs, err := client.Connect(testCtx(t), &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp"}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cs.Close() })
+		return cs
+	}},
+}
+
+func modernConfig(autoLoad bool) *hub.Config {
+	cfg := smallConfig()
+	cfg.Discovery.AutoLoadOnCall = autoLoad
+	on := true
+	cfg.Protocol.Modern = &on
+	return cfg
+}
+
+func toolNames(t *testing.T, cs *mcp.ClientSession) []string {
+	t.Helper()
+	res, err := cs.ListTools(testCtx(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tool := range res.Tools {
+		names = append(names, tool.Name)
+	}
+	return names
+}
+
+func callText(t *testing.T, cs *mcp.ClientSession, name string, args any) (string, bool) {
+	t.Helper()
+	res, err := cs.CallTool(testCtx(t), &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("tools/call %s: %v", name, err)
+	}
+	return resultText(res), res.IsError
+}
+
+// TestModernDiscovery: a modern client's tools/list is the eager tools,
+// search_tools and call_tool, and no search changes it; search_tools shows
+// what it found with full input schemas; the found tool is called through
+// call_tool, and by its own name only with auto_load_on_call.
+func TestModernDiscovery(t *testing.T) {
+	for _, tr := range modernTransports {
+		for _, autoLoad := range []bool{false, true} {
+			name := tr.name
+			if autoLoad {
+				name += "/auto_load_on_call"
+			}
+			t.Run(name, func(t *testing.T) {
+				h := newTestHub(t, modernConfig(autoLoad), newFixtures())
+				cs := tr.connect(t, h, mcp.NewClient(&mcp.Implementation{Name: "modern-test", Version: "0"}, nil))
+				if v := cs.InitializeResult().ProtocolVersion; v != modernProtocol {
+					t.Fatalf("negotiated %q, want %s", v, modernProtocol)
+				}
+				want := sorted("call_tool", "clock__now", "search_tools")
+				if got := toolNames(t, cs); !slices.Equal(got, want) {
+					t.Fatalf("tools/list = %v, want %v", got, want)
+				}
+				text, isErr := callText(t, cs, hub.SearchToolsName, map[string]any{"query": "add two numbers"})
+				if isErr || !strings.Contains(text, "math__add") || !strings.Contains(text, `"required":["a","b"]`) || !strings.Contains(text, "call_tool") || strings.Contains(text, "now loaded") {
+					t.Fatalf("search_tools answered (isError %t):\n%s", isErr, text)
+				}
+				if got := toolNames(t, cs); !slices.Equal(got, want) {
+					t.Fatalf("tools/list after search_tools = %v, want it unchanged: %v", got, want)
+				}
+				if text, isErr := callText(t, cs, hub.CallToolName, map[string]any{"name": "math__add", "arguments": map[string]any{"a": 2, "b": 3}}); isErr || !strings.Contains(text, "math.add") {
+					t.Fatalf("call_tool math__add: %q (isError %t)", text, isErr)
+				}
+				text, isErr = callText(t, cs, "math__add", map[string]any{"a": 2, "b": 3})
+				switch {
+				case autoLoad && isErr:
+					t.Fatalf("math__add by name with auto_load_on_call: %q", text)
+				case !autoLoad && (!isErr || !strings.Contains(text, "call_tool")):
+					t.Fatalf("math__add by name without auto_load_on_call: %q (isError %t), want an error pointing at call_tool", text, isErr)
+				}
+				if got := toolNames(t, cs); !slices.Equal(got, want) {
+					t.Fatalf("tools/list after calls = %v, want it unchanged: %v", got, want)
+				}
+			})
+		}
+	}
+}
+
+// TestModernListen: an upstream's tool-list change reaches a modern client
+// on its subscriptions/listen stream, and its tools/list then shows it.
+func TestModernListen(t *testing.T) {
+	for _, tr := range modernTransports {
+		t.Run(tr.name, func(t *testing.T) {
+			fx := newFixtures()
+			h := newTestHub(t, modernConfig(false), fx)
+			var changed atomic.Int64
+			client := mcp.NewClient(&mcp.Implementation{Name: "modern-test", Version: "0"}, &mcp.ClientOptions{
+				ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed.Add(1) },
+			})
+			cs := tr.connect(t, h, client)
+			// The listen is acknowledged before Connect returns; the
+			// session is registered with the hub by then too.
+			fx.addTool("clock", fixtureTool{"tick", "Tick once.", `{"type":"object"}`})
+			waitFor(t, "tools/list_changed on the listen stream", func() bool { return changed.Load() > 0 })
+			if got := toolNames(t, cs); !slices.Contains(got, "clock__tick") {
+				t.Fatalf("tools/list after the upstream change = %v, want clock__tick in it", got)
+			}
+		})
+	}
+}

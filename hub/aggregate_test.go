@@ -419,12 +419,18 @@ func TestCollisionLater(t *testing.T) {
 func TestCollisionLateJoiner(t *testing.T) {
 	t.Parallel()
 	cfg := agConfig(
-		agUp{name: "late", cfg: agStdio(t, "-name", "late", "-tools", "search,extra", "-start-delay", "800ms"), prefix: agPrefix("")},
+		agUp{name: "late", cfg: agStdio(t, "-name", "late", "-tools", "search,extra", "-start-delay", "3s"), prefix: agPrefix("")},
 		agUp{name: "early", cfg: upstream.Config{Builtin: "early"}, prefix: agPrefix("")},
 	)
 	h, log := agHub(t, cfg, Options{StartupWait: 200 * time.Millisecond, Builtin: agBuiltins(map[string]func() *mcp.Server{
 		"early": func() *mcp.Server { return agEchoServer("early", "search") },
 	})})
+	// Under load the in-process server may miss the 200ms start-up wait
+	// too: the call below needs it listed, the late one still starting
+	// (its 3s start delay is the margin).
+	fixture.Eventually(t, 10*time.Second, "the early server's tool", func() bool {
+		return slices.Contains(h.Catalog().Names(), "search")
+	})
 	cs := agClient(t, h, nil)
 	if got := agText(agCall(t, cs, "search", nil)); got != "early:search:{}" {
 		t.Fatalf("search -> %q", got)

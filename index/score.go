@@ -36,7 +36,7 @@ func (ix *Index) queryTerms(text string) []queryTerm {
 	if ix.opts.FilePaths {
 		text = markFilePaths(text)
 	}
-	terms := ix.analyzer.terms(text)
+	terms := ix.analyzer.queryTerms(text)
 	inQuery := make(map[termKey]bool, len(terms))
 	var out []queryTerm
 	add := func(k termKey, weight float64) {

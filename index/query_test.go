@@ -1,6 +1,9 @@
 package index
 
-import "testing"
+import (
+	"slices"
+	"testing"
+)
 
 func TestMarkFilePaths(t *testing.T) {
 	t.Parallel()
@@ -57,5 +60,35 @@ func TestFilePathPairsWithVerb(t *testing.T) {
 			t.Errorf("FilePaths %v SynonymPairs %v: write_file rank %d, save_presentation rank %d, want write_file first %v (%v)",
 				o.FilePaths, o.SynonymPairs, w, s, tt.writeFirst, res)
 		}
+	}
+}
+
+// Request phrases are dropped from requests as whole phrases only; the
+// verbs alone stay, and tool texts keep them.
+func TestRequestPhrases(t *testing.T) {
+	t.Parallel()
+	an, err := newAnalyzer(DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		in   string
+		want []string
+	}{
+		{"Show me today's trending topics", []string{"today", "trending", "topic"}},
+		{"Give me some advice on what to wear", []string{"advice", "wear"}},
+		{"let me know the price, then tell us", []string{"price"}},
+		{"show tables", []string{"show", "table"}},
+		{"give feedback to me", []string{"give", "feedback"}},
+		{"Show", []string{"show"}},
+		{"me show", []string{"show"}},
+	}
+	for _, tc := range tests {
+		if got := an.queryTerms(tc.in); !slices.Equal(got, tc.want) {
+			t.Errorf("queryTerms(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+	if got, want := an.terms("Show me the tables"), []string{"show", "table"}; !slices.Equal(got, want) {
+		t.Errorf("terms (tool text) = %q, want %q", got, want)
 	}
 }

@@ -2,6 +2,7 @@ package index
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -29,7 +30,8 @@ type analyzer struct {
 	dropNumbers bool
 	minLen      int
 	stop        map[string]bool
-	stemmer     analysis.TokenFilter // nil: no stemming
+	phrases     map[string][][]string // first word -> request phrases starting with it
+	stemmer     analysis.TokenFilter  // nil: no stemming
 }
 
 func newAnalyzer(opts Options) (*analyzer, error) {
@@ -45,6 +47,10 @@ func newAnalyzer(opts Options) (*analyzer, error) {
 		}
 		for _, w := range extraStopWords() {
 			a.stop[w] = true
+		}
+		a.phrases = make(map[string][][]string)
+		for _, p := range requestPhrases() {
+			a.phrases[p[0]] = append(a.phrases[p[0]], p)
 		}
 	}
 	switch opts.Stemmer {
@@ -73,6 +79,53 @@ func extraStopWords() []string {
 	}
 }
 
+// requestPhrases address the assistant rather than describe a tool's job:
+// "show me today's trending topics" asks for trending topics, not for a
+// tool that shows something, and "give me some advice" for no tool that
+// gives. They are dropped from requests only, as whole phrases: "show",
+// "give" and "tell" alone can name what a tool does (show_tables,
+// give_feedback).
+func requestPhrases() [][]string {
+	return [][]string{
+		{"show", "me"}, {"show", "us"},
+		{"tell", "me"}, {"tell", "us"},
+		{"give", "me"}, {"give", "us"},
+		{"let", "me", "know"}, {"let", "us", "know"},
+	}
+}
+
+// queryTerms is terms for a request: request phrases are dropped too.
+// Safe for concurrent use.
+func (a *analyzer) queryTerms(text string) []string {
+	if len(a.phrases) == 0 {
+		return a.terms(text)
+	}
+	var words []string
+	a.words(text, func(w string) { words = append(words, w) })
+	var out []string
+	for i := 0; i < len(words); i++ {
+		if n := a.phraseAt(words[i:]); n > 0 {
+			i += n - 1
+			continue
+		}
+		if t, ok := a.term(words[i], nil); ok {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// phraseAt is the length of the request phrase words starts with, 0 if
+// none.
+func (a *analyzer) phraseAt(words []string) int {
+	for _, p := range a.phrases[words[0]] {
+		if len(p) <= len(words) && slices.Equal(p, words[:len(p)]) {
+			return len(p)
+		}
+	}
+	return 0
+}
+
 // terms returns the analyzed terms of text in order, duplicates kept. Safe
 // for concurrent use.
 func (a *analyzer) terms(text string) []string {
@@ -85,15 +138,23 @@ func (a *analyzer) terms(text string) []string {
 func (a *analyzer) termsMemo(text string, memo map[string]string) []string {
 	var out []string
 	a.words(text, func(w string) {
-		if a.stop[w] || len(w) < a.minLen || a.dropNumbers && isDigits(w) {
-			return
+		if t, ok := a.term(w, memo); ok {
+			out = append(out, t)
 		}
-		if a.stemmer != nil {
-			w = a.stemWord(w, memo)
-		}
-		out = append(out, w)
 	})
 	return out
+}
+
+// term is the index term of a lowercased word; false for a word the
+// analyzer drops.
+func (a *analyzer) term(w string, memo map[string]string) (string, bool) {
+	if a.stop[w] || len(w) < a.minLen || a.dropNumbers && isDigits(w) {
+		return "", false
+	}
+	if a.stemmer != nil {
+		w = a.stemWord(w, memo)
+	}
+	return w, true
 }
 
 func (a *analyzer) stemWord(w string, memo map[string]string) string {

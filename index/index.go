@@ -5,15 +5,20 @@
 // name, server description, parameter names and parameter descriptions. All
 // fields go through one analyzer (split on punctuation, `_ - . / :`,
 // camelCase and letter/digit boundaries; lowercase; English stop words and
-// numbers dropped; plural stemming), and a query is analyzed the same way.
+// numbers dropped; plural stemming), and a query is analyzed the same way,
+// except that phrases addressing the assistant ("show me", "tell me") are
+// dropped from it.
 //
 // Ranking is BM25F: per term, each field's frequency is length-normalized
 // (b), weighted by the field's boost and summed, then saturated once (k1)
 // and weighted by idf. On top of single words the index holds pairs of
 // nearby words of names and descriptions ("delete link"), which reward a
-// tool whose text says what the request says in the same order; a few verb
-// synonyms (get/fetch/retrieve, create/add, delete/remove, ...) join the
-// query at half weight, and so do the indexed words that share a query
+// tool whose text says what the request says in the same order, also with
+// one word replaced by a synonym ("retrieve the top" pairs as get+top) and
+// with a file path in the request read as the word "file" ("save it in
+// /root/x.md" pairs as save+file and write+file); a few verb synonyms
+// (get/fetch/retrieve, create/add, delete/remove, ...) join the query at
+// half weight, and so do the indexed words that share a query
 // word's Porter stem ("published" finds "publish", "limited" the parameter
 // "limit"; the index itself stems plurals only); and a tool whose full name
 // the request spells out

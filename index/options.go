@@ -40,6 +40,21 @@ type Options struct {
 	// ("delete link", "create directory"): a cheap proximity signal. 0
 	// disables bigrams (and does not index them).
 	Bigrams float64
+	// SynonymPairs is the weight, relative to Bigrams, of a pair of
+	// adjacent request words in which one word is replaced by one of its
+	// synonyms:
+	// "retrieve the top ..." also looks for the pair get+top that the tool
+	// get_top_etfs holds, "save it to a file" for write+file. Requests and
+	// tool names often use different verbs for the same action; the pair
+	// keeps the verb tied to its object, where a lone synonym matches any
+	// tool with that verb. 0 disables synonym pairs.
+	SynonymPairs float64
+	// FilePaths reads a file system path with an extension in a request
+	// ("/root/markdown/report.md") as the word "file" in front of the path,
+	// for word pairs only, so the verb before it pairs with "file" ("save
+	// it in /root/x.md" -> save+file, and through SynonymPairs write+file):
+	// a path names a file without saying "file".
+	FilePaths bool
 	// BigramWindow also pairs words up to this many positions apart
 	// ("list open issues" pairs list+issues at 2); 1 is adjacent only.
 	BigramWindow int
@@ -86,6 +101,8 @@ func DefaultOptions() Options {
 		NameMention:            1,
 		Bigrams:                0.35,
 		BigramWindow:           2,
+		SynonymPairs:           1.5,
+		FilePaths:              true,
 		DropNumbers:            true,
 		MinWordLen:             1,
 		LexicalWeight:          1,

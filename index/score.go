@@ -3,6 +3,7 @@ package index
 import (
 	"container/heap"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"unicode"
@@ -26,12 +27,16 @@ type queryTerm struct {
 	weight float64
 }
 
-// queryTerms analyzes the query: unique terms in order, then verb synonyms
-// and stem variants at reduced weight, dropping words no tool contains. A
+// queryTerms analyzes the query: unique terms in order, then word pairs,
+// pairs with a synonym in place of one word, verb synonyms and stem
+// variants at reduced weight, dropping terms no tool contains. A
 // term keeps the weight it is first added with: a word of the query is
 // never demoted to a synonym or variant of another.
 func (ix *Index) queryTerms(text string) []queryTerm {
-	terms := ix.analyzer.terms(text)
+	if ix.opts.FilePaths {
+		text = markFilePaths(text)
+	}
+	terms := ix.analyzer.queryTerms(text)
 	inQuery := make(map[termKey]bool, len(terms))
 	var out []queryTerm
 	add := func(k termKey, weight float64) {
@@ -43,8 +48,23 @@ func (ix *Index) queryTerms(text string) []queryTerm {
 			out = append(out, queryTerm{id, weight})
 		}
 	}
-	for _, t := range terms {
+	words := terms // the words themselves, without path markers
+	for i, t := range terms {
+		if t == fileMarker {
+			// A path implies the word "file": at full weight in word
+			// pairs, and alone at synonym weight (below), since at full
+			// weight it ranked any file tool (TUNING.md).
+			if len(words) == len(terms) {
+				words = slices.Clone(terms)
+				words = slices.DeleteFunc(words, func(w string) bool { return w == fileMarker })
+			}
+			terms[i] = "file"
+			continue
+		}
 		add(termKey{a: t}, 1)
+	}
+	if len(words) < len(terms) {
+		add(termKey{a: "file"}, ix.opts.SynonymWeight)
 	}
 	if ix.opts.Bigrams > 0 {
 		for i := 1; i < len(terms); i++ {
@@ -53,13 +73,26 @@ func (ix *Index) queryTerms(text string) []queryTerm {
 			}
 		}
 	}
-	for _, t := range terms {
+	if w := ix.opts.Bigrams * ix.opts.SynonymPairs; w > 0 {
+		// Adjacent words only: pairs one word apart with a synonym
+		// matched unrelated text (TUNING.md).
+		for i := 1; i < len(terms); i++ {
+			x, y := terms[i-1], terms[i]
+			for _, s := range ix.synonyms[x] {
+				add(termKey{s, y}, w)
+			}
+			for _, s := range ix.synonyms[y] {
+				add(termKey{x, s}, w)
+			}
+		}
+	}
+	for _, t := range words {
 		for _, s := range ix.synonyms[t] {
 			add(termKey{a: s}, ix.opts.SynonymWeight)
 		}
 	}
 	if ix.variants != nil {
-		for _, t := range terms {
+		for _, t := range words {
 			for _, v := range ix.variants[ix.porterStem(t)] {
 				add(termKey{a: v}, ix.opts.StemVariants)
 			}
@@ -215,3 +248,35 @@ func (h *hitHeap) Pop() any {
 	h.docs = h.docs[:len(h.docs)-1]
 	return x
 }
+
+// markFilePaths puts fileMarker in front of each file system path
+// with an extension ("/root/a/b.md", "~/x.csv", "./c.json"): a word with a
+// slash, no "://" (URLs are not files to act on), and a last segment with
+// a dot followed by one to five characters. Other text is unchanged.
+func markFilePaths(text string) string {
+	if !strings.Contains(text, "/") {
+		return text
+	}
+	f := strings.Fields(text)
+	changed := false
+	for i, w := range f {
+		w = strings.TrimRight(strings.Trim(w, "'\"`()[]{},;:!?"), ".")
+		if !strings.Contains(w, "/") || strings.Contains(w, "://") {
+			continue
+		}
+		last := w[strings.LastIndexByte(w, '/')+1:]
+		dot := strings.LastIndexByte(last, '.')
+		if dot > 0 && dot < len(last)-1 && len(last)-dot <= 6 {
+			f[i] = fileMarker + " " + f[i]
+			changed = true
+		}
+	}
+	if !changed {
+		return text
+	}
+	return strings.Join(f, " ")
+}
+
+// fileMarker is what markFilePaths puts in front of a path: a word no tool
+// text contains, turned into "file" after analysis.
+const fileMarker = "xfilepathmarkerx"

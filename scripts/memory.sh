@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Memory of `mcp-hub serve --http` side by side with TBXark/mcp-proxy, in one
 # run (docs/performance.md, "Memory"):
-#   - idle RSS: a fresh process, once it answers tools/list (its upstreams are
-#     up) and its RSS has settled;
-#   - RSS per live session: N sessions of the TypeScript SDK's client
-#     (initialize, notifications/initialized, then the GET stream the SDK
-#     opens), held open; RSS 2 s and 15 s after the last one opened, less the
-#     idle RSS, over N.
+#   - idle RSS: a fresh process, 2 s and 15 s after it first answers
+#     tools/list (its upstreams are up), with RssAnon and RssFile at 15 s;
+#   - RSS per live session: after a warm-up (50 sessions opened and closed)
+#     and once RSS has settled (the baseline), N sessions of the TypeScript
+#     SDK's client (initialize, notifications/initialized, then the GET
+#     stream the SDK opens), held open; RSS 2 s and 15 s after the last one
+#     opened, less the baseline, over N.
 # Targets, each a fresh process in turn:
 #   hub bundled      mcp-hub on the bundled hub.yaml (four builtins, discovery)
 #   hub everything   mcp-hub in front of go-sdk's everything-server over stdio
@@ -132,6 +133,16 @@ settled_rss() {
 }
 
 results=$tmp/results
+# hold URL N: N sessions open until hold_end; hold_line is "open N STREAMS".
+hold() {
+	coproc HOLD { "$node" "$clients" hold "$1" "$2"; }
+	read -r hold_line <&"${HOLD[0]}"
+}
+hold_end() {
+	exec {HOLD[1]}>&-
+	wait "$HOLD_PID" || true
+}
+
 # measure LABEL URL SESSIONS COMMAND...: one row of results.
 measure() {
 	local label=$1 url=$2 sessions=$3
@@ -144,15 +155,21 @@ measure() {
 		tail -20 "$log" >&2
 		exit 1
 	fi
-	local idle anon file
-	idle=$(settled_rss "$pid")
-	anon=$(rss "$pid" RssAnon) file=$(rss "$pid" RssFile)
-	local open=- streams=- at2=- at15=-
+	# Idle: 2 s and 15 s after it first answered.
+	local idle2 idle anon file
+	sleep 2
+	idle2=$(rss "$pid" VmRSS)
+	sleep 13
+	idle=$(rss "$pid" VmRSS) anon=$(rss "$pid" RssAnon) file=$(rss "$pid" RssFile)
+	local base=- open=- streams=- at2=- at15=-
 	if ((sessions > 0)); then
-		coproc HOLD { "$node" "$clients" hold "$url" "$sessions"; }
-		local line
-		read -r line <&"${HOLD[0]}"
-		read -r _ open streams <<<"$line"
+		# Warm-up: 50 sessions opened and closed, so that what serving
+		# allocates or touches once is in the baseline.
+		hold "$url" 50
+		hold_end
+		base=$(settled_rss "$pid")
+		hold "$url" "$sessions"
+		read -r _ open streams <<<"$hold_line"
 		sleep 2
 		at2=$(rss "$pid" VmRSS)
 		sleep 13
@@ -161,13 +178,12 @@ measure() {
 			curl -fsS "http://$MCP_HUB_PPROF/debug/pprof/heap?gc=1" >"$MCP_HUB_MEMORY_PROFILE/${label// /-}.heap"
 			curl -fsS "http://$MCP_HUB_PPROF/debug/pprof/goroutine?debug=1" >"$MCP_HUB_MEMORY_PROFILE/${label// /-}.goroutines.txt"
 		fi
-		exec {HOLD[1]}>&-
-		wait "$HOLD_PID" || true
+		hold_end
 	fi
 	kill "$pid"
 	wait "$pid" 2>/dev/null || true
 	pid=
-	echo "$label|$idle|$anon|$file|$open|$streams|$at2|$at15" >>"$results"
+	echo "$label|$idle2|$idle|$anon|$file|$base|$open|$streams|$at2|$at15" >>"$results"
 }
 
 hub_targets() { # PREFIX BINARY
@@ -199,18 +215,18 @@ echo "memory, $(date -u +%F), $n sessions of the TypeScript SDK $("$node" -p "re
 echo "hub: $("$hub" version | head -1); peer: TBXark/mcp-proxy $peer_version$([[ -n ${MCP_HUB_MEMORY_BASELINE:-} ]] && echo "; base: $("$MCP_HUB_MEMORY_BASELINE" version | head -1)")"
 awk -F'|' -v n="$n" '
 	function mb(k) { return sprintf("%.1f", k / 1024) }
-	function per(a) { return a == "-" ? "-" : sprintf("%.1f", (a - idle[$1]) / n) }
-	{ idle[$1] = $2; row[NR] = $0 }
-	BEGIN { printf "%-16s %9s %9s %9s %9s %9s %9s %9s\n", "target", "idle MB", "anon MB", "file MB", "sessions", "GET", "KiB/s 2s", "KiB/s 15s" }
-	{ printf "%-16s %9s %9s %9s %9s %9s %9s %9s\n", $1, mb($2), mb($3), mb($4), $5, $6, per($7), per($8)
-	  if ($7 != "-") { s2[$1] = ($7 - $2) / n; s15[$1] = ($8 - $2) / n } }
+	function per(a) { return a == "-" ? "-" : sprintf("%.1f", (a - $6) / n) }
+	BEGIN { printf "%-16s %8s %8s %8s %8s %9s %9s %6s %9s %9s\n", "target", "idle 2s", "idle 15s", "anon", "file", "base MB", "sessions", "GET", "KiB/s 2s", "KiB/s 15s" }
+	{ printf "%-16s %8s %8s %8s %8s %9s %9s %6s %9s %9s\n", $1, mb($2), mb($3), mb($4), mb($5), $6 == "-" ? "-" : mb($6), $7, $8, per($9), per($10)
+	  idle[$1] = $3
+	  if ($9 != "-") { s2[$1] = ($9 - $6) / n; s15[$1] = ($10 - $6) / n } }
 	END {
 		if (("hub everything" in s15) && ("peer everything" in s15)) {
-			printf "hub/peer, same upstream: idle %.2fx, per session %.2fx (2 s) %.2fx (15 s)\n",
+			printf "hub/peer, same upstream: idle (15 s) %.2fx, per session %.2fx (2 s) %.2fx (15 s)\n",
 				idle["hub everything"] / idle["peer everything"], s2["hub everything"] / s2["peer everything"], s15["hub everything"] / s15["peer everything"]
-			printf "hub bundled / peer builtins: idle %.2fx\n", idle["hub bundled"] / idle["peer builtins"]
+			printf "hub bundled / peer builtins: idle (15 s) %.2fx\n", idle["hub bundled"] / idle["peer builtins"]
 		}
 		if ("base everything" in s15)
-			printf "hub/base: idle (bundled) %.2fx, per session (everything) %.2fx (2 s) %.2fx (15 s)\n",
+			printf "hub/base: idle (bundled, 15 s) %.2fx, per session (everything) %.2fx (2 s) %.2fx (15 s)\n",
 				idle["hub bundled"] / idle["base bundled"], s2["hub everything"] / s2["base everything"], s15["hub everything"] / s15["base everything"]
 	}' "$results"

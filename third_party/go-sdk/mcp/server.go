@@ -1414,6 +1414,37 @@ func (s *Server) disconnect(cc *ServerSession) {
 	delete(s.resourceChangeSubscriptions, cc)
 
 	s.opts.Logger.Info("server session disconnected", "session_id", cc.ID())
+	cc.ended()
+}
+
+// AfterEnd runs f in a goroutine of its own once the session has ended:
+// when [ServerSession.Wait] would return, though possibly just before it
+// does. If the session has ended already, f runs at once. It spares a
+// caller that only needs to know when a session ends a goroutine parked in
+// Wait for the session's whole life (mcp-hub's patch: a proxy holds
+// thousands of idle sessions).
+func (ss *ServerSession) AfterEnd(f func()) {
+	ss.endMu.Lock()
+	if !ss.hasEnded {
+		ss.afterEnd = append(ss.afterEnd, f)
+		ss.endMu.Unlock()
+		return
+	}
+	ss.endMu.Unlock()
+	go f()
+}
+
+// ended runs the AfterEnd functions; it is called once, from the
+// connection's OnDone.
+func (ss *ServerSession) ended() {
+	ss.endMu.Lock()
+	ss.hasEnded = true
+	fs := ss.afterEnd
+	ss.afterEnd = nil
+	ss.endMu.Unlock()
+	for _, f := range fs {
+		go f()
+	}
 }
 
 // ServerSessionOptions configures the server session.
@@ -1546,6 +1577,10 @@ type ServerSession struct {
 	// onClose callback triggers a re-entrant call to Close.
 	calledOnClose atomic.Bool
 	onClose       func()
+
+	endMu    sync.Mutex
+	hasEnded bool     // the connection is done (ended)
+	afterEnd []func() // see AfterEnd
 
 	server          *Server
 	conn            *jsonrpc2.Connection

@@ -7,7 +7,9 @@
 #     and once RSS has settled (the baseline), N sessions of the TypeScript
 #     SDK's client (initialize, notifications/initialized, then the GET
 #     stream the SDK opens), held open; RSS 2 s and 15 s after the last one
-#     opened, less the baseline, over N.
+#     opened, less the baseline, over N; and RssAnon at 15 s the same way
+#     (the hub's program pages, returned once when it first goes quiet,
+#     come back as sessions are served and count in VmRSS, not in RssAnon).
 # Targets, each a fresh process in turn:
 #   hub bundled      mcp-hub on the bundled hub.yaml (four builtins, discovery)
 #   hub everything   mcp-hub in front of go-sdk's everything-server over stdio
@@ -161,19 +163,19 @@ measure() {
 	idle2=$(rss "$pid" VmRSS)
 	sleep 13
 	idle=$(rss "$pid" VmRSS) anon=$(rss "$pid" RssAnon) file=$(rss "$pid" RssFile)
-	local base=- open=- streams=- at2=- at15=-
+	local base=- open=- streams=- at2=- at15=- base_anon=- anon15=-
 	if ((sessions > 0)); then
 		# Warm-up: 50 sessions opened and closed, so that what serving
 		# allocates or touches once is in the baseline.
 		hold "$url" 50
 		hold_end
-		base=$(settled_rss "$pid")
+		base=$(settled_rss "$pid") base_anon=$(rss "$pid" RssAnon)
 		hold "$url" "$sessions"
 		read -r _ open streams <<<"$hold_line"
 		sleep 2
 		at2=$(rss "$pid" VmRSS)
 		sleep 13
-		at15=$(rss "$pid" VmRSS)
+		at15=$(rss "$pid" VmRSS) anon15=$(rss "$pid" RssAnon)
 		if [[ -n ${MCP_HUB_MEMORY_PROFILE:-} && $label == hub* ]]; then
 			curl -fsS "http://$MCP_HUB_PPROF/debug/pprof/heap?gc=1" >"$MCP_HUB_MEMORY_PROFILE/${label// /-}.heap"
 			curl -fsS "http://$MCP_HUB_PPROF/debug/pprof/goroutine?debug=1" >"$MCP_HUB_MEMORY_PROFILE/${label// /-}.goroutines.txt"
@@ -183,7 +185,7 @@ measure() {
 	kill "$pid"
 	wait "$pid" 2>/dev/null || true
 	pid=
-	echo "$label|$idle2|$idle|$anon|$file|$base|$open|$streams|$at2|$at15" >>"$results"
+	echo "$label|$idle2|$idle|$anon|$file|$base|$open|$streams|$at2|$at15|$base_anon|$anon15" >>"$results"
 }
 
 hub_targets() { # PREFIX BINARY
@@ -216,14 +218,15 @@ echo "hub: $("$hub" version | head -1); peer: TBXark/mcp-proxy $peer_version$([[
 awk -F'|' -v n="$n" '
 	function mb(k) { return sprintf("%.1f", k / 1024) }
 	function per(a) { return a == "-" ? "-" : sprintf("%.1f", (a - $6) / n) }
-	BEGIN { printf "%-16s %8s %8s %8s %8s %9s %9s %6s %9s %9s\n", "target", "idle 2s", "idle 15s", "anon", "file", "base MB", "sessions", "GET", "KiB/s 2s", "KiB/s 15s" }
-	{ printf "%-16s %8s %8s %8s %8s %9s %9s %6s %9s %9s\n", $1, mb($2), mb($3), mb($4), mb($5), $6 == "-" ? "-" : mb($6), $7, $8, per($9), per($10)
+	function peranon() { return $12 == "-" ? "-" : sprintf("%.1f", ($12 - $11) / n) }
+	BEGIN { printf "%-16s %8s %8s %8s %8s %9s %9s %6s %9s %9s %10s\n", "target", "idle 2s", "idle 15s", "anon", "file", "base MB", "sessions", "GET", "KiB/s 2s", "KiB/s 15s", "anon 15s" }
+	{ printf "%-16s %8s %8s %8s %8s %9s %9s %6s %9s %9s %10s\n", $1, mb($2), mb($3), mb($4), mb($5), $6 == "-" ? "-" : mb($6), $7, $8, per($9), per($10), peranon()
 	  idle[$1] = $3
-	  if ($9 != "-") { s2[$1] = ($9 - $6) / n; s15[$1] = ($10 - $6) / n } }
+	  if ($9 != "-") { s2[$1] = ($9 - $6) / n; s15[$1] = ($10 - $6) / n; a15[$1] = ($12 - $11) / n } }
 	END {
 		if (("hub everything" in s15) && ("peer everything" in s15)) {
-			printf "hub/peer, same upstream: idle (15 s) %.2fx, per session %.2fx (2 s) %.2fx (15 s)\n",
-				idle["hub everything"] / idle["peer everything"], s2["hub everything"] / s2["peer everything"], s15["hub everything"] / s15["peer everything"]
+			printf "hub/peer, same upstream: idle (15 s) %.2fx, per session %.2fx (2 s) %.2fx (15 s), anonymous memory per session %.2fx (15 s)\n",
+				idle["hub everything"] / idle["peer everything"], s2["hub everything"] / s2["peer everything"], s15["hub everything"] / s15["peer everything"], a15["hub everything"] / a15["peer everything"]
 			printf "hub bundled / peer builtins: idle (15 s) %.2fx\n", idle["hub bundled"] / idle["peer builtins"]
 		}
 		if ("base everything" in s15)

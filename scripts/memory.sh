@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Memory of `mcp-hub serve --http` side by side with TBXark/mcp-proxy, in one
 # run (docs/performance.md, "Memory"):
-#   - idle RSS: a fresh process, 2 s and 15 s after it first answers
-#     tools/list (its upstreams are up), with RssAnon and RssFile at 15 s;
+#   - idle RSS: a fresh process, 2 s and 20 s after it first answers
+#     tools/list (its upstreams are up), with RssAnon and RssFile at 20 s
+#     (the hub returns memory 10 to 15 s after its last request);
 #   - RSS per live session: after a warm-up (50 sessions opened and closed)
 #     and once RSS has settled (the baseline), N sessions of the TypeScript
 #     SDK's client (initialize, notifications/initialized, then the GET
-#     stream the SDK opens), held open; RSS 2 s and 15 s after the last one
-#     opened, less the baseline, over N; and RssAnon at 15 s the same way
+#     stream the SDK opens), held open; RSS 2 s and 20 s after the last one
+#     opened, less the baseline, over N; and RssAnon at 20 s the same way
 #     (the hub's program pages, returned once when it first goes quiet,
 #     come back as sessions are served and count in VmRSS, not in RssAnon).
 # Targets, each a fresh process in turn:
@@ -157,11 +158,12 @@ measure() {
 		tail -20 "$log" >&2
 		exit 1
 	fi
-	# Idle: 2 s and 15 s after it first answered.
+	# Idle: 2 s and 20 s after it first answered. The hub returns memory
+	# once it has been quiet for 10 s, checking every 5 s: 20 s is after.
 	local idle2 idle anon file
 	sleep 2
 	idle2=$(rss "$pid" VmRSS)
-	sleep 13
+	sleep 18
 	idle=$(rss "$pid" VmRSS) anon=$(rss "$pid" RssAnon) file=$(rss "$pid" RssFile)
 	local base=- open=- streams=- at2=- at15=- base_anon=- anon15=-
 	if ((sessions > 0)); then
@@ -174,7 +176,7 @@ measure() {
 		read -r _ open streams <<<"$hold_line"
 		sleep 2
 		at2=$(rss "$pid" VmRSS)
-		sleep 13
+		sleep 18
 		at15=$(rss "$pid" VmRSS) anon15=$(rss "$pid" RssAnon)
 		if [[ -n ${MCP_HUB_MEMORY_PROFILE:-} && $label == hub* ]]; then
 			curl -fsS "http://$MCP_HUB_PPROF/debug/pprof/heap?gc=1" >"$MCP_HUB_MEMORY_PROFILE/${label// /-}.heap"
@@ -219,17 +221,17 @@ awk -F'|' -v n="$n" '
 	function mb(k) { return sprintf("%.1f", k / 1024) }
 	function per(a) { return a == "-" ? "-" : sprintf("%.1f", (a - $6) / n) }
 	function peranon() { return $12 == "-" ? "-" : sprintf("%.1f", ($12 - $11) / n) }
-	BEGIN { printf "%-16s %8s %8s %8s %8s %9s %9s %6s %9s %9s %10s\n", "target", "idle 2s", "idle 15s", "anon", "file", "base MB", "sessions", "GET", "KiB/s 2s", "KiB/s 15s", "anon 15s" }
+	BEGIN { printf "%-16s %8s %8s %8s %8s %9s %9s %6s %9s %9s %10s\n", "target", "idle 2s", "idle 20s", "anon", "file", "base MB", "sessions", "GET", "KiB/s 2s", "KiB/s 20s", "anon 20s" }
 	{ printf "%-16s %8s %8s %8s %8s %9s %9s %6s %9s %9s %10s\n", $1, mb($2), mb($3), mb($4), mb($5), $6 == "-" ? "-" : mb($6), $7, $8, per($9), per($10), peranon()
 	  idle[$1] = $3
 	  if ($9 != "-") { s2[$1] = ($9 - $6) / n; s15[$1] = ($10 - $6) / n; a15[$1] = ($12 - $11) / n } }
 	END {
 		if (("hub everything" in s15) && ("peer everything" in s15)) {
-			printf "hub/peer, same upstream: idle (15 s) %.2fx, per session %.2fx (2 s) %.2fx (15 s), anonymous memory per session %.2fx (15 s)\n",
+			printf "hub/peer, same upstream: idle (20 s) %.2fx, per session %.2fx (2 s) %.2fx (20 s), anonymous memory per session %.2fx (20 s)\n",
 				idle["hub everything"] / idle["peer everything"], s2["hub everything"] / s2["peer everything"], s15["hub everything"] / s15["peer everything"], a15["hub everything"] / a15["peer everything"]
-			printf "hub bundled / peer builtins: idle (15 s) %.2fx\n", idle["hub bundled"] / idle["peer builtins"]
+			printf "hub bundled / peer builtins: idle (20 s) %.2fx\n", idle["hub bundled"] / idle["peer builtins"]
 		}
 		if ("base everything" in s15)
-			printf "hub/base: idle (bundled, 15 s) %.2fx, per session (everything) %.2fx (2 s) %.2fx (15 s)\n",
+			printf "hub/base: idle (bundled, 20 s) %.2fx, per session (everything) %.2fx (2 s) %.2fx (20 s)\n",
 				idle["hub bundled"] / idle["base bundled"], s2["hub everything"] / s2["base everything"], s15["hub everything"] / s15["base everything"]
 	}' "$results"

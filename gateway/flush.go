@@ -35,12 +35,18 @@ func answerInOneWrite(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		body := &firstByte{r: r.Body}
-		r.Body = readCloser{Reader: body, Closer: r.Body}
-		aw := &oneWriteAnswer{ResponseWriter: w, holding: true, single: func() bool { return body.b == '{' }}
-		defer aw.release()
-		next.ServeHTTP(aw, r)
+		serveInOneWrite(next, w, r)
 	})
+}
+
+// serveInOneWrite is answerInOneWrite for a POST: apart, so that the frame
+// a held GET stream keeps below it stays small (see jsonRPCErrors).
+func serveInOneWrite(next http.Handler, w http.ResponseWriter, r *http.Request) {
+	body := &firstByte{r: r.Body}
+	r.Body = readCloser{Reader: body, Closer: r.Body}
+	aw := &oneWriteAnswer{ResponseWriter: w, holding: true, single: func() bool { return body.b == '{' }}
+	defer aw.release()
+	next.ServeHTTP(aw, r)
 }
 
 // oneWriteAnswer holds the answer back until the first flush or the end of

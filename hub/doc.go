@@ -17,7 +17,8 @@
 //     loading changes only its own list and sends list_changed only to it.
 //     What every session of a toolset lists (definitions, the manifest,
 //     instructions) is built once per catalog and shared; a session holds
-//     only its loaded names, and one goroutine (toollist.go).
+//     only its loaded names, and no goroutine of its own (toollist.go;
+//     session.go's watch runs when the SDK session ends).
 //   - Forwarding: tool calls, resources, prompts, completions, logging,
 //     progress and cancellation go to the upstream that owns them;
 //     server-to-client requests (sampling, elicitation, roots) come back to

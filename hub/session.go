@@ -195,18 +195,18 @@ func (s *Session) connect(ctx context.Context, t mcp.Transport) (*mcp.ServerSess
 // forgotten everywhere, then then (if not nil) runs.
 func (s *Session) Watch(ss *mcp.ServerSession, then func()) { s.watch(ss, then) }
 
-// watch waits for the SDK session ss to end, then forgets the session
-// everywhere and runs then (if any). It is the one goroutine the hub keeps
-// per session: an idle session's stack is most of what it costs.
+// watch forgets the session everywhere once the SDK session ss has ended,
+// and runs then (if any). The SDK runs it then (AfterEnd, our go-sdk
+// patch), so that no goroutine waits in ss.Wait for a session's life: with
+// the GET stream's, an idle session's stacks are most of what it costs.
 func (s *Session) watch(ss *mcp.ServerSession, then func()) {
-	go func() {
+	ss.AfterEnd(func() {
 		defer safe.Recover(s.hub.log, "closing a session", nil)
-		ss.Wait()
 		s.end()
 		if then != nil {
 			then()
 		}
-	}()
+	})
 }
 
 // end forgets the session: the hub's list, call routes, upstream sessions

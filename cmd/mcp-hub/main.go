@@ -27,6 +27,7 @@ import (
 )
 
 func main() {
+	profileMemory()
 	tuneGC()
 	os.Exit(run(os.Args, os.Stdin, os.Stdout, os.Stderr))
 }
@@ -43,6 +44,16 @@ func tuneGC() {
 	}
 	if os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(1 << 30)
+	}
+}
+
+// profileMemory turns the heap profiler off unless MCP_HUB_PPROF asks for
+// profiles (pprof.go). Go samples an allocation every 512 KiB by default,
+// since the program links net/http/pprof: each sample unwinds its stack,
+// touching the program's tables, and keeps a record for good.
+func profileMemory() {
+	if os.Getenv("MCP_HUB_PPROF") == "" {
+		runtime.MemProfileRate = 0
 	}
 }
 

@@ -32,6 +32,11 @@ func returnIdleMemory(ctx context.Context, h *gateway.Gateway, log *slog.Logger)
 		tick := time.NewTicker(quiet / 2)
 		defer tick.Stop()
 		heap := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}, {Name: "/memory/classes/heap/free:bytes"}}
+		// Start-up counts as work: it leaves its garbage (config, schemas,
+		// the search index's build) in a heap grown at GOGC=400, and a hub
+		// that gets no request would otherwise keep it. That first time the
+		// heap is returned whatever its size.
+		started := time.Now()
 		var returned time.Time
 		for {
 			select {
@@ -40,13 +45,17 @@ func returnIdleMemory(ctx context.Context, h *gateway.Gateway, log *slog.Logger)
 			case <-tick.C:
 			}
 			last := h.LastActivity()
+			if last.IsZero() {
+				last = started
+			}
 			if !last.After(returned) || time.Since(last) < quiet {
 				continue
 			}
+			first := returned.IsZero()
 			returned = time.Now()
 			metrics.Read(heap)
 			size := heap[0].Value.Uint64() + heap[1].Value.Uint64()
-			if size < minHeap {
+			if size < minHeap && !first {
 				continue
 			}
 			// Two collections: sync.Pool (net/http's buffers, say) keeps
@@ -54,6 +63,14 @@ func returnIdleMemory(ctx context.Context, h *gateway.Gateway, log *slog.Logger)
 			runtime.GC()
 			debug.FreeOSMemory()
 			log.Debug("quiet: returned freed memory to the OS", "heap_before", size)
+			if first {
+				// Once: the program's pages touched only to start.
+				if n, err := returnProgramPages(); err != nil {
+					log.Debug("quiet: could not return the program's pages", "err", err)
+				} else if n > 0 {
+					log.Debug("quiet: returned the program's start-up pages", "mapped", n)
+				}
+			}
 		}
 	}()
 }

@@ -40,6 +40,11 @@ import (
 // fair A/B, MCP_HUB_BENCH_HUB=/path/to/mcp-hub runs a built binary as the
 // hub too: this test binary, though running the same main(), measured ~9%
 // faster at one session than `go build` of the same code.
+//
+// MCP_HUB_BENCH_PEER=/path/to/mcp-proxy adds TBXark/mcp-proxy (see
+// scripts/memory.sh for building it) in front of the same server over
+// stdio, as one more path in the same rounds, so the hub is compared with
+// it in one run.
 
 const (
 	benchTool      = probeTool // test_simple_text: a tiny text result
@@ -90,9 +95,14 @@ func BenchmarkProxy(b *testing.B) {
 	if baselineBin != "" {
 		baselineURL, baselineProc = startHubBinary(b, "baseline", baselineBin, cfg)
 	}
+	peerBin := os.Getenv("MCP_HUB_BENCH_PEER")
+	peerURL := ""
+	if peerBin != "" {
+		peerURL, _ = startPeer(b, peerBin, ev)
+	}
 
 	type pair struct {
-		direct, hub, baseline latencyStats
+		direct, hub, baseline, peer latencyStats
 		// CPU time the hub and baseline processes used during the rounds
 		// (with a baseline only): less sensitive to other load than latency.
 		hubCPU, baselineCPU time.Duration
@@ -103,10 +113,14 @@ func BenchmarkProxy(b *testing.B) {
 			direct := openSessions(b, directURL, sessions)
 			hub := openSessions(b, hubURL, sessions)
 			pools := [][]*mcp.ClientSession{direct, hub}
-			var baseline []*mcp.ClientSession
+			var baseline, peer []*mcp.ClientSession
 			if baselineURL != "" {
 				baseline = openSessions(b, baselineURL, sessions)
 				pools = append(pools, baseline)
+			}
+			if peerURL != "" {
+				peer = openSessions(b, peerURL, sessions)
+				pools = append(pools, peer)
 			}
 			for _, pool := range pools {
 				for range warmUpPerSess {
@@ -153,10 +167,22 @@ func BenchmarkProxy(b *testing.B) {
 					}
 					res.baseline.add(bl)
 				}
+				runPeer := func() {
+					if peer == nil {
+						return
+					}
+					p, err := callConcurrently(peer, n)
+					if err != nil {
+						b.Fatalf("peer (%s): %v", peerBin, err)
+					}
+					res.peer.add(p)
+				}
 				if r%2 == 0 {
 					runHub()
 					runBaseline()
+					runPeer()
 				} else {
+					runPeer()
 					runBaseline()
 					runHub()
 				}
@@ -224,6 +250,22 @@ func BenchmarkProxy(b *testing.B) {
 			p50, verdict(p50 <= p50RatioTarget, fmt.Sprintf("<= %.2f", p50RatioTarget)),
 			float64(res.hub.p99())/float64(res.direct.p99()), rps, rpsNote)
 	}
+	if peerURL != "" {
+		fmt.Printf("hub/peer (TBXark/mcp-proxy, %s), same rounds:\n", peerBin)
+		for _, n := range benchSessions {
+			res, ok := results[n]
+			if !ok || res.peer.calls() == 0 {
+				continue
+			}
+			res.peer.summarize()
+			fmt.Printf("  %2d sessions: peer p50 %v (%.2fx direct)  hub p50 %v (%.2fx direct)  hub/peer p50 %.3fx  p99 %.3fx  calls/s %.3fx (peer %.2fx direct, hub %.2fx)\n", n,
+				res.peer.p50().Round(time.Microsecond), float64(res.peer.p50())/float64(res.direct.p50()),
+				res.hub.p50().Round(time.Microsecond), float64(res.hub.p50())/float64(res.direct.p50()),
+				float64(res.hub.p50())/float64(res.peer.p50()), float64(res.hub.p99())/float64(res.peer.p99()),
+				res.hub.callsPerSec()/res.peer.callsPerSec(),
+				res.peer.callsPerSec()/res.direct.callsPerSec(), res.hub.callsPerSec()/res.direct.callsPerSec())
+		}
+	}
 	if baselineURL == "" {
 		return
 	}
@@ -274,6 +316,27 @@ func startHubBinary(tb testing.TB, name, bin, cfgYAML string) (string, *child) {
 	defer cancel()
 	if err := waitMCPReady(ctx, url, c); err != nil {
 		tb.Fatalf("%s (%s) did not become ready: %v\n%s", name, bin, err, c.logTail(40))
+	}
+	return url, c
+}
+
+// startPeer runs TBXark/mcp-proxy (MCP_HUB_BENCH_PEER) in front of the
+// everything-server ev over stdio and waits until it is ready.
+func startPeer(tb testing.TB, bin, ev string) (string, *child) {
+	tb.Helper()
+	addr := freeAddr(tb)
+	cfg := fmt.Sprintf(`{"mcpProxy": {"baseURL": "http://%s", "addr": %q, "name": "mcp-proxy", "version": "0", "type": "streamable-http",
+  "options": {"logEnabled": false}}, "mcpServers": {"everything": {"command": %q}}}`, addr, addr, ev)
+	cfgPath := filepath.Join(tb.TempDir(), "mcp-proxy.json")
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	c := startChild(tb, "peer", nil, bin, "-config", cfgPath)
+	url := "http://" + addr + "/everything/mcp"
+	ctx, cancel := context.WithTimeout(context.Background(), hubReadyTimeout)
+	defer cancel()
+	if err := waitMCPReady(ctx, url, c); err != nil {
+		tb.Fatalf("peer (%s) did not become ready: %v\n%s", bin, err, c.logTail(40))
 	}
 	return url, c
 }

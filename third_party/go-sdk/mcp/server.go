@@ -66,6 +66,11 @@ type Server struct {
 	// from a client: it always contains the standard server methods (from
 	// serverMethodInfos) plus any custom methods registered via
 	// [AddReceivingCustomMethod].
+	//
+	// It is serverMethodInfos itself until a custom method is added, and
+	// is never modified once published: AddReceivingCustomMethod replaces
+	// it with a modified copy. A proxy makes a Server per session, and a
+	// private copy of the standard methods was about 2 KiB of each.
 	receiveMethods map[string]methodInfo
 }
 
@@ -250,9 +255,6 @@ func NewServer(impl *Implementation, options *ServerOptions) *Server {
 		opts.Logger = ensureLogger(nil)
 	}
 
-	receiveMethods := make(map[string]methodInfo, len(serverMethodInfos))
-	maps.Copy(receiveMethods, serverMethodInfos)
-
 	s := &Server{
 		impl:                        impl,
 		opts:                        opts,
@@ -268,7 +270,7 @@ func NewServer(impl *Implementation, options *ServerOptions) *Server {
 		resourceChangeSubscriptions: make(map[*ServerSession]jsonrpc.ID),
 		resourceSubscriptions:       make(map[string]map[*ServerSession]jsonrpc.ID),
 		pendingNotifications:        make(map[string]*time.Timer),
-		receiveMethods:              receiveMethods,
+		receiveMethods:              serverMethodInfos,
 	}
 	s.AddReceivingMiddleware(serverMultiRoundTripMiddleware())
 	return s
@@ -1412,6 +1414,37 @@ func (s *Server) disconnect(cc *ServerSession) {
 	delete(s.resourceChangeSubscriptions, cc)
 
 	s.opts.Logger.Info("server session disconnected", "session_id", cc.ID())
+	cc.ended()
+}
+
+// AfterEnd runs f in a goroutine of its own once the session has ended:
+// when [ServerSession.Wait] would return, though possibly just before it
+// does. If the session has ended already, f runs at once. It spares a
+// caller that only needs to know when a session ends a goroutine parked in
+// Wait for the session's whole life (mcp-hub's patch: a proxy holds
+// thousands of idle sessions).
+func (ss *ServerSession) AfterEnd(f func()) {
+	ss.endMu.Lock()
+	if !ss.hasEnded {
+		ss.afterEnd = append(ss.afterEnd, f)
+		ss.endMu.Unlock()
+		return
+	}
+	ss.endMu.Unlock()
+	go f()
+}
+
+// ended runs the AfterEnd functions; it is called once, from the
+// connection's OnDone.
+func (ss *ServerSession) ended() {
+	ss.endMu.Lock()
+	ss.hasEnded = true
+	fs := ss.afterEnd
+	ss.afterEnd = nil
+	ss.endMu.Unlock()
+	for _, f := range fs {
+		go f()
+	}
 }
 
 // ServerSessionOptions configures the server session.
@@ -1544,6 +1577,10 @@ type ServerSession struct {
 	// onClose callback triggers a re-entrant call to Close.
 	calledOnClose atomic.Bool
 	onClose       func()
+
+	endMu    sync.Mutex
+	hasEnded bool     // the connection is done (ended)
+	afterEnd []func() // see AfterEnd
 
 	server          *Server
 	conn            *jsonrpc2.Connection
@@ -2298,6 +2335,9 @@ func AddReceivingCustomMethod[P paramsPtr[T], R Result, T any](
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.receiveMethods[method] = newServerMethodInfo(typed, missingParamsOK)
+	methods := make(map[string]methodInfo, len(s.receiveMethods)+1)
+	maps.Copy(methods, s.receiveMethods)
+	methods[method] = newServerMethodInfo(typed, missingParamsOK)
+	s.receiveMethods = methods
 	return nil
 }

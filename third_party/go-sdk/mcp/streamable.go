@@ -314,13 +314,31 @@ func writeJSONRPCError(w http.ResponseWriter, status int, id jsonrpc.ID, jerr *j
 }
 
 func (h *StreamableHTTPHandler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	// The checks run in a function of their own that has returned by the
+	// time a GET hangs here: a held GET stream then keeps less of its
+	// goroutine's stack in use, little enough for the garbage collector to
+	// halve the stack (mcp-hub's docs/go-sdk.md).
+	req, ok := h.checkRequest(w, req)
+	if !ok {
+		return
+	}
+	if h.opts.Stateless {
+		h.serveStateless(w, req)
+	} else {
+		h.serveStateful(w, req)
+	}
+}
+
+// checkRequest validates req before it is served, and returns it with the
+// protocol version in its context; false if it answered req with an error.
+func (h *StreamableHTTPHandler) checkRequest(w http.ResponseWriter, req *http.Request) (*http.Request, bool) {
 	// DNS rebinding protection: auto-enabled for localhost servers.
 	// See: https://modelcontextprotocol.io/specification/2025-11-25/basic/security_best_practices#local-mcp-server-compromise
 	if !h.opts.DisableLocalhostProtection {
 		if localAddr, ok := req.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && localAddr != nil {
 			if util.IsLoopback(localAddr.String()) && !util.IsLoopback(req.Host) {
 				http.Error(w, fmt.Sprintf("Forbidden: invalid Host header %q", req.Host), http.StatusForbidden)
-				return
+				return nil, false
 			}
 		}
 	}
@@ -328,7 +346,7 @@ func (h *StreamableHTTPHandler) ServeHTTP(w http.ResponseWriter, req *http.Reque
 	if h.opts.CrossOriginProtection != nil {
 		if err := h.opts.CrossOriginProtection.Check(req); err != nil {
 			http.Error(w, err.Error(), http.StatusForbidden)
-			return
+			return nil, false
 		}
 	}
 
@@ -353,15 +371,9 @@ func (h *StreamableHTTPHandler) ServeHTTP(w http.ResponseWriter, req *http.Reque
 	}
 	if protocolVersion != "" && !slices.Contains(supportedVersions, protocolVersion) && protocolVersion < protocolVersion20260728 {
 		http.Error(w, fmt.Sprintf("Bad Request: Unsupported protocol version (supported versions: %s)", strings.Join(supportedVersions, ",")), http.StatusBadRequest)
-		return
+		return nil, false
 	}
-	req = req.WithContext(context.WithValue(req.Context(), protocolVersionContextKey{}, protocolVersion))
-
-	if h.opts.Stateless {
-		h.serveStateless(w, req)
-	} else {
-		h.serveStateful(w, req)
-	}
+	return req.WithContext(context.WithValue(req.Context(), protocolVersionContextKey{}, protocolVersion)), true
 }
 
 // serveStateless handles requests for stateless servers.
@@ -1223,6 +1235,19 @@ func (t *StreamableServerTransport) ServeHTTP(w http.ResponseWriter, req *http.R
 //
 // It returns an HTTP status code and error message.
 func (c *streamableServerConn) serveGET(w http.ResponseWriter, req *http.Request) {
+	// The stream is set up in a function of its own, which has returned
+	// while the response hangs (see StreamableHTTPHandler.ServeHTTP).
+	stream, done := c.openGET(w, req)
+	if stream == nil {
+		return
+	}
+	c.hangResponse(req.Context(), done)
+	stream.release()
+}
+
+// openGET acquires the stream a GET asks for; a nil stream if there is
+// none (the answer is written).
+func (c *streamableServerConn) openGET(w http.ResponseWriter, req *http.Request) (*stream, chan struct{}) {
 	// streamID "" corresponds to the default GET request.
 	streamID := ""
 	// By default, we haven't seen a last index. Since indices start at 0, we represent
@@ -1234,11 +1259,11 @@ func (c *streamableServerConn) serveGET(w http.ResponseWriter, req *http.Request
 		streamID, lastIdx, ok = parseEventID(eid)
 		if !ok {
 			http.Error(w, fmt.Sprintf("malformed Last-Event-ID %q", eid), http.StatusBadRequest)
-			return
+			return nil, nil
 		}
 		if c.eventStore == nil {
 			http.Error(w, "stream replay unsupported", http.StatusBadRequest)
-			return
+			return nil, nil
 		}
 	}
 
@@ -1249,12 +1274,7 @@ func (c *streamableServerConn) serveGET(w http.ResponseWriter, req *http.Request
 		protocolVersion = protocolVersion20250326
 	}
 
-	stream, done := c.acquireStream(ctx, w, streamID, lastIdx, protocolVersion)
-	if stream == nil {
-		return
-	}
-	defer stream.release()
-	c.hangResponse(ctx, done)
+	return c.acquireStream(ctx, w, streamID, lastIdx, protocolVersion)
 }
 
 // hangResponse blocks the HTTP response until one of three conditions is met:

@@ -38,7 +38,7 @@ func (g *Gateway) modernHTTPHandler() *mcp.StreamableHTTPHandler {
 		return nil
 	}, &mcp.StreamableHTTPOptions{
 		Stateless:                    true,
-		Logger:                       g.sdkLog,
+		Logger:                       g.hub.SDKLogger(),
 		MaxRequestBodyBytes:          g.Config().RequestLimit(),
 		PropagateRequestCancellation: true,
 	})

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
+	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
 // The two protocol eras, as the hub serves them (docs/stateless-mcp.md).
@@ -317,8 +318,5 @@ func stripEraMeta(method string, req mcp.Request) {
 	if v := reflect.ValueOf(p); !v.IsValid() || (v.Kind() == reflect.Pointer && v.IsNil()) {
 		return // a list request may have no params
 	}
-	m := p.GetMeta()
-	for _, k := range [...]string{mcp.MetaKeyProtocolVersion, mcp.MetaKeyClientInfo, mcp.MetaKeyClientCapabilities, mcp.MetaKeyLogLevel} {
-		delete(m, k)
-	}
+	upstream.DropHopMeta(p.GetMeta())
 }

@@ -226,20 +226,13 @@ func (h *Hub) modernMetaTools(c *Catalog, ts *Toolset) []*mcp.Tool {
 // modernInstructions are the server instructions a modern client gets
 // from server/discover.
 func (h *Hub) modernInstructions(c *Catalog, ts *Toolset) string {
-	if !h.Config().Discovery.Enabled {
-		return ""
-	}
-	m := h.manifest(c, ts)
-	if m == "" {
-		return ""
-	}
 	text := "This server (mcp-hub) gives access to many tools. Some are not in your tool list: " +
 		"call search_tools with a plain-words query (or server_name, or exact tool_names) to find them and see their input schemas, " +
 		"then call them through call_tool {name, arguments}"
 	if h.Config().Discovery.AutoLoadOnCall {
 		text += " or directly by name"
 	}
-	return text + ".\n\nDeferred tools by server:\n" + m
+	return h.withManifest(c, ts, text)
 }
 
 // modernSearchResultText is search_tools' answer to a modern client: the

@@ -19,6 +19,7 @@ import (
 
 	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/hub"
+	"github.com/mcp-hub/mcp-hub/internal/fixture"
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
@@ -86,7 +87,7 @@ func TestHealthzGuarded(t *testing.T) {
 // hdInit POSTs an initialize without a session id and returns the answer.
 func hdInit(t *testing.T, url string) *http.Response {
 	t.Helper()
-	return secPost(t, url, secInit, nil)
+	return fixture.Post(t, url, fixture.RawInitialize, nil)
 }
 
 // TestHTTPSessionLimits: max_sessions refuses a new session with 503 and
@@ -113,13 +114,13 @@ func TestHTTPSessionLimits(t *testing.T) {
 	for name, body := range map[string]string{
 		"tools/list":   `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
 		"notification": `{"jsonrpc":"2.0","method":"notifications/initialized"}`,
-		"batch":        `[` + secInit + `]`,
+		"batch":        `[` + fixture.RawInitialize + `]`,
 		"garbage":      `{"jsonrpc":"2.0","id":1,"method":"initialize"`,
 		"not JSON-RPC": `{"initialize": true}`,
 		"no params":    `{"jsonrpc":"2.0","id":1,"method":"initialize"}`,
 		"no version":   `{"id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"0"}}}`,
 	} {
-		resp := secPost(t, url, body, nil)
+		resp := fixture.Post(t, url, body, nil)
 		b, _ := io.ReadAll(resp.Body)
 		if resp.Header.Get("Mcp-Session-Id") != "" || (name != "notification" && !strings.Contains(string(b), `"error"`)) {
 			t.Errorf("%s without a session id: %d %s, want an error and no session", name, resp.StatusCode, b)
@@ -198,7 +199,7 @@ func TestHTTPServerTimeouts(t *testing.T) {
 		}
 	})
 	t.Run("long call and stream", func(t *testing.T) {
-		cs, err := secHTTPClient(t, base+"/mcp", nil)
+		cs, err := fixture.HTTPClient(t, base+"/mcp", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -214,7 +215,7 @@ func TestHTTPServerTimeouts(t *testing.T) {
 		defer stream.Body.Close()
 		ended := make(chan error, 1)
 		go func() { _, err := io.Copy(io.Discard, stream.Body); ended <- err }()
-		res, err := cs.CallTool(testCtx(t), &mcp.CallToolParams{Name: "fx__sleep", Arguments: map[string]any{"ms": 1200}})
+		res, err := cs.CallTool(fixture.Context(t), &mcp.CallToolParams{Name: "fx__sleep", Arguments: map[string]any{"ms": 1200}})
 		if err != nil || res.IsError {
 			t.Fatalf("a call 4x longer than the body timeout: %v %+v", err, res)
 		}

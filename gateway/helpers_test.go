@@ -6,14 +6,8 @@ package gateway
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"log/slog"
-	"net/http"
-	"net/http/httptest"
 	"slices"
-	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -24,156 +18,6 @@ import (
 	"github.com/mcp-hub/mcp-hub/internal/fixture"
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
-
-// fixtureTool is one tool of an in-process fixture server. Schema is the
-// JSON input schema, served verbatim.
-type fixtureTool struct {
-	Name        string
-	Description string
-	Schema      string
-}
-
-// fixtureCall is one call a fixture server received.
-type fixtureCall struct {
-	Server string // the builtin name
-	Tool   string // the upstream (original) tool name
-	Args   json.RawMessage
-}
-
-// fixtures makes in-process upstream servers for Options.Builtin: each
-// builtin name maps to a list of tools, and every call is recorded. A
-// handler answers with text "<server>.<tool> <arguments JSON>".
-type fixtures struct {
-	mu      sync.Mutex
-	defs    map[string][]fixtureTool
-	servers map[string]*mcp.Server // the latest server made for each builtin name
-	calls   []fixtureCall
-}
-
-// The spec's fixtures (docs/search-tools.md, "Fixtures").
-var (
-	weatherTools = []fixtureTool{
-		{"get_forecast", "Get weather forecast for a location.",
-			`{"type":"object","properties":{"location":{"type":"string"},"units":{"type":"string","description":"celsius or fahrenheit"}},"required":["location"]}`},
-		{"get_current", "Get current weather conditions.",
-			`{"type":"object","properties":{"location":{"type":"string"}},"required":["location"]}`},
-	}
-	mathTools = []fixtureTool{
-		{"add", "Add two numbers together.",
-			`{"type":"object","properties":{"a":{"type":"number","description":"First number"},"b":{"type":"number"}},"required":["a","b"]}`},
-		{"multiply", "Multiply two numbers together.",
-			`{"type":"object","properties":{"a":{"type":"number"},"b":{"type":"number"}},"required":["a","b"]}`},
-	}
-	clockTools = []fixtureTool{
-		{"now", "Get the current time in a timezone.",
-			`{"type":"object","properties":{"timezone":{"type":"string"}}}`},
-	}
-	searchServerTools = []fixtureTool{
-		{"brave_web_search", "Search the web using Brave",
-			`{"type":"object","properties":{"query":{"type":"string"}},"required":["query"]}`},
-		{"brave_local_search", "Search local results using Brave",
-			`{"type":"object","properties":{"query":{"type":"string"}},"required":["query"]}`},
-	}
-)
-
-// bigTools returns n tools tool_0 .. tool_<n-1> "Tool number N on big server."
-func bigTools(n int) []fixtureTool {
-	out := make([]fixtureTool, n)
-	for i := range out {
-		out[i] = fixtureTool{fmt.Sprintf("tool_%d", i), fmt.Sprintf("Tool number %d on big server.", i), `{"type":"object"}`}
-	}
-	return out
-}
-
-// newFixtures returns fixtures with the spec's servers defined under their
-// own names: weather, math, clock, search and bigserver.
-func newFixtures() *fixtures {
-	f := &fixtures{defs: map[string][]fixtureTool{}, servers: map[string]*mcp.Server{}}
-	f.define("weather", weatherTools...)
-	f.define("math", mathTools...)
-	f.define("clock", clockTools...)
-	f.define("search", searchServerTools...)
-	f.define("bigserver", bigTools(12)...)
-	return f
-}
-
-// define sets (or replaces) the tools of a builtin fixture server.
-func (f *fixtures) define(name string, tools ...fixtureTool) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.defs[name] = tools
-}
-
-// builtin is Options.Builtin.
-func (f *fixtures) builtin(name string, env map[string]string) (*mcp.Server, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	tools, ok := f.defs[name]
-	if !ok {
-		return nil, fmt.Errorf("no fixture server %q", name)
-	}
-	s := mcp.NewServer(&mcp.Implementation{Name: name, Version: "test"}, &mcp.ServerOptions{
-		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
-	})
-	for _, t := range tools {
-		s.AddTool(t.def(), f.handler(name, t.Name))
-	}
-	f.servers[name] = s
-	return s, nil
-}
-
-func (t fixtureTool) def() *mcp.Tool {
-	return &mcp.Tool{Name: t.Name, Description: t.Description, InputSchema: json.RawMessage(t.Schema)}
-}
-
-func (f *fixtures) handler(server, tool string) mcp.ToolHandler {
-	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		args := slices.Clone(req.Params.Arguments)
-		f.mu.Lock()
-		f.calls = append(f.calls, fixtureCall{Server: server, Tool: tool, Args: args})
-		f.mu.Unlock()
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: server + "." + tool + " " + string(args)}}}, nil
-	}
-}
-
-// addTool adds a tool to a live fixture server (and to its definition, for
-// reconnects). The server sends tools/list_changed to the hub.
-func (f *fixtures) addTool(name string, t fixtureTool) {
-	f.mu.Lock()
-	f.defs[name] = append(slices.Clone(f.defs[name]), t)
-	s := f.servers[name]
-	f.mu.Unlock()
-	s.AddTool(t.def(), f.handler(name, t.Name))
-}
-
-// removeTools removes tools from a live fixture server (and its definition).
-func (f *fixtures) removeTools(name string, tools ...string) {
-	f.mu.Lock()
-	f.defs[name] = slices.DeleteFunc(slices.Clone(f.defs[name]), func(t fixtureTool) bool { return slices.Contains(tools, t.Name) })
-	s := f.servers[name]
-	f.mu.Unlock()
-	s.RemoveTools(tools...)
-}
-
-// callsTo returns the calls a fixture server received for one tool ("" for all its tools).
-func (f *fixtures) callsTo(server, tool string) []fixtureCall {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	var out []fixtureCall
-	for _, c := range f.calls {
-		if c.Server == server && (tool == "" || c.Tool == tool) {
-			out = append(out, c)
-		}
-	}
-	return out
-}
-
-// allCalls returns every call any fixture server received.
-func (f *fixtures) allCalls() []fixtureCall {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return slices.Clone(f.calls)
-}
 
 // serverOpt adjusts one server entry of a test config.
 type serverOpt func(*hub.ServerConfig)
@@ -231,11 +75,11 @@ func bigConfig(maxResults int) *hub.Config {
 var quietLogger = slog.New(slog.DiscardHandler)
 
 // newTestHub starts a hub on cfg with fixture servers; it is closed when the test ends.
-func newTestHub(t testing.TB, cfg *hub.Config, fx *fixtures) *Gateway {
+func newTestHub(t testing.TB, cfg *hub.Config, fx *fixture.Servers) *Gateway {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	h, err := New(ctx, cfg, Options{Hub: hub.Options{Logger: quietLogger, StartupWait: 20 * time.Second, Builtin: fx.builtin}, OpenStore: openStore})
+	h, err := New(ctx, cfg, Options{Hub: hub.Options{Logger: quietLogger, StartupWait: 20 * time.Second, Builtin: fx.Builtin}, OpenStore: openStore})
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
@@ -318,7 +162,7 @@ func (c *testClient) callErr(name string, args any) (*mcp.CallToolResult, error)
 func (c *testClient) search(args map[string]any) (string, bool) {
 	c.t.Helper()
 	res := c.call(hub.SearchToolsName, args)
-	return resultText(res), res.IsError
+	return fixture.ResultText(res), res.IsError
 }
 
 // tools lists the session's tools.
@@ -365,92 +209,4 @@ func (c *testClient) toolNames() []string {
 	}
 	slices.Sort(names)
 	return names
-}
-
-// resultText joins a result's text contents.
-func resultText(res *mcp.CallToolResult) string {
-	var parts []string
-	for _, c := range res.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			parts = append(parts, tc.Text)
-		}
-	}
-	return strings.Join(parts, "\n")
-}
-
-func sorted(names ...string) []string {
-	out := slices.Clone(names)
-	slices.Sort(out)
-	return out
-}
-
-// rawMCPServer is a minimal hand-written MCP server over streamable HTTP
-// (JSON responses, no session) that lists the given tools JSON verbatim:
-// go-sdk servers refuse some schemas that real servers send.
-func rawMCPServer(t *testing.T, tools string) string {
-	t.Helper()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost {
-			w.WriteHeader(http.StatusMethodNotAllowed)
-			return
-		}
-		var req struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-			Params struct {
-				ProtocolVersion string          `json:"protocolVersion"`
-				Name            string          `json:"name"`
-				Arguments       json.RawMessage `json:"arguments"`
-			} `json:"params"`
-		}
-		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		if req.ID == nil {
-			w.WriteHeader(http.StatusAccepted)
-			return
-		}
-		var result string
-		switch req.Method {
-		case "initialize":
-			result = `{"protocolVersion":` + agJSON(t, req.Params.ProtocolVersion) + `,"capabilities":{"tools":{}},"serverInfo":{"name":"raw","version":"1"}}`
-		case "tools/list":
-			result = `{"tools":` + tools + `}`
-		case "tools/call":
-			result = `{"content":[{"type":"text","text":` + agJSON(t, req.Params.Name+":"+string(req.Params.Arguments)) + `}]}`
-		default:
-			w.Header().Set("Content-Type", "application/json")
-			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"method not found"}}`, req.ID)
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":%s}`, req.ID, result)
-	}))
-	t.Cleanup(srv.Close)
-	return srv.URL
-}
-
-// testCtx bounds a test's calls; it ends with the test.
-func testCtx(t testing.TB) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-func agJSON(t testing.TB, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatalf("marshal: %v", err)
-	}
-	return string(b)
-}
-
-// agServeHTTP serves s over streamable HTTP and returns the endpoint.
-func agServeHTTP(t *testing.T, s *mcp.Server) string {
-	t.Helper()
-	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
-	t.Cleanup(srv.Close)
-	return srv.URL + "/mcp"
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 
 	"github.com/mcp-hub/mcp-hub/hub"
+	"github.com/mcp-hub/mcp-hub/internal/fixture"
 )
 
 // modernTransports connect a go-sdk client of the 2026-07-28 era to the
@@ -23,7 +24,7 @@ var modernTransports = []struct {
 	{"http", func(t *testing.T, h *Gateway, client *mcp.Client) *mcp.ClientSession {
 		srv := httptest.NewServer(h.HTTPHandler(nil))
 		t.Cleanup(srv.Close)
-		cs, err := client.Connect(testCtx(t), &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp"}, nil)
+		cs, err := client.Connect(fixture.Context(t), &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp"}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -42,7 +43,7 @@ func modernConfig(autoLoad bool) *hub.Config {
 
 func toolNames(t *testing.T, cs *mcp.ClientSession) []string {
 	t.Helper()
-	res, err := cs.ListTools(testCtx(t), nil)
+	res, err := cs.ListTools(fixture.Context(t), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,11 +56,11 @@ func toolNames(t *testing.T, cs *mcp.ClientSession) []string {
 
 func callText(t *testing.T, cs *mcp.ClientSession, name string, args any) (string, bool) {
 	t.Helper()
-	res, err := cs.CallTool(testCtx(t), &mcp.CallToolParams{Name: name, Arguments: args})
+	res, err := cs.CallTool(fixture.Context(t), &mcp.CallToolParams{Name: name, Arguments: args})
 	if err != nil {
 		t.Fatalf("tools/call %s: %v", name, err)
 	}
-	return resultText(res), res.IsError
+	return fixture.ResultText(res), res.IsError
 }
 
 // TestModernDiscovery: a modern client's tools/list is the eager tools,
@@ -74,12 +75,12 @@ func TestModernDiscovery(t *testing.T) {
 				name += "/auto_load_on_call"
 			}
 			t.Run(name, func(t *testing.T) {
-				h := newTestHub(t, modernConfig(autoLoad), newFixtures())
+				h := newTestHub(t, modernConfig(autoLoad), fixture.NewServers())
 				cs := tr.connect(t, h, mcp.NewClient(&mcp.Implementation{Name: "modern-test", Version: "0"}, nil))
 				if v := cs.InitializeResult().ProtocolVersion; v != modernProtocol {
 					t.Fatalf("negotiated %q, want %s", v, modernProtocol)
 				}
-				want := sorted("call_tool", "clock__now", "search_tools")
+				want := fixture.Sorted("call_tool", "clock__now", "search_tools")
 				if got := toolNames(t, cs); !slices.Equal(got, want) {
 					t.Fatalf("tools/list = %v, want %v", got, want)
 				}
@@ -113,7 +114,7 @@ func TestModernDiscovery(t *testing.T) {
 func TestModernListen(t *testing.T) {
 	for _, tr := range modernTransports {
 		t.Run(tr.name, func(t *testing.T) {
-			fx := newFixtures()
+			fx := fixture.NewServers()
 			h := newTestHub(t, modernConfig(false), fx)
 			var changed atomic.Int64
 			client := mcp.NewClient(&mcp.Implementation{Name: "modern-test", Version: "0"}, &mcp.ClientOptions{
@@ -122,7 +123,7 @@ func TestModernListen(t *testing.T) {
 			cs := tr.connect(t, h, client)
 			// The listen is acknowledged before Connect returns; the
 			// session is registered with the hub by then too.
-			fx.addTool("clock", fixtureTool{"tick", "Tick once.", `{"type":"object"}`})
+			fx.AddTool("clock", fixture.Tool{"tick", "Tick once.", `{"type":"object"}`})
 			waitFor(t, "tools/list_changed on the listen stream", func() bool { return changed.Load() > 0 })
 			if got := toolNames(t, cs); !slices.Contains(got, "clock__tick") {
 				t.Fatalf("tools/list after the upstream change = %v, want clock__tick in it", got)

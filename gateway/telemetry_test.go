@@ -132,7 +132,7 @@ func TestTracingThroughHTTPUpstream(t *testing.T) {
 			up, upURL := newTraceparentUpstream(t)
 			cfg := newTestConfig(hub.Discovery{}, &hub.ServerConfig{Upstream: upstream.Config{Name: "up", URL: upURL}})
 			tp, flush := rec.provider(t)
-			h := tracedHub(t, cfg, Options{Hub: hub.Options{Builtin: (&gwUpstream{}).builtin(newFixtures())}, TracerProvider: tp})
+			h := tracedHub(t, cfg, Options{Hub: hub.Options{Builtin: (&gwUpstream{}).builtin(fixture.NewServers())}, TracerProvider: tp})
 			srv := httptest.NewServer(h.HTTPHandler(nil))
 			t.Cleanup(srv.Close)
 			url := srv.URL
@@ -144,11 +144,11 @@ func TestTracingThroughHTTPUpstream(t *testing.T) {
 			} else {
 				headers["traceparent"] = traceparent
 			}
-			cs, err := secHTTPClient(t, url+"/mcp", headers)
+			cs, err := fixture.HTTPClient(t, url+"/mcp", headers)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if res, err := cs.CallTool(testCtx(t), params); err != nil || res.IsError {
+			if res, err := cs.CallTool(fixture.Context(t), params); err != nil || res.IsError {
 				t.Fatalf("call: %v %v", err, res)
 			}
 			h.Close()
@@ -200,17 +200,17 @@ func TestTracingStdioMeta(t *testing.T) {
 	h := tracedHub(t, cfg, Options{TracerProvider: tp})
 	c := connectClient(t, h, "")
 	const traceID = "0af7651916cd43dd8448eb211c80319c"
-	res, err := c.cs.CallTool(testCtx(t), &mcp.CallToolParams{Name: "fx__meta", Arguments: map[string]any{},
+	res, err := c.cs.CallTool(fixture.Context(t), &mcp.CallToolParams{Name: "fx__meta", Arguments: map[string]any{},
 		Meta: mcp.Meta{"traceparent": "00-" + traceID + "-b7ad6b7169203331-01", "tracestate": "vendor=x", "other": "kept"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var meta map[string]any
-	if err := json.Unmarshal([]byte(resultText(res)), &meta); err != nil {
-		t.Fatalf("meta tool answered %q: %v", resultText(res), err)
+	if err := json.Unmarshal([]byte(fixture.ResultText(res)), &meta); err != nil {
+		t.Fatalf("meta tool answered %q: %v", fixture.ResultText(res), err)
 	}
 	const readTrace = "1af7651916cd43dd8448eb211c80319d"
-	if _, err := c.cs.ReadResource(testCtx(t), &mcp.ReadResourceParams{URI: "fixture://info",
+	if _, err := c.cs.ReadResource(fixture.Context(t), &mcp.ReadResourceParams{URI: "fixture://info",
 		Meta: mcp.Meta{"traceparent": "00-" + readTrace + "-c7ad6b7169203331-01"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -244,7 +244,7 @@ func TestTracingOffCostsNothing(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			opts := c.tp
-			opts.Hub.Builtin = newFixtures().builtin
+			opts.Hub.Builtin = fixture.NewServers().Builtin
 			h := tracedHub(t, smallConfig(), opts)
 			if h.tracing != nil {
 				t.Fatal("tracing is on")

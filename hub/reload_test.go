@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-hub/mcp-hub/internal/fixture"
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
@@ -102,7 +103,7 @@ func TestRestartNeeded(t *testing.T) {
 // changed one is closed.
 func TestApply(t *testing.T) {
 	t.Parallel()
-	fx := newFixtures()
+	fx := fixture.NewServers()
 	h := newTestHub(t, smallConfig(), fx)
 	c := connectClient(t, h, "")
 	if _, isErr := c.search(map[string]any{"tool_names": []string{"math__add"}}); isErr {
@@ -153,7 +154,7 @@ func TestApply(t *testing.T) {
 		t.Errorf("changed server's tools not listed after reconnect: %v", names)
 	}
 	if res := c.call("math__add", map[string]any{"a": 1, "b": 2}); res.IsError {
-		t.Errorf("call to an unchanged server after reload failed: %v", resultText(res))
+		t.Errorf("call to an unchanged server after reload failed: %v", fixture.ResultText(res))
 	}
 	st := h.ConfigStatus()
 	if st.Reloads != 1 || st.LastReloadError != "" {
@@ -180,7 +181,7 @@ func TestApply(t *testing.T) {
 // new definition, and turning discovery off lists deferred tools, without
 // a new session.
 func TestApplyToolsetAndDiscovery(t *testing.T) {
-	fx := newFixtures()
+	fx := fixture.NewServers()
 	cfg := smallConfig()
 	cfg.Toolsets = map[string]*Toolset{"calc": {Servers: map[string]*ToolSelection{"math": {All: true}}}}
 	h := newTestHub(t, cfg, fx)
@@ -204,7 +205,7 @@ func TestApplyToolsetAndDiscovery(t *testing.T) {
 
 // TestApplyAfterClose: a closed hub refuses a reload and starts nothing.
 func TestApplyAfterClose(t *testing.T) {
-	h := newTestHub(t, smallConfig(), newFixtures())
+	h := newTestHub(t, smallConfig(), fixture.NewServers())
 	h.Close()
 	if err := h.Apply(context.Background(), wideConfig()); err == nil {
 		t.Fatal("Apply on a closed hub succeeded")

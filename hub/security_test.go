@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcp-hub/mcp-hub/internal/fixture"
 )
 
 // secStdioSession runs ServeStdio over pipes and speaks raw lines.
@@ -116,7 +118,7 @@ func TestSecurityBadInputStdio(t *testing.T) {
 	cfg.MaxRequestBytes = 32 << 10
 	h, lg := secHub(t, cfg)
 	s := secServeStdio(t, h)
-	s.send(secInit)
+	s.send(fixture.RawInitialize)
 	if m := s.recv(); m["result"] == nil {
 		t.Fatalf("initialize: %v", m)
 	}

@@ -46,28 +46,6 @@ func modernConfig(autoLoad bool) *Config {
 	return cfg
 }
 
-func toolNames(t *testing.T, cs *mcp.ClientSession) []string {
-	t.Helper()
-	res, err := cs.ListTools(fixture.Context(t), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, tool := range res.Tools {
-		names = append(names, tool.Name)
-	}
-	return names
-}
-
-func callText(t *testing.T, cs *mcp.ClientSession, name string, args any) (string, bool) {
-	t.Helper()
-	res, err := cs.CallTool(fixture.Context(t), &mcp.CallToolParams{Name: name, Arguments: args})
-	if err != nil {
-		t.Fatalf("tools/call %s: %v", name, err)
-	}
-	return fixture.ResultText(res), res.IsError
-}
-
 // TestModernDiscovery: a modern client's tools/list is the eager tools,
 // search_tools and call_tool, and no search changes it; search_tools shows
 // what it found with full input schemas; the found tool is called through
@@ -86,27 +64,27 @@ func TestModernDiscovery(t *testing.T) {
 					t.Fatalf("negotiated %q, want %s", v, protocolModern)
 				}
 				want := fixture.Sorted("call_tool", "clock__now", "search_tools")
-				if got := toolNames(t, cs); !slices.Equal(got, want) {
+				if got := fixture.ToolNames(t, cs); !slices.Equal(got, want) {
 					t.Fatalf("tools/list = %v, want %v", got, want)
 				}
-				text, isErr := callText(t, cs, SearchToolsName, map[string]any{"query": "add two numbers"})
+				text, isErr := fixture.CallText(t, cs, SearchToolsName, map[string]any{"query": "add two numbers"})
 				if isErr || !strings.Contains(text, "math__add") || !strings.Contains(text, `"required":["a","b"]`) || !strings.Contains(text, "call_tool") || strings.Contains(text, "now loaded") {
 					t.Fatalf("search_tools answered (isError %t):\n%s", isErr, text)
 				}
-				if got := toolNames(t, cs); !slices.Equal(got, want) {
+				if got := fixture.ToolNames(t, cs); !slices.Equal(got, want) {
 					t.Fatalf("tools/list after search_tools = %v, want it unchanged: %v", got, want)
 				}
-				if text, isErr := callText(t, cs, CallToolName, map[string]any{"name": "math__add", "arguments": map[string]any{"a": 2, "b": 3}}); isErr || !strings.Contains(text, "math.add") {
+				if text, isErr := fixture.CallText(t, cs, CallToolName, map[string]any{"name": "math__add", "arguments": map[string]any{"a": 2, "b": 3}}); isErr || !strings.Contains(text, "math.add") {
 					t.Fatalf("call_tool math__add: %q (isError %t)", text, isErr)
 				}
-				text, isErr = callText(t, cs, "math__add", map[string]any{"a": 2, "b": 3})
+				text, isErr = fixture.CallText(t, cs, "math__add", map[string]any{"a": 2, "b": 3})
 				switch {
 				case autoLoad && isErr:
 					t.Fatalf("math__add by name with auto_load_on_call: %q", text)
 				case !autoLoad && (!isErr || !strings.Contains(text, "call_tool")):
 					t.Fatalf("math__add by name without auto_load_on_call: %q (isError %t), want an error pointing at call_tool", text, isErr)
 				}
-				if got := toolNames(t, cs); !slices.Equal(got, want) {
+				if got := fixture.ToolNames(t, cs); !slices.Equal(got, want) {
 					t.Fatalf("tools/list after calls = %v, want it unchanged: %v", got, want)
 				}
 			})
@@ -130,7 +108,7 @@ func TestModernListen(t *testing.T) {
 			// session is registered with the hub by then too.
 			fx.AddTool("clock", fixture.Tool{"tick", "Tick once.", `{"type":"object"}`})
 			waitFor(t, "tools/list_changed on the listen stream", func() bool { return changed.Load() > 0 })
-			if got := toolNames(t, cs); !slices.Contains(got, "clock__tick") {
+			if got := fixture.ToolNames(t, cs); !slices.Contains(got, "clock__tick") {
 				t.Fatalf("tools/list after the upstream change = %v, want clock__tick in it", got)
 			}
 		})

@@ -7,8 +7,6 @@ package gateway
 import (
 	"context"
 	"log/slog"
-	"slices"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -23,10 +21,6 @@ import (
 type serverOpt func(*hub.ServerConfig)
 
 func deferLoading(b bool) serverOpt { return func(s *hub.ServerConfig) { s.DeferLoading = &b } }
-func withPrefix(p string) serverOpt { return func(s *hub.ServerConfig) { s.Prefix = &p } }
-func withDescription(d string) serverOpt {
-	return func(s *hub.ServerConfig) { s.Description = d }
-}
 
 // fixtureServer is a server entry named name that runs the fixture of the
 // same name.
@@ -57,21 +51,6 @@ func smallConfig() *hub.Config {
 		fixtureServer("clock", deferLoading(false)))
 }
 
-// wideConfig is the spec's WIDE fixture: SMALL plus search (deferred).
-func wideConfig() *hub.Config {
-	cfg := smallConfig()
-	s := fixtureServer("search", deferLoading(true))
-	cfg.Servers["search"] = s
-	cfg.ServerOrder = append(cfg.ServerOrder, "search")
-	return cfg
-}
-
-// bigConfig is the spec's BIG fixture: bigserver (deferred) with 12 tools.
-func bigConfig(maxResults int) *hub.Config {
-	return newTestConfig(hub.Discovery{Enabled: true, MaxSearchResults: maxResults},
-		fixtureServer("bigserver", deferLoading(true)))
-}
-
 var quietLogger = slog.New(slog.DiscardHandler)
 
 // newTestHub starts a hub on cfg with fixture servers; it is closed when the test ends.
@@ -87,27 +66,19 @@ func newTestHub(t testing.TB, cfg *hub.Config, fx *fixture.Servers) *Gateway {
 	return h
 }
 
-// testClient is a go-sdk client session connected to a hub in memory. It
-// counts the tools/list_changed notifications it receives.
+// testClient is a go-sdk client session connected to a hub in memory.
 type testClient struct {
-	t            testing.TB
-	h            *Gateway
-	cs           *mcp.ClientSession
-	toolsChanged atomic.Int64
+	t  testing.TB
+	cs *mcp.ClientSession
 }
 
 // connectClient opens a session on h for toolset ("" for all tools) and
-// waits until the hub has registered it (so it receives list changes).
+// waits until the hub has registered it.
 func connectClient(t testing.TB, h *Gateway, toolset string) *testClient {
 	t.Helper()
-	c := &testClient{t: t, h: h}
+	c := &testClient{t: t}
 	before := h.hub.SessionCount()
-	client := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "test"}, &mcp.ClientOptions{
-		Logger: quietLogger,
-		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
-			c.toolsChanged.Add(1)
-		},
-	})
+	client := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "test"}, &mcp.ClientOptions{Logger: quietLogger})
 	cs, err := h.hub.Connect(context.Background(), toolset, client)
 	if err != nil {
 		t.Fatalf("Connect(%q): %v", toolset, err)
@@ -126,21 +97,6 @@ func waitFor(t testing.TB, what string, cond func() bool) {
 	fixture.Eventually(t, 30*time.Second, what, cond)
 }
 
-// settle waits out the SDK's ~10 ms list_changed debounce and delivery.
-func settle() { time.Sleep(100 * time.Millisecond) }
-
-// listChanged waits until at least want tools/list_changed have arrived
-// (up to 10 s: a loaded machine delivers late), then for the SDK's debounce
-// window, so that one too many shows too, and returns how many arrived.
-func (c *testClient) listChanged(want int64) int64 {
-	deadline := time.Now().Add(10 * time.Second)
-	for c.toolsChanged.Load() < want && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
-	settle()
-	return c.toolsChanged.Load()
-}
-
 // call calls a tool; a protocol error fails the test.
 func (c *testClient) call(name string, args any) *mcp.CallToolResult {
 	c.t.Helper()
@@ -156,57 +112,4 @@ func (c *testClient) callErr(name string, args any) (*mcp.CallToolResult, error)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	return c.cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
-}
-
-// search calls search_tools and returns its text and isError.
-func (c *testClient) search(args map[string]any) (string, bool) {
-	c.t.Helper()
-	res := c.call(hub.SearchToolsName, args)
-	return fixture.ResultText(res), res.IsError
-}
-
-// tools lists the session's tools.
-func (c *testClient) tools() []*mcp.Tool {
-	c.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	res, err := c.cs.ListTools(ctx, nil)
-	if err != nil {
-		c.t.Fatalf("tools/list: %v", err)
-	}
-	return res.Tools
-}
-
-// tool returns the listed tool of that name, or nil.
-func (c *testClient) tool(name string) *mcp.Tool {
-	c.t.Helper()
-	for _, t := range c.tools() {
-		if t.Name == name {
-			return t
-		}
-	}
-	return nil
-}
-
-// toolNames lists the session's tool names, sorted.
-// unchanged checks that the session still lists before and got no
-// list_changed.
-func (c *testClient) unchanged(t testing.TB, before []string) {
-	t.Helper()
-	if got := c.toolNames(); !slices.Equal(got, before) {
-		t.Errorf("tools changed: %v -> %v", before, got)
-	}
-	if n := c.listChanged(0); n != 0 {
-		t.Errorf("%d list_changed, want 0", n)
-	}
-}
-
-func (c *testClient) toolNames() []string {
-	c.t.Helper()
-	var names []string
-	for _, t := range c.tools() {
-		names = append(names, t.Name)
-	}
-	slices.Sort(names)
-	return names
 }

@@ -192,7 +192,6 @@ func (c *testClient) tool(name string) *mcp.Tool {
 	return nil
 }
 
-// toolNames lists the session's tool names, sorted.
 // unchanged checks that the session still lists before and got no
 // list_changed.
 func (c *testClient) unchanged(t testing.TB, before []string) {
@@ -205,6 +204,7 @@ func (c *testClient) unchanged(t testing.TB, before []string) {
 	}
 }
 
+// toolNames lists the session's tool names, sorted.
 func (c *testClient) toolNames() []string {
 	c.t.Helper()
 	var names []string

@@ -89,18 +89,13 @@ func serverSessionOf(req mcp.Request) *mcp.ServerSession {
 // streams). A session the hub already knows, or one that has ended, is
 // left alone.
 func (s *Session) beginModern(ss *mcp.ServerSession) {
-	s.mu.Lock()
-	if s.ended || s.ss != nil || s.modernShared {
-		s.mu.Unlock()
-		return
-	}
-	s.ss = ss
-	s.hub.addSession(s)
-	s.mu.Unlock()
-	s.sync(s.hub.Catalog())
-	if f := s.hub.hooks.SessionStarted; f != nil {
-		f(s)
-	}
+	s.start(func() bool {
+		if s.ss != nil || s.modernShared {
+			return false
+		}
+		s.ss = ss
+		return true
+	})
 }
 
 // requestSessionKey carries the SDK session of the request being handled,
@@ -133,14 +128,10 @@ func (h *Hub) NewModernSession(opts SessionOptions) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.mu.Lock()
-	s.modernShared = true
-	h.addSession(s)
-	s.mu.Unlock()
-	s.sync(h.Catalog())
-	if f := h.hooks.SessionStarted; f != nil {
-		f(s)
-	}
+	s.start(func() bool {
+		s.modernShared = true
+		return true
+	})
 	return s, nil
 }
 
@@ -173,7 +164,7 @@ func (c *Catalog) modernView(h *Hub, ts *Toolset) *toolView {
 	}
 	c.views.mu.Unlock()
 	legacy := c.view(h, ts)
-	v := &toolView{instructions: legacy.instructions}
+	v := &toolView{}
 	for _, def := range legacy.listed {
 		if !legacy.isMeta(def.Name) {
 			v.listed = append(v.listed, def)

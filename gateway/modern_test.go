@@ -55,8 +55,8 @@ func TestModernDiscovery(t *testing.T) {
 			t.Run(name, func(t *testing.T) {
 				h := newTestHub(t, modernConfig(autoLoad), fixture.NewServers())
 				cs := tr.connect(t, h, mcp.NewClient(&mcp.Implementation{Name: "modern-test", Version: "0"}, nil))
-				if v := cs.InitializeResult().ProtocolVersion; v != modernProtocol {
-					t.Fatalf("negotiated %q, want %s", v, modernProtocol)
+				if v := cs.InitializeResult().ProtocolVersion; v != hub.ModernProtocol {
+					t.Fatalf("negotiated %q, want %s", v, hub.ModernProtocol)
 				}
 				want := fixture.Sorted("call_tool", "clock__now", "search_tools")
 				if got := fixture.ToolNames(t, cs); !slices.Equal(got, want) {

@@ -38,15 +38,15 @@ import (
 // principal, on whichever replica it lands. An upstream of the legacy era
 // reaches a modern client's calls through inputrequired.go.
 
-// protocolModern is the first revision of the modern era.
-const protocolModern = "2026-07-28"
+// ModernProtocol is the first protocol revision of the modern era.
+const ModernProtocol = "2026-07-28"
 
 // supportedVersions is every protocol version of the SDK up to 2025-11-25,
 // and 2026-07-28 when modern (protocol.modern).
 func supportedVersions(modern bool) []string {
 	var out []string
 	for _, v := range mcp.SupportedProtocolVersions() {
-		if v <= "2025-11-25" || (modern && v == protocolModern) {
+		if v <= "2025-11-25" || (modern && v == ModernProtocol) {
 			out = append(out, v)
 		}
 	}
@@ -61,7 +61,7 @@ type versionedRequest interface{ ProtocolVersion() string }
 // isModern reports whether req was sent in the modern era.
 func isModern(req mcp.Request) bool {
 	if r, ok := req.(versionedRequest); ok {
-		return r.ProtocolVersion() >= protocolModern
+		return r.ProtocolVersion() >= ModernProtocol
 	}
 	return modernSession(serverSessionOf(req))
 }
@@ -72,7 +72,7 @@ func modernSession(ss *mcp.ServerSession) bool {
 		return false
 	}
 	ip := ss.InitializeParams()
-	return ip != nil && ip.ProtocolVersion >= protocolModern
+	return ip != nil && ip.ProtocolVersion >= ModernProtocol
 }
 
 func serverSessionOf(req mcp.Request) *mcp.ServerSession {

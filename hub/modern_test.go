@@ -60,8 +60,8 @@ func TestModernDiscovery(t *testing.T) {
 			t.Run(name, func(t *testing.T) {
 				h := newTestHub(t, modernConfig(autoLoad), fixture.NewServers())
 				cs := tr.connect(t, h, mcp.NewClient(&mcp.Implementation{Name: "modern-test", Version: "0"}, nil))
-				if v := cs.InitializeResult().ProtocolVersion; v != protocolModern {
-					t.Fatalf("negotiated %q, want %s", v, protocolModern)
+				if v := cs.InitializeResult().ProtocolVersion; v != ModernProtocol {
+					t.Fatalf("negotiated %q, want %s", v, ModernProtocol)
 				}
 				want := fixture.Sorted("call_tool", "clock__now", "search_tools")
 				if got := fixture.ToolNames(t, cs); !slices.Equal(got, want) {
@@ -142,7 +142,7 @@ func TestProtocolConfig(t *testing.T) {
 		if got := cfg.Protocol.ModernEnabled(); got != tc.modern {
 			t.Errorf("%q: ModernEnabled %t, want %t", tc.doc, got, tc.modern)
 		}
-		if got := slices.Contains(supportedVersions(cfg.Protocol.ModernEnabled()), protocolModern); got != tc.modern {
+		if got := slices.Contains(supportedVersions(cfg.Protocol.ModernEnabled()), ModernProtocol); got != tc.modern {
 			t.Errorf("%q: 2026-07-28 offered %t, want %t", tc.doc, got, tc.modern)
 		}
 	}

@@ -20,7 +20,7 @@ import (
 // count too.
 func TestCallAllocations(t *testing.T) {
 	const limit = 64 << 10
-	url, hdr := secRawSession(t, secConfig(secStdio(t, "fx", "-tools", "echo")))
+	url, hdr := secRawSession(t, fixture.RestartingConfig(fixture.StdioEntry(t, "fx", "-tools", "echo")))
 	call := func() {
 		resp := fixture.Post(t, url, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"fx__echo","arguments":{"text":"hello"}}}`, hdr)
 		body, _ := io.ReadAll(resp.Body)

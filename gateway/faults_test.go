@@ -35,9 +35,9 @@ func TestHubFaultHealth(t *testing.T) {
 	script := fmt.Sprintf(`if [ -e %q ]; then exec %q -name flaky -features; fi; echo "flaky is down" >&2; exit 1`, flag, fixture.Build(t))
 	flaky := &hub.ServerConfig{Upstream: upstream.Config{Command: "/bin/sh", Args: []string{"-c", script}}}
 	flaky.Name = "flaky"
-	off := secStdio(t, "off", "-tools", "x")
+	off := fixture.StdioEntry(t, "off", "-tools", "x")
 	off.Disabled = true
-	cfg := secConfig(secStdio(t, "ok", "-features"), flaky, secStdio(t, "slow", "-tools", "s", "-start-delay", "30s"), secStdio(t, "dead", "-fail-start"), off)
+	cfg := fixture.RestartingConfig(fixture.StdioEntry(t, "ok", "-features"), flaky, fixture.StdioEntry(t, "slow", "-tools", "s", "-start-delay", "30s"), fixture.StdioEntry(t, "dead", "-fail-start"), off)
 	cfg.Restart.InitialBackoff = upstream.Duration(300 * time.Millisecond)
 	cfg.Restart.MaxBackoff = upstream.Duration(300 * time.Millisecond)
 	cfg.Restart.UnhealthyAfter = 3

@@ -34,7 +34,7 @@ func TestIsResponseEvent(t *testing.T) {
 // (one write); a call that streams progress first is streamed as before,
 // its notifications ahead of its result.
 func TestAnswerInOneWrite(t *testing.T) {
-	url, hdr := secRawSession(t, secConfig(secStdio(t, "fx", "-features")))
+	url, hdr := secRawSession(t, fixture.RestartingConfig(fixture.StdioEntry(t, "fx", "-features")))
 
 	resp := fixture.Post(t, url, `{"jsonrpc":"2.0","id":"q1","method":"tools/call","params":{"name":"fx__pid","arguments":{}}}`, hdr)
 	body, _ := io.ReadAll(resp.Body)

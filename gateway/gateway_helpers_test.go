@@ -81,9 +81,9 @@ func (g *gwUpstream) server() *mcp.Server {
 // gwConfig is a config with "gw" (eager, a short timeout) and the spec's
 // weather server (deferred), discovery on.
 func gwConfig() *hub.Config {
-	gw := fixtureServer("gw", deferLoading(false))
+	gw := fixture.ServerEntry("gw", fixture.DeferLoading(false))
 	gw.Timeout = upstream.Duration(time.Second)
-	return newTestConfig(hub.Discovery{Enabled: true}, gw, fixtureServer("weather", deferLoading(true)))
+	return fixture.NewConfig(hub.Discovery{Enabled: true}, gw, fixture.ServerEntry("weather", fixture.DeferLoading(true)))
 }
 
 // gwHub starts a hub on cfg with the gw and fixture upstreams and serves it

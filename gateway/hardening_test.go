@@ -59,7 +59,7 @@ func hdGet(t *testing.T, url string, headers map[string]string) (int, string) {
 // TestHealthzGuarded: /healthz refuses a foreign Host like /mcp does, and
 // with auth.tokens set it tells a request without a token only the status.
 func TestHealthzGuarded(t *testing.T) {
-	cfg := secConfig(secStdio(t, "fx", "-tools", "a"))
+	cfg := fixture.RestartingConfig(fixture.StdioEntry(t, "fx", "-tools", "a"))
 	cfg.Auth.Tokens = []config.Token{{Value: "tok-health-4242"}}
 	h, _ := secHub(t, cfg)
 	base := hdServer(t, h)
@@ -94,7 +94,7 @@ func hdInit(t *testing.T, url string) *http.Response {
 // Retry-After, and a slot frees when a session ends; a session is only
 // built for an initialize.
 func TestHTTPSessionLimits(t *testing.T) {
-	cfg := secConfig(secStdio(t, "fx", "-tools", "a"))
+	cfg := fixture.RestartingConfig(fixture.StdioEntry(t, "fx", "-tools", "a"))
 	cfg.MaxSessions = 2
 	h, _ := secHub(t, cfg)
 	url := hdServer(t, h) + "/mcp"
@@ -161,7 +161,7 @@ func TestHTTPSessionLimits(t *testing.T) {
 // abandoned end after session_idle_timeout, and free their slots.
 func TestHTTPSessionIdleTimeout(t *testing.T) {
 	t.Parallel()
-	cfg := secConfig(secStdio(t, "fx", "-tools", "a"))
+	cfg := fixture.RestartingConfig(fixture.StdioEntry(t, "fx", "-tools", "a"))
 	cfg.SessionIdleTimeout = upstream.Duration(300 * time.Millisecond)
 	h, _ := secHub(t, cfg)
 	url := hdServer(t, h) + "/mcp"
@@ -178,7 +178,7 @@ func TestHTTPSessionIdleTimeout(t *testing.T) {
 // event stream, are not cut; an idle keep-alive connection is closed after
 // IdleTimeout; headers over MaxHeaderBytes get 431.
 func TestHTTPServerTimeouts(t *testing.T) {
-	cfg := secConfig(secStdio(t, "fx", "-features"))
+	cfg := fixture.RestartingConfig(fixture.StdioEntry(t, "fx", "-features"))
 	cfg.HTTP = config.HTTPLimits{BodyReadTimeout: upstream.Duration(300 * time.Millisecond), IdleTimeout: upstream.Duration(300 * time.Millisecond), MaxHeaderBytes: 8 << 10}
 	h, _ := secHub(t, cfg)
 	base := hdServer(t, h)

@@ -14,42 +14,7 @@ import (
 
 	"github.com/mcp-hub/mcp-hub/hub"
 	"github.com/mcp-hub/mcp-hub/internal/fixture"
-	"github.com/mcp-hub/mcp-hub/upstream"
 )
-
-// serverOpt adjusts one server entry of a test config.
-type serverOpt func(*hub.ServerConfig)
-
-func deferLoading(b bool) serverOpt { return func(s *hub.ServerConfig) { s.DeferLoading = &b } }
-
-// fixtureServer is a server entry named name that runs the fixture of the
-// same name.
-func fixtureServer(name string, opts ...serverOpt) *hub.ServerConfig {
-	s := &hub.ServerConfig{Upstream: upstream.Config{Name: name, Builtin: name}}
-	for _, o := range opts {
-		o(s)
-	}
-	return s
-}
-
-// newTestConfig builds a Config programmatically, servers in the given order.
-func newTestConfig(d hub.Discovery, servers ...*hub.ServerConfig) *hub.Config {
-	cfg := &hub.Config{Path: "test.yaml", Servers: map[string]*hub.ServerConfig{}, Discovery: d}
-	for _, s := range servers {
-		cfg.Servers[s.Name] = s
-		cfg.ServerOrder = append(cfg.ServerOrder, s.Name)
-	}
-	return cfg
-}
-
-// smallConfig is the spec's SMALL fixture: weather and math deferred, clock
-// eager, max_search_results 5.
-func smallConfig() *hub.Config {
-	return newTestConfig(hub.Discovery{Enabled: true, MaxSearchResults: 5},
-		fixtureServer("weather", deferLoading(true)),
-		fixtureServer("math", deferLoading(true)),
-		fixtureServer("clock", deferLoading(false)))
-}
 
 var quietLogger = slog.New(slog.DiscardHandler)
 

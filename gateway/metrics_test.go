@@ -184,7 +184,7 @@ func TestMetricsPerHub(t *testing.T) {
 //
 //	go test -run '^$' -bench CallObservation -benchmem ./gateway/
 func BenchmarkCallObservation(b *testing.B) {
-	h := newTestHub(b, smallConfig(), fixture.NewServers())
+	h := newTestHub(b, fixture.SmallConfig(), fixture.NewServers())
 	s, err := h.hub.NewSession(hub.SessionOptions{})
 	if err != nil {
 		b.Fatal(err)

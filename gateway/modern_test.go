@@ -34,7 +34,7 @@ var modernTransports = []struct {
 }
 
 func modernConfig(autoLoad bool) *hub.Config {
-	cfg := smallConfig()
+	cfg := fixture.SmallConfig()
 	cfg.Discovery.AutoLoadOnCall = autoLoad
 	on := true
 	cfg.Protocol.Modern = &on

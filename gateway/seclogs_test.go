@@ -224,7 +224,7 @@ func TestMetricsToolLabelsBounded(t *testing.T) {
 	}
 	web := &hub.ServerConfig{Upstream: upstream.Config{URL: fixture.ServeHTTP(t, up)}}
 	web.Name = "web"
-	h, _ := secHub(t, secConfig(web))
+	h, _ := secHub(t, fixture.RestartingConfig(web))
 	srv := httptest.NewServer(h.HTTPHandler(nil))
 	t.Cleanup(srv.Close)
 	cs, err := fixture.HTTPClient(t, srv.URL+"/mcp", nil)

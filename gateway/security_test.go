@@ -27,24 +27,6 @@ import (
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
-// secConfig is a config with the given servers, in order, and fast restarts.
-func secConfig(servers ...*hub.ServerConfig) *hub.Config {
-	cfg := &hub.Config{Path: "test.yaml", Servers: map[string]*hub.ServerConfig{}}
-	cfg.Restart.InitialBackoff = upstream.Duration(50 * time.Millisecond)
-	cfg.Restart.MaxBackoff = upstream.Duration(200 * time.Millisecond)
-	for _, sc := range servers {
-		cfg.Servers[sc.Name] = sc
-		cfg.ServerOrder = append(cfg.ServerOrder, sc.Name)
-	}
-	return cfg
-}
-
-func secStdio(t testing.TB, name string, args ...string) *hub.ServerConfig {
-	sc := &hub.ServerConfig{Upstream: upstream.Config{Command: fixture.Build(t), Args: append([]string{"-name", name}, args...)}}
-	sc.Name = name
-	return sc
-}
-
 func secHub(t testing.TB, cfg *hub.Config) (*Gateway, *fixture.Log) {
 	t.Helper()
 	lg := &fixture.Log{}
@@ -78,7 +60,7 @@ func secRawSession(t testing.TB, cfg *hub.Config) (url string, headers map[strin
 // TestSecurityBearerAuth: with auth.tokens, /mcp, /mcp/<toolset> and the
 // extra handlers (/v1/chat) need a valid bearer token; /healthz does not.
 func TestSecurityBearerAuth(t *testing.T) {
-	cfg := secConfig(secStdio(t, "fx", "-tools", "a"))
+	cfg := fixture.RestartingConfig(fixture.StdioEntry(t, "fx", "-tools", "a"))
 	cfg.Auth.Tokens = []config.Token{{Value: "tok-first-1234"}, {Value: "tok-second-5678"}}
 	cfg.Toolsets = map[string]*hub.Toolset{"only": {Servers: map[string]*hub.ToolSelection{"fx": {All: true}}}}
 	h, _ := secHub(t, cfg)
@@ -133,7 +115,7 @@ func TestSecurityBearerAuth(t *testing.T) {
 // TestSecurityOriginAndHost: DNS-rebinding protection. A foreign Origin is
 // refused unless allowed; a loopback listener refuses a foreign Host.
 func TestSecurityOriginAndHost(t *testing.T) {
-	cfg := secConfig(secStdio(t, "fx", "-tools", "a"))
+	cfg := fixture.RestartingConfig(fixture.StdioEntry(t, "fx", "-tools", "a"))
 	cfg.Auth.AllowedOrigins = []string{"https://app.example"}
 	h, _ := secHub(t, cfg)
 	chat := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "chat ok") })
@@ -167,7 +149,7 @@ func TestSecurityOriginAndHost(t *testing.T) {
 // TestSecurityOversizedHTTP: a body over max_request_bytes gets 413, and
 // the hub keeps serving.
 func TestSecurityOversizedHTTP(t *testing.T) {
-	cfg := secConfig(secStdio(t, "fx", "-tools", "a"))
+	cfg := fixture.RestartingConfig(fixture.StdioEntry(t, "fx", "-tools", "a"))
 	cfg.MaxRequestBytes = 64 << 10
 	h, _ := secHub(t, cfg)
 	srv := httptest.NewServer(h.HTTPHandler(nil))
@@ -196,7 +178,7 @@ func TestSecurityOversizedHTTP(t *testing.T) {
 // TestSecurityBadInputHTTP: bad requests over HTTP get 4xx or JSON-RPC
 // errors and do not disturb another session.
 func TestSecurityBadInputHTTP(t *testing.T) {
-	h, _ := secHub(t, secConfig(secStdio(t, "fx", "-features")))
+	h, _ := secHub(t, fixture.RestartingConfig(fixture.StdioEntry(t, "fx", "-features")))
 	srv := httptest.NewServer(h.HTTPHandler(nil))
 	defer srv.Close()
 	good, err := fixture.HTTPClient(t, srv.URL+"/mcp", nil)
@@ -300,7 +282,7 @@ restart: {initial_backoff: 50ms, max_backoff: 100ms, unhealthy_after: 2, cooldow
 // ones included, refuses a DNS-rebinding Host or a foreign Origin before
 // anything else, and the ones behind auth answer 401 without a token.
 func TestEveryPathGuarded(t *testing.T) {
-	cfg := secConfig(secStdio(t, "fx", "-tools", "a"))
+	cfg := fixture.RestartingConfig(fixture.StdioEntry(t, "fx", "-tools", "a"))
 	cfg.Auth.Tokens = []config.Token{{Name: "ops", Value: "tok-every-1234"}}
 	h, _ := secHub(t, cfg)
 	ui := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

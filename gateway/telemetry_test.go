@@ -130,7 +130,7 @@ func TestTracingThroughHTTPUpstream(t *testing.T) {
 		t.Run(via, func(t *testing.T) {
 			rec := newOTLPReceiver(t)
 			up, upURL := newTraceparentUpstream(t)
-			cfg := newTestConfig(hub.Discovery{}, &hub.ServerConfig{Upstream: upstream.Config{Name: "up", URL: upURL}})
+			cfg := fixture.NewConfig(hub.Discovery{}, &hub.ServerConfig{Upstream: upstream.Config{Name: "up", URL: upURL}})
 			tp, flush := rec.provider(t)
 			h := tracedHub(t, cfg, Options{Hub: hub.Options{Builtin: (&gwUpstream{}).builtin(fixture.NewServers())}, TracerProvider: tp})
 			srv := httptest.NewServer(h.HTTPHandler(nil))
@@ -195,7 +195,7 @@ func TestTracingThroughHTTPUpstream(t *testing.T) {
 // context in _meta too; resources/read gets its spans as well.
 func TestTracingStdioMeta(t *testing.T) {
 	rec := newOTLPReceiver(t)
-	cfg := secConfig(secStdio(t, "fx", "-meta-tool", "-features"))
+	cfg := fixture.RestartingConfig(fixture.StdioEntry(t, "fx", "-meta-tool", "-features"))
 	tp, flush := rec.provider(t)
 	h := tracedHub(t, cfg, Options{TracerProvider: tp})
 	c := connectClient(t, h, "")
@@ -245,7 +245,7 @@ func TestTracingOffCostsNothing(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			opts := c.tp
 			opts.Hub.Builtin = fixture.NewServers().Builtin
-			h := tracedHub(t, smallConfig(), opts)
+			h := tracedHub(t, fixture.SmallConfig(), opts)
 			if h.tracing != nil {
 				t.Fatal("tracing is on")
 			}

@@ -25,7 +25,7 @@ import (
 // restarted.
 func TestBuiltinsContained(t *testing.T) {
 	t.Parallel()
-	cfg := newTestConfig(Discovery{},
+	cfg := fixture.NewConfig(Discovery{},
 		&ServerConfig{Upstream: upstream.Config{Name: "text", Builtin: "text"}},
 		&ServerConfig{Upstream: upstream.Config{Name: "time", Builtin: "time"}})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

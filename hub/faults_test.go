@@ -41,7 +41,7 @@ func TestHubFaultRestartKeepsLoadedTools(t *testing.T) {
 	script := fmt.Sprintf(`if [ -e %q ]; then exec %q -name fx -features -tools extra; fi; exec %q -name fx -features`, flag, fixture.Build(t), fixture.Build(t))
 	fx := &ServerConfig{Upstream: upstream.Config{Command: "/bin/sh", Args: []string{"-c", script}}}
 	fx.Name = "fx"
-	cfg := secConfig(fx, secStdio(t, "other", "-tools", "a"))
+	cfg := fixture.RestartingConfig(fx, fixture.StdioEntry(t, "other", "-tools", "a"))
 	cfg.Discovery = Discovery{Enabled: true}
 	yes, no := true, false
 	fx.DeferLoading, cfg.Servers["other"].DeferLoading = &yes, &no
@@ -111,9 +111,9 @@ func TestHubFaultRestartKeepsLoadedTools(t *testing.T) {
 // meanwhile other servers and other sessions are served.
 func TestHubFaultHungUpstream(t *testing.T) {
 	t.Parallel()
-	slow := secStdio(t, "slow", "-features")
+	slow := fixture.StdioEntry(t, "slow", "-features")
 	slow.Timeout = upstream.Duration(4 * time.Second)
-	h, lg := secHub(t, secConfig(slow, secStdio(t, "other", "-features")))
+	h, lg := secHub(t, fixture.RestartingConfig(slow, fixture.StdioEntry(t, "other", "-features")))
 	a, b := fixture.ConnectCounting(t, h), fixture.ConnectCounting(t, h)
 	type result struct {
 		text  string
@@ -170,7 +170,7 @@ func TestHubFaultIsolation(t *testing.T) {
 	]`)
 	broken := &ServerConfig{Upstream: upstream.Config{URL: raw + "/mcp"}}
 	broken.Name = "broken"
-	cfg := secConfig(secStdio(t, "garbage", "-tools", "g", "-garbage"), broken, secStdio(t, "dead", "-fail-start"), secStdio(t, "good", "-features"))
+	cfg := fixture.RestartingConfig(fixture.StdioEntry(t, "garbage", "-tools", "g", "-garbage"), broken, fixture.StdioEntry(t, "dead", "-fail-start"), fixture.StdioEntry(t, "good", "-features"))
 	cfg.Restart.UnhealthyAfter = 2
 	cfg.Restart.Cooldown = upstream.Duration(time.Minute)
 	h, _ := secHub(t, cfg)

@@ -63,7 +63,7 @@ func TestPanicContained(t *testing.T) {
 	lg := &fixture.Log{}
 	hook := newPanicOnce(lg)
 	fx := fixture.NewServers()
-	cfg := newTestConfig(Discovery{}, fixtureServer("weather", withPrefix("")), fixtureServer("math", withPrefix("")))
+	cfg := fixture.NewConfig(Discovery{}, fixture.ServerEntry("weather", fixture.WithPrefix("")), fixture.ServerEntry("math", fixture.WithPrefix("")))
 	h, err := New(fixture.Context(t), cfg, Options{Logger: slog.New(hook), StartupWait: 20 * time.Second, Builtin: fx.Builtin})
 	if err != nil {
 		t.Fatal(err)
@@ -193,7 +193,7 @@ servers:
 // its config key; the server stays connected and the next call works.
 func TestResultLimitThroughHub(t *testing.T) {
 	web := &ServerConfig{Upstream: upstream.Config{Name: "web", URL: fixture.StartHTTP(t, "-name", "web", "-hostile")}}
-	cfg := secConfig(secStdio(t, "local", "-hostile"), web)
+	cfg := fixture.RestartingConfig(fixture.StdioEntry(t, "local", "-hostile"), web)
 	cfg.MaxResultBytes = 1 << 20
 	h, _ := secHub(t, cfg)
 	c := connectClient(t, h, "")
@@ -226,7 +226,7 @@ func hdCPU(t *testing.T) time.Duration {
 // at once costs the hub a couple of re-lists and catalog rebuilds, and
 // little CPU.
 func TestListChangedStormHub(t *testing.T) {
-	cfg := secConfig(secStdio(t, "fx", "-hostile"))
+	cfg := fixture.RestartingConfig(fixture.StdioEntry(t, "fx", "-hostile"))
 	h, _ := secHub(t, cfg)
 	c := connectClient(t, h, "")
 	c.call("fx__big", map[string]any{"bytes": 1})

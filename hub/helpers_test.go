@@ -17,61 +17,7 @@ import (
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 
 	"github.com/mcp-hub/mcp-hub/internal/fixture"
-	"github.com/mcp-hub/mcp-hub/upstream"
 )
-
-// serverOpt adjusts one server entry of a test config.
-type serverOpt func(*ServerConfig)
-
-func deferLoading(b bool) serverOpt { return func(s *ServerConfig) { s.DeferLoading = &b } }
-func withPrefix(p string) serverOpt { return func(s *ServerConfig) { s.Prefix = &p } }
-func withDescription(d string) serverOpt {
-	return func(s *ServerConfig) { s.Description = d }
-}
-
-// fixtureServer is a server entry named name that runs the fixture of the
-// same name.
-func fixtureServer(name string, opts ...serverOpt) *ServerConfig {
-	s := &ServerConfig{Upstream: upstream.Config{Name: name, Builtin: name}}
-	for _, o := range opts {
-		o(s)
-	}
-	return s
-}
-
-// newTestConfig builds a Config programmatically, servers in the given order.
-func newTestConfig(d Discovery, servers ...*ServerConfig) *Config {
-	cfg := &Config{Path: "test.yaml", Servers: map[string]*ServerConfig{}, Discovery: d}
-	for _, s := range servers {
-		cfg.Servers[s.Name] = s
-		cfg.ServerOrder = append(cfg.ServerOrder, s.Name)
-	}
-	return cfg
-}
-
-// smallConfig is the spec's SMALL fixture: weather and math deferred, clock
-// eager, max_search_results 5.
-func smallConfig() *Config {
-	return newTestConfig(Discovery{Enabled: true, MaxSearchResults: 5},
-		fixtureServer("weather", deferLoading(true)),
-		fixtureServer("math", deferLoading(true)),
-		fixtureServer("clock", deferLoading(false)))
-}
-
-// wideConfig is the spec's WIDE fixture: SMALL plus search (deferred).
-func wideConfig() *Config {
-	cfg := smallConfig()
-	s := fixtureServer("search", deferLoading(true))
-	cfg.Servers["search"] = s
-	cfg.ServerOrder = append(cfg.ServerOrder, "search")
-	return cfg
-}
-
-// bigConfig is the spec's BIG fixture: bigserver (deferred) with 12 tools.
-func bigConfig(maxResults int) *Config {
-	return newTestConfig(Discovery{Enabled: true, MaxSearchResults: maxResults},
-		fixtureServer("bigserver", deferLoading(true)))
-}
 
 var quietLogger = slog.New(slog.DiscardHandler)
 
@@ -252,24 +198,6 @@ func serveHTTP(h *Hub) http.Handler {
 
 // The "sec" helpers: fixture servers as real stdio processes, a hub on
 // them, and raw HTTP clients.
-
-// secConfig is a config with the given servers, in order, and fast restarts.
-func secConfig(servers ...*ServerConfig) *Config {
-	cfg := &Config{Path: "test.yaml", Servers: map[string]*ServerConfig{}}
-	cfg.Restart.InitialBackoff = upstream.Duration(50 * time.Millisecond)
-	cfg.Restart.MaxBackoff = upstream.Duration(200 * time.Millisecond)
-	for _, sc := range servers {
-		cfg.Servers[sc.Name] = sc
-		cfg.ServerOrder = append(cfg.ServerOrder, sc.Name)
-	}
-	return cfg
-}
-
-func secStdio(t testing.TB, name string, args ...string) *ServerConfig {
-	sc := &ServerConfig{Upstream: upstream.Config{Command: fixture.Build(t), Args: append([]string{"-name", name}, args...)}}
-	sc.Name = name
-	return sc
-}
 
 func secHub(t testing.TB, cfg *Config) (*Hub, *fixture.Log) {
 	t.Helper()

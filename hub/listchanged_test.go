@@ -325,7 +325,7 @@ func readSSE(r io.Reader) func(func(wireMsg) bool) {
 // debounced notification to have been handled.
 func listChangedHub(t *testing.T, fx *fixture.Servers, log *fixture.Log, relistWait time.Duration) *Hub {
 	t.Helper()
-	cfg := smallConfig()
+	cfg := fixture.SmallConfig()
 	cfg.Discovery.AutoLoadOnCall = true
 	w := upstream.Duration(relistWait)
 	cfg.Discovery.RelistWait = &w

@@ -39,7 +39,7 @@ var modernTransports = []struct {
 }
 
 func modernConfig(autoLoad bool) *Config {
-	cfg := smallConfig()
+	cfg := fixture.SmallConfig()
 	cfg.Discovery.AutoLoadOnCall = autoLoad
 	on := true
 	cfg.Protocol.Modern = &on

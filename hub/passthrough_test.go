@@ -795,7 +795,7 @@ func TestPassthroughServerRequestOwnSession(t *testing.T) {
 func TestResultBytesKept(t *testing.T) {
 	// The fixture's verbatimStructured, as its go-sdk server escapes it.
 	const structured = `{"zeta":1,"alpha":{"y":"\u003cb\u003e","x":[3,1,2]}}`
-	h, _ := secHub(t, secConfig(secStdio(t, "fx", "-features")))
+	h, _ := secHub(t, fixture.RestartingConfig(fixture.StdioEntry(t, "fx", "-features")))
 	s := secServeStdio(t, h)
 	s.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}`)
 	s.recv()

@@ -111,7 +111,7 @@ func secIsError(m map[string]any) (bool, string) {
 // TestSecurityBadInputStdio sends real bad bytes on the hub's stdin. Every
 // one gets a JSON-RPC error or an isError result; the session keeps going.
 func TestSecurityBadInputStdio(t *testing.T) {
-	cfg := secConfig(secStdio(t, "fx", "-features"), secStdio(t, "other", "-tools", "a"))
+	cfg := fixture.RestartingConfig(fixture.StdioEntry(t, "fx", "-features"), fixture.StdioEntry(t, "other", "-tools", "a"))
 	cfg.Discovery = Discovery{Enabled: true}
 	cfg.Servers["other"].DeferLoading = new(bool)
 	*cfg.Servers["other"].DeferLoading = true

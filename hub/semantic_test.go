@@ -22,8 +22,8 @@ var notesTools = []fixture.Tool{
 
 // semanticConfig is SMALL plus notes (deferred), with embeddings at srv.
 func semanticConfig(srv *fixture.EmbeddingsServer, provider string, timeout time.Duration) *Config {
-	cfg := smallConfig()
-	cfg.Servers["notes"] = fixtureServer("notes", deferLoading(true))
+	cfg := fixture.SmallConfig()
+	cfg.Servers["notes"] = fixture.ServerEntry("notes", fixture.DeferLoading(true))
 	cfg.ServerOrder = append(cfg.ServerOrder, "notes")
 	ec := &embed.Config{Provider: provider, Model: "test-embed", BaseURL: srv.URL, Timeout: embed.Duration(timeout)}
 	if provider == embed.ProviderOpenAI {
@@ -294,8 +294,8 @@ func TestSearchToolsetDeepHit(t *testing.T) {
 		fx := fixture.NewServers()
 		fx.Define("bigserver", fixture.BigTools(60)...)
 		fx.Define("misc", fixture.Tool{"misc_tool", "A tool.", `{"type":"object"}`})
-		cfg := bigConfig(3)
-		cfg.Servers["misc"] = fixtureServer("misc", deferLoading(true))
+		cfg := fixture.BigConfig(3)
+		cfg.Servers["misc"] = fixture.ServerEntry("misc", fixture.DeferLoading(true))
 		cfg.ServerOrder = append(cfg.ServerOrder, "misc")
 		cfg.Toolsets = map[string]*Toolset{"m": {Servers: map[string]*ToolSelection{"misc": {All: true}}}}
 		if hybrid {

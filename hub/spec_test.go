@@ -72,7 +72,7 @@ func searchDescription(t *testing.T, c *testClient) string {
 // --- Definition and manifest ---
 
 func TestSpecD1SearchToolsDefinition(t *testing.T) {
-	h := newTestHub(t, smallConfig(), fixture.NewServers())
+	h := newTestHub(t, fixture.SmallConfig(), fixture.NewServers())
 	c := connectClient(t, h, "")
 	st := c.tool(SearchToolsName)
 	if st == nil {
@@ -123,7 +123,7 @@ func TestSpecD1SearchToolsDefinition(t *testing.T) {
 }
 
 func TestSpecD2Manifest(t *testing.T) {
-	h := newTestHub(t, smallConfig(), fixture.NewServers())
+	h := newTestHub(t, fixture.SmallConfig(), fixture.NewServers())
 	c := connectClient(t, h, "")
 	desc := searchDescription(t, c)
 	if !strings.Contains(desc, smallManifest) {
@@ -138,7 +138,7 @@ func TestSpecD2Manifest(t *testing.T) {
 }
 
 func TestSpecD2ManifestBig(t *testing.T) {
-	h := newTestHub(t, bigConfig(5), fixture.NewServers())
+	h := newTestHub(t, fixture.BigConfig(5), fixture.NewServers())
 	c := connectClient(t, h, "")
 	desc := searchDescription(t, c)
 	want := "- bigserver (12 tools): bigserver__tool_0, bigserver__tool_1, bigserver__tool_2, bigserver__tool_3, ... and 8 more\n"
@@ -164,7 +164,7 @@ func TestSpecD2ManifestTenAndEleven(t *testing.T) {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
 			fx := fixture.NewServers()
 			fx.Define("bigserver", fixture.BigTools(n)...)
-			h := newTestHub(t, bigConfig(5), fx)
+			h := newTestHub(t, fixture.BigConfig(5), fx)
 			desc := searchDescription(t, connectClient(t, h, ""))
 			var want string
 			if n == 10 {
@@ -181,7 +181,7 @@ func TestSpecD2ManifestTenAndEleven(t *testing.T) {
 }
 
 func TestSpecD2ManifestOneTool(t *testing.T) {
-	cfg := smallConfig()
+	cfg := fixture.SmallConfig()
 	cfg.Toolsets = map[string]*Toolset{"one": {Servers: map[string]*ToolSelection{"math": {Include: []string{"add"}}}}}
 	h := newTestHub(t, cfg, fixture.NewServers())
 	desc := searchDescription(t, connectClient(t, h, "one"))
@@ -197,7 +197,7 @@ func TestSpecD2ManifestOneTool(t *testing.T) {
 // A configured server description is the summary, cut to 80 characters.
 func TestSpecD2ManifestSummaryCut(t *testing.T) {
 	long := "Arithmetic on numbers of any size, with addition, multiplication and many other operations besides."
-	cfg := newTestConfig(Discovery{Enabled: true}, fixtureServer("math", deferLoading(true), withDescription(long)))
+	cfg := fixture.NewConfig(Discovery{Enabled: true}, fixture.ServerEntry("math", fixture.DeferLoading(true), fixture.WithDescription(long)))
 	h := newTestHub(t, cfg, fixture.NewServers())
 	desc := searchDescription(t, connectClient(t, h, ""))
 	lines := strings.Split(desc, "\n")
@@ -212,7 +212,7 @@ func TestSpecD2ManifestSummaryCut(t *testing.T) {
 }
 
 func TestSpecD3Instructions(t *testing.T) {
-	h := newTestHub(t, smallConfig(), fixture.NewServers())
+	h := newTestHub(t, fixture.SmallConfig(), fixture.NewServers())
 	c := connectClient(t, h, "")
 	ins := c.cs.InitializeResult().Instructions
 	if !strings.Contains(ins, smallManifest) {
@@ -227,8 +227,8 @@ func TestSpecD3Instructions(t *testing.T) {
 
 func TestSpecD4NoDeferredNoMetaTools(t *testing.T) {
 	t.Run("all eager", func(t *testing.T) {
-		cfg := newTestConfig(Discovery{Enabled: true},
-			fixtureServer("math", deferLoading(false)), fixtureServer("clock"))
+		cfg := fixture.NewConfig(Discovery{Enabled: true},
+			fixture.ServerEntry("math", fixture.DeferLoading(false)), fixture.ServerEntry("clock"))
 		h := newTestHub(t, cfg, fixture.NewServers())
 		c := connectClient(t, h, "")
 		if got, want := c.toolNames(), fixture.Sorted("math__add", "math__multiply", "clock__now"); !slices.Equal(got, want) {
@@ -239,7 +239,7 @@ func TestSpecD4NoDeferredNoMetaTools(t *testing.T) {
 		}
 	})
 	t.Run("toolset without deferred", func(t *testing.T) {
-		cfg := smallConfig()
+		cfg := fixture.SmallConfig()
 		cfg.Toolsets = map[string]*Toolset{"time": {Servers: map[string]*ToolSelection{"clock": {All: true}}}}
 		h := newTestHub(t, cfg, fixture.NewServers())
 		c := connectClient(t, h, "time")
@@ -256,7 +256,7 @@ func TestSpecD4NoDeferredNoMetaTools(t *testing.T) {
 // --- Execution ---
 
 func TestSpecX1NoArguments(t *testing.T) {
-	h := newTestHub(t, smallConfig(), fixture.NewServers())
+	h := newTestHub(t, fixture.SmallConfig(), fixture.NewServers())
 	c := connectClient(t, h, "")
 	before := c.toolNames()
 	for _, args := range []map[string]any{
@@ -271,7 +271,7 @@ func TestSpecX1NoArguments(t *testing.T) {
 }
 
 func TestSpecX2UnknownServer(t *testing.T) {
-	h := newTestHub(t, smallConfig(), fixture.NewServers())
+	h := newTestHub(t, fixture.SmallConfig(), fixture.NewServers())
 	c := connectClient(t, h, "")
 	before := c.toolNames()
 	for _, args := range []map[string]any{
@@ -299,10 +299,10 @@ func TestSpecX3Precedence(t *testing.T) {
 		want []string // found, in order; nil: check with fn
 		fn   func(t *testing.T, found []string, text string)
 	}{
-		{name: "tool_names wins over query", cfg: smallConfig,
+		{name: "tool_names wins over query", cfg: fixture.SmallConfig,
 			args: map[string]any{"tool_names": []string{"math__multiply"}, "query": "weather forecast"},
 			want: []string{"math__multiply"}},
-		{name: "server_name keeps only its tool_names", cfg: smallConfig,
+		{name: "server_name keeps only its tool_names", cfg: fixture.SmallConfig,
 			args: map[string]any{"server_name": "math", "tool_names": []string{"weather__get_forecast", "math__add"}},
 			want: []string{"math__add"},
 			fn: func(t *testing.T, _ []string, text string) {
@@ -310,7 +310,7 @@ func TestSpecX3Precedence(t *testing.T) {
 					t.Errorf("the other server's tool is not reported as not found:\n%s", text)
 				}
 			}},
-		{name: "server_name with query searches inside it", cfg: wideConfig,
+		{name: "server_name with query searches inside it", cfg: fixture.WideConfig,
 			args: map[string]any{"server_name": "weather", "query": "current weather conditions brave numbers"},
 			fn: func(t *testing.T, found []string, text string) {
 				if len(found) == 0 || found[0] != "weather__get_current" {
@@ -322,11 +322,11 @@ func TestSpecX3Precedence(t *testing.T) {
 					}
 				}
 			}},
-		{name: "server_name alone loads the server in catalog order", cfg: wideConfig,
+		{name: "server_name alone loads the server in catalog order", cfg: fixture.WideConfig,
 			args: map[string]any{"server_name": "weather"},
 			want: []string{"weather__get_current", "weather__get_forecast"}},
 		{name: "query alone returns the top max_search_results", cfg: func() *Config {
-			cfg := wideConfig()
+			cfg := fixture.WideConfig()
 			cfg.Discovery.MaxSearchResults = 2
 			return cfg
 		}, args: map[string]any{"query": "weather forecast current search web brave numbers"},
@@ -365,7 +365,7 @@ func TestSpecX3Precedence(t *testing.T) {
 	}
 	// server_name alone is catalog order (the upstream's order), also for BIG.
 	t.Run("catalog order BIG", func(t *testing.T) {
-		h := newTestHub(t, bigConfig(3), fixture.NewServers())
+		h := newTestHub(t, fixture.BigConfig(3), fixture.NewServers())
 		c := connectClient(t, h, "")
 		text, _ := c.search(map[string]any{"server_name": "bigserver"})
 		var want []string
@@ -379,7 +379,7 @@ func TestSpecX3Precedence(t *testing.T) {
 }
 
 func TestSpecX4NotFound(t *testing.T) {
-	h := newTestHub(t, smallConfig(), fixture.NewServers())
+	h := newTestHub(t, fixture.SmallConfig(), fixture.NewServers())
 	c := connectClient(t, h, "")
 	text, isErr := c.search(map[string]any{"tool_names": []string{"math__add", "nope"}})
 	if isErr || !slices.Equal(foundNames(text), []string{"math__add"}) {
@@ -407,8 +407,8 @@ func TestSpecX5Layout(t *testing.T) {
 	fx.Define("misc",
 		fixture.Tool{"blank", "", `{"type":"object","properties":{"x":{},"y":{"type":["string","null"],"description":"  Why\n not  "}},"required":["y"]}`},
 		fixture.Tool{"noparams", "Takes nothing.", `{"type":"object"}`})
-	cfg := smallConfig()
-	cfg.Servers["misc"] = fixtureServer("misc", deferLoading(true))
+	cfg := fixture.SmallConfig()
+	cfg.Servers["misc"] = fixture.ServerEntry("misc", fixture.DeferLoading(true))
 	cfg.ServerOrder = append(cfg.ServerOrder, "misc")
 	h := newTestHub(t, cfg, fx)
 	c := connectClient(t, h, "")
@@ -476,8 +476,8 @@ func TestSpecX5Layout(t *testing.T) {
 	// A description's indentation and blank lines go; a name that does
 	// not start with its server's gets the server in brackets.
 	fx.Define("pre", fixture.Tool{"tool", "First line.\n\n    - item one\n    - item two  ", `{"type":"object","title":"toolArguments","properties":{"title":{"type":"string","title":"Title","default":null}}}`})
-	cfg2 := smallConfig()
-	cfg2.Servers["pre"] = fixtureServer("pre", deferLoading(true), withPrefix("p"))
+	cfg2 := fixture.SmallConfig()
+	cfg2.Servers["pre"] = fixture.ServerEntry("pre", fixture.DeferLoading(true), fixture.WithPrefix("p"))
 	cfg2.ServerOrder = append(cfg2.ServerOrder, "pre")
 	c2 := connectClient(t, newTestHub(t, cfg2, fx), "")
 	text, _ = c2.search(map[string]any{"tool_names": []string{"p__tool"}})
@@ -503,7 +503,7 @@ func toolBlock(text, name string) string {
 }
 
 func TestSpecX6NoResults(t *testing.T) {
-	h := newTestHub(t, smallConfig(), fixture.NewServers())
+	h := newTestHub(t, fixture.SmallConfig(), fixture.NewServers())
 	c := connectClient(t, h, "")
 	before := c.toolNames()
 	for _, tc := range []struct {
@@ -528,7 +528,7 @@ func TestSpecX6NoResults(t *testing.T) {
 }
 
 func TestSpecX7LoadTwice(t *testing.T) {
-	h := newTestHub(t, smallConfig(), fixture.NewServers())
+	h := newTestHub(t, fixture.SmallConfig(), fixture.NewServers())
 	c := connectClient(t, h, "")
 	text, _ := c.search(map[string]any{"tool_names": []string{"math__add", "math__add"}})
 	if !strings.HasPrefix(text, "Found 1 tool(s):\n") || strings.Count(text, "  math__add:") != 1 || strings.Count(text, "Input schema: {") != 1 {
@@ -557,7 +557,7 @@ func TestSpecX7LoadTwice(t *testing.T) {
 }
 
 func TestSpecX8ListChanged(t *testing.T) {
-	h := newTestHub(t, smallConfig(), fixture.NewServers())
+	h := newTestHub(t, fixture.SmallConfig(), fixture.NewServers())
 	c := connectClient(t, h, "")
 	c2 := connectClient(t, h, "") // a bystander session
 	steps := []struct {
@@ -595,7 +595,7 @@ func TestSpecX8ListChanged(t *testing.T) {
 }
 
 func TestSpecX9BigLimit(t *testing.T) {
-	h := newTestHub(t, bigConfig(3), fixture.NewServers())
+	h := newTestHub(t, fixture.BigConfig(3), fixture.NewServers())
 	c := connectClient(t, h, "")
 	text, _ := c.search(map[string]any{"query": "tool number big server"})
 	found := foundNames(text)
@@ -609,7 +609,7 @@ func TestSpecX9BigLimit(t *testing.T) {
 
 // S1 through search_tools: the first result of each query on WIDE.
 func TestSpecS1EndToEnd(t *testing.T) {
-	h := newTestHub(t, wideConfig(), fixture.NewServers())
+	h := newTestHub(t, fixture.WideConfig(), fixture.NewServers())
 	for query, want := range map[string]string{
 		"forecast":         "weather__get_forecast",
 		"search web brave": "search__brave_web_search",
@@ -629,7 +629,7 @@ func TestSpecS1EndToEnd(t *testing.T) {
 
 func TestSpecC1CallBeforeLoading(t *testing.T) {
 	fx := fixture.NewServers()
-	h := newTestHub(t, smallConfig(), fx)
+	h := newTestHub(t, fixture.SmallConfig(), fx)
 	c := connectClient(t, h, "")
 	args := map[string]any{"location": "Paris"}
 	res := c.call("weather__get_forecast", args)
@@ -651,7 +651,7 @@ func TestSpecC1CallBeforeLoading(t *testing.T) {
 
 func TestSpecC2AutoLoadOnCall(t *testing.T) {
 	fx := fixture.NewServers()
-	cfg := smallConfig()
+	cfg := fixture.SmallConfig()
 	cfg.Discovery.AutoLoadOnCall = true
 	h := newTestHub(t, cfg, fx)
 	c := connectClient(t, h, "")
@@ -680,7 +680,7 @@ func TestSpecC2AutoLoadOnCall(t *testing.T) {
 
 func TestSpecC3CallTool(t *testing.T) {
 	fx := fixture.NewServers()
-	h := newTestHub(t, smallConfig(), fx)
+	h := newTestHub(t, fixture.SmallConfig(), fx)
 	c := connectClient(t, h, "")
 
 	res := c.call(CallToolName, map[string]any{"name": "weather__get_forecast", "arguments": map[string]any{"location": "Rome"}})
@@ -720,8 +720,8 @@ func TestSpecC4MetaToolsNotForwarded(t *testing.T) {
 	// An upstream offering a tool under a meta-tool name, unprefixed, at
 	// start-up: a config error.
 	fx.Define("impostor", fixture.Tool{"search_tools", "Impostor.", `{"type":"object"}`})
-	cfg := smallConfig()
-	cfg.Servers["impostor"] = fixtureServer("impostor", withPrefix(""), deferLoading(false))
+	cfg := fixture.SmallConfig()
+	cfg.Servers["impostor"] = fixture.ServerEntry("impostor", fixture.WithPrefix(""), fixture.DeferLoading(false))
 	cfg.ServerOrder = append(cfg.ServerOrder, "impostor")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -853,7 +853,7 @@ func testBatchOrder(t *testing.T, h *Hub, fx *fixture.Servers) {
 
 func TestSpecP1DiscoveryOff(t *testing.T) {
 	fx := fixture.NewServers()
-	cfg := smallConfig()
+	cfg := fixture.SmallConfig()
 	cfg.Discovery = Discovery{} // absent; defer_loading stays set and is ignored
 	h := newTestHub(t, cfg, fx)
 	c := connectClient(t, h, "")
@@ -875,8 +875,8 @@ func TestSpecP1DiscoveryOff(t *testing.T) {
 }
 
 func TestSpecP2DeferAll(t *testing.T) {
-	cfg := newTestConfig(Discovery{Enabled: true, DeferAll: true},
-		fixtureServer("weather"), fixtureServer("math"), fixtureServer("clock"))
+	cfg := fixture.NewConfig(Discovery{Enabled: true, DeferAll: true},
+		fixture.ServerEntry("weather"), fixture.ServerEntry("math"), fixture.ServerEntry("clock"))
 	h := newTestHub(t, cfg, fixture.NewServers())
 	c := connectClient(t, h, "")
 	if got, want := c.toolNames(), fixture.Sorted(SearchToolsName, CallToolName); !slices.Equal(got, want) {
@@ -886,7 +886,7 @@ func TestSpecP2DeferAll(t *testing.T) {
 		t.Errorf("manifest:\n%s", d)
 	}
 	// call_tool: false leaves only search_tools.
-	cfg2 := newTestConfig(Discovery{Enabled: true, DeferAll: true, CallTool: new(bool)}, fixtureServer("math"))
+	cfg2 := fixture.NewConfig(Discovery{Enabled: true, DeferAll: true, CallTool: new(bool)}, fixture.ServerEntry("math"))
 	c2 := connectClient(t, newTestHub(t, cfg2, fixture.NewServers()), "")
 	if got := c2.toolNames(); !slices.Equal(got, []string{SearchToolsName}) {
 		t.Errorf("call_tool off: tools = %v", got)
@@ -897,7 +897,7 @@ func TestSpecP2DeferAll(t *testing.T) {
 }
 
 func TestSpecP3SessionsIndependent(t *testing.T) {
-	h := newTestHub(t, smallConfig(), fixture.NewServers())
+	h := newTestHub(t, fixture.SmallConfig(), fixture.NewServers())
 	a := connectClient(t, h, "")
 	b := connectClient(t, h, "")
 	a.search(map[string]any{"tool_names": []string{"math__add"}})
@@ -921,7 +921,7 @@ func TestSpecP3SessionsIndependent(t *testing.T) {
 
 func TestSpecP4UpstreamChanges(t *testing.T) {
 	fx := fixture.NewServers()
-	h := newTestHub(t, smallConfig(), fx)
+	h := newTestHub(t, fixture.SmallConfig(), fx)
 	c := connectClient(t, h, "")
 	c.search(map[string]any{"tool_names": []string{"weather__get_forecast", "weather__get_current"}})
 	if n := c.listChanged(1); n != 1 {
@@ -979,7 +979,7 @@ func TestSpecP4UpstreamChanges(t *testing.T) {
 // --- Toolsets ---
 
 func toolsetConfig(sets map[string]*Toolset) *Config {
-	cfg := smallConfig()
+	cfg := fixture.SmallConfig()
 	cfg.Toolsets = sets
 	return cfg
 }
@@ -1135,7 +1135,7 @@ func TestSpecK4ExcludedNeverFound(t *testing.T) {
 // --- Stats ---
 
 func TestSpecST1Stats(t *testing.T) {
-	h := newTestHub(t, smallConfig(), fixture.NewServers())
+	h := newTestHub(t, fixture.SmallConfig(), fixture.NewServers())
 	c := connectClient(t, h, "")
 	c.search(map[string]any{"tool_names": []string{"math__add"}}) // 1 discovered
 	c.search(map[string]any{"tool_names": []string{"math__add"}}) // 0
@@ -1264,9 +1264,9 @@ func TestDeferLoadingPrecedence(t *testing.T) {
 		{true, true, &no, false}, // per-server wins over defer_all
 		{true, false, &no, false},
 	} {
-		sc := fixtureServer("s")
+		sc := fixture.ServerEntry("s")
 		sc.DeferLoading = tc.deferLoading
-		cfg := newTestConfig(Discovery{Enabled: tc.enabled, DeferAll: tc.deferAll}, sc)
+		cfg := fixture.NewConfig(Discovery{Enabled: tc.enabled, DeferAll: tc.deferAll}, sc)
 		if got := cfg.Deferred("s"); got != tc.want {
 			dl := "unset"
 			if tc.deferLoading != nil {

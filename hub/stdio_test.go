@@ -40,7 +40,7 @@ func TestIDKey(t *testing.T) {
 // the exit.)
 func TestStdioAnswersBeforeExit(t *testing.T) {
 	t.Parallel()
-	h, _ := secHub(t, secConfig(secStdio(t, "fx", "-features")))
+	h, _ := secHub(t, fixture.RestartingConfig(fixture.StdioEntry(t, "fx", "-features")))
 	s := secServeStdio(t, h)
 	s.send(fixture.RawInitialize)
 	s.recv()

@@ -135,8 +135,8 @@ func TestAuditIncludeArguments(t *testing.T) {
 	cfg.Secrets = []string{"hunter2-from-env"}
 	cfg.Audit = config.Audit{File: filepath.Join(t.TempDir(), "audit.jsonl"), IncludeArguments: true}
 	h, _, _ := gwHub(t, cfg, &gwUpstream{})
-	c := connectClient(t, h, "")
-	c.call("gw__ok", map[string]any{"text": "visible value", "key": "hunter2-from-env"})
+	cs := connectClient(t, h, "")
+	fixture.CallText(t, cs, "gw__ok", map[string]any{"text": "visible value", "key": "hunter2-from-env"})
 	lines := auditLines(t, cfg.Audit.File)
 	var call map[string]any
 	for _, e := range lines {

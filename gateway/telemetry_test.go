@@ -198,9 +198,9 @@ func TestTracingStdioMeta(t *testing.T) {
 	cfg := fixture.RestartingConfig(fixture.StdioEntry(t, "fx", "-meta-tool", "-features"))
 	tp, flush := rec.provider(t)
 	h := tracedHub(t, cfg, Options{TracerProvider: tp})
-	c := connectClient(t, h, "")
+	cs := connectClient(t, h, "")
 	const traceID = "0af7651916cd43dd8448eb211c80319c"
-	res, err := c.cs.CallTool(fixture.Context(t), &mcp.CallToolParams{Name: "fx__meta", Arguments: map[string]any{},
+	res, err := cs.CallTool(fixture.Context(t), &mcp.CallToolParams{Name: "fx__meta", Arguments: map[string]any{},
 		Meta: mcp.Meta{"traceparent": "00-" + traceID + "-b7ad6b7169203331-01", "tracestate": "vendor=x", "other": "kept"}})
 	if err != nil {
 		t.Fatal(err)
@@ -210,7 +210,7 @@ func TestTracingStdioMeta(t *testing.T) {
 		t.Fatalf("meta tool answered %q: %v", fixture.ResultText(res), err)
 	}
 	const readTrace = "1af7651916cd43dd8448eb211c80319d"
-	if _, err := c.cs.ReadResource(fixture.Context(t), &mcp.ReadResourceParams{URI: "fixture://info",
+	if _, err := cs.ReadResource(fixture.Context(t), &mcp.ReadResourceParams{URI: "fixture://info",
 		Meta: mcp.Meta{"traceparent": "00-" + readTrace + "-c7ad6b7169203331-01"}}); err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/mcp-hub/mcp-hub/internal/fixture"
 )
 
 // step is one scripted provider response. With raw set it is sent as is
@@ -22,13 +24,13 @@ type step struct {
 	raw    string
 
 	text  string
-	calls []scriptCall
+	calls []fixture.LLMCall
 }
 
-type scriptCall struct{ id, name, args string }
-
-func reply(text string, calls ...scriptCall) step { return step{text: text, calls: calls} }
-func call(id, name, args string) scriptCall       { return scriptCall{id, name, args} }
+func reply(text string, calls ...fixture.LLMCall) step { return step{text: text, calls: calls} }
+func call(id, name, args string) fixture.LLMCall {
+	return fixture.LLMCall{ID: id, Name: name, Args: args}
+}
 
 // scripted is a local LLM endpoint that plays steps in order and records
 // every request body it received.
@@ -108,139 +110,11 @@ func (s *scripted) handle(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	stream, _ := req["stream"].(bool)
-	switch {
-	case s.kind == TypeAnthropic && stream:
-		writeAnthropicStream(w, st)
-	case s.kind == TypeAnthropic:
-		writeJSONBody(w, anthropicMessage(st))
-	case stream:
-		writeOpenAIStream(w, st)
-	default:
-		writeJSONBody(w, openAICompletion(st))
-	}
+	fixture.WriteLLMReply(w, s.kind, stream, st.reply())
 }
 
-func writeJSONBody(w http.ResponseWriter, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(v)
-}
-
-func openAICompletion(st step) map[string]any {
-	msg := map[string]any{"role": "assistant", "content": nil}
-	if st.text != "" {
-		msg["content"] = st.text
-	}
-	finish := "stop"
-	if len(st.calls) > 0 {
-		finish = "tool_calls"
-		var calls []any
-		for _, c := range st.calls {
-			calls = append(calls, map[string]any{"id": c.id, "type": "function", "function": map[string]any{"name": c.name, "arguments": c.args}})
-		}
-		msg["tool_calls"] = calls
-	}
-	return map[string]any{
-		"id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": "test-model",
-		"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": finish}},
-		"usage":   map[string]any{"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
-	}
-}
-
-func sse(w io.Writer, event string, v any) {
-	b, _ := json.Marshal(v)
-	if event != "" {
-		fmt.Fprintf(w, "event: %s\n", event)
-	}
-	fmt.Fprintf(w, "data: %s\n\n", b)
-}
-
-// halves splits s so that text and arguments arrive in several deltas.
-func halves(s string) []string {
-	if len(s) < 2 {
-		return []string{s}
-	}
-	return []string{s[:len(s)/2], s[len(s)/2:]}
-}
-
-func writeOpenAIStream(w http.ResponseWriter, st step) {
-	w.Header().Set("Content-Type", "text/event-stream")
-	chunk := func(delta map[string]any, finish any) map[string]any {
-		return map[string]any{"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "test-model",
-			"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finish}}}
-	}
-	sse(w, "", chunk(map[string]any{"role": "assistant", "content": ""}, nil))
-	for _, part := range halves(st.text) {
-		if part != "" {
-			sse(w, "", chunk(map[string]any{"content": part}, nil))
-		}
-	}
-	for i, c := range st.calls {
-		sse(w, "", chunk(map[string]any{"tool_calls": []any{map[string]any{"index": i, "id": c.id, "type": "function",
-			"function": map[string]any{"name": c.name, "arguments": ""}}}}, nil))
-		for _, part := range halves(c.args) {
-			sse(w, "", chunk(map[string]any{"tool_calls": []any{map[string]any{"index": i, "function": map[string]any{"arguments": part}}}}, nil))
-		}
-	}
-	finish := "stop"
-	if len(st.calls) > 0 {
-		finish = "tool_calls"
-	}
-	sse(w, "", chunk(map[string]any{}, finish))
-	sse(w, "", map[string]any{"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "test-model",
-		"choices": []any{}, "usage": map[string]any{"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}})
-	io.WriteString(w, "data: [DONE]\n\n")
-}
-
-func anthropicMessage(st step) map[string]any {
-	content := []any{}
-	if st.text != "" {
-		content = append(content, map[string]any{"type": "text", "text": st.text})
-	}
-	for _, c := range st.calls {
-		var input any = json.RawMessage(c.args)
-		if !json.Valid([]byte(c.args)) {
-			// A JSON body cannot carry broken JSON: send it as a string,
-			// which is just as wrong for a tool's arguments.
-			input = c.args
-		}
-		content = append(content, map[string]any{"type": "tool_use", "id": c.id, "name": c.name, "input": input})
-	}
-	stop := "end_turn"
-	if len(st.calls) > 0 {
-		stop = "tool_use"
-	}
-	return map[string]any{"id": "msg_1", "type": "message", "role": "assistant", "model": "test-model", "content": content,
-		"stop_reason": stop, "stop_sequence": nil, "usage": map[string]any{"input_tokens": 10, "output_tokens": 5}}
-}
-
-func writeAnthropicStream(w http.ResponseWriter, st step) {
-	w.Header().Set("Content-Type", "text/event-stream")
-	sse(w, "message_start", map[string]any{"type": "message_start", "message": map[string]any{"id": "msg_1", "type": "message", "role": "assistant",
-		"model": "test-model", "content": []any{}, "stop_reason": nil, "stop_sequence": nil, "usage": map[string]any{"input_tokens": 10, "output_tokens": 1}}})
-	idx := 0
-	if st.text != "" {
-		sse(w, "content_block_start", map[string]any{"type": "content_block_start", "index": idx, "content_block": map[string]any{"type": "text", "text": ""}})
-		for _, part := range halves(st.text) {
-			sse(w, "content_block_delta", map[string]any{"type": "content_block_delta", "index": idx, "delta": map[string]any{"type": "text_delta", "text": part}})
-		}
-		sse(w, "content_block_stop", map[string]any{"type": "content_block_stop", "index": idx})
-		idx++
-	}
-	for _, c := range st.calls {
-		sse(w, "content_block_start", map[string]any{"type": "content_block_start", "index": idx, "content_block": map[string]any{"type": "tool_use", "id": c.id, "name": c.name, "input": map[string]any{}}})
-		for _, part := range halves(c.args) {
-			sse(w, "content_block_delta", map[string]any{"type": "content_block_delta", "index": idx, "delta": map[string]any{"type": "input_json_delta", "partial_json": part}})
-		}
-		sse(w, "content_block_stop", map[string]any{"type": "content_block_stop", "index": idx})
-		idx++
-	}
-	stop := "end_turn"
-	if len(st.calls) > 0 {
-		stop = "tool_use"
-	}
-	sse(w, "message_delta", map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": stop, "stop_sequence": nil}, "usage": map[string]any{"output_tokens": 5}})
-	sse(w, "message_stop", map[string]any{"type": "message_stop"})
-}
+// reply is the step's text and tool calls.
+func (st step) reply() fixture.LLMReply { return fixture.LLMReply{Text: st.text, Calls: st.calls} }
 
 func (s *scripted) requests() []map[string]any {
 	s.mu.Lock()

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"testing/iotest"
 	"time"
+
+	"github.com/mcp-hub/mcp-hub/internal/fixture"
 )
 
 // rawEndpoint is a provider endpoint whose responses the test writes by
@@ -100,11 +102,7 @@ func TestStreamSplitAcrossReads(t *testing.T) {
 		t.Run(kind, func(t *testing.T) {
 			t.Parallel()
 			rec := httptest.NewRecorder()
-			if kind == TypeAnthropic {
-				writeAnthropicStream(rec, st)
-			} else {
-				writeOpenAIStream(rec, st)
-			}
+			fixture.WriteLLMReply(rec, kind, true, st.reply())
 			whole := rec.Body.Bytes()
 			e := newRawEndpoint(t, func(w http.ResponseWriter, r *http.Request, n int) {
 				w.Header().Set("Content-Type", "text/event-stream")

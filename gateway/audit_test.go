@@ -47,7 +47,7 @@ func TestAuditLog(t *testing.T) {
 	cfg.Audit.File = filepath.Join(t.TempDir(), "audit", "audit.jsonl")
 	cfg.HashKey = "audit-test-hash-key-0123456789abcdef"
 	_, url, _ := gwHub(t, cfg, &gwUpstream{})
-	cs, err := secHTTPClient(t, url+"/mcp", map[string]string{"Authorization": "Bearer audit-token-1234"})
+	cs, err := fixture.HTTPClient(t, url+"/mcp", map[string]string{"Authorization": "Bearer audit-token-1234"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,8 +135,8 @@ func TestAuditIncludeArguments(t *testing.T) {
 	cfg.Secrets = []string{"hunter2-from-env"}
 	cfg.Audit = config.Audit{File: filepath.Join(t.TempDir(), "audit.jsonl"), IncludeArguments: true}
 	h, _, _ := gwHub(t, cfg, &gwUpstream{})
-	c := connectClient(t, h, "")
-	c.call("gw__ok", map[string]any{"text": "visible value", "key": "hunter2-from-env"})
+	cs := connectClient(t, h, "")
+	fixture.CallText(t, cs, "gw__ok", map[string]any{"text": "visible value", "key": "hunter2-from-env"})
 	lines := auditLines(t, cfg.Audit.File)
 	var call map[string]any
 	for _, e := range lines {
@@ -159,7 +159,7 @@ func TestAuditFileUnopenable(t *testing.T) {
 	os.WriteFile(notDir, nil, 0o600)
 	cfg := gwConfig()
 	cfg.Audit.File = filepath.Join(notDir, "audit.jsonl")
-	_, err := New(testCtx(t), cfg, Options{Hub: hub.Options{Logger: quietLogger, Builtin: (&gwUpstream{}).builtin(newFixtures())}, OpenStore: openStore})
+	_, err := New(fixture.Context(t), cfg, Options{Hub: hub.Options{Logger: quietLogger, Builtin: (&gwUpstream{}).builtin(fixture.NewServers())}, OpenStore: openStore})
 	var cerr *hub.ConfigError
 	if !errors.As(err, &cerr) || !strings.Contains(err.Error(), "audit.file") {
 		t.Errorf("New with an unopenable audit file: %v, want a config error naming audit.file", err)

@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/mcp-hub/mcp-hub/internal/fixture"
 )
 
 // TestCallAllocations bounds what the hub process allocates to forward one
@@ -18,9 +20,9 @@ import (
 // count too.
 func TestCallAllocations(t *testing.T) {
 	const limit = 64 << 10
-	url, hdr := secRawSession(t, secConfig(secStdio(t, "fx", "-tools", "echo")))
+	url, hdr := secRawSession(t, fixture.RestartingConfig(fixture.StdioEntry(t, "fx", "-tools", "echo")))
 	call := func() {
-		resp := secPost(t, url, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"fx__echo","arguments":{"text":"hello"}}}`, hdr)
+		resp := fixture.Post(t, url, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"fx__echo","arguments":{"text":"hello"}}}`, hdr)
 		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		if resp.StatusCode != 200 || !strings.Contains(string(body), `fx:echo:{\"text\":\"hello\"}`) {

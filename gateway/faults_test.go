@@ -14,14 +14,10 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 
 	"github.com/mcp-hub/mcp-hub/hub"
 	"github.com/mcp-hub/mcp-hub/internal/fixture"
@@ -39,9 +35,9 @@ func TestHubFaultHealth(t *testing.T) {
 	script := fmt.Sprintf(`if [ -e %q ]; then exec %q -name flaky -features; fi; echo "flaky is down" >&2; exit 1`, flag, fixture.Build(t))
 	flaky := &hub.ServerConfig{Upstream: upstream.Config{Command: "/bin/sh", Args: []string{"-c", script}}}
 	flaky.Name = "flaky"
-	off := secStdio(t, "off", "-tools", "x")
+	off := fixture.StdioEntry(t, "off", "-tools", "x")
 	off.Disabled = true
-	cfg := secConfig(secStdio(t, "ok", "-features"), flaky, secStdio(t, "slow", "-tools", "s", "-start-delay", "30s"), secStdio(t, "dead", "-fail-start"), off)
+	cfg := fixture.RestartingConfig(fixture.StdioEntry(t, "ok", "-features"), flaky, fixture.StdioEntry(t, "slow", "-tools", "s", "-start-delay", "30s"), fixture.StdioEntry(t, "dead", "-fail-start"), off)
 	cfg.Restart.InitialBackoff = upstream.Duration(300 * time.Millisecond)
 	cfg.Restart.MaxBackoff = upstream.Duration(300 * time.Millisecond)
 	cfg.Restart.UnhealthyAfter = 3
@@ -76,11 +72,11 @@ func TestHubFaultHealth(t *testing.T) {
 		s := health()
 		return s["dead"].State == "unhealthy" && s["ok"].State == "ready" && s["flaky"].State == "ready"
 	})
-	c := fhConnect(t, h)
-	if text, _ := c.call(t, "ok__sleep", map[string]any{"ms": 120}); text != "slept" {
+	c := fixture.ConnectCounting(t, h.hub)
+	if text, _ := c.Call(t, "ok__sleep", map[string]any{"ms": 120}); text != "slept" {
 		t.Fatalf("ok__sleep: %q", text)
 	}
-	pid := fhPID(t, c, "flaky__pid")
+	pid := c.PID(t, "flaky__pid")
 	os.Remove(flag)
 	syscall.Kill(pid, syscall.SIGKILL)
 	waitFor(t, "flaky restarting", func() bool { return health()["flaky"].State == "restarting" })
@@ -116,63 +112,4 @@ func fhStatus(h *Gateway, name string) upstream.Status {
 		}
 	}
 	return upstream.Status{}
-}
-
-// fhClient is an in-memory client session that counts tools/list_changed.
-type fhClient struct {
-	cs      *mcp.ClientSession
-	changed atomic.Int64
-}
-
-func fhConnect(t testing.TB, h *Gateway) *fhClient {
-	t.Helper()
-	c := &fhClient{}
-	client := mcp.NewClient(&mcp.Implementation{Name: "fh", Version: "0"}, &mcp.ClientOptions{
-		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { c.changed.Add(1) },
-	})
-	cs, err := h.hub.Connect(testCtx(t), "", client)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cs.Close() })
-	c.cs = cs
-	return c
-}
-
-func (c *fhClient) call(t testing.TB, name string, args any) (string, bool) {
-	t.Helper()
-	res, err := c.cs.CallTool(testCtx(t), &mcp.CallToolParams{Name: name, Arguments: args})
-	if err != nil {
-		t.Fatalf("call %s: %v", name, err)
-	}
-	var b strings.Builder
-	for _, ct := range res.Content {
-		if tc, ok := ct.(*mcp.TextContent); ok {
-			b.WriteString(tc.Text)
-		}
-	}
-	return b.String(), res.IsError
-}
-
-func (c *fhClient) toolNames(t testing.TB) []string {
-	t.Helper()
-	res, err := c.cs.ListTools(testCtx(t), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, tool := range res.Tools {
-		out = append(out, tool.Name)
-	}
-	return out
-}
-
-func fhPID(t testing.TB, c *fhClient, tool string) int {
-	t.Helper()
-	text, isErr := c.call(t, tool, nil)
-	pid, err := strconv.Atoi(text)
-	if isErr || err != nil {
-		t.Fatalf("%s: %q", tool, text)
-	}
-	return pid
 }

@@ -4,6 +4,8 @@ import (
 	"io"
 	"strings"
 	"testing"
+
+	"github.com/mcp-hub/mcp-hub/internal/fixture"
 )
 
 func TestIsResponseEvent(t *testing.T) {
@@ -32,15 +34,15 @@ func TestIsResponseEvent(t *testing.T) {
 // (one write); a call that streams progress first is streamed as before,
 // its notifications ahead of its result.
 func TestAnswerInOneWrite(t *testing.T) {
-	url, hdr := secRawSession(t, secConfig(secStdio(t, "fx", "-features")))
+	url, hdr := secRawSession(t, fixture.RestartingConfig(fixture.StdioEntry(t, "fx", "-features")))
 
-	resp := secPost(t, url, `{"jsonrpc":"2.0","id":"q1","method":"tools/call","params":{"name":"fx__pid","arguments":{}}}`, hdr)
+	resp := fixture.Post(t, url, `{"jsonrpc":"2.0","id":"q1","method":"tools/call","params":{"name":"fx__pid","arguments":{}}}`, hdr)
 	body, _ := io.ReadAll(resp.Body)
 	if resp.ContentLength != int64(len(body)) || !strings.HasPrefix(string(body), `event: message`+"\n"+`data: {"jsonrpc":"2.0","id":"q1","result":`) {
 		t.Errorf("quick call: Content-Length %d, body %q; want one event with a Content-Length", resp.ContentLength, body)
 	}
 
-	resp = secPost(t, url, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"fx__progress","arguments":{"steps":2},"_meta":{"progressToken":"tok"}}}`, hdr)
+	resp = fixture.Post(t, url, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"fx__progress","arguments":{"steps":2},"_meta":{"progressToken":"tok"}}}`, hdr)
 	body, _ = io.ReadAll(resp.Body)
 	text := string(body)
 	first, result := strings.Index(text, `"progressToken":"tok"`), strings.Index(text, `"id":7,"result"`)

@@ -39,7 +39,6 @@ type Options struct {
 type Gateway struct {
 	hub    *hub.Hub
 	log    *slog.Logger
-	sdkLog *slog.Logger // quieter: the SDK logs every session at info
 	redact *redact.Redactor
 
 	// Who may connect (swapped whole on a config change), and what the
@@ -79,7 +78,6 @@ func New(ctx context.Context, cfg *hub.Config, opts Options) (*Gateway, error) {
 	}
 	g := &Gateway{
 		log:      opts.Hub.Logger,
-		sdkLog:   quieter(opts.Hub.Logger),
 		redact:   opts.Hub.Redactor,
 		tracing:  newTracing(opts.TracerProvider),
 		stateDir: opts.StateDir,
@@ -169,32 +167,6 @@ func (g *Gateway) Apply(ctx context.Context, cfg *hub.Config) error {
 
 // ReloadFailed records a reload that did not apply (hub.Hub.ReloadFailed).
 func (g *Gateway) ReloadFailed(err error) { g.hub.ReloadFailed(err) }
-
-// quieter passes the SDK's records on only from warn up, unless the hub
-// logs at debug.
-func quieter(l *slog.Logger) *slog.Logger {
-	if l.Enabled(context.Background(), slog.LevelDebug) {
-		return l
-	}
-	return slog.New(minLevel{Handler: l.Handler(), min: slog.LevelWarn})
-}
-
-type minLevel struct {
-	slog.Handler
-	min slog.Level
-}
-
-func (m minLevel) Enabled(ctx context.Context, l slog.Level) bool {
-	return l >= m.min && m.Handler.Enabled(ctx, l)
-}
-
-func (m minLevel) WithAttrs(a []slog.Attr) slog.Handler {
-	return minLevel{Handler: m.Handler.WithAttrs(a), min: m.min}
-}
-
-func (m minLevel) WithGroup(g string) slog.Handler {
-	return minLevel{Handler: m.Handler.WithGroup(g), min: m.min}
-}
 
 // startReporting sets up auth, metrics and the audit log (tracing is the
 // caller's: Options.TracerProvider). A problem with any of them is a config

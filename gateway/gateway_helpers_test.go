@@ -35,10 +35,10 @@ type gwUpstream struct {
 }
 
 // builtin serves "gw" and falls back to the spec fixtures for other names.
-func (g *gwUpstream) builtin(fx *fixtures) func(string, map[string]string) (*mcp.Server, error) {
+func (g *gwUpstream) builtin(fx *fixture.Servers) func(string, map[string]string) (*mcp.Server, error) {
 	return func(name string, env map[string]string) (*mcp.Server, error) {
 		if name != "gw" {
-			return fx.builtin(name, env)
+			return fx.Builtin(name, env)
 		}
 		return g.server(), nil
 	}
@@ -81,9 +81,9 @@ func (g *gwUpstream) server() *mcp.Server {
 // gwConfig is a config with "gw" (eager, a short timeout) and the spec's
 // weather server (deferred), discovery on.
 func gwConfig() *hub.Config {
-	gw := fixtureServer("gw", deferLoading(false))
+	gw := fixture.ServerEntry("gw", fixture.DeferLoading(false))
 	gw.Timeout = upstream.Duration(time.Second)
-	return newTestConfig(hub.Discovery{Enabled: true}, gw, fixtureServer("weather", deferLoading(true)))
+	return fixture.NewConfig(hub.Discovery{Enabled: true}, gw, fixture.ServerEntry("weather", fixture.DeferLoading(true)))
 }
 
 // gwHub starts a hub on cfg with the gw and fixture upstreams and serves it
@@ -93,7 +93,7 @@ func gwHub(t testing.TB, cfg *hub.Config, g *gwUpstream) (*Gateway, string, *fix
 	lg := &fixture.Log{}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	h, err := New(ctx, cfg, Options{Hub: hub.Options{Logger: slog.New(slog.NewTextHandler(lg, nil)), StartupWait: 20 * time.Second, Builtin: g.builtin(newFixtures())}, OpenStore: openStore})
+	h, err := New(ctx, cfg, Options{Hub: hub.Options{Logger: slog.New(slog.NewTextHandler(lg, nil)), StartupWait: 20 * time.Second, Builtin: g.builtin(fixture.NewServers())}, OpenStore: openStore})
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
@@ -131,7 +131,7 @@ func gwGet(t testing.TB, url string, headers map[string]string) (int, string, ht
 // gwTool calls a tool and returns its result or error.
 func gwTool(t testing.TB, cs *mcp.ClientSession, name string, args map[string]any) (*mcp.CallToolResult, error) {
 	t.Helper()
-	return cs.CallTool(testCtx(t), &mcp.CallToolParams{Name: name, Arguments: args})
+	return cs.CallTool(fixture.Context(t), &mcp.CallToolParams{Name: name, Arguments: args})
 }
 
 // needProgram returns the path of a program the test needs, or skips the

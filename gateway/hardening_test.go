@@ -19,6 +19,7 @@ import (
 
 	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/hub"
+	"github.com/mcp-hub/mcp-hub/internal/fixture"
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
@@ -58,7 +59,7 @@ func hdGet(t *testing.T, url string, headers map[string]string) (int, string) {
 // TestHealthzGuarded: /healthz refuses a foreign Host like /mcp does, and
 // with auth.tokens set it tells a request without a token only the status.
 func TestHealthzGuarded(t *testing.T) {
-	cfg := secConfig(secStdio(t, "fx", "-tools", "a"))
+	cfg := fixture.RestartingConfig(fixture.StdioEntry(t, "fx", "-tools", "a"))
 	cfg.Auth.Tokens = []config.Token{{Value: "tok-health-4242"}}
 	h, _ := secHub(t, cfg)
 	base := hdServer(t, h)
@@ -86,14 +87,14 @@ func TestHealthzGuarded(t *testing.T) {
 // hdInit POSTs an initialize without a session id and returns the answer.
 func hdInit(t *testing.T, url string) *http.Response {
 	t.Helper()
-	return secPost(t, url, secInit, nil)
+	return fixture.Post(t, url, fixture.RawInitialize, nil)
 }
 
 // TestHTTPSessionLimits: max_sessions refuses a new session with 503 and
 // Retry-After, and a slot frees when a session ends; a session is only
 // built for an initialize.
 func TestHTTPSessionLimits(t *testing.T) {
-	cfg := secConfig(secStdio(t, "fx", "-tools", "a"))
+	cfg := fixture.RestartingConfig(fixture.StdioEntry(t, "fx", "-tools", "a"))
 	cfg.MaxSessions = 2
 	h, _ := secHub(t, cfg)
 	url := hdServer(t, h) + "/mcp"
@@ -113,13 +114,13 @@ func TestHTTPSessionLimits(t *testing.T) {
 	for name, body := range map[string]string{
 		"tools/list":   `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
 		"notification": `{"jsonrpc":"2.0","method":"notifications/initialized"}`,
-		"batch":        `[` + secInit + `]`,
+		"batch":        `[` + fixture.RawInitialize + `]`,
 		"garbage":      `{"jsonrpc":"2.0","id":1,"method":"initialize"`,
 		"not JSON-RPC": `{"initialize": true}`,
 		"no params":    `{"jsonrpc":"2.0","id":1,"method":"initialize"}`,
 		"no version":   `{"id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"0"}}}`,
 	} {
-		resp := secPost(t, url, body, nil)
+		resp := fixture.Post(t, url, body, nil)
 		b, _ := io.ReadAll(resp.Body)
 		if resp.Header.Get("Mcp-Session-Id") != "" || (name != "notification" && !strings.Contains(string(b), `"error"`)) {
 			t.Errorf("%s without a session id: %d %s, want an error and no session", name, resp.StatusCode, b)
@@ -160,7 +161,7 @@ func TestHTTPSessionLimits(t *testing.T) {
 // abandoned end after session_idle_timeout, and free their slots.
 func TestHTTPSessionIdleTimeout(t *testing.T) {
 	t.Parallel()
-	cfg := secConfig(secStdio(t, "fx", "-tools", "a"))
+	cfg := fixture.RestartingConfig(fixture.StdioEntry(t, "fx", "-tools", "a"))
 	cfg.SessionIdleTimeout = upstream.Duration(300 * time.Millisecond)
 	h, _ := secHub(t, cfg)
 	url := hdServer(t, h) + "/mcp"
@@ -177,7 +178,7 @@ func TestHTTPSessionIdleTimeout(t *testing.T) {
 // event stream, are not cut; an idle keep-alive connection is closed after
 // IdleTimeout; headers over MaxHeaderBytes get 431.
 func TestHTTPServerTimeouts(t *testing.T) {
-	cfg := secConfig(secStdio(t, "fx", "-features"))
+	cfg := fixture.RestartingConfig(fixture.StdioEntry(t, "fx", "-features"))
 	cfg.HTTP = config.HTTPLimits{BodyReadTimeout: upstream.Duration(300 * time.Millisecond), IdleTimeout: upstream.Duration(300 * time.Millisecond), MaxHeaderBytes: 8 << 10}
 	h, _ := secHub(t, cfg)
 	base := hdServer(t, h)
@@ -198,7 +199,7 @@ func TestHTTPServerTimeouts(t *testing.T) {
 		}
 	})
 	t.Run("long call and stream", func(t *testing.T) {
-		cs, err := secHTTPClient(t, base+"/mcp", nil)
+		cs, err := fixture.HTTPClient(t, base+"/mcp", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -214,7 +215,7 @@ func TestHTTPServerTimeouts(t *testing.T) {
 		defer stream.Body.Close()
 		ended := make(chan error, 1)
 		go func() { _, err := io.Copy(io.Discard, stream.Body); ended <- err }()
-		res, err := cs.CallTool(testCtx(t), &mcp.CallToolParams{Name: "fx__sleep", Arguments: map[string]any{"ms": 1200}})
+		res, err := cs.CallTool(fixture.Context(t), &mcp.CallToolParams{Name: "fx__sleep", Arguments: map[string]any{"ms": 1200}})
 		if err != nil || res.IsError {
 			t.Fatalf("a call 4x longer than the body timeout: %v %+v", err, res)
 		}

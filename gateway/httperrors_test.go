@@ -6,13 +6,15 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/mcp-hub/mcp-hub/internal/fixture"
 )
 
 // TestHTTPRefusalsAreJSONRPC: requests the SDK refuses before the hub sees
 // them get JSON-RPC error bodies (with the request's id when readable), keep
 // their status, and are logged once.
 func TestHTTPRefusalsAreJSONRPC(t *testing.T) {
-	h, lg := secHub(t, secConfig(secStdio(t, "good", "-tools", "a")))
+	h, lg := secHub(t, fixture.RestartingConfig(fixture.StdioEntry(t, "good", "-tools", "a")))
 	srv := httptest.NewServer(h.HTTPHandler(nil))
 	defer srv.Close()
 	tests := []struct {

@@ -63,18 +63,18 @@ func TestOAuthPrincipalsNamespaced(t *testing.T) {
 		} {
 			for _, pair := range [][2]string{{user, client}, {client, user}} {
 				owner, other := pair[0], pair[1]
-				cs, err := secHTTPClient(t, url+"/mcp", map[string]string{"Authorization": "Bearer " + owner})
+				cs, err := fixture.HTTPClient(t, url+"/mcp", map[string]string{"Authorization": "Bearer " + owner})
 				if err != nil {
 					t.Fatal(err)
 				}
 				hdr := map[string]string{"Mcp-Session-Id": cs.ID(), "Mcp-Protocol-Version": cs.InitializeResult().ProtocolVersion}
 				const list = `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}`
 				hdr["Authorization"] = "Bearer " + other
-				if resp := secPost(t, url+"/mcp", list, hdr); resp.StatusCode == http.StatusOK {
+				if resp := fixture.Post(t, url+"/mcp", list, hdr); resp.StatusCode == http.StatusOK {
 					t.Errorf("another principal named alice used the session: %d", resp.StatusCode)
 				}
 				hdr["Authorization"] = "Bearer " + owner
-				if resp := secPost(t, url+"/mcp", list, hdr); resp.StatusCode != http.StatusOK {
+				if resp := fixture.Post(t, url+"/mcp", list, hdr); resp.StatusCode != http.StatusOK {
 					t.Errorf("the owner's own request: %d", resp.StatusCode)
 				}
 			}
@@ -146,7 +146,7 @@ func TestHashKeyFile(t *testing.T) {
 	start := func(stateDir string) (*Gateway, error) {
 		cfg := gwConfig()
 		cfg.Auth.Tokens = []config.Token{{Value: token}}
-		return New(testCtx(t), cfg, Options{Hub: hub.Options{Builtin: (&gwUpstream{}).builtin(newFixtures())}, StateDir: stateDir})
+		return New(fixture.Context(t), cfg, Options{Hub: hub.Options{Builtin: (&gwUpstream{}).builtin(fixture.NewServers())}, StateDir: stateDir})
 	}
 	idOf := func(h *Gateway) string { return h.authn().tokens[0].principal.ID }
 
@@ -266,13 +266,13 @@ func TestStoredSessionOwnership(t *testing.T) {
 	rdb := redis.NewClient(&redis.Options{Addr: addr})
 	defer rdb.Close()
 
-	cs, err := secHTTPClient(t, one, map[string]string{"Authorization": "Bearer " + tokA})
+	cs, err := fixture.HTTPClient(t, one, map[string]string{"Authorization": "Bearer " + tokA})
 	if err != nil {
 		t.Fatal(err)
 	}
 	id := cs.ID()
 	recordKey := redisKeyPrefix + id
-	stored, err := rdb.Get(testCtx(t), recordKey).Result()
+	stored, err := rdb.Get(fixture.Context(t), recordKey).Result()
 	if err != nil {
 		t.Fatalf("A's session record: %v", err)
 	}
@@ -299,17 +299,17 @@ func TestStoredSessionOwnership(t *testing.T) {
 		return resp.StatusCode
 	}
 	const list = `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}`
-	ttl := func() time.Duration { return rdb.PTTL(testCtx(t), recordKey).Val() }
+	ttl := func() time.Duration { return rdb.PTTL(fixture.Context(t), recordKey).Val() }
 
 	// B, on the replica that does not hold the session and on the one
 	// that does: DELETE, then requests that would restore or touch it.
 	for _, url := range []string{two, one} {
 		for _, c := range []struct{ method, body string }{{http.MethodDelete, ""}, {http.MethodPost, list}} {
-			rdb.PExpire(testCtx(t), recordKey, time.Minute) // below the idle timeout: a touch would show
+			rdb.PExpire(fixture.Context(t), recordKey, time.Minute) // below the idle timeout: a touch would show
 			if status := send(c.method, url, tokB, c.body); status != http.StatusNotFound {
 				t.Errorf("B's %s of A's session on %s: %d, want 404", c.method, url, status)
 			}
-			if n := rdb.Exists(testCtx(t), recordKey).Val(); n != 1 {
+			if n := rdb.Exists(fixture.Context(t), recordKey).Val(); n != 1 {
 				t.Fatalf("B's %s on %s removed A's record", c.method, url)
 			}
 			if d := ttl(); d > time.Minute {
@@ -329,7 +329,7 @@ func TestStoredSessionOwnership(t *testing.T) {
 	if status := send(http.MethodDelete, two, tokA, ""); status/100 != 2 {
 		t.Errorf("A's DELETE: %d", status)
 	}
-	if n := rdb.Exists(testCtx(t), recordKey).Val(); n != 0 {
+	if n := rdb.Exists(fixture.Context(t), recordKey).Val(); n != 0 {
 		t.Errorf("A's DELETE left the record")
 	}
 }
@@ -349,7 +349,7 @@ func TestSharedGeneratedHashKey(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		lg := &fixture.Log{}
-		h, err := New(ctx, cfg, Options{Hub: hub.Options{Logger: slog.New(slog.NewTextHandler(lg, nil)), StartupWait: 20 * time.Second, Builtin: (&gwUpstream{}).builtin(newFixtures())}, StateDir: t.TempDir(), OpenStore: openStore})
+		h, err := New(ctx, cfg, Options{Hub: hub.Options{Logger: slog.New(slog.NewTextHandler(lg, nil)), StartupWait: 20 * time.Second, Builtin: (&gwUpstream{}).builtin(fixture.NewServers())}, StateDir: t.TempDir(), OpenStore: openStore})
 		if err != nil {
 			t.Fatalf("New: %v", err)
 		}
@@ -361,18 +361,18 @@ func TestSharedGeneratedHashKey(t *testing.T) {
 		return srv.URL + "/mcp"
 	}
 	one, two := replica(), replica()
-	cs, err := secHTTPClient(t, one, map[string]string{"Authorization": "Bearer " + tok})
+	cs, err := fixture.HTTPClient(t, one, map[string]string{"Authorization": "Bearer " + tok})
 	if err != nil {
 		t.Fatal(err)
 	}
 	rdb := redis.NewClient(&redis.Options{Addr: addr})
 	defer rdb.Close()
-	shared, err := rdb.Get(testCtx(t), "mcp-hub:"+HashKeyFile).Result()
+	shared, err := rdb.Get(fixture.Context(t), "mcp-hub:"+HashKeyFile).Result()
 	if err != nil {
 		t.Fatalf("the generated key is not in the store: %v", err)
 	}
 	key, _ := hex.DecodeString(shared)
-	stored := rdb.Get(testCtx(t), redisKeyPrefix+cs.ID()).Val()
+	stored := rdb.Get(fixture.Context(t), redisKeyPrefix+cs.ID()).Val()
 	if !strings.Contains(stored, `"principal":"token:hmac:`+hmacHex(string(key), tok)+`"`) {
 		t.Fatalf("record %s: want the token's HMAC under the shared key", stored)
 	}

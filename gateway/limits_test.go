@@ -26,7 +26,7 @@ import (
 // status and how long the answer took. It is safe in goroutines: a failed
 // request is status 0.
 func timedInit(url, token string) (int, time.Duration) {
-	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(secInit))
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(fixture.RawInitialize))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	req.Header.Set("Authorization", "Bearer "+token)
@@ -147,7 +147,7 @@ func TestOAuthHangingIssuer(t *testing.T) {
 func rawSession(t *testing.T, url, pv string, hdr map[string]string) map[string]string {
 	t.Helper()
 	init := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":%q,"capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}`, pv)
-	resp := secPost(t, url, init, hdr)
+	resp := fixture.Post(t, url, init, hdr)
 	io.Copy(io.Discard, resp.Body)
 	id := resp.Header.Get("Mcp-Session-Id")
 	if resp.StatusCode != http.StatusOK || id == "" {
@@ -156,7 +156,7 @@ func rawSession(t *testing.T, url, pv string, hdr map[string]string) map[string]
 	out := maps.Clone(hdr)
 	out["Mcp-Session-Id"] = id
 	out["Mcp-Protocol-Version"] = pv
-	if resp := secPost(t, url, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, out); resp.StatusCode != http.StatusAccepted {
+	if resp := fixture.Post(t, url, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, out); resp.StatusCode != http.StatusAccepted {
 		t.Fatalf("notifications/initialized: %d", resp.StatusCode)
 	}
 	return out
@@ -228,7 +228,7 @@ func TestRateLimitBatch(t *testing.T) {
 		{"one call with none left", strings.Trim(callBatch("gw__meta", 40, 1), "[]"), http.StatusTooManyRequests, true, 4},
 	}
 	for _, s := range steps {
-		resp := secPost(t, base+"/mcp", s.body, hdr)
+		resp := fixture.Post(t, base+"/mcp", s.body, hdr)
 		body, _ := io.ReadAll(resp.Body)
 		if resp.StatusCode != s.status {
 			t.Errorf("%s: %d (%s), want %d", s.name, resp.StatusCode, strings.TrimSpace(string(body)), s.status)
@@ -249,7 +249,7 @@ func TestRateLimitBatch(t *testing.T) {
 	// At 2025-06-18 and later there are no batches (go-sdk's check, by
 	// the Mcp-Protocol-Version header).
 	hdr18 := rawSession(t, base+"/mcp", "2025-06-18", map[string]string{"Authorization": "Bearer token-ops-1234"})
-	if resp := secPost(t, base+"/mcp", callBatch("gw__meta", 50, 2), hdr18); resp.StatusCode != http.StatusBadRequest {
+	if resp := fixture.Post(t, base+"/mcp", callBatch("gw__meta", 50, 2), hdr18); resp.StatusCode != http.StatusBadRequest {
 		t.Errorf("a batch at 2025-06-18: %d, want 400", resp.StatusCode)
 	}
 	if got := upstreamCalls(); got != 4 {
@@ -380,7 +380,7 @@ func TestAuthFailureLimit(t *testing.T) {
 	// for it alone.
 	other := &http.Client{Transport: &http.Transport{DialContext: (&net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 2)}}).DialContext}}
 	t.Cleanup(other.CloseIdleConnections)
-	req, _ := http.NewRequest(http.MethodPost, url+"/mcp", strings.NewReader(secInit))
+	req, _ := http.NewRequest(http.MethodPost, url+"/mcp", strings.NewReader(fixture.RawInitialize))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	req.Header.Set("Authorization", "Bearer token-a-1234")

@@ -17,6 +17,7 @@ import (
 
 	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/hub"
+	"github.com/mcp-hub/mcp-hub/internal/fixture"
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
@@ -30,7 +31,7 @@ func TestMetricsCountCalls(t *testing.T) {
 	cfg.Auth.Tokens = []config.Token{{Name: "ops", Value: "metrics-token-1234"}}
 	_, url, _ := gwHub(t, cfg, g)
 	auth := map[string]string{"Authorization": "Bearer metrics-token-1234"}
-	cs, err := secHTTPClient(t, url+"/mcp", auth)
+	cs, err := fixture.HTTPClient(t, url+"/mcp", auth)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +164,7 @@ func TestMetricsGuarded(t *testing.T) {
 func TestMetricsPerHub(t *testing.T) {
 	_, url1, _ := gwHub(t, gwConfig(), &gwUpstream{})
 	_, url2, _ := gwHub(t, gwConfig(), &gwUpstream{})
-	cs, err := secHTTPClient(t, url1+"/mcp", nil)
+	cs, err := fixture.HTTPClient(t, url1+"/mcp", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +184,7 @@ func TestMetricsPerHub(t *testing.T) {
 //
 //	go test -run '^$' -bench CallObservation -benchmem ./gateway/
 func BenchmarkCallObservation(b *testing.B) {
-	h := newTestHub(b, smallConfig(), newFixtures())
+	h := newTestHub(b, fixture.SmallConfig(), fixture.NewServers())
 	s, err := h.hub.NewSession(hub.SessionOptions{})
 	if err != nil {
 		b.Fatal(err)

@@ -18,11 +18,9 @@ import (
 // nothing of the client between requests: no slot, no store record.
 
 // modernMetaKey is the _meta key that makes a request one of the modern
-// era (it carries the request's protocol version).
-const modernMetaKey = `"io.modelcontextprotocol/protocolVersion"`
-
-// modernProtocol is the first revision of the modern era.
-const modernProtocol = "2026-07-28"
+// era (it carries the request's protocol version), quoted as it stands in
+// a request body.
+const modernMetaKey = `"` + mcp.MetaKeyProtocolVersion + `"`
 
 // modernHTTPHandler serves modern requests: go-sdk's stateless handler,
 // which connects the server of the Session serveModern put in the
@@ -38,7 +36,7 @@ func (g *Gateway) modernHTTPHandler() *mcp.StreamableHTTPHandler {
 		return nil
 	}, &mcp.StreamableHTTPOptions{
 		Stateless:                    true,
-		Logger:                       g.sdkLog,
+		Logger:                       g.hub.SDKLogger(),
 		MaxRequestBodyBytes:          g.Config().RequestLimit(),
 		PropagateRequestCancellation: true,
 	})
@@ -49,7 +47,7 @@ func (g *Gateway) modernHTTPHandler() *mcp.StreamableHTTPHandler {
 // Mcp-Session-Id belongs to a legacy session.
 func (g *Gateway) modernHeader(r *http.Request) bool {
 	return g.Config().Protocol.ModernEnabled() && r.Header.Get("Mcp-Session-Id") == "" &&
-		r.Header.Get("Mcp-Protocol-Version") >= modernProtocol
+		r.Header.Get("Mcp-Protocol-Version") >= hub.ModernProtocol
 }
 
 // serveModern serves one modern request in the shared modern Session of

@@ -11,6 +11,7 @@ import (
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 
 	"github.com/mcp-hub/mcp-hub/hub"
+	"github.com/mcp-hub/mcp-hub/internal/fixture"
 )
 
 // modernTransports connect a go-sdk client of the 2026-07-28 era to the
@@ -23,7 +24,7 @@ var modernTransports = []struct {
 	{"http", func(t *testing.T, h *Gateway, client *mcp.Client) *mcp.ClientSession {
 		srv := httptest.NewServer(h.HTTPHandler(nil))
 		t.Cleanup(srv.Close)
-		cs, err := client.Connect(testCtx(t), &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp"}, nil)
+		cs, err := client.Connect(fixture.Context(t), &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp"}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -33,33 +34,11 @@ var modernTransports = []struct {
 }
 
 func modernConfig(autoLoad bool) *hub.Config {
-	cfg := smallConfig()
+	cfg := fixture.SmallConfig()
 	cfg.Discovery.AutoLoadOnCall = autoLoad
 	on := true
 	cfg.Protocol.Modern = &on
 	return cfg
-}
-
-func toolNames(t *testing.T, cs *mcp.ClientSession) []string {
-	t.Helper()
-	res, err := cs.ListTools(testCtx(t), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, tool := range res.Tools {
-		names = append(names, tool.Name)
-	}
-	return names
-}
-
-func callText(t *testing.T, cs *mcp.ClientSession, name string, args any) (string, bool) {
-	t.Helper()
-	res, err := cs.CallTool(testCtx(t), &mcp.CallToolParams{Name: name, Arguments: args})
-	if err != nil {
-		t.Fatalf("tools/call %s: %v", name, err)
-	}
-	return resultText(res), res.IsError
 }
 
 // TestModernDiscovery: a modern client's tools/list is the eager tools,
@@ -74,33 +53,33 @@ func TestModernDiscovery(t *testing.T) {
 				name += "/auto_load_on_call"
 			}
 			t.Run(name, func(t *testing.T) {
-				h := newTestHub(t, modernConfig(autoLoad), newFixtures())
+				h := newTestHub(t, modernConfig(autoLoad), fixture.NewServers())
 				cs := tr.connect(t, h, mcp.NewClient(&mcp.Implementation{Name: "modern-test", Version: "0"}, nil))
-				if v := cs.InitializeResult().ProtocolVersion; v != modernProtocol {
-					t.Fatalf("negotiated %q, want %s", v, modernProtocol)
+				if v := cs.InitializeResult().ProtocolVersion; v != hub.ModernProtocol {
+					t.Fatalf("negotiated %q, want %s", v, hub.ModernProtocol)
 				}
-				want := sorted("call_tool", "clock__now", "search_tools")
-				if got := toolNames(t, cs); !slices.Equal(got, want) {
+				want := fixture.Sorted("call_tool", "clock__now", "search_tools")
+				if got := fixture.ToolNames(t, cs); !slices.Equal(got, want) {
 					t.Fatalf("tools/list = %v, want %v", got, want)
 				}
-				text, isErr := callText(t, cs, hub.SearchToolsName, map[string]any{"query": "add two numbers"})
+				text, isErr := fixture.CallText(t, cs, hub.SearchToolsName, map[string]any{"query": "add two numbers"})
 				if isErr || !strings.Contains(text, "math__add") || !strings.Contains(text, `"required":["a","b"]`) || !strings.Contains(text, "call_tool") || strings.Contains(text, "now loaded") {
 					t.Fatalf("search_tools answered (isError %t):\n%s", isErr, text)
 				}
-				if got := toolNames(t, cs); !slices.Equal(got, want) {
+				if got := fixture.ToolNames(t, cs); !slices.Equal(got, want) {
 					t.Fatalf("tools/list after search_tools = %v, want it unchanged: %v", got, want)
 				}
-				if text, isErr := callText(t, cs, hub.CallToolName, map[string]any{"name": "math__add", "arguments": map[string]any{"a": 2, "b": 3}}); isErr || !strings.Contains(text, "math.add") {
+				if text, isErr := fixture.CallText(t, cs, hub.CallToolName, map[string]any{"name": "math__add", "arguments": map[string]any{"a": 2, "b": 3}}); isErr || !strings.Contains(text, "math.add") {
 					t.Fatalf("call_tool math__add: %q (isError %t)", text, isErr)
 				}
-				text, isErr = callText(t, cs, "math__add", map[string]any{"a": 2, "b": 3})
+				text, isErr = fixture.CallText(t, cs, "math__add", map[string]any{"a": 2, "b": 3})
 				switch {
 				case autoLoad && isErr:
 					t.Fatalf("math__add by name with auto_load_on_call: %q", text)
 				case !autoLoad && (!isErr || !strings.Contains(text, "call_tool")):
 					t.Fatalf("math__add by name without auto_load_on_call: %q (isError %t), want an error pointing at call_tool", text, isErr)
 				}
-				if got := toolNames(t, cs); !slices.Equal(got, want) {
+				if got := fixture.ToolNames(t, cs); !slices.Equal(got, want) {
 					t.Fatalf("tools/list after calls = %v, want it unchanged: %v", got, want)
 				}
 			})
@@ -113,7 +92,7 @@ func TestModernDiscovery(t *testing.T) {
 func TestModernListen(t *testing.T) {
 	for _, tr := range modernTransports {
 		t.Run(tr.name, func(t *testing.T) {
-			fx := newFixtures()
+			fx := fixture.NewServers()
 			h := newTestHub(t, modernConfig(false), fx)
 			var changed atomic.Int64
 			client := mcp.NewClient(&mcp.Implementation{Name: "modern-test", Version: "0"}, &mcp.ClientOptions{
@@ -122,9 +101,9 @@ func TestModernListen(t *testing.T) {
 			cs := tr.connect(t, h, client)
 			// The listen is acknowledged before Connect returns; the
 			// session is registered with the hub by then too.
-			fx.addTool("clock", fixtureTool{"tick", "Tick once.", `{"type":"object"}`})
+			fx.AddTool("clock", fixture.Tool{"tick", "Tick once.", `{"type":"object"}`})
 			waitFor(t, "tools/list_changed on the listen stream", func() bool { return changed.Load() > 0 })
-			if got := toolNames(t, cs); !slices.Contains(got, "clock__tick") {
+			if got := fixture.ToolNames(t, cs); !slices.Contains(got, "clock__tick") {
 				t.Fatalf("tools/list after the upstream change = %v, want clock__tick in it", got)
 			}
 		})

@@ -35,7 +35,7 @@ func oauthInit(t testing.TB, url, token string) *http.Response {
 	if token != "" {
 		hdr["Authorization"] = "Bearer " + token
 	}
-	return secPost(t, url, secInit, hdr)
+	return fixture.Post(t, url, fixture.RawInitialize, hdr)
 }
 
 // TestOAuthResourceServer: JWT access tokens from a real issuer's keys
@@ -103,18 +103,18 @@ func TestOAuthResourceServer(t *testing.T) {
 
 	// The metadata the 401 points at names the issuer, and go-sdk's own
 	// client-side check accepts it.
-	meta, err := oauthex.GetProtectedResourceMetadata(testCtx(t), url+"/.well-known/oauth-protected-resource/mcp", url+"/mcp", http.DefaultClient)
+	meta, err := oauthex.GetProtectedResourceMetadata(fixture.Context(t), url+"/.well-known/oauth-protected-resource/mcp", url+"/mcp", http.DefaultClient)
 	if err != nil {
 		t.Fatalf("RFC 9728 metadata: %v", err)
 	}
 	if !slices.Equal(meta.AuthorizationServers, []string{iss.URL}) {
 		t.Errorf("authorization_servers = %v, want [%s]", meta.AuthorizationServers, iss.URL)
 	}
-	if root, err := oauthex.GetProtectedResourceMetadata(testCtx(t), url+"/.well-known/oauth-protected-resource", url, http.DefaultClient); err != nil || root.AuthorizationServers[0] != iss.URL {
+	if root, err := oauthex.GetProtectedResourceMetadata(fixture.Context(t), url+"/.well-known/oauth-protected-resource", url, http.DefaultClient); err != nil || root.AuthorizationServers[0] != iss.URL {
 		t.Errorf("root RFC 9728 metadata: %v %v", root, err)
 	}
 	// An MCP client with a good token works end to end.
-	cs, err := secHTTPClient(t, url+"/mcp", map[string]string{"Authorization": "Bearer " + iss.Token("k1", testAudience, nil)})
+	cs, err := fixture.HTTPClient(t, url+"/mcp", map[string]string{"Authorization": "Bearer " + iss.Token("k1", testAudience, nil)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,7 +226,7 @@ func TestSessionBoundToPrincipal(t *testing.T) {
 		{"named and plain static tokens", "ci-token-1234", "plain-token-5678"},
 		{"static token and JWT", "ci-token-1234", alice},
 	} {
-		cs, err := secHTTPClient(t, url+"/mcp", map[string]string{"Authorization": "Bearer " + c.owner})
+		cs, err := fixture.HTTPClient(t, url+"/mcp", map[string]string{"Authorization": "Bearer " + c.owner})
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
@@ -236,7 +236,7 @@ func TestSessionBoundToPrincipal(t *testing.T) {
 			for k, v := range session {
 				hdr[k] = v
 			}
-			resp := secPost(t, url+"/mcp", list, hdr)
+			resp := fixture.Post(t, url+"/mcp", list, hdr)
 			want := map[string]int{"owner": 200, "other": 403}[who]
 			if resp.StatusCode != want {
 				t.Errorf("%s: tools/list by the %s: status %d, want %d", c.name, who, resp.StatusCode, want)
@@ -259,11 +259,11 @@ func TestOAuthToolsetClaim(t *testing.T) {
 	groups := func(g ...string) string {
 		return iss.Token("k1", testAudience, jwt.MapClaims{"realm_access": map[string]any{"groups": g}})
 	}
-	cs, err := secHTTPClient(t, url+"/mcp", map[string]string{"Authorization": "Bearer " + groups("staff", "ops")})
+	cs, err := fixture.HTTPClient(t, url+"/mcp", map[string]string{"Authorization": "Bearer " + groups("staff", "ops")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := cs.ListTools(testCtx(t), nil)
+	res, err := cs.ListTools(fixture.Context(t), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -279,7 +279,7 @@ func TestOAuthToolsetClaim(t *testing.T) {
 	}
 	// In-process sessions of such a principal (the chat API's) are held to
 	// its toolsets too.
-	restricted := hub.WithPrincipal(testCtx(t), &hub.Principal{Name: "alice", Kind: hub.PrincipalOAuth, ID: "oauth:x#alice", Restricted: true, Toolsets: []string{"ops"}})
+	restricted := hub.WithPrincipal(fixture.Context(t), &hub.Principal{Name: "alice", Kind: hub.PrincipalOAuth, ID: "oauth:x#alice", Restricted: true, Toolsets: []string{"ops"}})
 	if _, err := h.hub.Connect(restricted, "weather", mcp.NewClient(&mcp.Implementation{Name: "t"}, nil)); err == nil {
 		t.Error("Connect opened a toolset the principal may not use")
 	}
@@ -288,7 +288,7 @@ func TestOAuthToolsetClaim(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer own.Close()
-	if res, err := own.ListTools(testCtx(t), nil); err != nil || len(res.Tools) != 1 || res.Tools[0].Name != "gw__ok" {
+	if res, err := own.ListTools(fixture.Context(t), nil); err != nil || len(res.Tools) != 1 || res.Tools[0].Name != "gw__ok" {
 		t.Errorf("in-process session of the ops principal lists %v (%v), want only gw__ok", res, err)
 	}
 	for _, c := range []struct {

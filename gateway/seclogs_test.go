@@ -32,7 +32,7 @@ import (
 // returns the headers that name it.
 func slRawSession(t *testing.T, url string, headers map[string]string) map[string]string {
 	t.Helper()
-	resp := secPost(t, url, secInit, headers)
+	resp := fixture.Post(t, url, fixture.RawInitialize, headers)
 	io.Copy(io.Discard, resp.Body)
 	id := resp.Header.Get("Mcp-Session-Id")
 	if resp.StatusCode != http.StatusOK || id == "" {
@@ -42,7 +42,7 @@ func slRawSession(t *testing.T, url string, headers map[string]string) map[strin
 	for k, v := range headers {
 		out[k] = v
 	}
-	resp = secPost(t, url, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, out)
+	resp = fixture.Post(t, url, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, out)
 	io.Copy(io.Discard, resp.Body)
 	return out
 }
@@ -51,7 +51,7 @@ func slRawSession(t *testing.T, url string, headers map[string]string) map[strin
 // JSON, with whatever escapes) and returns the answer's body.
 func slCall(t *testing.T, url string, headers map[string]string, id int, params string) string {
 	t.Helper()
-	resp := secPost(t, url, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":%s}`, id, params), headers)
+	resp := fixture.Post(t, url, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":%s}`, id, params), headers)
 	body, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("tools/call %d: %d %s", id, resp.StatusCode, body)
@@ -222,19 +222,19 @@ func TestMetricsToolLabelsBounded(t *testing.T) {
 	for _, name := range []string{"stable", "old_name", long} {
 		add(name)
 	}
-	web := &hub.ServerConfig{Upstream: upstream.Config{URL: agServeHTTP(t, up)}}
+	web := &hub.ServerConfig{Upstream: upstream.Config{URL: fixture.ServeHTTP(t, up)}}
 	web.Name = "web"
-	h, _ := secHub(t, secConfig(web))
+	h, _ := secHub(t, fixture.RestartingConfig(web))
 	srv := httptest.NewServer(h.HTTPHandler(nil))
 	t.Cleanup(srv.Close)
-	cs, err := secHTTPClient(t, srv.URL+"/mcp", nil)
+	cs, err := fixture.HTTPClient(t, srv.URL+"/mcp", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	longExposed := hub.ExposedName("web", long)
 	call := func(name string) {
 		t.Helper()
-		if res, err := cs.CallTool(testCtx(t), &mcp.CallToolParams{Name: name}); err != nil || res.IsError {
+		if res, err := cs.CallTool(fixture.Context(t), &mcp.CallToolParams{Name: name}); err != nil || res.IsError {
 			t.Fatalf("call %s: %v %v", name, err, res)
 		}
 	}

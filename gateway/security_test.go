@@ -27,24 +27,6 @@ import (
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
-// secConfig is a config with the given servers, in order, and fast restarts.
-func secConfig(servers ...*hub.ServerConfig) *hub.Config {
-	cfg := &hub.Config{Path: "test.yaml", Servers: map[string]*hub.ServerConfig{}}
-	cfg.Restart.InitialBackoff = upstream.Duration(50 * time.Millisecond)
-	cfg.Restart.MaxBackoff = upstream.Duration(200 * time.Millisecond)
-	for _, sc := range servers {
-		cfg.Servers[sc.Name] = sc
-		cfg.ServerOrder = append(cfg.ServerOrder, sc.Name)
-	}
-	return cfg
-}
-
-func secStdio(t testing.TB, name string, args ...string) *hub.ServerConfig {
-	sc := &hub.ServerConfig{Upstream: upstream.Config{Command: fixture.Build(t), Args: append([]string{"-name", name}, args...)}}
-	sc.Name = name
-	return sc
-}
-
 func secHub(t testing.TB, cfg *hub.Config) (*Gateway, *fixture.Log) {
 	t.Helper()
 	lg := &fixture.Log{}
@@ -61,30 +43,6 @@ func secHub(t testing.TB, cfg *hub.Config) (*Gateway, *fixture.Log) {
 	return h, lg
 }
 
-// secHeaderTransport adds headers to every request.
-type secHeaderTransport map[string]string
-
-func (h secHeaderTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	for k, v := range h {
-		r.Header.Set(k, v)
-	}
-	return http.DefaultTransport.RoundTrip(r)
-}
-
-func secHTTPClient(t testing.TB, url string, headers map[string]string) (*mcp.ClientSession, error) {
-	client := mcp.NewClient(&mcp.Implementation{Name: "sec-test", Version: "0"}, nil)
-	cs, err := client.Connect(testCtx(t), &mcp.StreamableClientTransport{
-		Endpoint: url, HTTPClient: &http.Client{Transport: secHeaderTransport(headers)}, MaxRetries: -1, DisableStandaloneSSE: true,
-	}, nil)
-	if err == nil {
-		t.Cleanup(func() { cs.Close() })
-	}
-	return cs, err
-}
-
-const secInit = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}`
-
 // secRawSession serves a hub for cfg over HTTP and opens a session on it for
 // raw POSTs: the URL of /mcp and the headers that name the session.
 func secRawSession(t testing.TB, cfg *hub.Config) (url string, headers map[string]string) {
@@ -92,37 +50,17 @@ func secRawSession(t testing.TB, cfg *hub.Config) (url string, headers map[strin
 	h, _ := secHub(t, cfg)
 	srv := httptest.NewServer(h.HTTPHandler(nil))
 	t.Cleanup(srv.Close)
-	cs, err := secHTTPClient(t, srv.URL+"/mcp", nil)
+	cs, err := fixture.HTTPClient(t, srv.URL+"/mcp", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return srv.URL + "/mcp", map[string]string{"Mcp-Session-Id": cs.ID(), "Mcp-Protocol-Version": cs.InitializeResult().ProtocolVersion}
 }
 
-func secPost(t testing.TB, url, body string, headers map[string]string) *http.Response {
-	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	for k, v := range headers {
-		if k == "Host" {
-			req.Host = v
-			continue
-		}
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("POST %s: %v", url, err)
-	}
-	t.Cleanup(func() { resp.Body.Close() })
-	return resp
-}
-
 // TestSecurityBearerAuth: with auth.tokens, /mcp, /mcp/<toolset> and the
 // extra handlers (/v1/chat) need a valid bearer token; /healthz does not.
 func TestSecurityBearerAuth(t *testing.T) {
-	cfg := secConfig(secStdio(t, "fx", "-tools", "a"))
+	cfg := fixture.RestartingConfig(fixture.StdioEntry(t, "fx", "-tools", "a"))
 	cfg.Auth.Tokens = []config.Token{{Value: "tok-first-1234"}, {Value: "tok-second-5678"}}
 	cfg.Toolsets = map[string]*hub.Toolset{"only": {Servers: map[string]*hub.ToolSelection{"fx": {All: true}}}}
 	h, _ := secHub(t, cfg)
@@ -136,7 +74,7 @@ func TestSecurityBearerAuth(t *testing.T) {
 			if auth != "" {
 				hdr["Authorization"] = auth
 			}
-			resp := secPost(t, srv.URL+path, secInit, hdr)
+			resp := fixture.Post(t, srv.URL+path, fixture.RawInitialize, hdr)
 			if resp.StatusCode != http.StatusUnauthorized {
 				t.Errorf("%s with %s auth: status %d, want 401", path, name, resp.StatusCode)
 			}
@@ -147,18 +85,18 @@ func TestSecurityBearerAuth(t *testing.T) {
 	}
 	// Either token works, the scheme is case-insensitive.
 	for _, auth := range []string{"Bearer tok-first-1234", "bearer tok-second-5678"} {
-		cs, err := secHTTPClient(t, srv.URL+"/mcp", map[string]string{"Authorization": auth})
+		cs, err := fixture.HTTPClient(t, srv.URL+"/mcp", map[string]string{"Authorization": auth})
 		if err != nil {
 			t.Fatalf("connect with %q: %v", auth, err)
 		}
-		if _, err := cs.ListTools(testCtx(t), nil); err != nil {
+		if _, err := cs.ListTools(fixture.Context(t), nil); err != nil {
 			t.Errorf("tools/list with %q: %v", auth, err)
 		}
 	}
-	if _, err := secHTTPClient(t, srv.URL+"/mcp", nil); err == nil {
+	if _, err := fixture.HTTPClient(t, srv.URL+"/mcp", nil); err == nil {
 		t.Error("an MCP client without a token connected")
 	}
-	resp := secPost(t, srv.URL+"/v1/chat", "{}", map[string]string{"Authorization": "Bearer tok-first-1234"})
+	resp := fixture.Post(t, srv.URL+"/v1/chat", "{}", map[string]string{"Authorization": "Bearer tok-first-1234"})
 	if b, _ := io.ReadAll(resp.Body); resp.StatusCode != 200 || string(b) != "chat ok" {
 		t.Errorf("/v1/chat with a token: %d %q", resp.StatusCode, b)
 	}
@@ -177,7 +115,7 @@ func TestSecurityBearerAuth(t *testing.T) {
 // TestSecurityOriginAndHost: DNS-rebinding protection. A foreign Origin is
 // refused unless allowed; a loopback listener refuses a foreign Host.
 func TestSecurityOriginAndHost(t *testing.T) {
-	cfg := secConfig(secStdio(t, "fx", "-tools", "a"))
+	cfg := fixture.RestartingConfig(fixture.StdioEntry(t, "fx", "-tools", "a"))
 	cfg.Auth.AllowedOrigins = []string{"https://app.example"}
 	h, _ := secHub(t, cfg)
 	chat := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "chat ok") })
@@ -200,7 +138,7 @@ func TestSecurityOriginAndHost(t *testing.T) {
 		{"/v1/chat", nil, http.StatusOK},
 	}
 	for _, c := range cases {
-		resp := secPost(t, srv.URL+c.path, secInit, c.headers)
+		resp := fixture.Post(t, srv.URL+c.path, fixture.RawInitialize, c.headers)
 		if resp.StatusCode != c.want {
 			b, _ := io.ReadAll(resp.Body)
 			t.Errorf("%s %v: status %d (%s), want %d", c.path, c.headers, resp.StatusCode, strings.TrimSpace(string(b)), c.want)
@@ -211,27 +149,27 @@ func TestSecurityOriginAndHost(t *testing.T) {
 // TestSecurityOversizedHTTP: a body over max_request_bytes gets 413, and
 // the hub keeps serving.
 func TestSecurityOversizedHTTP(t *testing.T) {
-	cfg := secConfig(secStdio(t, "fx", "-tools", "a"))
+	cfg := fixture.RestartingConfig(fixture.StdioEntry(t, "fx", "-tools", "a"))
 	cfg.MaxRequestBytes = 64 << 10
 	h, _ := secHub(t, cfg)
 	srv := httptest.NewServer(h.HTTPHandler(nil))
 	defer srv.Close()
-	cs, err := secHTTPClient(t, srv.URL+"/mcp", nil)
+	cs, err := fixture.HTTPClient(t, srv.URL+"/mcp", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	big := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"fx__a","arguments":{"pad":"` + strings.Repeat("x", 100<<10) + `"}}}`
-	resp := secPost(t, srv.URL+"/mcp", big, map[string]string{"Mcp-Session-Id": cs.ID(), "Mcp-Protocol-Version": cs.InitializeResult().ProtocolVersion})
+	resp := fixture.Post(t, srv.URL+"/mcp", big, map[string]string{"Mcp-Session-Id": cs.ID(), "Mcp-Protocol-Version": cs.InitializeResult().ProtocolVersion})
 	if resp.StatusCode != http.StatusRequestEntityTooLarge {
 		b, _ := io.ReadAll(resp.Body)
 		t.Errorf("oversized body: status %d (%s), want 413", resp.StatusCode, b)
 	}
 	// A new session with an oversized initialize too.
-	if resp := secPost(t, srv.URL+"/mcp", big, nil); resp.StatusCode != http.StatusRequestEntityTooLarge {
+	if resp := fixture.Post(t, srv.URL+"/mcp", big, nil); resp.StatusCode != http.StatusRequestEntityTooLarge {
 		t.Errorf("oversized first request: status %d, want 413", resp.StatusCode)
 	}
 	// The session that sent it still works, and just under the limit is fine.
-	res, err := cs.CallTool(testCtx(t), &mcp.CallToolParams{Name: "fx__a", Arguments: map[string]any{"pad": strings.Repeat("y", 60<<10)}})
+	res, err := cs.CallTool(fixture.Context(t), &mcp.CallToolParams{Name: "fx__a", Arguments: map[string]any{"pad": strings.Repeat("y", 60<<10)}})
 	if err != nil || res.IsError {
 		t.Errorf("call under the limit after an oversized one: %v %v", err, res)
 	}
@@ -240,14 +178,14 @@ func TestSecurityOversizedHTTP(t *testing.T) {
 // TestSecurityBadInputHTTP: bad requests over HTTP get 4xx or JSON-RPC
 // errors and do not disturb another session.
 func TestSecurityBadInputHTTP(t *testing.T) {
-	h, _ := secHub(t, secConfig(secStdio(t, "fx", "-features")))
+	h, _ := secHub(t, fixture.RestartingConfig(fixture.StdioEntry(t, "fx", "-features")))
 	srv := httptest.NewServer(h.HTTPHandler(nil))
 	defer srv.Close()
-	good, err := secHTTPClient(t, srv.URL+"/mcp", nil)
+	good, err := fixture.HTTPClient(t, srv.URL+"/mcp", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	bad, err := secHTTPClient(t, srv.URL+"/mcp", nil)
+	bad, err := fixture.HTTPClient(t, srv.URL+"/mcp", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -257,7 +195,7 @@ func TestSecurityBadInputHTTP(t *testing.T) {
 		"not JSONRPC": `[1,2,3]`,
 		"bad version": `{"jsonrpc":"1.0","id":6,"method":"tools/list"}`,
 	} {
-		resp := secPost(t, srv.URL+"/mcp", body, hdr)
+		resp := fixture.Post(t, srv.URL+"/mcp", body, hdr)
 		if resp.StatusCode < 400 || resp.StatusCode >= 500 {
 			b, _ := io.ReadAll(resp.Body)
 			t.Errorf("%s: status %d (%s), want 4xx", name, resp.StatusCode, b)
@@ -265,7 +203,7 @@ func TestSecurityBadInputHTTP(t *testing.T) {
 	}
 	// Wrong argument types, unknown tools, unknown methods: errors on that
 	// session, while the other one's calls keep working.
-	ctx := testCtx(t)
+	ctx := fixture.Context(t)
 	if _, err := bad.CallTool(ctx, &mcp.CallToolParams{Name: "fx__nope"}); err == nil || !strings.Contains(err.Error(), "Unknown tool") {
 		t.Errorf("unknown tool: %v", err)
 	}
@@ -312,12 +250,12 @@ restart: {initial_backoff: 50ms, max_backoff: 100ms, unhealthy_after: 2, cooldow
 	health, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	// A call to a tool of the down server: the error text goes to the client.
-	cs, err := h.hub.Connect(testCtx(t), "", mcp.NewClient(&mcp.Implementation{Name: "c"}, nil))
+	cs, err := h.hub.Connect(fixture.Context(t), "", mcp.NewClient(&mcp.Implementation{Name: "c"}, nil))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cs.Close()
-	res, err := cs.CallTool(testCtx(t), &mcp.CallToolParams{Name: "remote__anything"})
+	res, err := cs.CallTool(fixture.Context(t), &mcp.CallToolParams{Name: "remote__anything"})
 	var callText string
 	if err != nil {
 		callText = err.Error()
@@ -344,7 +282,7 @@ restart: {initial_backoff: 50ms, max_backoff: 100ms, unhealthy_after: 2, cooldow
 // ones included, refuses a DNS-rebinding Host or a foreign Origin before
 // anything else, and the ones behind auth answer 401 without a token.
 func TestEveryPathGuarded(t *testing.T) {
-	cfg := secConfig(secStdio(t, "fx", "-tools", "a"))
+	cfg := fixture.RestartingConfig(fixture.StdioEntry(t, "fx", "-tools", "a"))
 	cfg.Auth.Tokens = []config.Token{{Name: "ops", Value: "tok-every-1234"}}
 	h, _ := secHub(t, cfg)
 	ui := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -367,13 +305,13 @@ func TestEveryPathGuarded(t *testing.T) {
 			{"rebinding Host", map[string]string{"Authorization": tok, "Host": "rebind.attacker.example"}, http.StatusForbidden},
 			{"foreign Origin", map[string]string{"Authorization": tok, "Origin": "https://evil.example"}, http.StatusForbidden},
 		} {
-			if resp := secPost(t, srv.URL+path, secInit, c.headers); resp.StatusCode != c.want {
+			if resp := fixture.Post(t, srv.URL+path, fixture.RawInitialize, c.headers); resp.StatusCode != c.want {
 				t.Errorf("%s, %s: status %d, want %d", path, c.name, resp.StatusCode, c.want)
 			}
 		}
 	}
 	for path, want := range map[string]string{"/mcp": "401", "/metrics": "401", UIPath: "login form", "/healthz": `{"status":`} {
-		resp := secPost(t, srv.URL+path, secInit, nil)
+		resp := fixture.Post(t, srv.URL+path, fixture.RawInitialize, nil)
 		b, _ := io.ReadAll(resp.Body)
 		if got := fmt.Sprint(resp.StatusCode); got != want && !strings.HasPrefix(string(b), want) {
 			t.Errorf("%s without a token: %s %.80q, want %s", path, resp.Status, b, want)

@@ -73,7 +73,7 @@ func (g *Gateway) HTTPHandler(extra map[string]http.Handler) http.Handler {
 		}
 		return versions
 	}, &mcp.StreamableHTTPOptions{
-		Logger:              g.sdkLog,
+		Logger:              g.hub.SDKLogger(),
 		SessionTimeout:      g.Config().SessionTimeout(),
 		MaxRequestBodyBytes: g.Config().RequestLimit(),
 	})

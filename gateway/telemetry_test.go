@@ -130,9 +130,9 @@ func TestTracingThroughHTTPUpstream(t *testing.T) {
 		t.Run(via, func(t *testing.T) {
 			rec := newOTLPReceiver(t)
 			up, upURL := newTraceparentUpstream(t)
-			cfg := newTestConfig(hub.Discovery{}, &hub.ServerConfig{Upstream: upstream.Config{Name: "up", URL: upURL}})
+			cfg := fixture.NewConfig(hub.Discovery{}, &hub.ServerConfig{Upstream: upstream.Config{Name: "up", URL: upURL}})
 			tp, flush := rec.provider(t)
-			h := tracedHub(t, cfg, Options{Hub: hub.Options{Builtin: (&gwUpstream{}).builtin(newFixtures())}, TracerProvider: tp})
+			h := tracedHub(t, cfg, Options{Hub: hub.Options{Builtin: (&gwUpstream{}).builtin(fixture.NewServers())}, TracerProvider: tp})
 			srv := httptest.NewServer(h.HTTPHandler(nil))
 			t.Cleanup(srv.Close)
 			url := srv.URL
@@ -144,11 +144,11 @@ func TestTracingThroughHTTPUpstream(t *testing.T) {
 			} else {
 				headers["traceparent"] = traceparent
 			}
-			cs, err := secHTTPClient(t, url+"/mcp", headers)
+			cs, err := fixture.HTTPClient(t, url+"/mcp", headers)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if res, err := cs.CallTool(testCtx(t), params); err != nil || res.IsError {
+			if res, err := cs.CallTool(fixture.Context(t), params); err != nil || res.IsError {
 				t.Fatalf("call: %v %v", err, res)
 			}
 			h.Close()
@@ -195,22 +195,22 @@ func TestTracingThroughHTTPUpstream(t *testing.T) {
 // context in _meta too; resources/read gets its spans as well.
 func TestTracingStdioMeta(t *testing.T) {
 	rec := newOTLPReceiver(t)
-	cfg := secConfig(secStdio(t, "fx", "-meta-tool", "-features"))
+	cfg := fixture.RestartingConfig(fixture.StdioEntry(t, "fx", "-meta-tool", "-features"))
 	tp, flush := rec.provider(t)
 	h := tracedHub(t, cfg, Options{TracerProvider: tp})
-	c := connectClient(t, h, "")
+	cs := connectClient(t, h, "")
 	const traceID = "0af7651916cd43dd8448eb211c80319c"
-	res, err := c.cs.CallTool(testCtx(t), &mcp.CallToolParams{Name: "fx__meta", Arguments: map[string]any{},
+	res, err := cs.CallTool(fixture.Context(t), &mcp.CallToolParams{Name: "fx__meta", Arguments: map[string]any{},
 		Meta: mcp.Meta{"traceparent": "00-" + traceID + "-b7ad6b7169203331-01", "tracestate": "vendor=x", "other": "kept"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var meta map[string]any
-	if err := json.Unmarshal([]byte(resultText(res)), &meta); err != nil {
-		t.Fatalf("meta tool answered %q: %v", resultText(res), err)
+	if err := json.Unmarshal([]byte(fixture.ResultText(res)), &meta); err != nil {
+		t.Fatalf("meta tool answered %q: %v", fixture.ResultText(res), err)
 	}
 	const readTrace = "1af7651916cd43dd8448eb211c80319d"
-	if _, err := c.cs.ReadResource(testCtx(t), &mcp.ReadResourceParams{URI: "fixture://info",
+	if _, err := cs.ReadResource(fixture.Context(t), &mcp.ReadResourceParams{URI: "fixture://info",
 		Meta: mcp.Meta{"traceparent": "00-" + readTrace + "-c7ad6b7169203331-01"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -244,8 +244,8 @@ func TestTracingOffCostsNothing(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			opts := c.tp
-			opts.Hub.Builtin = newFixtures().builtin
-			h := tracedHub(t, smallConfig(), opts)
+			opts.Hub.Builtin = fixture.NewServers().Builtin
+			h := tracedHub(t, fixture.SmallConfig(), opts)
 			if h.tracing != nil {
 				t.Fatal("tracing is on")
 			}

@@ -82,7 +82,7 @@ func agNew(t *testing.T, cfg *Config, opts Options) (*Hub, *fixture.Log, error) 
 	if opts.StartupWait == 0 {
 		opts.StartupWait = 20 * time.Second
 	}
-	h, err := New(testCtx(t), cfg, opts)
+	h, err := New(fixture.Context(t), cfg, opts)
 	if err == nil {
 		t.Cleanup(func() { h.Close() })
 	}
@@ -97,7 +97,7 @@ func agClient(t *testing.T, h *Hub, opts *mcp.ClientOptions) *mcp.ClientSession 
 
 func agClientWith(t *testing.T, h *Hub, client *mcp.Client) *mcp.ClientSession {
 	t.Helper()
-	cs, err := h.Connect(testCtx(t), "", client)
+	cs, err := h.Connect(fixture.Context(t), "", client)
 	if err != nil {
 		t.Fatalf("connect to hub: %v", err)
 	}
@@ -110,7 +110,7 @@ func agHTTPClient(t *testing.T, h *Hub, client *mcp.Client) *mcp.ClientSession {
 	t.Helper()
 	srv := httptest.NewServer(serveHTTP(h))
 	t.Cleanup(srv.Close)
-	cs, err := client.Connect(testCtx(t), &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp", MaxRetries: -1}, nil)
+	cs, err := client.Connect(fixture.Context(t), &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp", MaxRetries: -1}, nil)
 	if err != nil {
 		t.Fatalf("connect to hub over HTTP: %v", err)
 	}
@@ -134,14 +134,6 @@ func agEchoServer(name string, tools ...string) *mcp.Server {
 	return s
 }
 
-// agServeHTTP serves s over streamable HTTP on 127.0.0.1 and returns the endpoint.
-func agServeHTTP(t *testing.T, s *mcp.Server) string {
-	t.Helper()
-	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
-	t.Cleanup(srv.Close)
-	return srv.URL + "/mcp"
-}
-
 // agServeSSE serves s over the 2024-11-05 SSE transport and returns the endpoint.
 func agServeSSE(t *testing.T, s *mcp.Server) string {
 	t.Helper()
@@ -156,7 +148,7 @@ func agStdio(t testing.TB, args ...string) upstream.Config {
 
 func agToolNames(t *testing.T, cs *mcp.ClientSession) []string {
 	t.Helper()
-	res, err := cs.ListTools(testCtx(t), nil)
+	res, err := cs.ListTools(fixture.Context(t), nil)
 	if err != nil {
 		t.Fatalf("tools/list: %v", err)
 	}
@@ -170,7 +162,7 @@ func agToolNames(t *testing.T, cs *mcp.ClientSession) []string {
 
 func agCall(t *testing.T, cs *mcp.ClientSession, name string, args any) *mcp.CallToolResult {
 	t.Helper()
-	res, err := cs.CallTool(testCtx(t), &mcp.CallToolParams{Name: name, Arguments: args})
+	res, err := cs.CallTool(fixture.Context(t), &mcp.CallToolParams{Name: name, Arguments: args})
 	if err != nil {
 		t.Fatalf("tools/call %s: %v", name, err)
 	}
@@ -187,24 +179,15 @@ func agText(res *mcp.CallToolResult) string {
 	return b.String()
 }
 
-func agJSON(t testing.TB, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatalf("marshal: %v", err)
-	}
-	return string(b)
-}
-
 // agSameJSON compares two JSON values structurally.
 func agSameJSON(t *testing.T, what string, got, want any) {
 	t.Helper()
 	norm := func(v any) string {
 		var x any
-		if err := json.Unmarshal([]byte(agJSON(t, v)), &x); err != nil {
+		if err := json.Unmarshal([]byte(fixture.JSON(t, v)), &x); err != nil {
 			t.Fatalf("%s: %v", what, err)
 		}
-		return agJSON(t, x)
+		return fixture.JSON(t, x)
 	}
 	if g, w := norm(got), norm(want); g != w {
 		t.Errorf("%s differs:\n got: %s\nwant: %s", what, g, w)
@@ -216,7 +199,7 @@ func agSameJSON(t *testing.T, what string, got, want any) {
 // namespaced <server>__<tool>, and routes each call to its server.
 func TestAggregateMixedTransports(t *testing.T) {
 	t.Parallel()
-	httpURL := agServeHTTP(t, agEchoServer("web", "fetch", "echo"))
+	httpURL := fixture.ServeHTTP(t, agEchoServer("web", "fetch", "echo"))
 	sseURL := agServeSSE(t, agEchoServer("old", "echo"))
 	cfg := agConfig(
 		agUp{name: "mem", cfg: upstream.Config{Builtin: "mem"}},
@@ -469,7 +452,7 @@ func TestFilters(t *testing.T) {
 		t.Fatalf("tools/list = %v, want %v", got, want)
 	}
 	// A filtered tool cannot be called either.
-	_, err := cs.CallTool(testCtx(t), &mcp.CallToolParams{Name: "deny__delete_file"})
+	_, err := cs.CallTool(fixture.Context(t), &mcp.CallToolParams{Name: "deny__delete_file"})
 	if err == nil || !strings.Contains(err.Error(), "Unknown tool 'deny__delete_file'") {
 		t.Errorf("call of a denied tool: %v", err)
 	}
@@ -508,7 +491,7 @@ func TestFailingServer(t *testing.T) {
 		t.Errorf("health status = %s, want degraded", status)
 	}
 	for _, name := range []string{"bad__anything", "missing__tool"} {
-		res, err := cs.CallTool(testCtx(t), &mcp.CallToolParams{Name: name})
+		res, err := cs.CallTool(fixture.Context(t), &mcp.CallToolParams{Name: name})
 		if err != nil {
 			t.Errorf("%s: JSON-RPC error %v; want a retryable tool error", name, err)
 			continue
@@ -519,7 +502,7 @@ func TestFailingServer(t *testing.T) {
 			t.Errorf("%s -> isError=%v %q; want a retryable error naming the server", name, res.IsError, text)
 		}
 	}
-	_, err := cs.CallTool(testCtx(t), &mcp.CallToolParams{Name: "search_web"})
+	_, err := cs.CallTool(fixture.Context(t), &mcp.CallToolParams{Name: "search_web"})
 	if err == nil || !strings.Contains(err.Error(), "Unknown tool 'search_web'") ||
 		!strings.Contains(err.Error(), "Server 'bare' has no prefix and has not listed its tools yet") {
 		t.Errorf("unknown tool with an unprefixed server down: %v", err)
@@ -664,7 +647,7 @@ func TestVerbatimSchemas(t *testing.T) {
 	if err := os.WriteFile(schemaFile, []byte(`{"create":`+input+`}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	httpURL := agServeHTTP(t, mk())
+	httpURL := fixture.ServeHTTP(t, mk())
 	cfg := agConfig(
 		agUp{name: "mem", cfg: upstream.Config{Builtin: "schemas"}},
 		agUp{name: "web", cfg: upstream.Config{URL: httpURL}},
@@ -672,7 +655,7 @@ func TestVerbatimSchemas(t *testing.T) {
 	)
 	h, _ := agHub(t, cfg, Options{Builtin: agBuiltins(map[string]func() *mcp.Server{"schemas": mk})})
 	cs := agClient(t, h, nil)
-	res, err := cs.ListTools(testCtx(t), nil)
+	res, err := cs.ListTools(fixture.Context(t), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -683,15 +666,15 @@ func TestVerbatimSchemas(t *testing.T) {
 	// What the upstream itself lists, straight from it.
 	ct, st := mcp.NewInMemoryTransports()
 	direct := mk()
-	if _, err := direct.Connect(testCtx(t), st, nil); err != nil {
+	if _, err := direct.Connect(fixture.Context(t), st, nil); err != nil {
 		t.Fatal(err)
 	}
-	dcs, err := mcp.NewClient(&mcp.Implementation{Name: "direct", Version: "0"}, nil).Connect(testCtx(t), ct, nil)
+	dcs, err := mcp.NewClient(&mcp.Implementation{Name: "direct", Version: "0"}, nil).Connect(fixture.Context(t), ct, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer dcs.Close()
-	dres, err := dcs.ListTools(testCtx(t), nil)
+	dres, err := dcs.ListTools(fixture.Context(t), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -715,20 +698,20 @@ func TestVerbatimSchemas(t *testing.T) {
 // "object" (which the SDK refuses to serve) is served with type "object"
 // and otherwise unchanged, rather than dropped or crashing the session.
 func TestToolTypePatched(t *testing.T) {
-	url := rawMCPServer(t, `[
+	url := fixture.RawMCPServer(t, `[
 		{"name":"notype","inputSchema":{"properties":{"a":{"type":"string"}}}},
 		{"name":"nullable","inputSchema":{"type":["object","null"],"properties":{"b":{"type":"integer"}}}},
 		{"name":"fine","inputSchema":{"type":"object","properties":{"c":{"type":"boolean"}},"x-extra":[1,2]}}
 	]`)
 	h, _ := agHub(t, agConfig(agUp{name: "raw", cfg: upstream.Config{URL: url}}), Options{})
 	cs := agClient(t, h, nil)
-	res, err := cs.ListTools(testCtx(t), nil)
+	res, err := cs.ListTools(fixture.Context(t), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := map[string]string{}
 	for _, tool := range res.Tools {
-		got[tool.Name] = agJSON(t, tool.InputSchema)
+		got[tool.Name] = fixture.JSON(t, tool.InputSchema)
 	}
 	want := map[string]string{
 		"raw__notype":   `{"properties":{"a":{"type":"string"}},"type":"object"}`,

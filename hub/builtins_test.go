@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 
+	"github.com/mcp-hub/mcp-hub/internal/fixture"
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
@@ -24,7 +25,7 @@ import (
 // restarted.
 func TestBuiltinsContained(t *testing.T) {
 	t.Parallel()
-	cfg := newTestConfig(Discovery{},
+	cfg := fixture.NewConfig(Discovery{},
 		&ServerConfig{Upstream: upstream.Config{Name: "text", Builtin: "text"}},
 		&ServerConfig{Upstream: upstream.Config{Name: "time", Builtin: "time"}})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -61,13 +62,13 @@ func TestBuiltinsContained(t *testing.T) {
 			if err != nil {
 				t.Fatalf("tools/call %s: %v", tc.tool, err)
 			}
-			text := resultText(res)
-			if res.IsError != tc.isError || !strings.Contains(text, tc.want) && !strings.Contains(agJSON(t, res.StructuredContent), tc.want) {
+			text := fixture.ResultText(res)
+			if res.IsError != tc.isError || !strings.Contains(text, tc.want) && !strings.Contains(fixture.JSON(t, res.StructuredContent), tc.want) {
 				t.Errorf("%s: isError=%v %.300q; want isError=%v with %q", tc.tool, res.IsError, text, tc.isError, tc.want)
 			}
 			for tool, args := range map[string]map[string]any{"text__hash": {"text": "x"}, "time__current_time": {}} {
 				if res := other.call(tool, args); res.IsError {
-					t.Errorf("another session's %s after %s: %s", tool, tc.tool, resultText(res))
+					t.Errorf("another session's %s after %s: %s", tool, tc.tool, fixture.ResultText(res))
 				}
 			}
 			for _, st := range h.Upstreams() {

@@ -6,19 +6,14 @@ package hub
 // "sec" ones of security_test.go).
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 
 	"github.com/mcp-hub/mcp-hub/internal/fixture"
 	"github.com/mcp-hub/mcp-hub/upstream"
@@ -31,65 +26,6 @@ func fhStatus(h *Hub, name string) upstream.Status {
 		}
 	}
 	return upstream.Status{}
-}
-
-// fhClient is an in-memory client session that counts tools/list_changed.
-type fhClient struct {
-	cs      *mcp.ClientSession
-	changed atomic.Int64
-}
-
-func fhConnect(t testing.TB, h *Hub) *fhClient {
-	t.Helper()
-	c := &fhClient{}
-	client := mcp.NewClient(&mcp.Implementation{Name: "fh", Version: "0"}, &mcp.ClientOptions{
-		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { c.changed.Add(1) },
-	})
-	cs, err := h.Connect(testCtx(t), "", client)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cs.Close() })
-	c.cs = cs
-	return c
-}
-
-func (c *fhClient) call(t testing.TB, name string, args any) (string, bool) {
-	t.Helper()
-	res, err := c.cs.CallTool(testCtx(t), &mcp.CallToolParams{Name: name, Arguments: args})
-	if err != nil {
-		t.Fatalf("call %s: %v", name, err)
-	}
-	var b strings.Builder
-	for _, ct := range res.Content {
-		if tc, ok := ct.(*mcp.TextContent); ok {
-			b.WriteString(tc.Text)
-		}
-	}
-	return b.String(), res.IsError
-}
-
-func (c *fhClient) toolNames(t testing.TB) []string {
-	t.Helper()
-	res, err := c.cs.ListTools(testCtx(t), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, tool := range res.Tools {
-		out = append(out, tool.Name)
-	}
-	return out
-}
-
-func fhPID(t testing.TB, c *fhClient, tool string) int {
-	t.Helper()
-	text, isErr := c.call(t, tool, nil)
-	pid, err := strconv.Atoi(text)
-	if isErr || err != nil {
-		t.Fatalf("%s: %q", tool, text)
-	}
-	return pid
 }
 
 // TestHubFaultRestartKeepsLoadedTools: a stdio server killed with -9 during
@@ -105,20 +41,20 @@ func TestHubFaultRestartKeepsLoadedTools(t *testing.T) {
 	script := fmt.Sprintf(`if [ -e %q ]; then exec %q -name fx -features -tools extra; fi; exec %q -name fx -features`, flag, fixture.Build(t), fixture.Build(t))
 	fx := &ServerConfig{Upstream: upstream.Config{Command: "/bin/sh", Args: []string{"-c", script}}}
 	fx.Name = "fx"
-	cfg := secConfig(fx, secStdio(t, "other", "-tools", "a"))
+	cfg := fixture.RestartingConfig(fx, fixture.StdioEntry(t, "other", "-tools", "a"))
 	cfg.Discovery = Discovery{Enabled: true}
 	yes, no := true, false
 	fx.DeferLoading, cfg.Servers["other"].DeferLoading = &yes, &no
 	h, lg := secHub(t, cfg)
-	c := fhConnect(t, h)
-	if text, isErr := c.call(t, SearchToolsName, map[string]any{"tool_names": []string{"fx__sleep", "fx__pid"}}); isErr {
+	c := fixture.ConnectCounting(t, h)
+	if text, isErr := c.Call(t, SearchToolsName, map[string]any{"tool_names": []string{"fx__sleep", "fx__pid"}}); isErr {
 		t.Fatalf("search_tools: %s", text)
 	}
 	// The list changes at once, the list_changed follows (debounced).
 	waitFor(t, "the loaded tools listed and announced", func() bool {
-		return c.changed.Load() > 0 && strings.Contains(strings.Join(c.toolNames(t), ","), "fx__sleep")
+		return c.Changed.Load() > 0 && strings.Contains(strings.Join(c.ToolNames(t), ","), "fx__sleep")
 	})
-	pid := fhPID(t, c, "fx__pid")
+	pid := c.PID(t, "fx__pid")
 
 	// A call in flight when the process is killed.
 	type result struct {
@@ -127,11 +63,11 @@ func TestHubFaultRestartKeepsLoadedTools(t *testing.T) {
 	}
 	done := make(chan result, 1)
 	go func() {
-		text, isErr := c.call(t, "fx__sleep", map[string]any{"ms": 30000})
+		text, isErr := c.Call(t, "fx__sleep", map[string]any{"ms": 30000})
 		done <- result{text, isErr}
 	}()
 	lg.WaitFor(t, "the call to reach the server", 30*time.Second, func(s string) bool { return strings.Contains(s, "sleeping 30000 ms") })
-	settled := c.changed.Load()
+	settled := c.Changed.Load()
 	syscall.Kill(pid, syscall.SIGKILL)
 	select {
 	case r := <-done:
@@ -143,15 +79,15 @@ func TestHubFaultRestartKeepsLoadedTools(t *testing.T) {
 	}
 	waitFor(t, "restarted", func() bool { st := fhStatus(h, "fx"); return st.Restarts == 1 && st.State == upstream.StateReady })
 	// Loaded tools survive and work; the other server was never disturbed.
-	names := strings.Join(c.toolNames(t), ",")
+	names := strings.Join(c.ToolNames(t), ",")
 	if !strings.Contains(names, "fx__sleep") || !strings.Contains(names, "fx__pid") || !strings.Contains(names, "other__a") {
 		t.Errorf("after restart the session lists %s", names)
 	}
-	if pid2 := fhPID(t, c, "fx__pid"); pid2 == pid {
+	if pid2 := c.PID(t, "fx__pid"); pid2 == pid {
 		t.Error("same pid after restart")
 	}
 	time.Sleep(300 * time.Millisecond) // a list_changed would be debounced ~10ms
-	if n := c.changed.Load(); n != settled {
+	if n := c.Changed.Load(); n != settled {
 		t.Errorf("%d list_changed after a restart that changed nothing", n-settled)
 	}
 
@@ -159,13 +95,13 @@ func TestHubFaultRestartKeepsLoadedTools(t *testing.T) {
 	if err := os.WriteFile(flag, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	syscall.Kill(fhPID(t, c, "fx__pid"), syscall.SIGKILL)
+	syscall.Kill(c.PID(t, "fx__pid"), syscall.SIGKILL)
 	waitFor(t, "second restart", func() bool { st := fhStatus(h, "fx"); return st.Restarts == 2 && st.State == upstream.StateReady })
-	waitFor(t, "list_changed", func() bool { return c.changed.Load() > settled })
+	waitFor(t, "list_changed", func() bool { return c.Changed.Load() > settled })
 	if _, ok := h.Catalog().Tool("fx__extra"); !ok {
 		t.Error("fx__extra not in the catalog after the restart")
 	}
-	if text, isErr := c.call(t, "fx__sleep", map[string]any{"ms": 1}); isErr || text != "slept" {
+	if text, isErr := c.Call(t, "fx__sleep", map[string]any{"ms": 1}); isErr || text != "slept" {
 		t.Errorf("loaded tool after the second restart: %q", text)
 	}
 }
@@ -175,10 +111,10 @@ func TestHubFaultRestartKeepsLoadedTools(t *testing.T) {
 // meanwhile other servers and other sessions are served.
 func TestHubFaultHungUpstream(t *testing.T) {
 	t.Parallel()
-	slow := secStdio(t, "slow", "-features")
+	slow := fixture.StdioEntry(t, "slow", "-features")
 	slow.Timeout = upstream.Duration(4 * time.Second)
-	h, lg := secHub(t, secConfig(slow, secStdio(t, "other", "-features")))
-	a, b := fhConnect(t, h), fhConnect(t, h)
+	h, lg := secHub(t, fixture.RestartingConfig(slow, fixture.StdioEntry(t, "other", "-features")))
+	a, b := fixture.ConnectCounting(t, h), fixture.ConnectCounting(t, h)
 	type result struct {
 		text  string
 		isErr bool
@@ -187,16 +123,16 @@ func TestHubFaultHungUpstream(t *testing.T) {
 	done := make(chan result, 1)
 	begin := time.Now()
 	go func() {
-		text, isErr := a.call(t, "slow__sleep", map[string]any{"ms": 60000})
+		text, isErr := a.Call(t, "slow__sleep", map[string]any{"ms": 60000})
 		done <- result{text, isErr, time.Since(begin)}
 	}()
 	lg.WaitFor(t, "the call to reach the server", 30*time.Second, func(s string) bool { return strings.Contains(s, "sleeping 60000 ms") })
 	var wg sync.WaitGroup
-	for _, c := range []*fhClient{a, b} {
+	for _, c := range []*fixture.CountingClient{a, b} {
 		for _, tool := range []string{"other__sleep", "slow__sleep"} {
 			wg.Go(func() {
 				s := time.Now()
-				if text, isErr := c.call(t, tool, map[string]any{"ms": 1}); isErr || text != "slept" {
+				if text, isErr := c.Call(t, tool, map[string]any{"ms": 1}); isErr || text != "slept" {
 					t.Errorf("%s beside a hung call: %q", tool, text)
 				}
 				// Well under the hung call's timeout, with room for a loaded machine.
@@ -225,7 +161,7 @@ func TestHubFaultHungUpstream(t *testing.T) {
 // one writing garbage on stdout is served anyway (the line is skipped), and
 // the hub serves everything else.
 func TestHubFaultIsolation(t *testing.T) {
-	raw := rawMCPServer(t, `[
+	raw := fixture.RawMCPServer(t, `[
 		{"name":"good","inputSchema":{"type":"object"}},
 		{"name":"schema_string","inputSchema":"not a schema"},
 		{"name":"schema_array","inputSchema":[1,2]},
@@ -234,7 +170,7 @@ func TestHubFaultIsolation(t *testing.T) {
 	]`)
 	broken := &ServerConfig{Upstream: upstream.Config{URL: raw + "/mcp"}}
 	broken.Name = "broken"
-	cfg := secConfig(secStdio(t, "garbage", "-tools", "g", "-garbage"), broken, secStdio(t, "dead", "-fail-start"), secStdio(t, "good", "-features"))
+	cfg := fixture.RestartingConfig(fixture.StdioEntry(t, "garbage", "-tools", "g", "-garbage"), broken, fixture.StdioEntry(t, "dead", "-fail-start"), fixture.StdioEntry(t, "good", "-features"))
 	cfg.Restart.UnhealthyAfter = 2
 	cfg.Restart.Cooldown = upstream.Duration(time.Minute)
 	h, _ := secHub(t, cfg)
@@ -244,17 +180,17 @@ func TestHubFaultIsolation(t *testing.T) {
 	if st := fhStatus(h, "dead"); !strings.Contains(st.LastError, "failing at start") {
 		t.Errorf("dead: last error %q should carry the server's last stderr line", st.LastError)
 	}
-	c := fhConnect(t, h)
-	names := strings.Join(c.toolNames(t), ",")
+	c := fixture.ConnectCounting(t, h)
+	names := strings.Join(c.ToolNames(t), ",")
 	for _, want := range []string{"good__sleep", "broken__good"} {
 		if !strings.Contains(names, want) {
 			t.Errorf("tools/list lacks %s: %s", want, names)
 		}
 	}
-	if text, isErr := c.call(t, "good__sleep", map[string]any{"ms": 1}); isErr || text != "slept" {
+	if text, isErr := c.Call(t, "good__sleep", map[string]any{"ms": 1}); isErr || text != "slept" {
 		t.Errorf("good__sleep: %q", text)
 	}
-	if text, isErr := c.call(t, "broken__good", nil); isErr || !strings.HasPrefix(text, "good:") {
+	if text, isErr := c.Call(t, "broken__good", nil); isErr || !strings.HasPrefix(text, "good:") {
 		t.Errorf("broken__good: %q", text)
 	}
 	problems := strings.Join(h.Catalog().Problems, "\n")
@@ -266,7 +202,7 @@ func TestHubFaultIsolation(t *testing.T) {
 			t.Errorf("%s is served despite its schema", bad)
 		}
 	}
-	if text, isErr := c.call(t, "garbage__g", map[string]any{"x": 1}); isErr || !strings.Contains(text, "garbage:g:") {
+	if text, isErr := c.Call(t, "garbage__g", map[string]any{"x": 1}); isErr || !strings.Contains(text, "garbage:g:") {
 		t.Errorf("garbage__g: %q", text)
 	}
 }

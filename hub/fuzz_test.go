@@ -261,7 +261,7 @@ func TestMetaToolsBigArguments(t *testing.T) {
 		if err != nil || res == nil {
 			t.Fatalf("%s with %d KiB of arguments: %v", tc.tool, len(tc.args)>>10, err)
 		}
-		if text := resultText(fixture.Result(t, res)); !strings.Contains(text, tc.want) {
+		if text := fixture.ResultText(fixture.Result(t, res)); !strings.Contains(text, tc.want) {
 			t.Errorf("%s: result does not mention %q: %.200s", tc.tool, tc.want, text)
 		}
 		// Generous for -race on a loaded machine; the quadratic versions

@@ -62,9 +62,9 @@ func (h hdPanicOnce) WithGroup(g string) slog.Handler {
 func TestPanicContained(t *testing.T) {
 	lg := &fixture.Log{}
 	hook := newPanicOnce(lg)
-	fx := newFixtures()
-	cfg := newTestConfig(Discovery{}, fixtureServer("weather", withPrefix("")), fixtureServer("math", withPrefix("")))
-	h, err := New(testCtx(t), cfg, Options{Logger: slog.New(hook), StartupWait: 20 * time.Second, Builtin: fx.builtin})
+	fx := fixture.NewServers()
+	cfg := fixture.NewConfig(Discovery{}, fixture.ServerEntry("weather", fixture.WithPrefix("")), fixture.ServerEntry("math", fixture.WithPrefix("")))
+	h, err := New(fixture.Context(t), cfg, Options{Logger: slog.New(hook), StartupWait: 20 * time.Second, Builtin: fx.Builtin})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,21 +75,21 @@ func TestPanicContained(t *testing.T) {
 	t.Run("tools/call", func(t *testing.T) {
 		hook.arm("client request failed")
 		res, err := a.callErr("no_such_tool", nil)
-		if err != nil || !res.IsError || !strings.Contains(resultText(res), "internal error in mcp-hub") {
+		if err != nil || !res.IsError || !strings.Contains(fixture.ResultText(res), "internal error in mcp-hub") {
 			t.Fatalf("a tool call that panicked: %v %+v, want an isError result", err, res)
 		}
-		if got := resultText(a.call("add", map[string]any{"a": 1, "b": 2})); !strings.Contains(got, "math.add") {
+		if got := fixture.ResultText(a.call("add", map[string]any{"a": 1, "b": 2})); !strings.Contains(got, "math.add") {
 			t.Errorf("the same session's next call: %q", got)
 		}
 	})
 	t.Run("other requests", func(t *testing.T) {
 		hook.arm("client request failed")
-		_, err := b.cs.GetPrompt(testCtx(t), &mcp.GetPromptParams{Name: "nope"})
+		_, err := b.cs.GetPrompt(fixture.Context(t), &mcp.GetPromptParams{Name: "nope"})
 		rpc, ok := errors.AsType[*jsonrpc.Error](err)
 		if !ok || rpc.Code != jsonrpc.CodeInternalError || !strings.Contains(rpc.Message, "internal error in mcp-hub") {
 			t.Fatalf("prompts/get that panicked: %v, want JSON-RPC -32603", err)
 		}
-		if got := resultText(b.call("get_current", map[string]any{"location": "Oslo"})); !strings.Contains(got, "weather.get_current") {
+		if got := fixture.ResultText(b.call("get_current", map[string]any{"location": "Oslo"})); !strings.Contains(got, "weather.get_current") {
 			t.Errorf("the session after the panic: %q", got)
 		}
 	})
@@ -97,13 +97,13 @@ func TestPanicContained(t *testing.T) {
 		before := h.Catalog()
 		hook.arm("tool name collision")
 		n := panics()
-		fx.addTool("math", fixtureTool{"get_forecast", "collides with weather's", `{"type":"object"}`})
+		fx.AddTool("math", fixture.Tool{"get_forecast", "collides with weather's", `{"type":"object"}`})
 		waitFor(t, "the rebuild's panic", func() bool { return panics() > n })
 		if h.Catalog() != before {
 			t.Error("the catalog changed although its rebuild panicked")
 		}
 		// The next change rebuilds; its collision is logged, no panic.
-		fx.addTool("math", fixtureTool{"subtract", "Subtract.", `{"type":"object"}`})
+		fx.AddTool("math", fixture.Tool{"subtract", "Subtract.", `{"type":"object"}`})
 		// The catalog is swapped in, then each session synced to it: wait
 		// for what the session lists, not for the catalog.
 		waitFor(t, "a session to list the tool added after the failed rebuild", func() bool { return a.tool("subtract") != nil })
@@ -116,7 +116,7 @@ func TestPanicContained(t *testing.T) {
 		if e, _ := m["error"].(map[string]any); e == nil || e["code"] != float64(-32603) {
 			t.Fatalf("a bad line whose handling panicked: %v, want -32603", m)
 		}
-		s.send(secInit)
+		s.send(fixture.RawInitialize)
 		if m := s.recv(); m["result"] == nil {
 			t.Errorf("initialize after the panic: %v", m)
 		}
@@ -151,12 +151,12 @@ servers:
 	srv := httptest.NewServer(serveHTTP(h))
 	t.Cleanup(srv.Close)
 	inMemory := connectClient(t, h, "").cs
-	overHTTP, err := secHTTPClient(t, srv.URL+"/mcp", nil)
+	overHTTP, err := fixture.HTTPClient(t, srv.URL+"/mcp", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for name, cs := range map[string]*mcp.ClientSession{"in memory": inMemory, "HTTP": overHTTP} {
-		ctx := testCtx(t)
+		ctx := fixture.Context(t)
 		calls := map[string]func() error{
 			"tools/call": func() error {
 				_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "leaky__leak"})
@@ -193,16 +193,16 @@ servers:
 // its config key; the server stays connected and the next call works.
 func TestResultLimitThroughHub(t *testing.T) {
 	web := &ServerConfig{Upstream: upstream.Config{Name: "web", URL: fixture.StartHTTP(t, "-name", "web", "-hostile")}}
-	cfg := secConfig(secStdio(t, "local", "-hostile"), web)
+	cfg := fixture.RestartingConfig(fixture.StdioEntry(t, "local", "-hostile"), web)
 	cfg.MaxResultBytes = 1 << 20
 	h, _ := secHub(t, cfg)
 	c := connectClient(t, h, "")
 	for _, server := range []string{"local", "web"} {
 		res := c.call(server+"__big", map[string]any{"bytes": 2 << 20})
-		if text := resultText(res); !res.IsError || !strings.Contains(text, "max_result_bytes (1048576 bytes)") || !strings.Contains(text, "'"+server+"'") {
+		if text := fixture.ResultText(res); !res.IsError || !strings.Contains(text, "max_result_bytes (1048576 bytes)") || !strings.Contains(text, "'"+server+"'") {
 			t.Errorf("%s: a 2 MiB result: isError=%v %.200q", server, res.IsError, text)
 		}
-		if res := c.call(server+"__big", map[string]any{"bytes": 10}); res.IsError || resultText(res) != "xxxxxxxxxx" {
+		if res := c.call(server+"__big", map[string]any{"bytes": 10}); res.IsError || fixture.ResultText(res) != "xxxxxxxxxx" {
 			t.Errorf("%s: the next call: %+v", server, res)
 		}
 	}
@@ -226,7 +226,7 @@ func hdCPU(t *testing.T) time.Duration {
 // at once costs the hub a couple of re-lists and catalog rebuilds, and
 // little CPU.
 func TestListChangedStormHub(t *testing.T) {
-	cfg := secConfig(secStdio(t, "fx", "-hostile"))
+	cfg := fixture.RestartingConfig(fixture.StdioEntry(t, "fx", "-hostile"))
 	h, _ := secHub(t, cfg)
 	c := connectClient(t, h, "")
 	c.call("fx__big", map[string]any{"bytes": 1})

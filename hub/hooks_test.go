@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
+
+	"github.com/mcp-hub/mcp-hub/internal/fixture"
 )
 
 // hookRecorder records, in order, what the hub told its hooks and two
@@ -86,7 +88,7 @@ func TestHooksAndCallTraces(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	h, err := New(ctx, smallConfig(), Options{Logger: quietLogger, StartupWait: 20 * time.Second, Builtin: newFixtures().builtin, Hooks: hooks})
+	h, err := New(ctx, fixture.SmallConfig(), Options{Logger: quietLogger, StartupWait: 20 * time.Second, Builtin: fixture.NewServers().Builtin, Hooks: hooks})
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}

@@ -206,6 +206,11 @@ func (m minLevel) WithGroup(g string) slog.Handler {
 // Config returns the hub's configuration.
 func (h *Hub) Config() *Config { return h.live.Load().cfg }
 
+// SDKLogger is the logger for the go-sdk's servers and handlers that serve
+// the hub: the hub's logger, passing the SDK's records on only from warn up
+// unless the hub logs at debug (the SDK logs every session at info).
+func (h *Hub) SDKLogger() *slog.Logger { return h.sdkLog }
+
 // Catalog returns the current snapshot.
 func (h *Hub) Catalog() *Catalog { return h.catalog.Load() }
 

@@ -323,16 +323,16 @@ func readSSE(r io.Reader) func(func(wireMsg) bool) {
 // listChangedHub is the SMALL fixture with auto_load_on_call and
 // relist_wait, logging at debug to log so a test can wait for the SDK's
 // debounced notification to have been handled.
-func listChangedHub(t *testing.T, fx *fixtures, log *fixture.Log, relistWait time.Duration) *Hub {
+func listChangedHub(t *testing.T, fx *fixture.Servers, log *fixture.Log, relistWait time.Duration) *Hub {
 	t.Helper()
-	cfg := smallConfig()
+	cfg := fixture.SmallConfig()
 	cfg.Discovery.AutoLoadOnCall = true
 	w := upstream.Duration(relistWait)
 	cfg.Discovery.RelistWait = &w
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	logger := slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	h, err := New(ctx, cfg, Options{Logger: logger, StartupWait: 20 * time.Second, Builtin: fx.builtin})
+	h, err := New(ctx, cfg, Options{Logger: logger, StartupWait: 20 * time.Second, Builtin: fx.Builtin})
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
@@ -418,7 +418,7 @@ func TestToolsListChangedBeforeResult(t *testing.T) {
 				log := fixture.NewLog(t)
 				// Far above a re-list round trip: a result that waited
 				// for it by mistake would make the test time out.
-				h := listChangedHub(t, newFixtures(), log, wireDeadline)
+				h := listChangedHub(t, fixture.NewServers(), log, wireDeadline)
 				w := tr.open(t, h, version, true)
 				wireInitialize(t, w, version)
 				for i, c := range loadingCalls {
@@ -446,7 +446,7 @@ func TestToolsListChangedClientIgnoresIt(t *testing.T) {
 	for _, tr := range wireTransports {
 		t.Run(tr.name, func(t *testing.T) {
 			log := fixture.NewLog(t)
-			h := listChangedHub(t, newFixtures(), log, relistWait)
+			h := listChangedHub(t, fixture.NewServers(), log, relistWait)
 			const version = "2025-11-25"
 			w := tr.open(t, h, version, false)
 			wireInitialize(t, w, version)
@@ -489,7 +489,7 @@ func TestToolsListChangedUpstreamDebounced(t *testing.T) {
 	for _, tr := range wireTransports {
 		t.Run(tr.name, func(t *testing.T) {
 			log := fixture.NewLog(t)
-			fx := newFixtures()
+			fx := fixture.NewServers()
 			h := listChangedHub(t, fx, log, wireDeadline)
 			const version = "2025-11-25"
 			w := tr.open(t, h, version, true)
@@ -498,14 +498,11 @@ func TestToolsListChangedUpstreamDebounced(t *testing.T) {
 			fixture.Eventually(t, wireDeadline, "the SDK's debounced copy of the search's change", func() bool { return debounced(log) == 1 })
 
 			release := make(chan struct{})
-			fx.mu.Lock()
-			clock := fx.servers["clock"]
-			fx.mu.Unlock()
-			gateListChanged(clock, release)
+			gateListChanged(fx.Server("clock"), release)
 			for _, name := range []string{"a", "b", "c"} {
-				fx.addTool("clock", fixtureTool{"extra_" + name, "Extra " + name + ".", `{"type":"object"}`})
+				fx.AddTool("clock", fixture.Tool{"extra_" + name, "Extra " + name + ".", `{"type":"object"}`})
 			}
-			fx.removeTools("clock", "now")
+			fx.RemoveTools("clock", "now")
 			close(release)
 			// Usually one for the lot; on a loaded machine the SDK's 10 ms
 			// timer may split the burst, so at least one.
@@ -559,7 +556,7 @@ func TestRelistWaitConfig(t *testing.T) {
 // not listed at all, and the upstream's keys survive.
 func TestLoadedToolsAlwaysLoad(t *testing.T) {
 	t.Parallel()
-	url := rawMCPServer(t, `[
+	url := fixture.RawMCPServer(t, `[
 		{"name":"found","inputSchema":{"type":"object"},"_meta":{"vendor/a":1,"vendor/b":{"x":"y"}}},
 		{"name":"via_call_tool","inputSchema":{"type":"object"},"_meta":{"vendor/a":2}},
 		{"name":"direct","inputSchema":{"type":"object"}},
@@ -607,7 +604,7 @@ func TestLoadedToolsAlwaysLoad(t *testing.T) {
 				var want map[string]any
 				json.Unmarshal([]byte(l.upstreamMeta), &want)
 				want[alwaysLoadKey] = true
-				if g, w := agJSON(t, meta), agJSON(t, want); g != w {
+				if g, w := fixture.JSON(t, meta), fixture.JSON(t, want); g != w {
 					t.Errorf("%s _meta = %s, want %s", l.tool, g, w)
 				}
 			}

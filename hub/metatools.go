@@ -196,6 +196,18 @@ func digitsPrefix(s string) string {
 // instructions are the server instructions sent at initialize: how to use
 // the meta-tools, and the same manifest as search_tools.
 func (h *Hub) instructions(c *Catalog, ts *Toolset) string {
+	text := "This server (mcp-hub) gives access to many tools. Some are not in your tool list until you load them: " +
+		"call search_tools with a plain-words query (or server_name, or exact tool_names) to find and load them. " +
+		"Loaded tools join your tool list"
+	if h.Config().Discovery.CallToolEnabled() {
+		text += "; if they do not appear there yet, call them through call_tool {name, arguments}"
+	}
+	return h.withManifest(c, ts, text)
+}
+
+// withManifest is server instructions: lead, then the manifest of deferred
+// tools; none with discovery off or nothing deferred.
+func (h *Hub) withManifest(c *Catalog, ts *Toolset, lead string) string {
 	if !h.Config().Discovery.Enabled {
 		return ""
 	}
@@ -203,13 +215,7 @@ func (h *Hub) instructions(c *Catalog, ts *Toolset) string {
 	if m == "" {
 		return ""
 	}
-	text := "This server (mcp-hub) gives access to many tools. Some are not in your tool list until you load them: " +
-		"call search_tools with a plain-words query (or server_name, or exact tool_names) to find and load them. " +
-		"Loaded tools join your tool list"
-	if h.Config().Discovery.CallToolEnabled() {
-		text += "; if they do not appear there yet, call them through call_tool {name, arguments}"
-	}
-	return text + ".\n\nDeferred tools by server:\n" + m
+	return lead + ".\n\nDeferred tools by server:\n" + m
 }
 
 // searchArgs are search_tools' arguments. ServerName is a pointer because

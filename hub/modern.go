@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
+	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
 // The two protocol eras, as the hub serves them (docs/stateless-mcp.md).
@@ -37,15 +38,15 @@ import (
 // principal, on whichever replica it lands. An upstream of the legacy era
 // reaches a modern client's calls through inputrequired.go.
 
-// protocolModern is the first revision of the modern era.
-const protocolModern = "2026-07-28"
+// ModernProtocol is the first protocol revision of the modern era.
+const ModernProtocol = "2026-07-28"
 
 // supportedVersions is every protocol version of the SDK up to 2025-11-25,
 // and 2026-07-28 when modern (protocol.modern).
 func supportedVersions(modern bool) []string {
 	var out []string
 	for _, v := range mcp.SupportedProtocolVersions() {
-		if v <= "2025-11-25" || (modern && v == protocolModern) {
+		if v <= "2025-11-25" || (modern && v == ModernProtocol) {
 			out = append(out, v)
 		}
 	}
@@ -60,7 +61,7 @@ type versionedRequest interface{ ProtocolVersion() string }
 // isModern reports whether req was sent in the modern era.
 func isModern(req mcp.Request) bool {
 	if r, ok := req.(versionedRequest); ok {
-		return r.ProtocolVersion() >= protocolModern
+		return r.ProtocolVersion() >= ModernProtocol
 	}
 	return modernSession(serverSessionOf(req))
 }
@@ -71,7 +72,7 @@ func modernSession(ss *mcp.ServerSession) bool {
 		return false
 	}
 	ip := ss.InitializeParams()
-	return ip != nil && ip.ProtocolVersion >= protocolModern
+	return ip != nil && ip.ProtocolVersion >= ModernProtocol
 }
 
 func serverSessionOf(req mcp.Request) *mcp.ServerSession {
@@ -88,18 +89,13 @@ func serverSessionOf(req mcp.Request) *mcp.ServerSession {
 // streams). A session the hub already knows, or one that has ended, is
 // left alone.
 func (s *Session) beginModern(ss *mcp.ServerSession) {
-	s.mu.Lock()
-	if s.ended || s.ss != nil || s.modernShared {
-		s.mu.Unlock()
-		return
-	}
-	s.ss = ss
-	s.hub.addSession(s)
-	s.mu.Unlock()
-	s.sync(s.hub.Catalog())
-	if f := s.hub.hooks.SessionStarted; f != nil {
-		f(s)
-	}
+	s.start(func() bool {
+		if s.ss != nil || s.modernShared {
+			return false
+		}
+		s.ss = ss
+		return true
+	})
 }
 
 // requestSessionKey carries the SDK session of the request being handled,
@@ -132,14 +128,10 @@ func (h *Hub) NewModernSession(opts SessionOptions) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.mu.Lock()
-	s.modernShared = true
-	h.addSession(s)
-	s.mu.Unlock()
-	s.sync(h.Catalog())
-	if f := h.hooks.SessionStarted; f != nil {
-		f(s)
-	}
+	s.start(func() bool {
+		s.modernShared = true
+		return true
+	})
 	return s, nil
 }
 
@@ -172,7 +164,7 @@ func (c *Catalog) modernView(h *Hub, ts *Toolset) *toolView {
 	}
 	c.views.mu.Unlock()
 	legacy := c.view(h, ts)
-	v := &toolView{instructions: legacy.instructions}
+	v := &toolView{}
 	for _, def := range legacy.listed {
 		if !legacy.isMeta(def.Name) {
 			v.listed = append(v.listed, def)
@@ -225,20 +217,13 @@ func (h *Hub) modernMetaTools(c *Catalog, ts *Toolset) []*mcp.Tool {
 // modernInstructions are the server instructions a modern client gets
 // from server/discover.
 func (h *Hub) modernInstructions(c *Catalog, ts *Toolset) string {
-	if !h.Config().Discovery.Enabled {
-		return ""
-	}
-	m := h.manifest(c, ts)
-	if m == "" {
-		return ""
-	}
 	text := "This server (mcp-hub) gives access to many tools. Some are not in your tool list: " +
 		"call search_tools with a plain-words query (or server_name, or exact tool_names) to find them and see their input schemas, " +
 		"then call them through call_tool {name, arguments}"
 	if h.Config().Discovery.AutoLoadOnCall {
 		text += " or directly by name"
 	}
-	return text + ".\n\nDeferred tools by server:\n" + m
+	return h.withManifest(c, ts, text)
 }
 
 // modernSearchResultText is search_tools' answer to a modern client: the
@@ -317,8 +302,5 @@ func stripEraMeta(method string, req mcp.Request) {
 	if v := reflect.ValueOf(p); !v.IsValid() || (v.Kind() == reflect.Pointer && v.IsNil()) {
 		return // a list request may have no params
 	}
-	m := p.GetMeta()
-	for _, k := range [...]string{mcp.MetaKeyProtocolVersion, mcp.MetaKeyClientInfo, mcp.MetaKeyClientCapabilities, mcp.MetaKeyLogLevel} {
-		delete(m, k)
-	}
+	upstream.DropHopMeta(p.GetMeta())
 }

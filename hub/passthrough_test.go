@@ -98,12 +98,12 @@ func (c *agContentServer) server() *mcp.Server {
 func agDirect(t *testing.T, s *mcp.Server) *mcp.ClientSession {
 	t.Helper()
 	ct, st := mcp.NewInMemoryTransports()
-	if _, err := s.Connect(testCtx(t), st, nil); err != nil {
+	if _, err := s.Connect(fixture.Context(t), st, nil); err != nil {
 		t.Fatal(err)
 	}
 	// The hub speaks 2025-11-25 (see supportedVersions); compare like with like.
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "direct", Version: "0"}, nil).
-		Connect(testCtx(t), ct, &mcp.ClientSessionOptions{ProtocolVersion: upstream.ProtocolVersion})
+		Connect(fixture.Context(t), ct, &mcp.ClientSessionOptions{ProtocolVersion: upstream.ProtocolVersion})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +116,7 @@ func agDirect(t *testing.T, s *mcp.Server) *mcp.ClientSession {
 // over in-memory and HTTP upstreams; a JSON-RPC error keeps its code.
 func TestPassthroughToolResults(t *testing.T) {
 	cserv := newAgContentServer()
-	httpURL := agServeHTTP(t, newAgContentServer().server())
+	httpURL := fixture.ServeHTTP(t, newAgContentServer().server())
 	cfg := agConfig(
 		agUp{name: "mem", cfg: upstream.Config{Builtin: "content"}},
 		agUp{name: "web", cfg: upstream.Config{URL: httpURL}},
@@ -125,7 +125,7 @@ func TestPassthroughToolResults(t *testing.T) {
 	cs := agClient(t, h, nil)
 	direct := agDirect(t, newAgContentServer().server())
 	for _, tool := range []string{"all", "broken"} {
-		want, err := direct.CallTool(testCtx(t), &mcp.CallToolParams{Name: tool})
+		want, err := direct.CallTool(fixture.Context(t), &mcp.CallToolParams{Name: tool})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -135,9 +135,9 @@ func TestPassthroughToolResults(t *testing.T) {
 		}
 	}
 	// The wire form, not just the decoded one.
-	agSameJSON(t, "all (wire)", agCall(t, cs, "mem__all", nil), json.RawMessage(agJSON(t, agAllContent())))
+	agSameJSON(t, "all (wire)", agCall(t, cs, "mem__all", nil), json.RawMessage(fixture.JSON(t, agAllContent())))
 	for _, server := range []string{"mem", "web"} {
-		_, err := cs.CallTool(testCtx(t), &mcp.CallToolParams{Name: server + "__rpcerror"})
+		_, err := cs.CallTool(fixture.Context(t), &mcp.CallToolParams{Name: server + "__rpcerror"})
 		var rpcErr *jsonrpc.Error
 		if !errors.As(err, &rpcErr) || rpcErr.Code != -32042 || rpcErr.Message != "custom failure" {
 			t.Errorf("%s__rpcerror: %v, want the upstream's JSON-RPC error -32042", server, err)
@@ -170,7 +170,7 @@ func TestPassthroughResources(t *testing.T) {
 	cs := agClient(t, h, &mcp.ClientOptions{ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
 		updates <- req.Params.URI
 	}})
-	ctx := testCtx(t)
+	ctx := fixture.Context(t)
 	res, err := cs.ListResources(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -192,7 +192,7 @@ func TestPassthroughResources(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(tres.ResourceTemplates) != 2 || tres.ResourceTemplates[0].URITemplate != "fixture://item/{id}" {
-		t.Errorf("resources/templates/list = %s", agJSON(t, tres))
+		t.Errorf("resources/templates/list = %s", fixture.JSON(t, tres))
 	}
 	for uri, want := range map[string]string{
 		"fixture://item/7": "fx item 7",
@@ -204,16 +204,16 @@ func TestPassthroughResources(t *testing.T) {
 			continue
 		}
 		if len(r.Contents) != 1 || r.Contents[0].Text != want || r.Contents[0].URI != uri {
-			t.Errorf("read %s = %s", uri, agJSON(t, r))
+			t.Errorf("read %s = %s", uri, fixture.JSON(t, r))
 		}
 	}
 	r, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "fixture://info"})
 	if err != nil || len(r.Contents) != 1 || !strings.Contains(r.Contents[0].Text, `"name":"fx"`) {
-		t.Errorf("read fixture://info = %v %v", agJSON(t, r), err)
+		t.Errorf("read fixture://info = %v %v", fixture.JSON(t, r), err)
 	}
 	r, err = cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "mem://bin"})
 	if err != nil || len(r.Contents) != 1 || !bytes.Equal(r.Contents[0].Blob, []byte{0, 1, 2, 255}) {
-		t.Errorf("read mem://bin = %v %v", agJSON(t, r), err)
+		t.Errorf("read mem://bin = %v %v", fixture.JSON(t, r), err)
 	}
 	// Errors from the upstream keep their code.
 	for _, uri := range []string{"fixture://item/missing", "nowhere://x"} {
@@ -290,7 +290,7 @@ func TestPassthroughResources(t *testing.T) {
 func TestPassthroughPrompts(t *testing.T) {
 	h, _, _ := agFeatures(t)
 	cs := agClient(t, h, nil)
-	ctx := testCtx(t)
+	ctx := fixture.Context(t)
 	res, err := cs.ListPrompts(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -299,7 +299,7 @@ func TestPassthroughPrompts(t *testing.T) {
 	for _, p := range res.Prompts {
 		names = append(names, p.Name)
 		if len(p.Arguments) != 1 || p.Arguments[0].Name != "name" || !p.Arguments[0].Required || p.Description != "Greet someone by name" {
-			t.Errorf("prompt %s = %s", p.Name, agJSON(t, p))
+			t.Errorf("prompt %s = %s", p.Name, fixture.JSON(t, p))
 		}
 	}
 	if want := []string{"fx__greet", "web__greet"}; !slices.Equal(names, want) {
@@ -321,14 +321,14 @@ func TestPassthroughPrompts(t *testing.T) {
 		Argument: mcp.CompleteParamsArgument{Name: "name", Value: "al"},
 	})
 	if err != nil || !slices.Equal(c.Completion.Values, []string{"alice", "albert"}) {
-		t.Errorf("complete prompt = %v %v", agJSON(t, c), err)
+		t.Errorf("complete prompt = %v %v", fixture.JSON(t, c), err)
 	}
 	c, err = cs.Complete(ctx, &mcp.CompleteParams{
 		Ref:      &mcp.CompleteReference{Type: "ref/resource", URI: "fixture://item/{id}"},
 		Argument: mcp.CompleteParamsArgument{Name: "id", Value: "1"},
 	})
 	if err != nil || !slices.Equal(c.Completion.Values, []string{"1", "10", "11", "12"}) || c.Completion.Total != 4 {
-		t.Errorf("complete resource = %v %v", agJSON(t, c), err)
+		t.Errorf("complete resource = %v %v", fixture.JSON(t, c), err)
 	}
 }
 
@@ -388,11 +388,11 @@ func agRecordedClient(t *testing.T, h *Hub, opts *mcp.ClientOptions) (*mcp.Clien
 		t.Fatal(err)
 	}
 	ct, st := mcp.NewInMemoryTransports()
-	if _, err := s.connect(testCtx(t), st); err != nil {
+	if _, err := s.connect(fixture.Context(t), st); err != nil {
 		t.Fatal(err)
 	}
 	wire := &agWire{}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "rec", Version: "0"}, opts).Connect(testCtx(t), agRecTransport{ct, wire}, nil)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "rec", Version: "0"}, opts).Connect(fixture.Context(t), agRecTransport{ct, wire}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -469,7 +469,7 @@ func (t *agTee) Read(p []byte) (int, error) {
 // in-memory and HTTP downstream transports, from stdio and HTTP upstreams.
 func TestPassthroughLogging(t *testing.T) {
 	h, _, _ := agFeatures(t)
-	ctx := testCtx(t)
+	ctx := fixture.Context(t)
 
 	var got atomic.Int64
 	logs := func(context.Context, *mcp.LoggingMessageRequest) { got.Add(1) }
@@ -562,9 +562,9 @@ func TestPassthroughProgress(t *testing.T) {
 				wg.Go(func() {
 					params := &mcp.CallToolParams{Name: server + "__progress", Arguments: map[string]any{"steps": 3}}
 					params.SetProgressToken(token)
-					res, err := cs.CallTool(testCtx(t), params)
+					res, err := cs.CallTool(fixture.Context(t), params)
 					if err != nil || agText(res) != "progress done: 3 steps" {
-						t.Errorf("progress call: %v %v", agJSON(t, res), err)
+						t.Errorf("progress call: %v %v", fixture.JSON(t, res), err)
 					}
 				})
 			}
@@ -582,7 +582,7 @@ func TestPassthroughProgress(t *testing.T) {
 					continue
 				}
 				for i, g := range seen[who] {
-					if agJSON(t, g.token) != agJSON(t, token) || g.progress != float64(i+1) {
+					if fixture.JSON(t, g.token) != fixture.JSON(t, token) || g.progress != float64(i+1) {
 						t.Errorf("%s via %s: notification %d = %+v, want token %v", who, server, i, g, token)
 					}
 				}
@@ -609,7 +609,7 @@ func TestPassthroughCancellation(t *testing.T) {
 	h, log, cserv := agFeatures(t)
 	cs := agClient(t, h, nil)
 
-	ctx, cancel := context.WithCancel(testCtx(t))
+	ctx, cancel := context.WithCancel(fixture.Context(t))
 	errc := make(chan error, 1)
 	go func() {
 		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "mem__block"})
@@ -631,7 +631,7 @@ func TestPassthroughCancellation(t *testing.T) {
 	}
 
 	// The stdio fixture logs "sleep cancelled" on stderr, which the hub logs.
-	ctx, cancel = context.WithTimeout(testCtx(t), 300*time.Millisecond)
+	ctx, cancel = context.WithTimeout(fixture.Context(t), 300*time.Millisecond)
 	defer cancel()
 	start := time.Now()
 	_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "fx__sleep", Arguments: map[string]any{"ms": 20000}})
@@ -654,7 +654,7 @@ func TestPassthroughPing(t *testing.T) {
 		agClient(t, h, nil),
 		agHTTPClient(t, h, mcp.NewClient(&mcp.Implementation{Name: "p", Version: "0"}, nil)),
 	} {
-		if err := cs.Ping(testCtx(t), nil); err != nil {
+		if err := cs.Ping(fixture.Context(t), nil); err != nil {
 			t.Errorf("ping: %v", err)
 		}
 	}
@@ -705,7 +705,7 @@ func TestPassthroughServerRequests(t *testing.T) {
 	}
 	// A client without sampling support gets a clear error, not a hang.
 	plain := agClient(t, h, nil)
-	res, err := plain.CallTool(testCtx(t), &mcp.CallToolParams{Name: "fx__sample", Arguments: map[string]any{"prompt": "x"}})
+	res, err := plain.CallTool(fixture.Context(t), &mcp.CallToolParams{Name: "fx__sample", Arguments: map[string]any{"prompt": "x"}})
 	if err == nil && !res.IsError {
 		t.Errorf("sample from a client without sampling -> %q", agText(res))
 	}
@@ -724,11 +724,11 @@ func TestPassthroughServerRequestAmbiguous(t *testing.T) {
 		},
 	}))
 	stop := agCallInFlight(t, h, a, "fx")
-	res, err := b.CallTool(testCtx(t), &mcp.CallToolParams{Name: "fx__sample", Arguments: map[string]any{"prompt": "x"}})
+	res, err := b.CallTool(fixture.Context(t), &mcp.CallToolParams{Name: "fx__sample", Arguments: map[string]any{"prompt": "x"}})
 	if err == nil && !res.IsError {
 		t.Fatalf("ambiguous sampling was answered: %q", agText(res))
 	}
-	msg := agJSON(t, res)
+	msg := fixture.JSON(t, res)
 	if err != nil {
 		msg = err.Error()
 	}
@@ -742,7 +742,7 @@ func TestPassthroughServerRequestAmbiguous(t *testing.T) {
 // until the hub routes it; stop cancels it and waits for it to end.
 func agCallInFlight(t *testing.T, h *Hub, cs *mcp.ClientSession, server string) (stop func()) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(testCtx(t))
+	ctx, cancel := context.WithCancel(fixture.Context(t))
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -771,7 +771,7 @@ func TestPassthroughServerRequestOwnSession(t *testing.T) {
 		LoggingMessageHandler: func(context.Context, *mcp.LoggingMessageRequest) { bLogs.Add(1) },
 	}))
 	for _, cs := range []*mcp.ClientSession{a, b} {
-		if err := cs.SetLoggingLevel(testCtx(t), &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
+		if err := cs.SetLoggingLevel(fixture.Context(t), &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -795,7 +795,7 @@ func TestPassthroughServerRequestOwnSession(t *testing.T) {
 func TestResultBytesKept(t *testing.T) {
 	// The fixture's verbatimStructured, as its go-sdk server escapes it.
 	const structured = `{"zeta":1,"alpha":{"y":"\u003cb\u003e","x":[3,1,2]}}`
-	h, _ := secHub(t, secConfig(secStdio(t, "fx", "-features")))
+	h, _ := secHub(t, fixture.RestartingConfig(fixture.StdioEntry(t, "fx", "-features")))
 	s := secServeStdio(t, h)
 	s.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}`)
 	s.recv()

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-hub/mcp-hub/internal/fixture"
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
@@ -102,8 +103,8 @@ func TestRestartNeeded(t *testing.T) {
 // changed one is closed.
 func TestApply(t *testing.T) {
 	t.Parallel()
-	fx := newFixtures()
-	h := newTestHub(t, smallConfig(), fx)
+	fx := fixture.NewServers()
+	h := newTestHub(t, fixture.SmallConfig(), fx)
 	c := connectClient(t, h, "")
 	if _, isErr := c.search(map[string]any{"tool_names": []string{"math__add"}}); isErr {
 		t.Fatal("search_tools failed")
@@ -116,10 +117,10 @@ func TestApply(t *testing.T) {
 	mathUp, weatherUp, clockUp := before.byName["math"], before.byName["weather"], before.byName["clock"]
 
 	// weather removed, search added, clock reconnected (a timeout), math kept.
-	next := newTestConfig(Discovery{Enabled: true, MaxSearchResults: 5},
-		fixtureServer("math", deferLoading(true)),
-		fixtureServer("clock", deferLoading(false)),
-		fixtureServer("search", deferLoading(false)))
+	next := fixture.NewConfig(Discovery{Enabled: true, MaxSearchResults: 5},
+		fixture.ServerEntry("math", fixture.DeferLoading(true)),
+		fixture.ServerEntry("clock", fixture.DeferLoading(false)),
+		fixture.ServerEntry("search", fixture.DeferLoading(false)))
 	next.Servers["clock"].Timeout = upstream.Duration(7 * time.Second)
 	changes := c.toolsChanged.Load()
 	if err := h.Apply(context.Background(), next); err != nil {
@@ -153,7 +154,7 @@ func TestApply(t *testing.T) {
 		t.Errorf("changed server's tools not listed after reconnect: %v", names)
 	}
 	if res := c.call("math__add", map[string]any{"a": 1, "b": 2}); res.IsError {
-		t.Errorf("call to an unchanged server after reload failed: %v", resultText(res))
+		t.Errorf("call to an unchanged server after reload failed: %v", fixture.ResultText(res))
 	}
 	st := h.ConfigStatus()
 	if st.Reloads != 1 || st.LastReloadError != "" {
@@ -162,7 +163,7 @@ func TestApply(t *testing.T) {
 
 	// Removing the server of a loaded tool takes the tool away.
 	changes = c.toolsChanged.Load()
-	last := newTestConfig(Discovery{Enabled: true, MaxSearchResults: 5}, fixtureServer("clock", deferLoading(false)))
+	last := fixture.NewConfig(Discovery{Enabled: true, MaxSearchResults: 5}, fixture.ServerEntry("clock", fixture.DeferLoading(false)))
 	last.Servers["clock"].Timeout = upstream.Duration(7 * time.Second)
 	if err := h.Apply(context.Background(), last); err != nil {
 		t.Fatalf("Apply: %v", err)
@@ -180,15 +181,15 @@ func TestApply(t *testing.T) {
 // new definition, and turning discovery off lists deferred tools, without
 // a new session.
 func TestApplyToolsetAndDiscovery(t *testing.T) {
-	fx := newFixtures()
-	cfg := smallConfig()
+	fx := fixture.NewServers()
+	cfg := fixture.SmallConfig()
 	cfg.Toolsets = map[string]*Toolset{"calc": {Servers: map[string]*ToolSelection{"math": {All: true}}}}
 	h := newTestHub(t, cfg, fx)
 	c := connectClient(t, h, "calc")
 	if names := c.toolNames(); slices.Contains(names, "clock__now") {
 		t.Fatalf("toolset calc lists clock__now: %v", names)
 	}
-	next := smallConfig()
+	next := fixture.SmallConfig()
 	next.Discovery.Enabled = false
 	next.Toolsets = map[string]*Toolset{"calc": {Servers: map[string]*ToolSelection{"math": {All: true}, "clock": {All: true}}}}
 	changes := c.toolsChanged.Load()
@@ -204,9 +205,9 @@ func TestApplyToolsetAndDiscovery(t *testing.T) {
 
 // TestApplyAfterClose: a closed hub refuses a reload and starts nothing.
 func TestApplyAfterClose(t *testing.T) {
-	h := newTestHub(t, smallConfig(), newFixtures())
+	h := newTestHub(t, fixture.SmallConfig(), fixture.NewServers())
 	h.Close()
-	if err := h.Apply(context.Background(), wideConfig()); err == nil {
+	if err := h.Apply(context.Background(), fixture.WideConfig()); err == nil {
 		t.Fatal("Apply on a closed hub succeeded")
 	}
 	if _, ok := h.live.Load().byName["search"]; ok {

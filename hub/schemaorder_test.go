@@ -25,7 +25,7 @@ func TestSchemaKeyOrderKept(t *testing.T) {
 	stdio.Name = "stdio"
 	web := &ServerConfig{Upstream: upstream.Config{URL: fixture.StartHTTP(t, append([]string{"-name", "web"}, args...)...)}}
 	web.Name = "web"
-	cfg := secConfig(stdio, web)
+	cfg := fixture.RestartingConfig(stdio, web)
 	cfg.Discovery = Discovery{Enabled: true, DeferAll: true}
 	h, _ := secHub(t, cfg)
 	for _, name := range []string{"stdio__order", "web__order"} {

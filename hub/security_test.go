@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcp-hub/mcp-hub/internal/fixture"
 )
 
 // secStdioSession runs ServeStdio over pipes and speaks raw lines.
@@ -109,14 +111,14 @@ func secIsError(m map[string]any) (bool, string) {
 // TestSecurityBadInputStdio sends real bad bytes on the hub's stdin. Every
 // one gets a JSON-RPC error or an isError result; the session keeps going.
 func TestSecurityBadInputStdio(t *testing.T) {
-	cfg := secConfig(secStdio(t, "fx", "-features"), secStdio(t, "other", "-tools", "a"))
+	cfg := fixture.RestartingConfig(fixture.StdioEntry(t, "fx", "-features"), fixture.StdioEntry(t, "other", "-tools", "a"))
 	cfg.Discovery = Discovery{Enabled: true}
 	cfg.Servers["other"].DeferLoading = new(bool)
 	*cfg.Servers["other"].DeferLoading = true
 	cfg.MaxRequestBytes = 32 << 10
 	h, lg := secHub(t, cfg)
 	s := secServeStdio(t, h)
-	s.send(secInit)
+	s.send(fixture.RawInitialize)
 	if m := s.recv(); m["result"] == nil {
 		t.Fatalf("initialize: %v", m)
 	}

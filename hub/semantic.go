@@ -70,15 +70,16 @@ func newSemantic(cfg *Config, stateDir string, log *slog.Logger) *semantic {
 			log.Warn("discovery.embeddings: no state folder for the vector cache: tools are embedded again on each start", "err", err)
 		}
 	}
+	model := client.Config().Provider + "/" + client.Model() // what the cached vectors are of
 	if stateDir != "" {
-		cache, err := embed.OpenCache(stateDir, client.Config().Provider+"/"+client.Model())
+		cache, err := embed.OpenCache(stateDir, model)
 		if err != nil {
 			log.Warn("discovery.embeddings: vector cache", "err", err)
 		}
 		s.cache = cache
 	}
 	if s.cache == nil {
-		s.cache = embed.NewMemoryCache(client.Config().Provider + "/" + client.Model())
+		s.cache = embed.NewMemoryCache(model)
 	}
 	return s
 }

@@ -16,14 +16,14 @@ import (
 // notesTools are a server whose tool shares no word with "memorize this
 // fact": only the embedding model (whose concepts make memorize and memory
 // one) finds it.
-var notesTools = []fixtureTool{
+var notesTools = []fixture.Tool{
 	{"save_memory", "Keep a fact in long-term memory.", `{"type":"object","properties":{"fact":{"type":"string"}},"required":["fact"]}`},
 }
 
 // semanticConfig is SMALL plus notes (deferred), with embeddings at srv.
 func semanticConfig(srv *fixture.EmbeddingsServer, provider string, timeout time.Duration) *Config {
-	cfg := smallConfig()
-	cfg.Servers["notes"] = fixtureServer("notes", deferLoading(true))
+	cfg := fixture.SmallConfig()
+	cfg.Servers["notes"] = fixture.ServerEntry("notes", fixture.DeferLoading(true))
 	cfg.ServerOrder = append(cfg.ServerOrder, "notes")
 	ec := &embed.Config{Provider: provider, Model: "test-embed", BaseURL: srv.URL, Timeout: embed.Duration(timeout)}
 	if provider == embed.ProviderOpenAI {
@@ -33,11 +33,11 @@ func semanticConfig(srv *fixture.EmbeddingsServer, provider string, timeout time
 	return cfg
 }
 
-func startSemanticHub(t *testing.T, cfg *Config, fx *fixtures, stateDir string, log *fixture.Log) *Hub {
+func startSemanticHub(t *testing.T, cfg *Config, fx *fixture.Servers, stateDir string, log *fixture.Log) *Hub {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	h, err := New(ctx, cfg, Options{Logger: slog.New(slog.NewTextHandler(log, nil)), StartupWait: 20 * time.Second, Builtin: fx.builtin, StateDir: stateDir})
+	h, err := New(ctx, cfg, Options{Logger: slog.New(slog.NewTextHandler(log, nil)), StartupWait: 20 * time.Second, Builtin: fx.Builtin, StateDir: stateDir})
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
@@ -59,8 +59,8 @@ func TestHybridSearchEndToEnd(t *testing.T) {
 		t.Run(provider, func(t *testing.T) {
 			t.Parallel()
 			srv := fixture.StartEmbeddings(t, map[string]string{"memorize": "memory"})
-			fx := newFixtures()
-			fx.define("notes", notesTools...)
+			fx := fixture.NewServers()
+			fx.Define("notes", notesTools...)
 			state := t.TempDir()
 			log := fixture.NewLog(t)
 
@@ -110,7 +110,7 @@ func TestHybridSearchEndToEnd(t *testing.T) {
 			// A catalog change embeds only the new tool.
 			_, before = srv.Requests()
 			old := h.Catalog()
-			fx.addTool("notes", fixtureTool{"forget_memory", "Drop a fact from long-term memory.", `{"type":"object"}`})
+			fx.AddTool("notes", fixture.Tool{"forget_memory", "Drop a fact from long-term memory.", `{"type":"object"}`})
 			fixture.Eventually(t, 20*time.Second, "a catalog with notes__forget_memory and its vectors", func() bool {
 				c := h.Catalog()
 				_, ok := c.Tool("notes__forget_memory")
@@ -132,8 +132,8 @@ func TestHybridSearchEndToEnd(t *testing.T) {
 func TestHybridSearchFallback(t *testing.T) {
 	t.Parallel()
 	srv := fixture.StartEmbeddings(t, nil)
-	fx := newFixtures()
-	fx.define("notes", notesTools...)
+	fx := fixture.NewServers()
+	fx.Define("notes", notesTools...)
 	log := &fixture.Log{}
 	const bound = 300 * time.Millisecond
 	h := startSemanticHub(t, semanticConfig(srv, embed.ProviderOllama, bound), fx, t.TempDir(), log)
@@ -180,12 +180,12 @@ func TestHybridSearchRetry(t *testing.T) {
 	t.Parallel()
 	srv := fixture.StartEmbeddings(t, nil)
 	srv.Hold() // the first attempt waits here until the retry is short
-	fx := newFixtures()
-	fx.define("notes", notesTools...)
+	fx := fixture.NewServers()
+	fx.Define("notes", notesTools...)
 	log := &fixture.Log{}
 	h := startSemanticHub(t, semanticConfig(srv, embed.ProviderOpenAI, time.Second), fx, t.TempDir(), log)
 	h.semantic.Load().retryFirst.Store(int64(20 * time.Millisecond))
-	ctx, cancel := context.WithTimeout(testCtx(t), 50*time.Millisecond)
+	ctx, cancel := context.WithTimeout(fixture.Context(t), 50*time.Millisecond)
 	if h.AwaitEmbeddings(ctx) {
 		t.Error("AwaitEmbeddings reported vectors while the endpoint hangs")
 	}
@@ -197,7 +197,7 @@ func TestHybridSearchRetry(t *testing.T) {
 		t.Fatal("vectors attached while the endpoint failed")
 	}
 	srv.SetFail(0)
-	if !h.AwaitEmbeddings(testCtx(t)) || h.Catalog().vectors.Load() == nil {
+	if !h.AwaitEmbeddings(fixture.Context(t)) || h.Catalog().vectors.Load() == nil {
 		t.Fatal("AwaitEmbeddings returned without the vectors once the endpoint answered")
 	}
 }
@@ -207,8 +207,8 @@ func TestHybridSearchRetry(t *testing.T) {
 func TestHybridSearchReload(t *testing.T) {
 	t.Parallel()
 	srv := fixture.StartEmbeddings(t, nil)
-	fx := newFixtures()
-	fx.define("notes", notesTools...)
+	fx := fixture.NewServers()
+	fx.Define("notes", notesTools...)
 	cfg := semanticConfig(srv, embed.ProviderOllama, time.Second)
 	h := startSemanticHub(t, cfg, fx, t.TempDir(), fixture.NewLog(t))
 	vectorsReady(t, h)
@@ -216,7 +216,7 @@ func TestHybridSearchReload(t *testing.T) {
 
 	next := semanticConfig(srv, embed.ProviderOllama, time.Second)
 	next.Discovery.Embeddings.Model = "test-embed-v2"
-	if err := h.Apply(testCtx(t), next); err != nil {
+	if err := h.Apply(fixture.Context(t), next); err != nil {
 		t.Fatal(err)
 	}
 	fixture.Eventually(t, 20*time.Second, "vectors of the new model", func() bool {
@@ -229,7 +229,7 @@ func TestHybridSearchReload(t *testing.T) {
 
 	lexical := semanticConfig(srv, embed.ProviderOllama, time.Second)
 	lexical.Discovery.Embeddings = nil
-	if err := h.Apply(testCtx(t), lexical); err != nil {
+	if err := h.Apply(fixture.Context(t), lexical); err != nil {
 		t.Fatal(err)
 	}
 	if h.semantic.Load() != nil || h.Catalog().vectors.Load() != nil {
@@ -291,11 +291,11 @@ func TestSearchToolsetDeepHit(t *testing.T) {
 	t.Parallel()
 	srv := fixture.StartEmbeddings(t, nil)
 	for _, hybrid := range []bool{false, true} {
-		fx := newFixtures()
-		fx.define("bigserver", bigTools(60)...)
-		fx.define("misc", fixtureTool{"misc_tool", "A tool.", `{"type":"object"}`})
-		cfg := bigConfig(3)
-		cfg.Servers["misc"] = fixtureServer("misc", deferLoading(true))
+		fx := fixture.NewServers()
+		fx.Define("bigserver", fixture.BigTools(60)...)
+		fx.Define("misc", fixture.Tool{"misc_tool", "A tool.", `{"type":"object"}`})
+		cfg := fixture.BigConfig(3)
+		cfg.Servers["misc"] = fixture.ServerEntry("misc", fixture.DeferLoading(true))
 		cfg.ServerOrder = append(cfg.ServerOrder, "misc")
 		cfg.Toolsets = map[string]*Toolset{"m": {Servers: map[string]*ToolSelection{"misc": {All: true}}}}
 		if hybrid {

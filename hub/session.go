@@ -166,12 +166,22 @@ func (s *Session) Stats() Stats {
 // finished the handshake: only then can it receive notifications. A
 // session that has already ended is not registered.
 func (s *Session) initialized(ctx context.Context, req *mcp.InitializedRequest) {
+	s.start(func() bool {
+		s.ss = req.Session
+		return true
+	})
+}
+
+// start registers s with the hub, brings it up to date with the catalog
+// and runs the SessionStarted hook: from then on catalog changes reach it.
+// claim runs first, under s.mu, and may refuse (false); an ended session
+// is never registered.
+func (s *Session) start(claim func() bool) {
 	s.mu.Lock()
-	if s.ended {
+	if s.ended || !claim() {
 		s.mu.Unlock()
 		return
 	}
-	s.ss = req.Session
 	s.hub.addSession(s) // under s.mu, so that end cannot come between
 	s.mu.Unlock()
 	s.sync(s.hub.Catalog())

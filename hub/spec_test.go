@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
+
+	"github.com/mcp-hub/mcp-hub/internal/fixture"
 )
 
 // The SMALL manifest (spec D2): servers sorted, names sorted, summaries
@@ -70,7 +72,7 @@ func searchDescription(t *testing.T, c *testClient) string {
 // --- Definition and manifest ---
 
 func TestSpecD1SearchToolsDefinition(t *testing.T) {
-	h := newTestHub(t, smallConfig(), newFixtures())
+	h := newTestHub(t, fixture.SmallConfig(), fixture.NewServers())
 	c := connectClient(t, h, "")
 	st := c.tool(SearchToolsName)
 	if st == nil {
@@ -121,7 +123,7 @@ func TestSpecD1SearchToolsDefinition(t *testing.T) {
 }
 
 func TestSpecD2Manifest(t *testing.T) {
-	h := newTestHub(t, smallConfig(), newFixtures())
+	h := newTestHub(t, fixture.SmallConfig(), fixture.NewServers())
 	c := connectClient(t, h, "")
 	desc := searchDescription(t, c)
 	if !strings.Contains(desc, smallManifest) {
@@ -136,7 +138,7 @@ func TestSpecD2Manifest(t *testing.T) {
 }
 
 func TestSpecD2ManifestBig(t *testing.T) {
-	h := newTestHub(t, bigConfig(5), newFixtures())
+	h := newTestHub(t, fixture.BigConfig(5), fixture.NewServers())
 	c := connectClient(t, h, "")
 	desc := searchDescription(t, c)
 	want := "- bigserver (12 tools): bigserver__tool_0, bigserver__tool_1, bigserver__tool_2, bigserver__tool_3, ... and 8 more\n"
@@ -160,9 +162,9 @@ func TestSpecD2ManifestBig(t *testing.T) {
 func TestSpecD2ManifestTenAndEleven(t *testing.T) {
 	for _, n := range []int{10, 11} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
-			fx := newFixtures()
-			fx.define("bigserver", bigTools(n)...)
-			h := newTestHub(t, bigConfig(5), fx)
+			fx := fixture.NewServers()
+			fx.Define("bigserver", fixture.BigTools(n)...)
+			h := newTestHub(t, fixture.BigConfig(5), fx)
 			desc := searchDescription(t, connectClient(t, h, ""))
 			var want string
 			if n == 10 {
@@ -179,9 +181,9 @@ func TestSpecD2ManifestTenAndEleven(t *testing.T) {
 }
 
 func TestSpecD2ManifestOneTool(t *testing.T) {
-	cfg := smallConfig()
+	cfg := fixture.SmallConfig()
 	cfg.Toolsets = map[string]*Toolset{"one": {Servers: map[string]*ToolSelection{"math": {Include: []string{"add"}}}}}
-	h := newTestHub(t, cfg, newFixtures())
+	h := newTestHub(t, cfg, fixture.NewServers())
 	desc := searchDescription(t, connectClient(t, h, "one"))
 	want := "- math (1 tool): math__add\n  Add two numbers together."
 	if !strings.HasSuffix(desc, want) {
@@ -195,8 +197,8 @@ func TestSpecD2ManifestOneTool(t *testing.T) {
 // A configured server description is the summary, cut to 80 characters.
 func TestSpecD2ManifestSummaryCut(t *testing.T) {
 	long := "Arithmetic on numbers of any size, with addition, multiplication and many other operations besides."
-	cfg := newTestConfig(Discovery{Enabled: true}, fixtureServer("math", deferLoading(true), withDescription(long)))
-	h := newTestHub(t, cfg, newFixtures())
+	cfg := fixture.NewConfig(Discovery{Enabled: true}, fixture.ServerEntry("math", fixture.DeferLoading(true), fixture.WithDescription(long)))
+	h := newTestHub(t, cfg, fixture.NewServers())
 	desc := searchDescription(t, connectClient(t, h, ""))
 	lines := strings.Split(desc, "\n")
 	i := slices.Index(lines, "- math (2 tools): math__add, math__multiply")
@@ -210,7 +212,7 @@ func TestSpecD2ManifestSummaryCut(t *testing.T) {
 }
 
 func TestSpecD3Instructions(t *testing.T) {
-	h := newTestHub(t, smallConfig(), newFixtures())
+	h := newTestHub(t, fixture.SmallConfig(), fixture.NewServers())
 	c := connectClient(t, h, "")
 	ins := c.cs.InitializeResult().Instructions
 	if !strings.Contains(ins, smallManifest) {
@@ -225,11 +227,11 @@ func TestSpecD3Instructions(t *testing.T) {
 
 func TestSpecD4NoDeferredNoMetaTools(t *testing.T) {
 	t.Run("all eager", func(t *testing.T) {
-		cfg := newTestConfig(Discovery{Enabled: true},
-			fixtureServer("math", deferLoading(false)), fixtureServer("clock"))
-		h := newTestHub(t, cfg, newFixtures())
+		cfg := fixture.NewConfig(Discovery{Enabled: true},
+			fixture.ServerEntry("math", fixture.DeferLoading(false)), fixture.ServerEntry("clock"))
+		h := newTestHub(t, cfg, fixture.NewServers())
 		c := connectClient(t, h, "")
-		if got, want := c.toolNames(), sorted("math__add", "math__multiply", "clock__now"); !slices.Equal(got, want) {
+		if got, want := c.toolNames(), fixture.Sorted("math__add", "math__multiply", "clock__now"); !slices.Equal(got, want) {
 			t.Errorf("tools = %v, want %v", got, want)
 		}
 		if ins := c.cs.InitializeResult().Instructions; ins != "" {
@@ -237,16 +239,16 @@ func TestSpecD4NoDeferredNoMetaTools(t *testing.T) {
 		}
 	})
 	t.Run("toolset without deferred", func(t *testing.T) {
-		cfg := smallConfig()
+		cfg := fixture.SmallConfig()
 		cfg.Toolsets = map[string]*Toolset{"time": {Servers: map[string]*ToolSelection{"clock": {All: true}}}}
-		h := newTestHub(t, cfg, newFixtures())
+		h := newTestHub(t, cfg, fixture.NewServers())
 		c := connectClient(t, h, "time")
 		if got, want := c.toolNames(), []string{"clock__now"}; !slices.Equal(got, want) {
 			t.Errorf("tools = %v, want %v", got, want)
 		}
 		res, err := c.callErr(SearchToolsName, map[string]any{"query": "weather"})
 		if err == nil && !res.IsError {
-			t.Errorf("search_tools answered in a session without deferred tools: %s", resultText(res))
+			t.Errorf("search_tools answered in a session without deferred tools: %s", fixture.ResultText(res))
 		}
 	})
 }
@@ -254,7 +256,7 @@ func TestSpecD4NoDeferredNoMetaTools(t *testing.T) {
 // --- Execution ---
 
 func TestSpecX1NoArguments(t *testing.T) {
-	h := newTestHub(t, smallConfig(), newFixtures())
+	h := newTestHub(t, fixture.SmallConfig(), fixture.NewServers())
 	c := connectClient(t, h, "")
 	before := c.toolNames()
 	for _, args := range []map[string]any{
@@ -269,7 +271,7 @@ func TestSpecX1NoArguments(t *testing.T) {
 }
 
 func TestSpecX2UnknownServer(t *testing.T) {
-	h := newTestHub(t, smallConfig(), newFixtures())
+	h := newTestHub(t, fixture.SmallConfig(), fixture.NewServers())
 	c := connectClient(t, h, "")
 	before := c.toolNames()
 	for _, args := range []map[string]any{
@@ -297,10 +299,10 @@ func TestSpecX3Precedence(t *testing.T) {
 		want []string // found, in order; nil: check with fn
 		fn   func(t *testing.T, found []string, text string)
 	}{
-		{name: "tool_names wins over query", cfg: smallConfig,
+		{name: "tool_names wins over query", cfg: fixture.SmallConfig,
 			args: map[string]any{"tool_names": []string{"math__multiply"}, "query": "weather forecast"},
 			want: []string{"math__multiply"}},
-		{name: "server_name keeps only its tool_names", cfg: smallConfig,
+		{name: "server_name keeps only its tool_names", cfg: fixture.SmallConfig,
 			args: map[string]any{"server_name": "math", "tool_names": []string{"weather__get_forecast", "math__add"}},
 			want: []string{"math__add"},
 			fn: func(t *testing.T, _ []string, text string) {
@@ -308,7 +310,7 @@ func TestSpecX3Precedence(t *testing.T) {
 					t.Errorf("the other server's tool is not reported as not found:\n%s", text)
 				}
 			}},
-		{name: "server_name with query searches inside it", cfg: wideConfig,
+		{name: "server_name with query searches inside it", cfg: fixture.WideConfig,
 			args: map[string]any{"server_name": "weather", "query": "current weather conditions brave numbers"},
 			fn: func(t *testing.T, found []string, text string) {
 				if len(found) == 0 || found[0] != "weather__get_current" {
@@ -320,11 +322,11 @@ func TestSpecX3Precedence(t *testing.T) {
 					}
 				}
 			}},
-		{name: "server_name alone loads the server in catalog order", cfg: wideConfig,
+		{name: "server_name alone loads the server in catalog order", cfg: fixture.WideConfig,
 			args: map[string]any{"server_name": "weather"},
 			want: []string{"weather__get_current", "weather__get_forecast"}},
 		{name: "query alone returns the top max_search_results", cfg: func() *Config {
-			cfg := wideConfig()
+			cfg := fixture.WideConfig()
 			cfg.Discovery.MaxSearchResults = 2
 			return cfg
 		}, args: map[string]any{"query": "weather forecast current search web brave numbers"},
@@ -336,7 +338,7 @@ func TestSpecX3Precedence(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			fx := newFixtures()
+			fx := fixture.NewServers()
 			h := newTestHub(t, tc.cfg(), fx)
 			c := connectClient(t, h, "")
 			text, isErr := c.search(tc.args)
@@ -363,7 +365,7 @@ func TestSpecX3Precedence(t *testing.T) {
 	}
 	// server_name alone is catalog order (the upstream's order), also for BIG.
 	t.Run("catalog order BIG", func(t *testing.T) {
-		h := newTestHub(t, bigConfig(3), newFixtures())
+		h := newTestHub(t, fixture.BigConfig(3), fixture.NewServers())
 		c := connectClient(t, h, "")
 		text, _ := c.search(map[string]any{"server_name": "bigserver"})
 		var want []string
@@ -377,7 +379,7 @@ func TestSpecX3Precedence(t *testing.T) {
 }
 
 func TestSpecX4NotFound(t *testing.T) {
-	h := newTestHub(t, smallConfig(), newFixtures())
+	h := newTestHub(t, fixture.SmallConfig(), fixture.NewServers())
 	c := connectClient(t, h, "")
 	text, isErr := c.search(map[string]any{"tool_names": []string{"math__add", "nope"}})
 	if isErr || !slices.Equal(foundNames(text), []string{"math__add"}) {
@@ -401,12 +403,12 @@ func TestSpecX4NotFound(t *testing.T) {
 }
 
 func TestSpecX5Layout(t *testing.T) {
-	fx := newFixtures()
-	fx.define("misc",
-		fixtureTool{"blank", "", `{"type":"object","properties":{"x":{},"y":{"type":["string","null"],"description":"  Why\n not  "}},"required":["y"]}`},
-		fixtureTool{"noparams", "Takes nothing.", `{"type":"object"}`})
-	cfg := smallConfig()
-	cfg.Servers["misc"] = fixtureServer("misc", deferLoading(true))
+	fx := fixture.NewServers()
+	fx.Define("misc",
+		fixture.Tool{"blank", "", `{"type":"object","properties":{"x":{},"y":{"type":["string","null"],"description":"  Why\n not  "}},"required":["y"]}`},
+		fixture.Tool{"noparams", "Takes nothing.", `{"type":"object"}`})
+	cfg := fixture.SmallConfig()
+	cfg.Servers["misc"] = fixture.ServerEntry("misc", fixture.DeferLoading(true))
 	cfg.ServerOrder = append(cfg.ServerOrder, "misc")
 	h := newTestHub(t, cfg, fx)
 	c := connectClient(t, h, "")
@@ -473,9 +475,9 @@ func TestSpecX5Layout(t *testing.T) {
 
 	// A description's indentation and blank lines go; a name that does
 	// not start with its server's gets the server in brackets.
-	fx.define("pre", fixtureTool{"tool", "First line.\n\n    - item one\n    - item two  ", `{"type":"object","title":"toolArguments","properties":{"title":{"type":"string","title":"Title","default":null}}}`})
-	cfg2 := smallConfig()
-	cfg2.Servers["pre"] = fixtureServer("pre", deferLoading(true), withPrefix("p"))
+	fx.Define("pre", fixture.Tool{"tool", "First line.\n\n    - item one\n    - item two  ", `{"type":"object","title":"toolArguments","properties":{"title":{"type":"string","title":"Title","default":null}}}`})
+	cfg2 := fixture.SmallConfig()
+	cfg2.Servers["pre"] = fixture.ServerEntry("pre", fixture.DeferLoading(true), fixture.WithPrefix("p"))
 	cfg2.ServerOrder = append(cfg2.ServerOrder, "pre")
 	c2 := connectClient(t, newTestHub(t, cfg2, fx), "")
 	text, _ = c2.search(map[string]any{"tool_names": []string{"p__tool"}})
@@ -501,7 +503,7 @@ func toolBlock(text, name string) string {
 }
 
 func TestSpecX6NoResults(t *testing.T) {
-	h := newTestHub(t, smallConfig(), newFixtures())
+	h := newTestHub(t, fixture.SmallConfig(), fixture.NewServers())
 	c := connectClient(t, h, "")
 	before := c.toolNames()
 	for _, tc := range []struct {
@@ -526,7 +528,7 @@ func TestSpecX6NoResults(t *testing.T) {
 }
 
 func TestSpecX7LoadTwice(t *testing.T) {
-	h := newTestHub(t, smallConfig(), newFixtures())
+	h := newTestHub(t, fixture.SmallConfig(), fixture.NewServers())
 	c := connectClient(t, h, "")
 	text, _ := c.search(map[string]any{"tool_names": []string{"math__add", "math__add"}})
 	if !strings.HasPrefix(text, "Found 1 tool(s):\n") || strings.Count(text, "  math__add:") != 1 || strings.Count(text, "Input schema: {") != 1 {
@@ -549,13 +551,13 @@ func TestSpecX7LoadTwice(t *testing.T) {
 	if n := c.listChanged(2); n != 2 {
 		t.Errorf("%d list_changed after a search that loaded nothing, want still 2", n)
 	}
-	if got, want := c.toolNames(), sorted(CallToolName, "clock__now", "math__add", "math__multiply", SearchToolsName); !slices.Equal(got, want) {
+	if got, want := c.toolNames(), fixture.Sorted(CallToolName, "clock__now", "math__add", "math__multiply", SearchToolsName); !slices.Equal(got, want) {
 		t.Errorf("tools = %v, want %v", got, want)
 	}
 }
 
 func TestSpecX8ListChanged(t *testing.T) {
-	h := newTestHub(t, smallConfig(), newFixtures())
+	h := newTestHub(t, fixture.SmallConfig(), fixture.NewServers())
 	c := connectClient(t, h, "")
 	c2 := connectClient(t, h, "") // a bystander session
 	steps := []struct {
@@ -577,7 +579,7 @@ func TestSpecX8ListChanged(t *testing.T) {
 		if n := c.listChanged(st.changed); n != st.changed {
 			t.Errorf("step %d %v: %d list_changed so far, want %d", i, st.args, n, st.changed)
 		}
-		want := sorted(append([]string{"call_tool", "clock__now", "search_tools"}, st.listed...)...)
+		want := fixture.Sorted(append([]string{"call_tool", "clock__now", "search_tools"}, st.listed...)...)
 		if got := c.toolNames(); !slices.Equal(got, want) {
 			t.Errorf("step %d: tools = %v, want %v", i, got, want)
 		}
@@ -593,7 +595,7 @@ func TestSpecX8ListChanged(t *testing.T) {
 }
 
 func TestSpecX9BigLimit(t *testing.T) {
-	h := newTestHub(t, bigConfig(3), newFixtures())
+	h := newTestHub(t, fixture.BigConfig(3), fixture.NewServers())
 	c := connectClient(t, h, "")
 	text, _ := c.search(map[string]any{"query": "tool number big server"})
 	found := foundNames(text)
@@ -607,7 +609,7 @@ func TestSpecX9BigLimit(t *testing.T) {
 
 // S1 through search_tools: the first result of each query on WIDE.
 func TestSpecS1EndToEnd(t *testing.T) {
-	h := newTestHub(t, wideConfig(), newFixtures())
+	h := newTestHub(t, fixture.WideConfig(), fixture.NewServers())
 	for query, want := range map[string]string{
 		"forecast":         "weather__get_forecast",
 		"search web brave": "search__brave_web_search",
@@ -626,36 +628,36 @@ func TestSpecS1EndToEnd(t *testing.T) {
 // --- Calls ---
 
 func TestSpecC1CallBeforeLoading(t *testing.T) {
-	fx := newFixtures()
-	h := newTestHub(t, smallConfig(), fx)
+	fx := fixture.NewServers()
+	h := newTestHub(t, fixture.SmallConfig(), fx)
 	c := connectClient(t, h, "")
 	args := map[string]any{"location": "Paris"}
 	res := c.call("weather__get_forecast", args)
-	if !res.IsError || resultText(res) != errForecastNotYet {
-		t.Errorf("got %q (isError %v), want %q", resultText(res), res.IsError, errForecastNotYet)
+	if !res.IsError || fixture.ResultText(res) != errForecastNotYet {
+		t.Errorf("got %q (isError %v), want %q", fixture.ResultText(res), res.IsError, errForecastNotYet)
 	}
-	if n := len(fx.callsTo("weather", "")); n != 0 {
+	if n := len(fx.CallsTo("weather", "")); n != 0 {
 		t.Errorf("the upstream was called %d times", n)
 	}
 	c.search(map[string]any{"tool_names": []string{"weather__get_forecast"}})
 	res = c.call("weather__get_forecast", args)
-	if res.IsError || resultText(res) != `weather.get_forecast {"location":"Paris"}` {
-		t.Errorf("after loading: %q (isError %v)", resultText(res), res.IsError)
+	if res.IsError || fixture.ResultText(res) != `weather.get_forecast {"location":"Paris"}` {
+		t.Errorf("after loading: %q (isError %v)", fixture.ResultText(res), res.IsError)
 	}
-	if n := len(fx.callsTo("weather", "get_forecast")); n != 1 {
+	if n := len(fx.CallsTo("weather", "get_forecast")); n != 1 {
 		t.Errorf("the upstream was called %d times, want 1", n)
 	}
 }
 
 func TestSpecC2AutoLoadOnCall(t *testing.T) {
-	fx := newFixtures()
-	cfg := smallConfig()
+	fx := fixture.NewServers()
+	cfg := fixture.SmallConfig()
 	cfg.Discovery.AutoLoadOnCall = true
 	h := newTestHub(t, cfg, fx)
 	c := connectClient(t, h, "")
 	res := c.call("weather__get_forecast", map[string]any{"location": "Oslo"})
-	if res.IsError || resultText(res) != `weather.get_forecast {"location":"Oslo"}` {
-		t.Errorf("got %q (isError %v)", resultText(res), res.IsError)
+	if res.IsError || fixture.ResultText(res) != `weather.get_forecast {"location":"Oslo"}` {
+		t.Errorf("got %q (isError %v)", fixture.ResultText(res), res.IsError)
 	}
 	if n := c.listChanged(1); n != 1 {
 		t.Errorf("%d list_changed, want 1", n)
@@ -663,13 +665,13 @@ func TestSpecC2AutoLoadOnCall(t *testing.T) {
 	if c.tool("weather__get_forecast") == nil {
 		t.Error("the tool was not loaded")
 	}
-	if n := len(fx.callsTo("weather", "get_forecast")); n != 1 {
+	if n := len(fx.CallsTo("weather", "get_forecast")); n != 1 {
 		t.Errorf("the upstream was called %d times, want 1", n)
 	}
 	// Through call_tool too.
 	res = c.call(CallToolName, map[string]any{"name": "math__add", "arguments": map[string]any{"a": 1, "b": 2}})
-	if res.IsError || resultText(res) != `math.add {"a":1,"b":2}` {
-		t.Errorf("call_tool: %q (isError %v)", resultText(res), res.IsError)
+	if res.IsError || fixture.ResultText(res) != `math.add {"a":1,"b":2}` {
+		t.Errorf("call_tool: %q (isError %v)", fixture.ResultText(res), res.IsError)
 	}
 	if n := c.listChanged(2); n != 2 || c.tool("math__add") == nil {
 		t.Errorf("call_tool with auto_load_on_call: %d list_changed, want 2, and math__add loaded", n)
@@ -677,19 +679,19 @@ func TestSpecC2AutoLoadOnCall(t *testing.T) {
 }
 
 func TestSpecC3CallTool(t *testing.T) {
-	fx := newFixtures()
-	h := newTestHub(t, smallConfig(), fx)
+	fx := fixture.NewServers()
+	h := newTestHub(t, fixture.SmallConfig(), fx)
 	c := connectClient(t, h, "")
 
 	res := c.call(CallToolName, map[string]any{"name": "weather__get_forecast", "arguments": map[string]any{"location": "Rome"}})
-	if !res.IsError || resultText(res) != errForecastNotYet {
-		t.Errorf("deferred: %q (isError %v), want %q", resultText(res), res.IsError, errForecastNotYet)
+	if !res.IsError || fixture.ResultText(res) != errForecastNotYet {
+		t.Errorf("deferred: %q (isError %v), want %q", fixture.ResultText(res), res.IsError, errForecastNotYet)
 	}
 	res = c.call(CallToolName, map[string]any{"name": "weather__get_forcast", "arguments": map[string]any{}})
-	if want := "Error: Unknown tool 'weather__get_forcast'. Did you mean: weather__get_forecast?"; !res.IsError || resultText(res) != want {
-		t.Errorf("unknown: %q (isError %v), want %q", resultText(res), res.IsError, want)
+	if want := "Error: Unknown tool 'weather__get_forcast'. Did you mean: weather__get_forecast?"; !res.IsError || fixture.ResultText(res) != want {
+		t.Errorf("unknown: %q (isError %v), want %q", fixture.ResultText(res), res.IsError, want)
 	}
-	if n := len(fx.allCalls()); n != 0 {
+	if n := len(fx.AllCalls()); n != 0 {
 		t.Fatalf("%d upstream calls before loading", n)
 	}
 
@@ -699,31 +701,31 @@ func TestSpecC3CallTool(t *testing.T) {
 		`{"location":"Rome","units":"celsius"}`,
 	} {
 		res = c.call(CallToolName, map[string]any{"name": "weather__get_forecast", "arguments": arguments})
-		if want := `weather.get_forecast {"location":"Rome","units":"celsius"}`; res.IsError || resultText(res) != want {
-			t.Errorf("arguments %#v: %q (isError %v), want %q", arguments, resultText(res), res.IsError, want)
+		if want := `weather.get_forecast {"location":"Rome","units":"celsius"}`; res.IsError || fixture.ResultText(res) != want {
+			t.Errorf("arguments %#v: %q (isError %v), want %q", arguments, fixture.ResultText(res), res.IsError, want)
 		}
 	}
 	// An eager tool works through call_tool as well.
 	res = c.call(CallToolName, map[string]any{"name": "clock__now", "arguments": map[string]any{"timezone": "UTC"}})
-	if res.IsError || resultText(res) != `clock.now {"timezone":"UTC"}` {
-		t.Errorf("eager via call_tool: %q", resultText(res))
+	if res.IsError || fixture.ResultText(res) != `clock.now {"timezone":"UTC"}` {
+		t.Errorf("eager via call_tool: %q", fixture.ResultText(res))
 	}
-	if n := len(fx.callsTo("weather", "get_forecast")); n != 2 {
+	if n := len(fx.CallsTo("weather", "get_forecast")); n != 2 {
 		t.Errorf("%d upstream calls, want 2", n)
 	}
 }
 
 func TestSpecC4MetaToolsNotForwarded(t *testing.T) {
-	fx := newFixtures()
+	fx := fixture.NewServers()
 	// An upstream offering a tool under a meta-tool name, unprefixed, at
 	// start-up: a config error.
-	fx.define("impostor", fixtureTool{"search_tools", "Impostor.", `{"type":"object"}`})
-	cfg := smallConfig()
-	cfg.Servers["impostor"] = fixtureServer("impostor", withPrefix(""), deferLoading(false))
+	fx.Define("impostor", fixture.Tool{"search_tools", "Impostor.", `{"type":"object"}`})
+	cfg := fixture.SmallConfig()
+	cfg.Servers["impostor"] = fixture.ServerEntry("impostor", fixture.WithPrefix(""), fixture.DeferLoading(false))
 	cfg.ServerOrder = append(cfg.ServerOrder, "impostor")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if h, err := New(ctx, cfg, Options{Logger: quietLogger, Builtin: fx.builtin, StartupWait: 20 * time.Second}); err == nil {
+	if h, err := New(ctx, cfg, Options{Logger: quietLogger, Builtin: fx.Builtin, StartupWait: 20 * time.Second}); err == nil {
 		h.Close()
 		t.Error("New accepted an upstream tool exposed as search_tools")
 	} else if !strings.Contains(err.Error(), "'search_tools'") {
@@ -731,11 +733,11 @@ func TestSpecC4MetaToolsNotForwarded(t *testing.T) {
 	}
 
 	// The same tools appearing later: the hub keeps its own.
-	fx.define("impostor", fixtureTool{"other", "Harmless.", `{"type":"object"}`})
+	fx.Define("impostor", fixture.Tool{"other", "Harmless.", `{"type":"object"}`})
 	h := newTestHub(t, cfg, fx)
 	c := connectClient(t, h, "")
-	fx.addTool("impostor", fixtureTool{"search_tools", "Impostor.", `{"type":"object"}`})
-	fx.addTool("impostor", fixtureTool{"call_tool", "Impostor.", `{"type":"object"}`})
+	fx.AddTool("impostor", fixture.Tool{"search_tools", "Impostor.", `{"type":"object"}`})
+	fx.AddTool("impostor", fixture.Tool{"call_tool", "Impostor.", `{"type":"object"}`})
 	waitFor(t, "both collisions are reported", func() bool { return len(h.Catalog().Problems) == 2 })
 	if d := searchDescription(t, c); !strings.Contains(d, "Deferred tools by server") {
 		t.Errorf("search_tools is not the hub's:\n%s", d)
@@ -745,7 +747,7 @@ func TestSpecC4MetaToolsNotForwarded(t *testing.T) {
 	}
 	c.call(CallToolName, map[string]any{"name": "clock__now", "arguments": map[string]any{}})
 	c.call(CallToolName, map[string]any{"name": "search_tools", "arguments": map[string]any{"query": "x"}})
-	for _, call := range fx.allCalls() {
+	for _, call := range fx.AllCalls() {
 		if call.Server == "impostor" || isMetaTool(call.Tool) {
 			t.Errorf("meta-tool call forwarded upstream: %+v", call)
 		}
@@ -756,7 +758,7 @@ func TestSpecC4MetaToolsNotForwarded(t *testing.T) {
 
 // testBatchOrder sends one JSON-RPC batch (protocol 2025-03-26 over stdio)
 // mixing meta-tool and upstream calls; the answers come back in call order.
-func testBatchOrder(t *testing.T, h *Hub, fx *fixtures) {
+func testBatchOrder(t *testing.T, h *Hub, fx *fixture.Servers) {
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -804,7 +806,7 @@ func testBatchOrder(t *testing.T, h *Hub, fx *fixtures) {
 	send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"batch","version":"1"}}}`)
 	next(`{"jsonrpc":"2.0","id":0,`)
 	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	before := len(fx.callsTo("clock", "now"))
+	before := len(fx.CallsTo("clock", "now"))
 	send(`[` +
 		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search_tools","arguments":{"tool_names":["math__add"]}}},` +
 		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"clock__now","arguments":{"timezone":"UTC"}}},` +
@@ -838,11 +840,11 @@ func testBatchOrder(t *testing.T, h *Hub, fx *fixtures) {
 			t.Errorf("response %d: id %d, error %v", i, r.ID, r.Error)
 			continue
 		}
-		if text := resultText(&r.Result); !strings.HasPrefix(text, want[i].prefix) || r.Result.IsError != want[i].isError {
+		if text := fixture.ResultText(&r.Result); !strings.HasPrefix(text, want[i].prefix) || r.Result.IsError != want[i].isError {
 			t.Errorf("response %d: %q (isError %v), want %q", i, text, r.Result.IsError, want[i].prefix)
 		}
 	}
-	if n := len(fx.callsTo("clock", "now")) - before; n != 3 {
+	if n := len(fx.CallsTo("clock", "now")) - before; n != 3 {
 		t.Errorf("%d upstream calls, want 3", n)
 	}
 }
@@ -850,12 +852,12 @@ func testBatchOrder(t *testing.T, h *Hub, fx *fixtures) {
 // --- Partition, sessions, changes ---
 
 func TestSpecP1DiscoveryOff(t *testing.T) {
-	fx := newFixtures()
-	cfg := smallConfig()
+	fx := fixture.NewServers()
+	cfg := fixture.SmallConfig()
 	cfg.Discovery = Discovery{} // absent; defer_loading stays set and is ignored
 	h := newTestHub(t, cfg, fx)
 	c := connectClient(t, h, "")
-	want := sorted("weather__get_forecast", "weather__get_current", "math__add", "math__multiply", "clock__now")
+	want := fixture.Sorted("weather__get_forecast", "weather__get_current", "math__add", "math__multiply", "clock__now")
 	if got := c.toolNames(); !slices.Equal(got, want) {
 		t.Errorf("tools = %v, want %v", got, want)
 	}
@@ -863,8 +865,8 @@ func TestSpecP1DiscoveryOff(t *testing.T) {
 		t.Errorf("instructions = %q", ins)
 	}
 	res := c.call("weather__get_forecast", map[string]any{"location": "Lima"})
-	if res.IsError || len(fx.callsTo("weather", "get_forecast")) != 1 {
-		t.Errorf("call: %q", resultText(res))
+	if res.IsError || len(fx.CallsTo("weather", "get_forecast")) != 1 {
+		t.Errorf("call: %q", fixture.ResultText(res))
 	}
 	// With discovery off the hub's meta-tool names are not reserved.
 	if _, err := c.callErr(SearchToolsName, map[string]any{"query": "x"}); err == nil {
@@ -873,19 +875,19 @@ func TestSpecP1DiscoveryOff(t *testing.T) {
 }
 
 func TestSpecP2DeferAll(t *testing.T) {
-	cfg := newTestConfig(Discovery{Enabled: true, DeferAll: true},
-		fixtureServer("weather"), fixtureServer("math"), fixtureServer("clock"))
-	h := newTestHub(t, cfg, newFixtures())
+	cfg := fixture.NewConfig(Discovery{Enabled: true, DeferAll: true},
+		fixture.ServerEntry("weather"), fixture.ServerEntry("math"), fixture.ServerEntry("clock"))
+	h := newTestHub(t, cfg, fixture.NewServers())
 	c := connectClient(t, h, "")
-	if got, want := c.toolNames(), sorted(SearchToolsName, CallToolName); !slices.Equal(got, want) {
+	if got, want := c.toolNames(), fixture.Sorted(SearchToolsName, CallToolName); !slices.Equal(got, want) {
 		t.Errorf("tools = %v, want %v", got, want)
 	}
 	if d := searchDescription(t, c); !strings.Contains(d, "- clock (1 tool): clock__now\n  Get the current time in a timezone.") {
 		t.Errorf("manifest:\n%s", d)
 	}
 	// call_tool: false leaves only search_tools.
-	cfg2 := newTestConfig(Discovery{Enabled: true, DeferAll: true, CallTool: new(bool)}, fixtureServer("math"))
-	c2 := connectClient(t, newTestHub(t, cfg2, newFixtures()), "")
+	cfg2 := fixture.NewConfig(Discovery{Enabled: true, DeferAll: true, CallTool: new(bool)}, fixture.ServerEntry("math"))
+	c2 := connectClient(t, newTestHub(t, cfg2, fixture.NewServers()), "")
 	if got := c2.toolNames(); !slices.Equal(got, []string{SearchToolsName}) {
 		t.Errorf("call_tool off: tools = %v", got)
 	}
@@ -895,13 +897,13 @@ func TestSpecP2DeferAll(t *testing.T) {
 }
 
 func TestSpecP3SessionsIndependent(t *testing.T) {
-	h := newTestHub(t, smallConfig(), newFixtures())
+	h := newTestHub(t, fixture.SmallConfig(), fixture.NewServers())
 	a := connectClient(t, h, "")
 	b := connectClient(t, h, "")
 	a.search(map[string]any{"tool_names": []string{"math__add"}})
 	b.search(map[string]any{"query": "current weather"})
 	base := []string{CallToolName, "clock__now", SearchToolsName}
-	if got, want := a.toolNames(), sorted(append(base, "math__add")...); !slices.Equal(got, want) {
+	if got, want := a.toolNames(), fixture.Sorted(append(base, "math__add")...); !slices.Equal(got, want) {
 		t.Errorf("session A: %v, want %v", got, want)
 	}
 	bt := b.toolNames()
@@ -913,13 +915,13 @@ func TestSpecP3SessionsIndependent(t *testing.T) {
 	}
 	// A's deferred tool is still not callable in B.
 	if res := b.call("math__add", map[string]any{"a": 1, "b": 2}); !res.IsError {
-		t.Errorf("B called A's loaded tool: %s", resultText(res))
+		t.Errorf("B called A's loaded tool: %s", fixture.ResultText(res))
 	}
 }
 
 func TestSpecP4UpstreamChanges(t *testing.T) {
-	fx := newFixtures()
-	h := newTestHub(t, smallConfig(), fx)
+	fx := fixture.NewServers()
+	h := newTestHub(t, fixture.SmallConfig(), fx)
 	c := connectClient(t, h, "")
 	c.search(map[string]any{"tool_names": []string{"weather__get_forecast", "weather__get_current"}})
 	if n := c.listChanged(1); n != 1 {
@@ -927,7 +929,7 @@ func TestSpecP4UpstreamChanges(t *testing.T) {
 	}
 
 	// Added upstream: searchable (and in the manifest).
-	fx.addTool("weather", fixtureTool{"get_alerts", "Get severe weather alerts for a region.",
+	fx.AddTool("weather", fixture.Tool{"get_alerts", "Get severe weather alerts for a region.",
 		`{"type":"object","properties":{"region":{"type":"string"}},"required":["region"]}`})
 	waitFor(t, "the new tool is in the manifest", func() bool {
 		return strings.Contains(searchDescription(t, c), "- weather (3 tools): weather__get_alerts, weather__get_current, weather__get_forecast")
@@ -948,12 +950,12 @@ func TestSpecP4UpstreamChanges(t *testing.T) {
 	// Removed upstream while loaded: gone, and the session is notified;
 	// the loaded tools that still exist stay loaded.
 	n := c.listChanged(0)
-	fx.removeTools("weather", "get_forecast")
+	fx.RemoveTools("weather", "get_forecast")
 	waitFor(t, "the removed tool leaves the list", func() bool { return c.tool("weather__get_forecast") == nil })
 	if got := c.listChanged(n + 1); got <= n {
 		t.Errorf("no list_changed after the loaded tool was removed (%d -> %d)", n, got)
 	}
-	want := sorted(CallToolName, "clock__now", SearchToolsName, "weather__get_alerts", "weather__get_current")
+	want := fixture.Sorted(CallToolName, "clock__now", SearchToolsName, "weather__get_alerts", "weather__get_current")
 	if got := c.toolNames(); !slices.Equal(got, want) {
 		t.Errorf("tools = %v, want %v", got, want)
 	}
@@ -961,13 +963,13 @@ func TestSpecP4UpstreamChanges(t *testing.T) {
 		t.Error("the removed tool is still callable")
 	}
 	if res := c.call("weather__get_current", map[string]any{"location": "Kyiv"}); res.IsError {
-		t.Errorf("a tool that stayed loaded: %s", resultText(res))
+		t.Errorf("a tool that stayed loaded: %s", fixture.ResultText(res))
 	}
 	// Removing a tool of a deferred server the session never loaded changes
 	// only the manifest; a change elsewhere (a catalog rebuild that leaves
 	// this session's list alone) sends nothing.
 	n = c.listChanged(0)
-	fx.addTool("clock", fixtureTool{"zone", "", `{"type":"object"}`})
+	fx.AddTool("clock", fixture.Tool{"zone", "", `{"type":"object"}`})
 	waitFor(t, "the eager tool appears", func() bool { return c.tool("clock__zone") != nil })
 	if got := c.listChanged(n + 1); got != n+1 {
 		t.Errorf("eager tool added: %d list_changed, want 1", got-n)
@@ -977,18 +979,18 @@ func TestSpecP4UpstreamChanges(t *testing.T) {
 // --- Toolsets ---
 
 func toolsetConfig(sets map[string]*Toolset) *Config {
-	cfg := smallConfig()
+	cfg := fixture.SmallConfig()
 	cfg.Toolsets = sets
 	return cfg
 }
 
 func TestSpecK1ServerToolset(t *testing.T) {
-	fx := newFixtures()
+	fx := fixture.NewServers()
 	h := newTestHub(t, toolsetConfig(map[string]*Toolset{
 		"wx": {Servers: map[string]*ToolSelection{"weather": {All: true}}},
 	}), fx)
 	c := connectClient(t, h, "wx")
-	if got := c.toolNames(); !slices.Equal(got, sorted(SearchToolsName, CallToolName)) {
+	if got := c.toolNames(); !slices.Equal(got, fixture.Sorted(SearchToolsName, CallToolName)) {
 		t.Errorf("tools = %v: weather is still deferred, clock is outside the toolset", got)
 	}
 	d := searchDescription(t, c)
@@ -1007,7 +1009,7 @@ func TestSpecK1ServerToolset(t *testing.T) {
 	if _, err := c.callErr("clock__now", map[string]any{}); err == nil {
 		t.Error("clock__now callable outside the toolset")
 	}
-	if n := len(fx.callsTo("clock", "")); n != 0 {
+	if n := len(fx.CallsTo("clock", "")); n != 0 {
 		t.Errorf("clock called %d times", n)
 	}
 	// The whole catalog is still there for a session without a toolset.
@@ -1024,7 +1026,7 @@ func TestSpecK2ToolsetShapes(t *testing.T) {
 		"false":   {Servers: map[string]*ToolSelection{"math": {All: false}, "clock": {All: true}}},
 		"eager":   {Servers: map[string]*ToolSelection{"clock": {Include: []string{"now"}}, "weather": {Include: []string{}}}},
 	}
-	h := newTestHub(t, toolsetConfig(sets), newFixtures())
+	h := newTestHub(t, toolsetConfig(sets), fixture.NewServers())
 	cases := []struct {
 		toolset  string
 		listed   []string
@@ -1039,7 +1041,7 @@ func TestSpecK2ToolsetShapes(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.toolset, func(t *testing.T) {
 			c := connectClient(t, h, tc.toolset)
-			if got := c.toolNames(); !slices.Equal(got, sorted(tc.listed...)) {
+			if got := c.toolNames(); !slices.Equal(got, fixture.Sorted(tc.listed...)) {
 				t.Errorf("tools = %v, want %v", got, tc.listed)
 			}
 			if tc.loadable == nil {
@@ -1065,7 +1067,7 @@ func TestSpecK3ToolsetValidation(t *testing.T) {
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	h, err := New(ctx, cfg, Options{Logger: quietLogger, Builtin: newFixtures().builtin, StartupWait: 20 * time.Second})
+	h, err := New(ctx, cfg, Options{Logger: quietLogger, Builtin: fixture.NewServers().Builtin, StartupWait: 20 * time.Second})
 	if err == nil {
 		h.Close()
 		t.Fatal("New accepted invalid toolsets")
@@ -1096,7 +1098,7 @@ func TestSpecK3ToolsetValidation(t *testing.T) {
 }
 
 func TestSpecK4ExcludedNeverFound(t *testing.T) {
-	fx := newFixtures()
+	fx := fixture.NewServers()
 	h := newTestHub(t, toolsetConfig(map[string]*Toolset{
 		"noadd": {Servers: map[string]*ToolSelection{"math": {All: true, Exclude: []string{"add"}}, "clock": {All: true}}},
 	}), fx)
@@ -1119,13 +1121,13 @@ func TestSpecK4ExcludedNeverFound(t *testing.T) {
 		t.Errorf("direct call: %v", err)
 	}
 	res := c.call(CallToolName, map[string]any{"name": "math__add", "arguments": map[string]any{"a": 1, "b": 2}})
-	if !res.IsError || !strings.HasPrefix(resultText(res), "Error: Unknown tool 'math__add'.") {
-		t.Errorf("call_tool: %q", resultText(res))
+	if !res.IsError || !strings.HasPrefix(fixture.ResultText(res), "Error: Unknown tool 'math__add'.") {
+		t.Errorf("call_tool: %q", fixture.ResultText(res))
 	}
 	if strings.Contains(searchDescription(t, c), "math__add") {
 		t.Error("the manifest names the excluded tool")
 	}
-	if n := len(fx.callsTo("math", "add")); n != 0 {
+	if n := len(fx.CallsTo("math", "add")); n != 0 {
 		t.Errorf("math.add called %d times", n)
 	}
 }
@@ -1133,7 +1135,7 @@ func TestSpecK4ExcludedNeverFound(t *testing.T) {
 // --- Stats ---
 
 func TestSpecST1Stats(t *testing.T) {
-	h := newTestHub(t, smallConfig(), newFixtures())
+	h := newTestHub(t, fixture.SmallConfig(), fixture.NewServers())
 	c := connectClient(t, h, "")
 	c.search(map[string]any{"tool_names": []string{"math__add"}}) // 1 discovered
 	c.search(map[string]any{"tool_names": []string{"math__add"}}) // 0
@@ -1262,9 +1264,9 @@ func TestDeferLoadingPrecedence(t *testing.T) {
 		{true, true, &no, false}, // per-server wins over defer_all
 		{true, false, &no, false},
 	} {
-		sc := fixtureServer("s")
+		sc := fixture.ServerEntry("s")
 		sc.DeferLoading = tc.deferLoading
-		cfg := newTestConfig(Discovery{Enabled: tc.enabled, DeferAll: tc.deferAll}, sc)
+		cfg := fixture.NewConfig(Discovery{Enabled: tc.enabled, DeferAll: tc.deferAll}, sc)
 		if got := cfg.Deferred("s"); got != tc.want {
 			dl := "unset"
 			if tc.deferLoading != nil {
@@ -1316,11 +1318,11 @@ func TestSpecExposedNameRule(t *testing.T) {
 // K1, K2 from a hub.yaml: the YAML shapes true / false / [list] /
 // {exclude: [...]} / {} drive the sessions' tool lists.
 func TestSpecK2ToolsetsFromYAML(t *testing.T) {
-	fx := newFixtures()
+	fx := fixture.NewServers()
 	// ParseConfig accepts only real builtin names; the fixtures stand in for them.
-	fx.define("calc", mathTools...)
-	fx.define("time", clockTools...)
-	fx.define("text", weatherTools...)
+	fx.Define("calc", fixture.MathTools()...)
+	fx.Define("time", fixture.ClockTools()...)
+	fx.Define("text", fixture.WeatherTools()...)
 	cfg, err := ParseConfig("hub.yaml", []byte(`
 servers:
   weather: {builtin: text, defer_loading: true}
@@ -1355,14 +1357,14 @@ toolsets:
 	} {
 		t.Run("toolset "+tc.toolset, func(t *testing.T) {
 			c := connectClient(t, h, tc.toolset)
-			if got := c.toolNames(); !slices.Equal(got, sorted(tc.listed...)) {
-				t.Errorf("tools = %v, want %v", got, sorted(tc.listed...))
+			if got := c.toolNames(); !slices.Equal(got, fixture.Sorted(tc.listed...)) {
+				t.Errorf("tools = %v, want %v", got, fixture.Sorted(tc.listed...))
 			}
 			if tc.server == "" {
 				return
 			}
 			text, _ := c.search(map[string]any{"server_name": tc.server})
-			if got := sorted(foundNames(text)...); !slices.Equal(got, tc.loadable) {
+			if got := fixture.Sorted(foundNames(text)...); !slices.Equal(got, tc.loadable) {
 				t.Errorf("server_name %s loads %v, want %v", tc.server, got, tc.loadable)
 			}
 		})

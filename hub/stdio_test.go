@@ -6,6 +6,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/mcp-hub/mcp-hub/internal/fixture"
 )
 
 func TestIDKey(t *testing.T) {
@@ -38,9 +40,9 @@ func TestIDKey(t *testing.T) {
 // the exit.)
 func TestStdioAnswersBeforeExit(t *testing.T) {
 	t.Parallel()
-	h, _ := secHub(t, secConfig(secStdio(t, "fx", "-features")))
+	h, _ := secHub(t, fixture.RestartingConfig(fixture.StdioEntry(t, "fx", "-features")))
 	s := secServeStdio(t, h)
-	s.send(secInit)
+	s.send(fixture.RawInitialize)
 	s.recv()
 	s.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	s.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"fx__sleep","arguments":{"ms":300}}}`)

@@ -103,11 +103,20 @@ func (u *Upstream) connectFailed(err error) {
 // one hop, so what a downstream client put there is not forwarded: the
 // hub sends its own.
 const (
-	metaProtocolVersion    = "io.modelcontextprotocol/protocolVersion"
-	metaClientInfo         = "io.modelcontextprotocol/clientInfo"
-	metaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
-	metaLogLevel           = "io.modelcontextprotocol/logLevel"
+	metaProtocolVersion    = mcp.MetaKeyProtocolVersion
+	metaClientInfo         = mcp.MetaKeyClientInfo
+	metaClientCapabilities = mcp.MetaKeyClientCapabilities
+	metaLogLevel           = mcp.MetaKeyLogLevel
 )
+
+// DropHopMeta deletes from meta, in place, the keys of the per-request
+// _meta that describe the downstream hop (protocol version, client info
+// and capabilities, log level): they are not the upstream's to read.
+func DropHopMeta(meta mcp.Meta) {
+	for _, k := range [...]string{metaProtocolVersion, metaClientInfo, metaClientCapabilities, metaLogLevel} {
+		delete(meta, k)
+	}
+}
 
 // MaxInputRounds bounds the input_required rounds of one call: past it the
 // call fails. go-sdk's own client stops at the same number.
@@ -212,9 +221,7 @@ func hopMeta(meta mcp.Meta) (out mcp.Meta, level mcp.LoggingLevel, stripped bool
 		return meta, level, false
 	}
 	out = maps.Clone(meta)
-	for _, k := range []string{metaProtocolVersion, metaClientInfo, metaClientCapabilities, metaLogLevel} {
-		delete(out, k)
-	}
+	DropHopMeta(out)
 	if len(out) == 0 {
 		out = nil
 	}
@@ -289,9 +296,7 @@ func hopMetaMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 				}
 			}
 		} else {
-			for _, k := range []string{metaProtocolVersion, metaClientInfo, metaClientCapabilities, metaLogLevel} {
-				delete(out, k)
-			}
+			DropHopMeta(out)
 		}
 		p.SetMeta(out)
 		return next(ctx, method, req)

@@ -3,7 +3,6 @@ package hub
 import (
 	"context"
 	"slices"
-	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -38,14 +37,6 @@ var modernTransports = []struct {
 	}},
 }
 
-func modernConfig(autoLoad bool) *Config {
-	cfg := fixture.SmallConfig()
-	cfg.Discovery.AutoLoadOnCall = autoLoad
-	on := true
-	cfg.Protocol.Modern = &on
-	return cfg
-}
-
 // TestModernDiscovery: a modern client's tools/list is the eager tools,
 // search_tools and call_tool, and no search changes it; search_tools shows
 // what it found with full input schemas; the found tool is called through
@@ -58,35 +49,12 @@ func TestModernDiscovery(t *testing.T) {
 				name += "/auto_load_on_call"
 			}
 			t.Run(name, func(t *testing.T) {
-				h := newTestHub(t, modernConfig(autoLoad), fixture.NewServers())
+				h := newTestHub(t, fixture.ModernConfig(autoLoad), fixture.NewServers())
 				cs := tr.connect(t, h, mcp.NewClient(&mcp.Implementation{Name: "modern-test", Version: "0"}, nil))
 				if v := cs.InitializeResult().ProtocolVersion; v != ModernProtocol {
 					t.Fatalf("negotiated %q, want %s", v, ModernProtocol)
 				}
-				want := fixture.Sorted("call_tool", "clock__now", "search_tools")
-				if got := fixture.ToolNames(t, cs); !slices.Equal(got, want) {
-					t.Fatalf("tools/list = %v, want %v", got, want)
-				}
-				text, isErr := fixture.CallText(t, cs, SearchToolsName, map[string]any{"query": "add two numbers"})
-				if isErr || !strings.Contains(text, "math__add") || !strings.Contains(text, `"required":["a","b"]`) || !strings.Contains(text, "call_tool") || strings.Contains(text, "now loaded") {
-					t.Fatalf("search_tools answered (isError %t):\n%s", isErr, text)
-				}
-				if got := fixture.ToolNames(t, cs); !slices.Equal(got, want) {
-					t.Fatalf("tools/list after search_tools = %v, want it unchanged: %v", got, want)
-				}
-				if text, isErr := fixture.CallText(t, cs, CallToolName, map[string]any{"name": "math__add", "arguments": map[string]any{"a": 2, "b": 3}}); isErr || !strings.Contains(text, "math.add") {
-					t.Fatalf("call_tool math__add: %q (isError %t)", text, isErr)
-				}
-				text, isErr = fixture.CallText(t, cs, "math__add", map[string]any{"a": 2, "b": 3})
-				switch {
-				case autoLoad && isErr:
-					t.Fatalf("math__add by name with auto_load_on_call: %q", text)
-				case !autoLoad && (!isErr || !strings.Contains(text, "call_tool")):
-					t.Fatalf("math__add by name without auto_load_on_call: %q (isError %t), want an error pointing at call_tool", text, isErr)
-				}
-				if got := fixture.ToolNames(t, cs); !slices.Equal(got, want) {
-					t.Fatalf("tools/list after calls = %v, want it unchanged: %v", got, want)
-				}
+				fixture.CheckModernDiscovery(t, cs, autoLoad)
 			})
 		}
 	}
@@ -98,7 +66,7 @@ func TestModernListen(t *testing.T) {
 	for _, tr := range modernTransports {
 		t.Run(tr.name, func(t *testing.T) {
 			fx := fixture.NewServers()
-			h := newTestHub(t, modernConfig(false), fx)
+			h := newTestHub(t, fixture.ModernConfig(false), fx)
 			var changed atomic.Int64
 			client := mcp.NewClient(&mcp.Implementation{Name: "modern-test", Version: "0"}, &mcp.ClientOptions{
 				ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed.Add(1) },

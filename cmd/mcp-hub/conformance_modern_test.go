@@ -3,13 +3,11 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 )
 
 const (
@@ -144,13 +142,5 @@ func bridgeGap(scenario, id string) bool {
 // HTTP, the mode in which go-sdk serves 2026-07-28.
 func startEverythingStateless(tb testing.TB, bin, name string) (url string, c *child) {
 	tb.Helper()
-	addr := freeAddr(tb)
-	c = startChild(tb, name, nil, bin, "-http="+addr, "-stateless=true")
-	url = "http://" + addr + "/mcp"
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := waitMCPReady(ctx, url, c); err != nil {
-		tb.Fatalf("%s did not become ready at %s: %v\n%s", name, url, err, c.logTail(40))
-	}
-	return url, c
+	return startEverythingServer(tb, bin, name, "-stateless=true")
 }

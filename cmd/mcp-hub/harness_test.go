@@ -235,8 +235,15 @@ func processesOf(exe string) []int {
 // (the setup in which it passes all 40 checks directly) and returns its URL.
 func startEverythingHTTP(tb testing.TB, bin, name string) (url string, c *child) {
 	tb.Helper()
+	return startEverythingServer(tb, bin, name, "-stateless=false")
+}
+
+// startEverythingServer runs everything-server over streamable HTTP with
+// the given -stateless flag and waits until it answers at the URL it returns.
+func startEverythingServer(tb testing.TB, bin, name, statelessFlag string) (url string, c *child) {
+	tb.Helper()
 	addr := freeAddr(tb)
-	c = startChild(tb, name, nil, bin, "-http="+addr, "-stateless=false")
+	c = startChild(tb, name, nil, bin, "-http="+addr, statelessFlag)
 	url = "http://" + addr + "/mcp"
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

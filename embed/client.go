@@ -135,13 +135,19 @@ func (c *Client) Embed(ctx context.Context, texts []string) ([][]float32, error)
 
 // EmbedQuery embeds one text, waiting at most Timeout.
 func (c *Client) EmbedQuery(ctx context.Context, text string) ([]float32, error) {
-	ctx, cancel := context.WithTimeout(ctx, c.Timeout())
-	defer cancel()
-	vecs, err := c.Embed(ctx, []string{text})
+	vecs, err := c.EmbedQueries(ctx, []string{text})
 	if err != nil {
 		return nil, err
 	}
 	return vecs[0], nil
+}
+
+// EmbedQueries embeds the queries of one search (up to BatchSize go in
+// one request), waiting at most Timeout in all.
+func (c *Client) EmbedQueries(ctx context.Context, texts []string) ([][]float32, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.Timeout())
+	defer cancel()
+	return c.Embed(ctx, texts)
 }
 
 type request struct {

@@ -30,6 +30,7 @@ func isMetaTool(name string) bool { return name == SearchToolsName || name == Ca
 const (
 	searchToolsSchema = `{"type":"object","properties":{` +
 		`"query":{"type":"string","description":"What you want to do, in plain words (searched by keywords)."},` +
+		`"queries":{"type":"array","items":{"type":"string"},"description":"For a task of several steps: one short query per step (e.g. [\"read csv file\", \"send email\"])."},` +
 		`"server_name":{"type":"string","description":"Load all tools of this server, or restrict the query to it."},` +
 		`"tool_names":{"type":"array","items":{"type":"string"},"description":"Exact tool names to load."}}}`
 	callToolSchema = `{"type":"object","properties":{` +
@@ -45,7 +46,7 @@ func (h *Hub) metaTools(c *Catalog, ts *Toolset) []*mcp.Tool {
 	search := &mcp.Tool{
 		Name: SearchToolsName,
 		Description: "Search for tools that are not in your tool list yet, and load them. " +
-			"Pass `query` (what you want to do, in plain words) to search, `server_name` to load a whole server's tools " +
+			"Pass `query` (what you want to do, in plain words) to search, or for a task of several steps `queries` (one short query per step), `server_name` to load a whole server's tools " +
 			"(or to search within it, with `query`), or `tool_names` (exact names from the list below) to load specific tools. " +
 			"Loaded tools join your tool list and can be called directly, or through call_tool in the same turn.\n\n" +
 			"Deferred tools by server:\n" + h.manifest(c, ts),
@@ -197,7 +198,7 @@ func digitsPrefix(s string) string {
 // the meta-tools, and the same manifest as search_tools.
 func (h *Hub) instructions(c *Catalog, ts *Toolset) string {
 	text := "This server (mcp-hub) gives access to many tools. Some are not in your tool list until you load them: " +
-		"call search_tools with a plain-words query (or server_name, or exact tool_names) to find and load them. " +
+		"call search_tools with a plain-words query (one per step of a task, in queries), or server_name, or exact tool_names, to find and load them. " +
 		"Loaded tools join your tool list"
 	if h.Config().Discovery.CallToolEnabled() {
 		text += "; if they do not appear there yet, call them through call_tool {name, arguments}"
@@ -222,20 +223,49 @@ func (h *Hub) withManifest(c *Catalog, ts *Toolset, lead string) string {
 // an empty server_name is an error, unlike an absent one.
 type searchArgs struct {
 	Query      string   `json:"query"`
+	Queries    []string `json:"queries"`
 	ServerName *string  `json:"server_name"`
 	ToolNames  []string `json:"tool_names"`
+}
+
+// maxSearchQueries bounds the queries (query and queries together) of one
+// search_tools call: each is a search of its own.
+const maxSearchQueries = 10
+
+// queries are the call's search queries, query first, trimmed, blank ones
+// left out.
+func (a searchArgs) queries() []string {
+	var out []string
+	for _, q := range append([]string{a.Query}, a.Queries...) {
+		if q = strings.TrimSpace(q); q != "" {
+			out = append(out, q)
+		}
+	}
+	return out
+}
+
+// quoted is the queries as a search result names them: 'a', 'b'.
+func quoted(queries []string) string {
+	if len(queries) == 0 {
+		return ""
+	}
+	return "'" + strings.Join(queries, "', '") + "'"
 }
 
 // searchTools implements search_tools (spec: docs/search-tools.md).
 func (s *Session) searchTools(ctx context.Context, req *mcp.CallToolRequest) *mcp.CallToolResult {
 	var args searchArgs
 	if err := decodeArgs(req.Params.Arguments, &args); err != nil {
-		return s.fail(ctx, "Error: invalid arguments for search_tools: "+err.Error()+". Expected {query?: string, server_name?: string, tool_names?: string[]}.")
+		return s.fail(ctx, "Error: invalid arguments for search_tools: "+err.Error()+". Expected {query?: string, queries?: string[], server_name?: string, tool_names?: string[]}.")
 	}
-	query := strings.TrimSpace(args.Query)
-	if query == "" && args.ServerName == nil && len(args.ToolNames) == 0 {
+	queries := args.queries()
+	if len(queries) == 0 && args.ServerName == nil && len(args.ToolNames) == 0 {
 		return s.fail(ctx, "Error: Please provide at least one of: query, server_name, or tool_names.")
 	}
+	if len(queries) > maxSearchQueries {
+		return s.fail(ctx, fmt.Sprintf("Error: search_tools takes at most %d queries (got %d): one per step of the task.", maxSearchQueries, len(queries)))
+	}
+	query := quoted(queries)
 	c := s.hub.Catalog()
 	_, loadedNow, deferredNow := s.partition(c)
 	pool := append(loadedNow, deferredNow...) // every deferred tool this session can see
@@ -277,7 +307,7 @@ func (s *Session) searchTools(ctx context.Context, req *mcp.CallToolRequest) *mc
 				notFound = append(notFound, shownName(name))
 			}
 		}
-	case query == "":
+	case len(queries) == 0:
 		for _, t := range pool {
 			if t.Server == server {
 				found = append(found, t)
@@ -285,7 +315,7 @@ func (s *Session) searchTools(ctx context.Context, req *mcp.CallToolRequest) *mc
 		}
 		slices.SortStableFunc(found, func(a, b *Tool) int { return slices.Index(c.Tools, a) - slices.Index(c.Tools, b) })
 	default:
-		found = s.search(ctx, c, pool, query, server, limit)
+		found = s.search(ctx, c, pool, queries, server, limit)
 	}
 
 	if isModern(req) {
@@ -315,10 +345,12 @@ func (s *Session) searchTools(ctx context.Context, req *mcp.CallToolRequest) *mc
 	return textResult(s.hub.searchResultText(found, added, already, notFound, pool, query, server))
 }
 
-// search runs the query (hybrid when the catalog has vectors and the
-// query could be embedded in time, else BM25) and keeps the hits this
-// session may see.
-func (s *Session) search(ctx context.Context, c *Catalog, pool []*Tool, query, server string, limit int) []*Tool {
+// search runs each query (hybrid when the catalog has vectors and the
+// query could be embedded in time, else BM25), keeps the hits this session
+// may see, and interleaves the rankings when there are several queries
+// (the steps of one task): limit tools for one query, one more per further
+// step (index.StepsLimit).
+func (s *Session) search(ctx context.Context, c *Catalog, pool []*Tool, queries []string, server string, limit int) []*Tool {
 	if c.index == nil {
 		return nil
 	}
@@ -326,19 +358,38 @@ func (s *Session) search(ctx context.Context, c *Catalog, pool []*Tool, query, s
 	for _, t := range pool {
 		visible[t.Name] = t
 	}
-	// Fetch more than the limit so that tools the toolset hides do not
-	// crowd out ones it shows: a few times the limit first, everything
-	// when that was not enough (a hybrid ranking over the whole catalog
-	// costs an exact cosine per tool).
+	limit = index.StepsLimit(limit, len(queries))
+	v := c.vectors.Load()
+	var qvs [][]float32
+	if v != nil {
+		qvs = v.sem.queryVectors(ctx, queries) // nil: lexical
+	}
+	rankings := make([][]index.Result, len(queries))
+	for i, q := range queries {
+		var qv []float32
+		if qvs != nil {
+			qv = qvs[i]
+		}
+		rankings[i] = visibleRanking(c, v, qv, q, server, visible, limit)
+	}
+	hits := index.Interleave(rankings, limit)
+	out := make([]*Tool, len(hits))
+	for i, r := range hits {
+		out[i] = visible[r.Name]
+	}
+	return out
+}
+
+// visibleRanking is the best limit hits for query that the session may
+// see. It fetches more than limit so that tools the toolset hides do not
+// crowd out ones it shows: a few times the limit first, everything when
+// that was not enough (a hybrid ranking over the whole catalog costs an
+// exact cosine per tool).
+func visibleRanking(c *Catalog, v *toolVectors, qv []float32, query, server string, visible map[string]*Tool, limit int) []index.Result {
 	n := c.index.Len()
 	k := limit
 	if len(visible) < n {
 		k = min(n, max(8*limit, index.FusionDepth))
-	}
-	var qv []float32
-	v := c.vectors.Load()
-	if v != nil {
-		qv = v.sem.queryVector(ctx, query) // nil: lexical
 	}
 	for {
 		out := visibleHits(rank(c, v, qv, query, server, k), visible, limit)
@@ -358,11 +409,11 @@ func rank(c *Catalog, v *toolVectors, qv []float32, query, server string, k int)
 }
 
 // visibleHits keeps the first limit hits the session may see.
-func visibleHits(hits []index.Result, visible map[string]*Tool, limit int) []*Tool {
-	var out []*Tool
+func visibleHits(hits []index.Result, visible map[string]*Tool, limit int) []index.Result {
+	var out []index.Result
 	for _, r := range hits {
-		if t, ok := visible[r.Name]; ok {
-			out = append(out, t)
+		if _, ok := visible[r.Name]; ok {
+			out = append(out, r)
 			if len(out) == limit {
 				break
 			}
@@ -371,7 +422,8 @@ func visibleHits(hits []index.Result, visible map[string]*Tool, limit int) []*To
 	return out
 }
 
-// searchResultText lays out search_tools' answer (spec X5, X6).
+// searchResultText lays out search_tools' answer (spec X5, X6); query is
+// the call's queries as quoted shows them.
 func (h *Hub) searchResultText(found []*Tool, added, already, notFound []string, pool []*Tool, query, server string) string {
 	text := h.searchResultBody(found, added, already, notFound, pool, query, server)
 	if len(found) == 0 || len(added) == 0 {
@@ -392,7 +444,7 @@ func (h *Hub) searchResultBody(found []*Tool, schemas, already, notFound []strin
 	if len(found) == 0 {
 		b.WriteString("No tools found")
 		if query != "" {
-			fmt.Fprintf(&b, " matching '%s'", query)
+			fmt.Fprintf(&b, " matching %s", query)
 		}
 		if server != "" {
 			fmt.Fprintf(&b, " in server '%s'", server)

@@ -200,7 +200,7 @@ func (h *Hub) modernMetaTools(c *Catalog, ts *Toolset) []*mcp.Tool {
 	return []*mcp.Tool{{
 		Name: SearchToolsName,
 		Description: "Search for tools that are not in your tool list. " +
-			"Pass `query` (what you want to do, in plain words) to search, `server_name` to list a whole server's tools " +
+			"Pass `query` (what you want to do, in plain words) to search, or for a task of several steps `queries` (one short query per step), `server_name` to list a whole server's tools " +
 			"(or to search within it, with `query`), or `tool_names` (exact names from the list below). " +
 			"It answers with each tool's name, description and input schema; call a tool it found through " + how + ".\n\n" +
 			"Deferred tools by server:\n" + h.manifest(c, ts),
@@ -218,7 +218,7 @@ func (h *Hub) modernMetaTools(c *Catalog, ts *Toolset) []*mcp.Tool {
 // from server/discover.
 func (h *Hub) modernInstructions(c *Catalog, ts *Toolset) string {
 	text := "This server (mcp-hub) gives access to many tools. Some are not in your tool list: " +
-		"call search_tools with a plain-words query (or server_name, or exact tool_names) to find them and see their input schemas, " +
+		"call search_tools with a plain-words query (one per step of a task, in queries), or server_name, or exact tool_names, to find them and see their input schemas, " +
 		"then call them through call_tool {name, arguments}"
 	if h.Config().Discovery.AutoLoadOnCall {
 		text += " or directly by name"

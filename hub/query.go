@@ -13,18 +13,23 @@ import (
 // What the CLI and the dashboard ask of a running hub, through the same
 // code paths a client's requests take.
 
-// Search calls search_tools {query, server_name} as a client of toolset
-// would, in a throwaway in-process session owned by ctx's principal: what
-// `mcp-hub search` prints and the dashboard's search box shows.
-func (h *Hub) Search(ctx context.Context, toolset, query, server string) (*mcp.CallToolResult, error) {
+// Search calls search_tools {query, queries, server_name} as a client of
+// toolset would, in a throwaway in-process session owned by ctx's
+// principal: what `mcp-hub search` prints and the dashboard's search box
+// shows. The first query goes in query, further ones (the steps of a task)
+// in queries.
+func (h *Hub) Search(ctx context.Context, toolset string, queries []string, server string) (*mcp.CallToolResult, error) {
 	cs, err := h.Connect(ctx, toolset, mcp.NewClient(&mcp.Implementation{Name: "mcp-hub-search", Version: version.Version}, nil))
 	if err != nil {
 		return nil, err
 	}
 	defer cs.Close()
 	args := map[string]any{}
-	if query != "" {
-		args["query"] = query
+	if len(queries) > 0 {
+		args["query"] = queries[0]
+	}
+	if len(queries) > 1 {
+		args["queries"] = queries[1:]
 	}
 	if server != "" {
 		args["server_name"] = server

@@ -180,13 +180,14 @@ func (s *semantic) setVectors(c *Catalog, vecs [][]float32) {
 	c.vectors.Store(&toolVectors{vecs: v, sem: s})
 }
 
-// queryVector embeds a search's query within the endpoint's timeout; nil
-// (and a log line, once per outage) when it cannot.
-func (s *semantic) queryVector(ctx context.Context, query string) []float32 {
+// queryVectors embeds a search's queries, in one request within the
+// endpoint's timeout; nil (and a log line, once per outage) when it
+// cannot.
+func (s *semantic) queryVectors(ctx context.Context, queries []string) [][]float32 {
 	if s == nil {
 		return nil
 	}
-	qv, err := s.client.EmbedQuery(ctx, query)
+	qvs, err := s.client.EmbedQueries(ctx, queries)
 	if err != nil {
 		if ctx.Err() == nil && !s.degraded.Swap(true) {
 			s.log.Warn("discovery.embeddings: query not embedded, searching lexically (logged once until the endpoint answers again)", "err", err, "timeout", s.client.Timeout())
@@ -196,7 +197,7 @@ func (s *semantic) queryVector(ctx context.Context, query string) []float32 {
 	if s.degraded.Swap(false) {
 		s.log.Info("discovery.embeddings: the endpoint answers again; hybrid search is back")
 	}
-	return qv
+	return qvs
 }
 
 // close stops a running catalog embedding and waits for it.

@@ -94,6 +94,16 @@ func TestHybridSearchEndToEnd(t *testing.T) {
 			if text, _ := c.search(map[string]any{"query": "memorize", "server_name": "weather"}); strings.Contains(text, "notes__") || strings.Contains(text, "math__") {
 				t.Errorf("server-scoped hybrid search left the server:\n%s", text)
 			}
+			// The steps of a task are embedded in one request, and each
+			// step's hybrid ranking gets its place in the interleaving.
+			reqs, texts := srv.Requests()
+			text, _ = c.search(map[string]any{"queries": []string{"memorize", "multiply numbers"}})
+			if found := foundNames(text); len(found) < 2 || found[0] != "notes__save_memory" || found[1] != "math__multiply" {
+				t.Errorf("hybrid search of two steps: found %v, want notes__save_memory, math__multiply first\n%s", found, text)
+			}
+			if r, n := srv.Requests(); r-reqs != 1 || n-texts != 2 {
+				t.Errorf("two steps took %d requests with %d texts, want one with both", r-reqs, n-texts)
+			}
 			h.Close()
 
 			// A restart with the same tools takes every vector from the

@@ -92,16 +92,18 @@ func TestSpecD1SearchToolsDefinition(t *testing.T) {
 	if err := json.Unmarshal(b, &schema); err != nil {
 		t.Fatal(err)
 	}
-	if schema.Type != "object" || len(schema.Required) != 0 || len(schema.Properties) != 3 {
-		t.Fatalf("schema = %s; want an object with query, server_name, tool_names and nothing required", b)
+	if schema.Type != "object" || len(schema.Required) != 0 || len(schema.Properties) != 4 {
+		t.Fatalf("schema = %s; want an object with query, queries, server_name, tool_names and nothing required", b)
 	}
-	for name, want := range map[string]string{"query": "string", "server_name": "string", "tool_names": "array"} {
+	for name, want := range map[string]string{"query": "string", "queries": "array", "server_name": "string", "tool_names": "array"} {
 		if got := schema.Properties[name].Type; got != want {
 			t.Errorf("%s: type %q, want %q", name, got, want)
 		}
 	}
-	if it := schema.Properties["tool_names"].Items; it == nil || it.Type != "string" {
-		t.Errorf("tool_names items = %+v, want string", it)
+	for _, name := range []string{"queries", "tool_names"} {
+		if it := schema.Properties[name].Items; it == nil || it.Type != "string" {
+			t.Errorf("%s items = %+v, want string", name, it)
+		}
 	}
 	// _meta["anthropic/alwaysLoad"] on the eager tool and the meta-tools.
 	for _, name := range []string{SearchToolsName, CallToolName, "clock__now"} {
@@ -218,7 +220,7 @@ func TestSpecD3Instructions(t *testing.T) {
 	if !strings.Contains(ins, smallManifest) {
 		t.Errorf("instructions lack the manifest:\n%s", ins)
 	}
-	for _, word := range []string{"search_tools", "call_tool", "query", "server_name", "tool_names"} {
+	for _, word := range []string{"search_tools", "call_tool", "query", "queries", "server_name", "tool_names"} {
 		if !strings.Contains(ins, word) {
 			t.Errorf("instructions do not mention %s:\n%s", word, ins)
 		}
@@ -604,6 +606,82 @@ func TestSpecX9BigLimit(t *testing.T) {
 	}
 	if got := len(c.tools()) - 2; got != len(found) {
 		t.Errorf("%d tools loaded, want %d", got, len(found))
+	}
+}
+
+// X10: queries, one per step of a task, are ranked on their own and
+// interleaved: max_search_results tools, one more per further step (at most
+// twice as many); one query alone ranks exactly as query does.
+func TestSpecX10Queries(t *testing.T) {
+	wide := func(limit int) func() *Config {
+		return func() *Config {
+			cfg := fixture.WideConfig()
+			cfg.Discovery.MaxSearchResults = limit
+			return cfg
+		}
+	}
+	cases := []struct {
+		name  string
+		cfg   func() *Config
+		args  map[string]any
+		want  []string // found, in order
+		error string   // the error result instead
+	}{
+		{name: "steps interleave, one more tool per further step", cfg: wide(2),
+			args: map[string]any{"queries": []string{"multiply numbers", "search web brave", "forecast"}},
+			want: []string{"math__multiply", "search__brave_web_search", "weather__get_forecast", "math__add"}},
+		{name: "query is the first step", cfg: wide(5),
+			args: map[string]any{"query": "forecast", "queries": []string{"multiply numbers"}},
+			want: []string{"weather__get_forecast", "math__multiply", "math__add"}},
+		{name: "a tool two steps find is listed once", cfg: wide(2),
+			args: map[string]any{"queries": []string{"multiply numbers", "multiply"}},
+			want: []string{"math__multiply", "math__add"}},
+		{name: "blank steps are left out", cfg: wide(2),
+			args: map[string]any{"queries": []string{" ", "search web brave", ""}},
+			want: []string{"search__brave_web_search", "search__brave_local_search"}},
+		{name: "server_name restricts every step", cfg: wide(5),
+			args: map[string]any{"server_name": "math", "queries": []string{"forecast numbers", "multiply"}},
+			want: []string{"math__add", "math__multiply"}},
+		{name: "only blank steps", cfg: wide(5),
+			args:  map[string]any{"queries": []string{" ", ""}},
+			error: "Error: Please provide at least one of: query, server_name, or tool_names."},
+		{name: "more than ten queries", cfg: wide(5),
+			args:  map[string]any{"query": "a", "queries": []string{"b", "c", "d", "e", "f", "g", "h", "i", "j", "k"}},
+			error: "Error: search_tools takes at most 10 queries (got 11): one per step of the task."},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newTestHub(t, tc.cfg(), fixture.NewServers())
+			c := connectClient(t, h, "")
+			before := len(c.tools())
+			text, isErr := c.search(tc.args)
+			if tc.error != "" {
+				if !isErr || text != tc.error {
+					t.Errorf("result %q (error %v), want the error %q", text, isErr, tc.error)
+				}
+				if n := len(c.tools()); n != before {
+					t.Errorf("%d tools listed after a failed search, want %d: nothing loaded", n, before)
+				}
+				return
+			}
+			if found := foundNames(text); !slices.Equal(found, tc.want) {
+				t.Errorf("found %v, want %v\n%s", found, tc.want, text)
+			}
+		})
+	}
+
+	// One step in queries is query, result for result.
+	h := newTestHub(t, fixture.WideConfig(), fixture.NewServers())
+	for _, q := range []string{"weather forecast current search web brave numbers", "multiply numbers"} {
+		a, _ := connectClient(t, h, "").search(map[string]any{"query": q})
+		b, _ := connectClient(t, h, "").search(map[string]any{"queries": []string{q}})
+		if a != b {
+			t.Errorf("%q: queries [q] answered\n%s\nquery q answered\n%s", q, b, a)
+		}
+	}
+	text, _ := connectClient(t, h, "").search(map[string]any{"queries": []string{"zzz", "qqq"}})
+	if want := "No tools found matching 'zzz', 'qqq'."; text != want {
+		t.Errorf("no hits: %q, want %q", text, want)
 	}
 }
 

@@ -38,6 +38,7 @@ func evalCommand() *cli.Command {
 			&cli.IntFlag{Name: "misses", Usage: "print the `N` worst misses with what ranked above the gold tool"},
 			&cli.StringFlag{Name: "embeddings", Usage: "also rank hybrid (BM25F fused with embeddings) through `PROVIDER:MODEL` (ollama:nomic-embed-text, openai:text-embedding-3-small; the API key, if any, from $" + embeddingsKeyEnv + "), or 'config' for discovery.embeddings of the hub config (--config), and print both"},
 			&cli.StringFlag{Name: "embeddings-url", Usage: "base `URL` of the embeddings endpoint (default: the provider's)"},
+			&cli.BoolFlag{Name: "steps", Usage: "search a query that has \"steps\" by its steps, each ranked on its own and interleaved, as search_tools does with queries"},
 			&cli.BoolFlag{Name: "tokens", Usage: "count the tool-definition tokens (o200k_base) of a hub over the corpus: every tool exposed vs the first tools/list with every server deferred"},
 		},
 		Action: runEval,
@@ -76,7 +77,8 @@ func runEval(c *cli.Context) error {
 	build := time.Since(start)
 
 	bar := newProgress(c.App.ErrWriter)
-	rep := eval.Run(ix, queries, eval.Options{Ks: ks, Progress: bar.update})
+	steps := c.Bool("steps")
+	rep := eval.Run(ix, queries, eval.Options{Ks: ks, Progress: bar.update, Steps: steps})
 	bar.done()
 
 	var hybrid *eval.Report
@@ -100,7 +102,7 @@ func runEval(c *cli.Context) error {
 			return fmt.Errorf("eval: %w", err)
 		}
 		bar := newProgress(c.App.ErrWriter)
-		hybrid = eval.Run(hy, queries, eval.Options{Ks: ks, Progress: bar.update})
+		hybrid = eval.Run(hy, queries, eval.Options{Ks: ks, Progress: bar.update, Steps: steps})
 		bar.done()
 	}
 
@@ -116,7 +118,7 @@ func runEval(c *cli.Context) error {
 		}
 		tr, err := eval.HubTokens(c.Context, h)
 		if err == nil {
-			resultTokens, err = eval.SearchTokens(c.Context, h, queries)
+			resultTokens, err = eval.SearchTokens(c.Context, h, queries, steps)
 		}
 		h.Close()
 		if err != nil {
@@ -143,6 +145,8 @@ func runEval(c *cli.Context) error {
 			fmt.Fprintf(w, "hit@%-3d %.3f   recall@%-3d %.3f\n", k, rep.HitAt[k], k, rep.RecallAt[k])
 		}
 		fmt.Fprintf(w, "MRR@10  %.3f   nDCG@10    %.3f\n", rep.MRR10, rep.NDCG10)
+		sum := rep.Summary()
+		fmt.Fprintf(w, "recall at search_tools' limit %.3f (%.1f tools a search on average)\n", sum.RecallAtLimit, sum.MeanLimit)
 		fmt.Fprintf(w, "latency p50 %dµs   p99 %dµs\n", rep.P50.Microseconds(), rep.P99.Microseconds())
 	}
 	if tokens != nil {
@@ -349,6 +353,7 @@ func printSideBySide(w io.Writer, lex, hyb *eval.Report, hy *eval.Hybrid, model 
 	}
 	row("MRR@10", lex.MRR10, hyb.MRR10)
 	row("nDCG@10", lex.NDCG10, hyb.NDCG10)
+	row("recall@limit", lex.Summary().RecallAtLimit, hyb.Summary().RecallAtLimit)
 	fmt.Fprintf(w, "%-12s %6dµs %6dµs\n", "search p50", lex.P50.Microseconds(), hyb.P50.Microseconds())
 	fmt.Fprintf(w, "%-12s %6dµs %6dµs\n", "search p99", lex.P99.Microseconds(), hyb.P99.Microseconds())
 	fmt.Fprintf(w, "hybrid: %s; query embedding round trip p50 %s, p99 %s (not in the search times)\n", model,

@@ -13,6 +13,7 @@ import (
 	"html"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -63,7 +64,9 @@ var (
 
 // TestDashboardInChromium: /ui rendered by headless Chromium shows every
 // server of the config with its state and every tool with its status, and
-// its search box shows exactly what `mcp-hub search` prints (acceptance 5).
+// its search box shows exactly what `mcp-hub search` prints (acceptance 5),
+// for a task of two steps too ("a; b" in the box, --step on the command
+// line).
 func TestDashboardInChromium(t *testing.T) {
 	realBinary(t, "chromium", "chromium")
 	self, err := os.Executable()
@@ -80,17 +83,17 @@ func TestDashboardInChromium(t *testing.T) {
 	if err := json.Unmarshal([]byte(toolsJSON), &tools); code != 0 || err != nil || len(tools) == 0 {
 		t.Fatalf("mcp-hub tools --json: exit %d, %v\n%s", code, err, toolsJSON)
 	}
-	const query = "convert units"
-	searchOut, code := runMain(t, nil, "--config", cfg, "--log-level", "error", "search", query)
-	if code != 0 || !strings.Contains(searchOut, "calc__convert_units") {
-		t.Fatalf("mcp-hub search %q: exit %d\n%s", query, code, searchOut)
+	const query, step = "convert units", "slugify text"
+	searchOut, code := runMain(t, nil, "--config", cfg, "--log-level", "error", "search", query, "--step", step)
+	if code != 0 || !strings.Contains(searchOut, "calc__convert_units") || !strings.Contains(searchOut, "text__slugify") {
+		t.Fatalf("mcp-hub search %q --step %q: exit %d\n%s", query, step, code, searchOut)
 	}
 
 	png := filepath.Join(t.TempDir(), "dashboard.png")
 	if dir := os.Getenv("MCP_HUB_SCREENSHOT_DIR"); dir != "" {
 		png = filepath.Join(dir, "dashboard.png")
 	}
-	dom := chromium(t, fmt.Sprintf("http://%s/ui?q=%s", addr, strings.ReplaceAll(query, " ", "+")), png)
+	dom := chromium(t, fmt.Sprintf("http://%s/ui?q=%s", addr, url.QueryEscape(query+"; "+step)), png)
 
 	servers := map[string]string{}
 	for _, m := range domServerRow.FindAllStringSubmatch(dom, -1) {

@@ -152,13 +152,14 @@ func searchCommand() *cli.Command {
 		Usage:     "print what search_tools would return for QUERY",
 		ArgsUsage: "QUERY",
 		Flags: []cli.Flag{
+			&cli.StringSliceFlag{Name: "step", Usage: "one more step of a multi-step task, searched on its own and interleaved with QUERY (search_tools' queries); repeatable"},
 			&cli.StringFlag{Name: "server", Usage: "search only this server's tools"},
 			&cli.StringFlag{Name: "toolset", Usage: "search as a session of this toolset would"},
 			&cli.BoolFlag{Name: "json", Usage: "print the tool result as JSON"},
 		},
 		Action: func(c *cli.Context) error {
-			query := strings.Join(c.Args().Slice(), " ")
-			if strings.TrimSpace(query) == "" && c.String("server") == "" {
+			queries := append([]string{strings.Join(c.Args().Slice(), " ")}, c.StringSlice("step")...)
+			if strings.TrimSpace(strings.Join(queries, "")) == "" && c.String("server") == "" {
 				return cli.Exit("search needs a QUERY (or --server NAME): mcp-hub search \"create an issue\"", exitConfig)
 			}
 			g, _, closeHub, err := openHub(c)
@@ -178,7 +179,7 @@ func searchCommand() *cli.Command {
 				fmt.Fprintln(c.App.ErrWriter, "mcp-hub: the tools' embeddings are not ready (see the log): this search is lexical")
 			}
 			cancel()
-			res, err := h.Search(c.Context, c.String("toolset"), query, c.String("server"))
+			res, err := h.Search(c.Context, c.String("toolset"), queries, c.String("server"))
 			if err != nil {
 				return err
 			}

@@ -143,7 +143,8 @@ func (d *dashboard) page(w http.ResponseWriter, r *http.Request) {
 	}
 	if data.Discovery && (strings.TrimSpace(data.Query) != "" || data.Server != "") {
 		data.Searched = true
-		res, err := d.hub.Search(hub.WithPrincipal(r.Context(), p), toolset, data.Query, data.Server)
+		// "a; b" are the steps of one task, as search_tools' queries.
+		res, err := d.hub.Search(hub.WithPrincipal(r.Context(), p), toolset, strings.Split(data.Query, ";"), data.Server)
 		if err != nil {
 			data.Result, data.IsError = "Error: "+err.Error(), true
 		} else {

@@ -203,7 +203,7 @@ func TestPageContent(t *testing.T) {
 	if m == nil {
 		t.Fatal("no search result on the page")
 	}
-	res, err := h.Search(context.Background(), "", "convert units", "")
+	res, err := h.Search(context.Background(), "", []string{"convert units"}, "")
 	if err != nil {
 		t.Fatal(err)
 	}

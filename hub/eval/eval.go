@@ -6,7 +6,9 @@
 //
 // Corpus format: {"servers":[{"name","description","tools":[{"name",
 // "description","inputSchema"}]}]}. Queries: JSON lines {"id","query",
-// "gold":[{"server","tool"}]}, gold tools being the acceptable answers.
+// "gold":[{"server","tool"}]}, gold tools being the acceptable answers, and
+// optionally "steps": the queries a model would send search_tools for the
+// steps of the task (Options.Steps ranks them as search_tools does).
 package eval
 
 import (
@@ -48,9 +50,10 @@ type CorpusTool struct {
 
 // Query is one benchmark request with its acceptable tools.
 type Query struct {
-	ID    string `json:"id"`
-	Query string `json:"query"`
-	Gold  []Gold `json:"gold"`
+	ID    string   `json:"id"`
+	Query string   `json:"query"`
+	Gold  []Gold   `json:"gold"`
+	Steps []string `json:"steps,omitempty"`
 }
 
 // Gold names a tool by server and upstream tool name.
@@ -149,6 +152,10 @@ func DefaultKs() []int { return []int{1, 5, 10} }
 type Options struct {
 	Ks       []int                 // cut-offs for hit@k and recall@k (default 1, 5, 10)
 	Progress func(done, total int) // called after each query, if set
+	// Steps ranks a query that has steps as search_tools ranks its
+	// queries: each step on its own, the rankings interleaved
+	// (index.Interleave). Queries without steps are searched as they are.
+	Steps bool
 }
 
 // Report holds the metrics of one run.
@@ -162,6 +169,7 @@ type Report struct {
 	Queries  int
 	PerQuery []QueryResult
 	searcher Searcher
+	steps    bool // Options.Steps
 }
 
 // QueryResult is one query's outcome.
@@ -171,6 +179,10 @@ type QueryResult struct {
 	Top      []string // ranked exposed names (top max(k, 10))
 	FirstHit int      // 1-based rank of the first gold tool in Top, 0 if none
 	Latency  time.Duration
+	// Limit is how many tools search_tools returns for this query with the
+	// default max_search_results (more for several steps:
+	// index.StepsLimit).
+	Limit int
 }
 
 // Run searches every query and computes the metrics.
@@ -182,17 +194,19 @@ func Run(s Searcher, queries []Query, opts Options) *Report {
 	ks = append([]int(nil), ks...)
 	sort.Ints(ks)
 	depth := max(10, ks[len(ks)-1])
-	r := &Report{Ks: ks, HitAt: map[int]float64{}, RecallAt: map[int]float64{}, Queries: len(queries), searcher: s}
+	r := &Report{Ks: ks, HitAt: map[int]float64{}, RecallAt: map[int]float64{}, Queries: len(queries), searcher: s, steps: opts.Steps}
 	lat := make([]time.Duration, 0, len(queries))
 	for i, q := range queries {
 		gold := goldNames(q.Gold)
-		res, d := timedSearch(s, q.Query, depth)
+		queries := q.searched(opts.Steps)
+		res, d := timedSearch(s, queries, depth)
 		lat = append(lat, d)
 		top := make([]string, len(res))
 		for j, h := range res {
 			top[j] = h.Name
 		}
-		qr := QueryResult{Query: q, Gold: gold, Top: top, Latency: d, FirstHit: firstHit(top, gold, len(top))}
+		qr := QueryResult{Query: q, Gold: gold, Top: top, Latency: d, FirstHit: firstHit(top, gold, len(top)),
+			Limit: index.StepsLimit(hub.Discovery{}.SearchLimit(), len(queries))}
 		r.PerQuery = append(r.PerQuery, qr)
 		for _, k := range ks {
 			if h := firstHit(top, gold, k); h > 0 {
@@ -288,18 +302,40 @@ func ndcg(top, gold []string, k int) float64 {
 // the scheduler, while the percentiles across queries still show slow queries.
 const timedRuns = 5
 
-// timedSearch runs one query timedRuns times and returns its results and
-// median latency.
-func timedSearch(s Searcher, query string, depth int) ([]index.Result, time.Duration) {
+// timedSearch runs one search (one query, or the interleaved steps of a
+// task) timedRuns times and returns its results and median latency.
+func timedSearch(s Searcher, queries []string, depth int) ([]index.Result, time.Duration) {
 	var res []index.Result
 	ds := make([]time.Duration, timedRuns)
 	for i := range ds {
 		start := time.Now()
-		res = s.Search(query, "", depth)
+		res = search(s, queries, depth)
 		ds[i] = time.Since(start)
 	}
 	sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
 	return res, ds[timedRuns/2]
+}
+
+// search is the best depth tools for queries: one ranking, or the steps'
+// rankings interleaved as search_tools interleaves them.
+func search(s Searcher, queries []string, depth int) []index.Result {
+	if len(queries) == 1 {
+		return s.Search(queries[0], "", depth)
+	}
+	rankings := make([][]index.Result, len(queries))
+	for i, q := range queries {
+		rankings[i] = s.Search(q, "", depth)
+	}
+	return index.Interleave(rankings, depth)
+}
+
+// searched is what a search for q sends: its steps with steps set (when it
+// has some), else the query.
+func (q Query) searched(steps bool) []string {
+	if steps && len(q.Steps) > 0 {
+		return q.Steps
+	}
+	return []string{q.Query}
 }
 
 // Percentile returns the p-th percentile (nearest rank) of ds.
@@ -327,6 +363,11 @@ type Summary struct {
 	P50us      float64 `json:"p50_us"`
 	P99us      float64 `json:"p99_us"`
 	Queries    int     `json:"queries"`
+	// RecallAtLimit is recall over as many tools as search_tools returns
+	// (QueryResult.Limit: 5, and one more per further step), MeanLimit
+	// that number on average.
+	RecallAtLimit float64 `json:"recall_at_limit"`
+	MeanLimit     float64 `json:"mean_limit"`
 }
 
 // Summary returns the fixed-key summary. Hit and recall at 1, 5 and 10 are
@@ -348,7 +389,16 @@ func (r *Report) Summary() Summary {
 		}
 		return 0
 	}
+	var atLimit, limits float64
+	for _, q := range r.PerQuery {
+		atLimit += recall(q.Top, q.Gold, q.Limit)
+		limits += float64(q.Limit)
+	}
+	if n := float64(len(r.PerQuery)); n > 0 {
+		atLimit, limits = atLimit/n, limits/n
+	}
 	return Summary{
+		RecallAtLimit: atLimit, MeanLimit: limits,
 		HitAt1: at(hit, 1), HitAt5: at(hit, 5), HitAt10: at(hit, 10),
 		RecallAt1: at(recall, 1), RecallAt5: at(recall, 5), RecallAt10: at(recall, 10),
 		MRRAt10: r.MRR10, NDCGAt10: r.NDCG10,
@@ -378,7 +428,7 @@ func (r *Report) Misses(n, depth int) []Miss {
 		}
 		top := q.Top
 		if q.FirstHit == 0 && r.searcher != nil && depth > len(top) {
-			res := r.searcher.Search(q.Query.Query, "", depth)
+			res := search(r.searcher, q.Query.searched(r.steps), depth)
 			top = make([]string, len(res))
 			for i, h := range res {
 				top[i] = h.Name

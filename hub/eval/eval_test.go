@@ -153,6 +153,27 @@ func TestMetrics(t *testing.T) {
 	}
 }
 
+// With Options.Steps a query's steps are ranked on their own and
+// interleaved, and recall at the limit counts one more tool per further
+// step; without it, the query itself is searched.
+func TestRunSteps(t *testing.T) {
+	f := fakeSearcher{
+		"task":  {"s__x1", "s__x2", "s__x3", "s__x4", "s__x5", "s__x6", "s__a"},
+		"step1": {"s__y1", "s__y2", "s__y3", "s__y4", "s__y5", "s__a"},
+		"step2": {"s__b", "s__z1"},
+	}
+	qs := []Query{{ID: "1", Query: "task", Steps: []string{"step1", "step2"}, Gold: []Gold{{"s", "a"}, {"s", "b"}}}}
+	whole := Run(f, qs, Options{}).Summary()
+	if whole.RecallAt5 != 0 || whole.RecallAt10 != 0.5 || whole.RecallAtLimit != 0 || whole.MeanLimit != 5 {
+		t.Errorf("without steps: %+v", whole)
+	}
+	// Interleaved: y1 b y2 z1 y3 y4 y5 a.
+	steps := Run(f, qs, Options{Steps: true}).Summary()
+	if steps.RecallAt1 != 0 || steps.RecallAt5 != 0.5 || steps.RecallAt10 != 1 || steps.MeanLimit != 6 || steps.RecallAtLimit != 0.5 {
+		t.Errorf("with steps: %+v", steps)
+	}
+}
+
 func TestRunKsAndProgress(t *testing.T) {
 	f := fakeSearcher{"q": {"s__x", "s__x2", "s__a"}}
 	calls := 0
@@ -180,7 +201,7 @@ func TestSummaryJSONKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{"hit_at_1", "hit_at_5", "hit_at_10", "recall_at_1", "recall_at_5", "recall_at_10",
-		"mrr_at_10", "ndcg_at_10", "p50_us", "p99_us", "queries"}
+		"mrr_at_10", "ndcg_at_10", "p50_us", "p99_us", "queries", "recall_at_limit", "mean_limit"}
 	if len(m) != len(want) {
 		t.Errorf("keys %v, want %v", m, want)
 	}

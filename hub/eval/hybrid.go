@@ -23,7 +23,8 @@ type Hybrid struct {
 	RoundTrips []time.Duration
 }
 
-// NewHybrid embeds tools (the index's, in its order) and every query.
+// NewHybrid embeds tools (the index's, in its order) and every query and
+// step.
 func NewHybrid(ctx context.Context, ix *index.Index, tools []index.Tool, client *embed.Client, cache *embed.Cache, queries []Query) (*Hybrid, error) {
 	texts := make([]string, len(tools))
 	for i, t := range tools {
@@ -42,16 +43,18 @@ func NewHybrid(ctx context.Context, ix *index.Index, tools []index.Tool, client 
 	}
 	h := &Hybrid{ix: ix, vecs: v, queries: make(map[string][]float32, len(queries))}
 	for _, q := range queries {
-		if _, ok := h.queries[q.Query]; ok {
-			continue
+		for _, text := range append([]string{q.Query}, q.Steps...) {
+			if _, ok := h.queries[text]; ok {
+				continue
+			}
+			start := time.Now()
+			qv, err := client.EmbedQuery(ctx, text)
+			if err != nil {
+				return nil, fmt.Errorf("embedding query %s: %w", q.ID, err)
+			}
+			h.RoundTrips = append(h.RoundTrips, time.Since(start))
+			h.queries[text] = qv
 		}
-		start := time.Now()
-		qv, err := client.EmbedQuery(ctx, q.Query)
-		if err != nil {
-			return nil, fmt.Errorf("embedding query %s: %w", q.ID, err)
-		}
-		h.RoundTrips = append(h.RoundTrips, time.Since(start))
-		h.queries[q.Query] = qv
 	}
 	return h, nil
 }

@@ -82,15 +82,16 @@ func HubTokens(ctx context.Context, h *hub.Hub) (TokenReport, error) {
 // SearchTokens is the mean o200k_base tokens of a search_tools result
 // over queries, each searched as `mcp-hub search` does (a fresh session,
 // the default toolset): every tool found is newly loaded and carries its
-// input schema, the costliest form of a result.
-func SearchTokens(ctx context.Context, h *hub.Hub, queries []Query) (float64, error) {
+// input schema, the costliest form of a result. With steps, a query that
+// has steps is searched by them (search_tools' queries).
+func SearchTokens(ctx context.Context, h *hub.Hub, queries []Query, steps bool) (float64, error) {
 	if len(queries) == 0 {
 		return 0, nil
 	}
 	enc := codec.NewO200kBase()
 	total := 0
 	for _, q := range queries {
-		res, err := h.Search(ctx, "", q.Query, "")
+		res, err := h.Search(ctx, "", q.searched(steps), "")
 		if err != nil {
 			return 0, fmt.Errorf("search %s: %w", q.ID, err)
 		}

@@ -1,3 +1,5 @@
+//go:build unix
+
 package gateway
 
 // Upstream faults seen through the hub: real fixture processes that are

@@ -1,3 +1,5 @@
+//go:build unix
+
 package hub
 
 // Upstream faults seen through the hub: real fixture processes that are

@@ -1,3 +1,5 @@
+//go:build unix
+
 package hub
 
 // Hardening tests of the hub's own boundaries: panics contained per

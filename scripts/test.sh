@@ -241,12 +241,14 @@ fi
 
 # --- 3b. other systems, the release build ------------------------------------
 # Windows and macOS must keep compiling (their code paths are build-tagged
-# and unit-tested here); the release build is what the Dockerfile runs
-# (scripts/release-check.sh: static, stripped, stamped, serves /healthz).
-step "cross: GOOS=windows go build ./... && GOOS=darwin GOARCH=arm64 go build ./..."
+# and unit-tested here), tests included: vet type-checks the test files,
+# whose process-level tests are tagged linux or unix. The release build is
+# what the Dockerfile runs (scripts/release-check.sh: static, stripped,
+# stamped, serves /healthz).
+step "cross: GOOS=windows go build ./... && go vet ./... for windows/amd64 and darwin/arm64"
 t0=$SECONDS
-if GOOS=windows go build ./... && GOOS=darwin GOARCH=arm64 go build ./...; then
-	record cross ok $((SECONDS - t0)) "windows/amd64, darwin/arm64"
+if GOOS=windows go build ./... && GOOS=windows go vet ./... && GOOS=darwin GOARCH=arm64 go vet ./...; then
+	record cross ok $((SECONDS - t0)) "windows/amd64 (build, vet), darwin/arm64 (vet)"
 else
 	record cross FAIL $((SECONDS - t0))
 fi

@@ -1,3 +1,5 @@
+//go:build unix
+
 package upstream
 
 // Fault tests: real upstream processes (testdata/fixture) that crash, are
@@ -83,16 +85,6 @@ func ftWait(t testing.TB, what string, cond func() bool) {
 func ftReady(t testing.TB, u *Upstream) {
 	t.Helper()
 	ftWait(t, "server ready", func() bool { return u.Status().State == StateReady })
-}
-
-func ftText(res *mcp.CallToolResult) string {
-	var b strings.Builder
-	for _, c := range res.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			b.WriteString(tc.Text)
-		}
-	}
-	return b.String()
 }
 
 func ftCall(t testing.TB, u *Upstream, name string, args map[string]any) *mcp.CallToolResult {

@@ -1,3 +1,5 @@
+//go:build unix
+
 package upstream
 
 // Hardening tests: upstreams that misbehave on purpose (the fixture's

@@ -1,3 +1,5 @@
+//go:build linux
+
 package main
 
 // The config fails closed, end to end (the real binary): a credential

@@ -1,3 +1,5 @@
+//go:build linux
+
 package main
 
 // Hot reload end to end (issue 13, acceptance 3): a real `mcp-hub serve`

@@ -68,14 +68,9 @@ func NewPreselector(ec embed.Config, cfg PreselectConfig, stateDir string, log *
 		log = slog.New(slog.DiscardHandler)
 	}
 	model := "chat-preselect/" + client.Config().Provider + "/" + client.Model()
-	var cache *embed.Cache
-	if stateDir != "" {
-		if cache, err = embed.OpenCache(stateDir, model); err != nil {
-			log.Warn("chat.preselect: vector cache", "err", err)
-		}
-	}
-	if cache == nil {
-		cache = embed.NewMemoryCache(model)
+	cache, err := embed.OpenCache(stateDir, model)
+	if err != nil {
+		log.Warn("chat.preselect: vector cache", "err", err)
 	}
 	return &Preselector{client: client, cfg: cfg, log: log, cache: cache}, nil
 }

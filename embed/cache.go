@@ -62,10 +62,11 @@ func CachePath(stateDir, model string) string {
 
 // OpenCache reads the cache of model under stateDir. A missing file is an
 // empty cache; an unreadable, foreign or oversized one is an empty cache
-// and an error to log (Save then replaces it).
+// and an error to log (Save then replaces it). Without a stateDir ("") it
+// is a memory cache (NewMemoryCache). The cache is never nil.
 func OpenCache(stateDir, model string) (*Cache, error) {
 	if stateDir == "" {
-		return nil, errors.New("embeddings cache: no state folder")
+		return NewMemoryCache(model), nil
 	}
 	c := &Cache{path: CachePath(stateDir, model), model: model, vecs: map[Key][]float32{}, used: map[Key]bool{}}
 	err := c.load()

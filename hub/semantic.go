@@ -71,15 +71,8 @@ func newSemantic(cfg *Config, stateDir string, log *slog.Logger) *semantic {
 		}
 	}
 	model := client.Config().Provider + "/" + client.Model() // what the cached vectors are of
-	if stateDir != "" {
-		cache, err := embed.OpenCache(stateDir, model)
-		if err != nil {
-			log.Warn("discovery.embeddings: vector cache", "err", err)
-		}
-		s.cache = cache
-	}
-	if s.cache == nil {
-		s.cache = embed.NewMemoryCache(model)
+	if s.cache, err = embed.OpenCache(stateDir, model); err != nil {
+		log.Warn("discovery.embeddings: vector cache", "err", err)
 	}
 	return s
 }

@@ -92,11 +92,10 @@ func runEval(c *cli.Context) error {
 			return cli.Exit("eval: "+err.Error(), 2)
 		}
 		model = client.Config().Provider + ":" + client.Model()
-		cache := embed.NewMemoryCache(model)
-		if dir, err := tokenstore.DefaultDir(); err == nil {
-			if cache, err = embed.OpenCache(dir, model); err != nil {
-				fmt.Fprintf(c.App.ErrWriter, "eval: %v\n", err)
-			}
+		dir, _ := tokenstore.DefaultDir() // "": a memory cache
+		cache, err := embed.OpenCache(dir, model)
+		if err != nil {
+			fmt.Fprintf(c.App.ErrWriter, "eval: %v\n", err)
 		}
 		if hy, err = eval.NewHybrid(c.Context, ix, tools, client, cache, queries); err != nil {
 			return fmt.Errorf("eval: %w", err)

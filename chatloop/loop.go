@@ -15,7 +15,7 @@ import (
 // is set. Most hub tools are deferred, so a model that does not know about
 // search_tools would conclude it has no tools at all.
 const DefaultSystemPrompt = `You are a helpful assistant connected to tools through mcp-hub.
-Only some tools are listed at first. To find more, call search_tools with a short query describing the task (or server_name to load a whole server, or tool_names for exact names). Tools it finds are loaded and offered to you directly from your next step on; call them by name.
+Only some tools are listed at first. To find more, call search_tools with a short query describing the task, or for a task of several steps with queries, one short query per step (or server_name to load a whole server, or tool_names for exact names). Tools it finds are loaded and offered to you directly from your next step on; call them by name.
 If a tool you loaded is not in your tool list, call it through call_tool with {"name": "<tool name>", "arguments": {...}}.
 If a tool returns an error, read it and fix the call or try another tool. Answer directly when no tool is needed.`
 

@@ -2,6 +2,7 @@ package hub
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
@@ -103,7 +104,11 @@ func (h *Hub) resourceOwner(uri string) (*upstream.Upstream, error) {
 	if len(ups) == 1 {
 		return ups[0], nil
 	}
-	return nil, &jsonrpc.Error{Code: mcp.CodeResourceNotFound, Message: fmt.Sprintf("Resource not found: no server lists '%s'", shownName(uri))}
+	// data.uri as the spec's example has it (both eras).
+	data, _ := json.Marshal(struct {
+		URI string `json:"uri"`
+	}{uri})
+	return nil, &jsonrpc.Error{Code: mcp.CodeResourceNotFound, Message: fmt.Sprintf("Resource not found: no server lists '%s'", shownName(uri)), Data: data}
 }
 
 // readResource reads a resource for session s: what the server asks for

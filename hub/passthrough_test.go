@@ -11,6 +11,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -221,6 +222,9 @@ func TestPassthroughResources(t *testing.T) {
 		var rpcErr *jsonrpc.Error
 		if !errors.As(err, &rpcErr) || rpcErr.Code != mcp.CodeResourceNotFound {
 			t.Errorf("read %s: %v, want resource not found (%d)", uri, err, mcp.CodeResourceNotFound)
+		} else if want := fmt.Sprintf(`{"uri":%q}`, uri); uri == "nowhere://x" && string(rpcErr.Data) != want {
+			// The hub's own not-found (an upstream's is passed on as it is).
+			t.Errorf("read %s: error data %s, want %s", uri, rpcErr.Data, want)
 		}
 	}
 	// A URI over MaxResourceURIBytes is refused before any template is

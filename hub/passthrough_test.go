@@ -222,8 +222,8 @@ func TestPassthroughResources(t *testing.T) {
 		var rpcErr *jsonrpc.Error
 		if !errors.As(err, &rpcErr) || rpcErr.Code != mcp.CodeResourceNotFound {
 			t.Errorf("read %s: %v, want resource not found (%d)", uri, err, mcp.CodeResourceNotFound)
-		} else if want := fmt.Sprintf(`{"uri":%q}`, uri); uri == "nowhere://x" && string(rpcErr.Data) != want {
-			// The hub's own not-found (an upstream's is passed on as it is).
+		} else if want := fmt.Sprintf(`{"uri":%q}`, uri); string(rpcErr.Data) != want {
+			// data.uri: the upstream's as it wrote it, and the hub's own.
 			t.Errorf("read %s: error data %s, want %s", uri, rpcErr.Data, want)
 		}
 	}

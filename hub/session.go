@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -133,6 +134,13 @@ func (s *Session) guard(next mcp.MethodHandler) mcp.MethodHandler {
 			res, err = nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: msg}
 		})
 		res, err = next(ctx, method, req)
+		if rpc, ok := errors.AsType[*jsonrpc.Error](err); ok {
+			// The JSON-RPC error itself, not the SDK's wrapping of it
+			// ("calling ...: "), whose code alone would reach the client:
+			// its message and data go out as the upstream (or the hub)
+			// wrote them.
+			err = rpc
+		}
 		if err != nil {
 			err = s.hub.redact.Error(err)
 		}

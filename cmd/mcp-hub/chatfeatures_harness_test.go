@@ -147,29 +147,36 @@ func startREPL(t *testing.T, cfg string, args ...string) *term {
 	// The pane outlives the REPL so its last words can be read; cat holds
 	// it open until the session is killed.
 	shell := strings.Join(quoted, " ") + `; echo "[exited $?]"; exec cat`
-	if out, err := exec.Command("tmux", "new-session", "-d", "-s", name, "-x", "250", "-y", "80", shell).CombinedOutput(); err != nil {
+	tm := &term{t: t, name: name}
+	if out, err := tm.tmux("new-session", "-d", "-s", name, "-x", "250", "-y", "80", shell).CombinedOutput(); err != nil {
 		t.Fatalf("tmux new-session: %v: %s", err, out)
 	}
-	tm := &term{t: t, name: name}
-	t.Cleanup(func() { exec.Command("tmux", "kill-session", "-t", name).Run() })
+	t.Cleanup(func() { tm.tmux("kill-server").Run() })
 	tm.waitFor("/help for commands")
 	return tm
+}
+
+// tmux runs a tmux command on this REPL's own tmux server (-L: a socket
+// of its own). Parallel tests sharing the default server raced its exit
+// when one killed the last session as another started one.
+func (tm *term) tmux(args ...string) *exec.Cmd {
+	return exec.Command("tmux", append([]string{"-L", tm.name}, args...)...)
 }
 
 // send types a line and Enter.
 func (tm *term) send(line string) {
 	tm.t.Helper()
-	if out, err := exec.Command("tmux", "send-keys", "-t", tm.name, "-l", line).CombinedOutput(); err != nil {
+	if out, err := tm.tmux("send-keys", "-t", tm.name, "-l", line).CombinedOutput(); err != nil {
 		tm.t.Fatalf("tmux send-keys: %v: %s", err, out)
 	}
-	if out, err := exec.Command("tmux", "send-keys", "-t", tm.name, "Enter").CombinedOutput(); err != nil {
+	if out, err := tm.tmux("send-keys", "-t", tm.name, "Enter").CombinedOutput(); err != nil {
 		tm.t.Fatalf("tmux send-keys: %v: %s", err, out)
 	}
 }
 
 // screen is the pane's whole history, lines joined.
 func (tm *term) screen() string {
-	out, err := exec.Command("tmux", "capture-pane", "-p", "-J", "-S", "-", "-t", tm.name).Output()
+	out, err := tm.tmux("capture-pane", "-p", "-J", "-S", "-", "-t", tm.name).Output()
 	if err != nil {
 		tm.t.Fatalf("tmux capture-pane: %v", err)
 	}

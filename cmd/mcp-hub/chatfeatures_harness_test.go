@@ -151,17 +151,24 @@ func startREPL(t *testing.T, cfg string, args ...string) *term {
 	if out, err := tm.tmux("new-session", "-d", "-s", name, "-x", "250", "-y", "80", shell).CombinedOutput(); err != nil {
 		t.Fatalf("tmux new-session: %v: %s", err, out)
 	}
-	t.Cleanup(func() { tm.tmux("kill-server").Run() })
+	t.Cleanup(func() {
+		tm.tmux("kill-server").Run()
+		os.Remove(tm.socket())
+	})
 	tm.waitFor("/help for commands")
 	return tm
 }
 
-// tmux runs a tmux command on this REPL's own tmux server (-L: a socket
-// of its own). Parallel tests sharing the default server raced its exit
-// when one killed the last session as another started one.
+// tmux runs a tmux command on this REPL's own tmux server (a socket of
+// its own). Parallel tests sharing the default server raced its exit when
+// one killed the last session as another started one.
 func (tm *term) tmux(args ...string) *exec.Cmd {
-	return exec.Command("tmux", append([]string{"-L", tm.name}, args...)...)
+	return exec.Command("tmux", append([]string{"-S", tm.socket()}, args...)...)
 }
+
+// socket is the tmux server's socket: short, since a socket path is
+// limited to about 100 bytes.
+func (tm *term) socket() string { return filepath.Join(os.TempDir(), tm.name+".tmux") }
 
 // send types a line and Enter.
 func (tm *term) send(line string) {

@@ -169,16 +169,6 @@ func agCall(t *testing.T, cs *mcp.ClientSession, name string, args any) *mcp.Cal
 	return res
 }
 
-func agText(res *mcp.CallToolResult) string {
-	var b strings.Builder
-	for _, c := range res.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			b.WriteString(tc.Text)
-		}
-	}
-	return b.String()
-}
-
 // agSameJSON compares two JSON values structurally.
 func agSameJSON(t *testing.T, what string, got, want any) {
 	t.Helper()
@@ -227,7 +217,7 @@ func TestAggregateMixedTransports(t *testing.T) {
 		"web__fetch":  `web:fetch:{"n":1}`,
 		"old__echo":   `old:echo:{"n":1}`,
 	} {
-		if got := agText(agCall(t, cs, name, map[string]any{"n": 1})); got != text {
+		if got := fixture.ResultText(agCall(t, cs, name, map[string]any{"n": 1})); got != text {
 			t.Errorf("%s -> %q, want %q", name, got, text)
 		}
 	}
@@ -236,7 +226,7 @@ func TestAggregateMixedTransports(t *testing.T) {
 	if got := agToolNames(t, hcs); !slices.Equal(got, want) {
 		t.Fatalf("tools/list over HTTP = %v, want %v", got, want)
 	}
-	if got := agText(agCall(t, hcs, "old__echo", nil)); got != "old:echo:{}" {
+	if got := fixture.ResultText(agCall(t, hcs, "old__echo", nil)); got != "old:echo:{}" {
 		t.Errorf("old__echo over HTTP -> %q", got)
 	}
 	if tools := h.Catalog().Tools; len(tools) != len(want) {
@@ -292,7 +282,7 @@ func TestNamingPrefixes(t *testing.T) {
 		"b__search":          "beta:search:{}",
 		"plain":              "gamma:plain:{}",
 	} {
-		if got := agText(agCall(t, cs, name, nil)); got != text {
+		if got := fixture.ResultText(agCall(t, cs, name, nil)); got != text {
 			t.Errorf("%s -> %q, want %q", name, got, text)
 		}
 	}
@@ -389,7 +379,7 @@ func TestCollisionLater(t *testing.T) {
 		p := h.Catalog().Problems
 		return len(p) > 0 && strings.Contains(p[0], "server 'one'")
 	})
-	if got := agText(agCall(t, cs, "search", nil)); got != "one:search:{}" {
+	if got := fixture.ResultText(agCall(t, cs, "search", nil)); got != "one:search:{}" {
 		t.Errorf("search -> %q, want the first server's", got)
 	}
 	if got := agToolNames(t, cs); !slices.Equal(got, []string{"other", "search"}) {
@@ -415,14 +405,14 @@ func TestCollisionLateJoiner(t *testing.T) {
 		return slices.Contains(h.Catalog().Names(), "search")
 	})
 	cs := agClient(t, h, nil)
-	if got := agText(agCall(t, cs, "search", nil)); got != "early:search:{}" {
+	if got := fixture.ResultText(agCall(t, cs, "search", nil)); got != "early:search:{}" {
 		t.Fatalf("search -> %q", got)
 	}
 	log.WaitFor(t, "the late collision", 15*time.Second, func(s string) bool { return strings.Contains(s, "tool name collision") })
 	fixture.Eventually(t, 30*time.Second, "the late server's other tool", func() bool {
 		return slices.Equal(agToolNames(t, cs), []string{"extra", "search"})
 	})
-	if got := agText(agCall(t, cs, "search", nil)); got != "early:search:{}" {
+	if got := fixture.ResultText(agCall(t, cs, "search", nil)); got != "early:search:{}" {
 		t.Errorf("search -> %q after the late server joined; the name moved", got)
 	}
 	// Listing order is still config order.
@@ -474,7 +464,7 @@ func TestFailingServer(t *testing.T) {
 	if got := agToolNames(t, cs); !slices.Equal(got, []string{"good__echo"}) {
 		t.Fatalf("tools/list = %v", got)
 	}
-	if got := agText(agCall(t, cs, "good__echo", nil)); got != "good:echo:{}" {
+	if got := fixture.ResultText(agCall(t, cs, "good__echo", nil)); got != "good:echo:{}" {
 		t.Errorf("good__echo -> %q", got)
 	}
 	states := map[string]upstream.Status{}
@@ -496,7 +486,7 @@ func TestFailingServer(t *testing.T) {
 			t.Errorf("%s: JSON-RPC error %v; want a retryable tool error", name, err)
 			continue
 		}
-		text := agText(res)
+		text := fixture.ResultText(res)
 		if !res.IsError || strings.Contains(text, "Unknown tool") || !strings.Contains(text, "retry") ||
 			!strings.Contains(text, "server '"+strings.Split(name, "__")[0]+"'") {
 			t.Errorf("%s -> isError=%v %q; want a retryable error naming the server", name, res.IsError, text)
@@ -519,7 +509,7 @@ func TestServerDownAfterStart(t *testing.T) {
 	cfg := agConfig(agUp{name: "flaky", cfg: agStdio(t, "-name", "flaky", "-tools", "echo", "-crash-after", "1")})
 	h, _ := agHub(t, cfg, Options{})
 	cs := agClient(t, h, nil)
-	if got := agText(agCall(t, cs, "flaky__echo", nil)); got != "flaky:echo:{}" {
+	if got := fixture.ResultText(agCall(t, cs, "flaky__echo", nil)); got != "flaky:echo:{}" {
 		t.Fatalf("first call -> %q", got)
 	}
 	fixture.Eventually(t, 10*time.Second, "the crash to be noticed", func() bool {
@@ -529,12 +519,12 @@ func TestServerDownAfterStart(t *testing.T) {
 	fixture.Eventually(t, 15*time.Second, "the server to come back", func() bool {
 		res := agCall(t, cs, "flaky__echo", nil)
 		if res.IsError {
-			if text := agText(res); !strings.Contains(text, "retry") || strings.Contains(text, "Unknown tool") {
+			if text := fixture.ResultText(res); !strings.Contains(text, "retry") || strings.Contains(text, "Unknown tool") {
 				t.Fatalf("call while down -> %q", text)
 			}
 			return false
 		}
-		return agText(res) == "flaky:echo:{}"
+		return fixture.ResultText(res) == "flaky:echo:{}"
 	})
 }
 
@@ -569,7 +559,7 @@ func TestLateServer(t *testing.T) {
 	if got := agToolNames(t, cs); !slices.Equal(got, []string{"fast__echo", "late__echo"}) {
 		t.Fatalf("tools/list after the late server = %v", got)
 	}
-	if got := agText(agCall(t, cs, "late__echo", nil)); got != "late:echo:{}" {
+	if got := fixture.ResultText(agCall(t, cs, "late__echo", nil)); got != "late:echo:{}" {
 		t.Errorf("late__echo -> %q", got)
 	}
 }
@@ -724,7 +714,7 @@ func TestToolTypePatched(t *testing.T) {
 	for name, w := range want {
 		agSameJSON(t, name, json.RawMessage(got[name]), json.RawMessage(w))
 	}
-	if text := agText(agCall(t, cs, "raw__nullable", map[string]any{"b": 1})); text != `nullable:{"b":1}` {
+	if text := fixture.ResultText(agCall(t, cs, "raw__nullable", map[string]any{"b": 1})); text != `nullable:{"b":1}` {
 		t.Errorf("raw__nullable -> %q", text)
 	}
 }
@@ -791,7 +781,7 @@ func TestNameLimit(t *testing.T) {
 				t.Errorf("names changed across a restart:\n%v\n%v", first, again)
 			}
 			long := exposedName(server, tools[len(tools)-1], tc.want)
-			if got := agText(agCall(t, cs, long, nil)); got != server+":"+tools[len(tools)-1]+":{}" {
+			if got := fixture.ResultText(agCall(t, cs, long, nil)); got != server+":"+tools[len(tools)-1]+":{}" {
 				t.Errorf("%s -> %q", long, got)
 			}
 		})

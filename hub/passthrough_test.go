@@ -500,8 +500,8 @@ func TestPassthroughLogging(t *testing.T) {
 				n++
 				msg := "message-" + strings.Repeat("x", round) + server + string(rune('A'+i))
 				res := agCall(t, cs, server+"__log", map[string]any{"level": "debug", "message": msg})
-				if agText(res) != "logged" {
-					t.Fatalf("log tool -> %q", agText(res))
+				if fixture.ResultText(res) != "logged" {
+					t.Fatalf("log tool -> %q", fixture.ResultText(res))
 				}
 				var stream string
 				if cs == mem {
@@ -567,7 +567,7 @@ func TestPassthroughProgress(t *testing.T) {
 					params := &mcp.CallToolParams{Name: server + "__progress", Arguments: map[string]any{"steps": 3}}
 					params.SetProgressToken(token)
 					res, err := cs.CallTool(fixture.Context(t), params)
-					if err != nil || agText(res) != "progress done: 3 steps" {
+					if err != nil || fixture.ResultText(res) != "progress done: 3 steps" {
 						t.Errorf("progress call: %v %v", fixture.JSON(t, res), err)
 					}
 				})
@@ -646,7 +646,7 @@ func TestPassthroughCancellation(t *testing.T) {
 		return strings.Contains(s, "sleep cancelled")
 	})
 	// The session is still usable.
-	if got := agText(agCall(t, cs, "fx__sleep", map[string]any{"ms": 1})); got != "slept" {
+	if got := fixture.ResultText(agCall(t, cs, "fx__sleep", map[string]any{"ms": 1})); got != "slept" {
 		t.Errorf("sleep after a cancel -> %q", got)
 	}
 }
@@ -695,14 +695,14 @@ func TestPassthroughServerRequests(t *testing.T) {
 	}
 	for _, server := range []string{"fx", "web"} {
 		for who, cs := range sessions {
-			if got := agText(agCall(t, cs, server+"__sample", map[string]any{"prompt": "2+2?"})); got != who+" answers 2+2?" {
+			if got := fixture.ResultText(agCall(t, cs, server+"__sample", map[string]any{"prompt": "2+2?"})); got != who+" answers 2+2?" {
 				t.Errorf("%s sample via %s -> %q", who, server, got)
 			}
 			res := agCall(t, cs, server+"__elicit", map[string]any{"message": "name?"})
-			if got := agText(res); got != `action=accept content={"answer":"`+who+`:name?"}` {
+			if got := fixture.ResultText(res); got != `action=accept content={"answer":"`+who+`:name?"}` {
 				t.Errorf("%s elicit via %s -> %q", who, server, got)
 			}
-			if got := agText(agCall(t, cs, server+"__roots", nil)); got != "file:///home/"+who {
+			if got := fixture.ResultText(agCall(t, cs, server+"__roots", nil)); got != "file:///home/"+who {
 				t.Errorf("%s roots via %s -> %q", who, server, got)
 			}
 		}
@@ -711,7 +711,7 @@ func TestPassthroughServerRequests(t *testing.T) {
 	plain := agClient(t, h, nil)
 	res, err := plain.CallTool(fixture.Context(t), &mcp.CallToolParams{Name: "fx__sample", Arguments: map[string]any{"prompt": "x"}})
 	if err == nil && !res.IsError {
-		t.Errorf("sample from a client without sampling -> %q", agText(res))
+		t.Errorf("sample from a client without sampling -> %q", fixture.ResultText(res))
 	}
 }
 
@@ -730,7 +730,7 @@ func TestPassthroughServerRequestAmbiguous(t *testing.T) {
 	stop := agCallInFlight(t, h, a, "fx")
 	res, err := b.CallTool(fixture.Context(t), &mcp.CallToolParams{Name: "fx__sample", Arguments: map[string]any{"prompt": "x"}})
 	if err == nil && !res.IsError {
-		t.Fatalf("ambiguous sampling was answered: %q", agText(res))
+		t.Fatalf("ambiguous sampling was answered: %q", fixture.ResultText(res))
 	}
 	msg := fixture.JSON(t, res)
 	if err != nil {
@@ -780,7 +780,7 @@ func TestPassthroughServerRequestOwnSession(t *testing.T) {
 		}
 	}
 	stop := agCallInFlight(t, h, a, "web")
-	if got := agText(agCall(t, b, "web__sample", map[string]any{"prompt": "x"})); got != "b" {
+	if got := fixture.ResultText(agCall(t, b, "web__sample", map[string]any{"prompt": "x"})); got != "b" {
 		t.Errorf("b's sampling while a calls the same HTTP upstream -> %q, want b's answer", got)
 	}
 	agCall(t, a, "web__log", map[string]any{"level": "info", "message": "for a"})

@@ -98,7 +98,7 @@ func ftCall(t testing.TB, u *Upstream, name string, args map[string]any) *mcp.Ca
 
 func ftPID(t testing.TB, u *Upstream) int {
 	t.Helper()
-	pid, err := strconv.Atoi(ftText(ftCall(t, u, "pid", nil)))
+	pid, err := strconv.Atoi(fixture.ResultText(ftCall(t, u, "pid", nil)))
 	if err != nil || pid <= 0 {
 		t.Fatalf("pid tool: %v", err)
 	}
@@ -211,7 +211,7 @@ func TestFaultInFlightCallOnCrash(t *testing.T) {
 	t.Logf("in-flight call failed after %v: %v", time.Since(start), err)
 	ftWait(t, "restart counted", func() bool { return u.Status().Restarts == 1 })
 	ftReady(t, u)
-	if got := ftText(ftCall(t, u, "sleep", map[string]any{"ms": 1})); got != "slept" {
+	if got := fixture.ResultText(ftCall(t, u, "sleep", map[string]any{"ms": 1})); got != "slept" {
 		t.Errorf("after restart: sleep = %q", got)
 	}
 }
@@ -336,7 +336,7 @@ func TestFaultCallTimeout(t *testing.T) {
 	lg.WaitFor(t, "the hung call to reach the fixture", 30*time.Second, func(s string) bool { return strings.Contains(s, "sleeping 60000 ms") })
 	for range 3 {
 		s := time.Now()
-		if got := ftText(ftCall(t, u, "sleep", map[string]any{"ms": 1})); got != "slept" {
+		if got := fixture.ResultText(ftCall(t, u, "sleep", map[string]any{"ms": 1})); got != "slept" {
 			t.Errorf("sleep = %q", got)
 		}
 		// Well under the hung call's timeout, with room for a loaded machine.
@@ -625,7 +625,7 @@ func TestFaultChildEnv(t *testing.T) {
 	t.Setenv("MCP_HUB_TEST_HOST_SECRET", "host-only-value")
 	opts, _ := ftOpts(t)
 	env := func(u *Upstream, name string) string {
-		return ftText(ftCall(t, u, "env", map[string]any{"name": name}))
+		return fixture.ResultText(ftCall(t, u, "env", map[string]any{"name": name}))
 	}
 
 	u, _ := ftStart(t, Config{Command: fixture.Build(t), Args: []string{"-env-tool"}, Env: map[string]string{"GIVEN": "configured"}}, opts)

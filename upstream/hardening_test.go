@@ -71,17 +71,17 @@ func TestPanicInListener(t *testing.T) {
 	if err := u.SetLoggingLevel(ftCtx(t), nil, &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
 		t.Fatal(err)
 	}
-	if got := ftText(ftCall(t, u, "log", map[string]any{"message": "hello"})); got != "logged" {
+	if got := fixture.ResultText(ftCall(t, u, "log", map[string]any{"message": "hello"})); got != "logged" {
 		t.Errorf("log tool after a panicking log handler = %q", got)
 	}
 	res, err := u.CallTool(ftCtx(t), nil, &mcp.CallToolParams{Name: "roots"})
 	if err != nil {
 		t.Fatalf("roots after a panicking request handler: %v", err)
 	}
-	if text := ftText(fixture.Result(t, res)); !strings.Contains(text, "internal error in mcp-hub") {
+	if text := fixture.ResultText(fixture.Result(t, res)); !strings.Contains(text, "internal error in mcp-hub") {
 		t.Errorf("roots answered %q, want the hub's internal error passed to the server", text)
 	}
-	if got := ftText(ftCall(t, u, "roots", nil)); got != "file:///ok" {
+	if got := fixture.ResultText(ftCall(t, u, "roots", nil)); got != "file:///ok" {
 		t.Errorf("roots after the panic = %q", got)
 	}
 	if st := u.Status(); st.State != StateReady || st.Restarts != 0 || ftPID(t, u) != pid {
@@ -158,7 +158,7 @@ func TestResultLimit(t *testing.T) {
 					t.Fatalf("a %d-byte result: err = %v, want *ResultTooLargeError naming the server and the limit", size, err)
 				}
 			}
-			if got := ftText(ftCall(t, u, "big", map[string]any{"bytes": 1000})); len(got) != 1000 {
+			if got := fixture.ResultText(ftCall(t, u, "big", map[string]any{"bytes": 1000})); len(got) != 1000 {
 				t.Errorf("a small result after the large ones: %d bytes", len(got))
 			}
 			if st := u.Status(); st.State != StateReady || st.Restarts != 0 {
@@ -285,7 +285,7 @@ func TestStdioServerStopsReading(t *testing.T) {
 	if got := ftPID(t, u); got == pid {
 		t.Errorf("the same process (%d) still answers", pid)
 	}
-	if got := ftText(ftCall(t, u, "sleep", map[string]any{"ms": 1})); got != "slept" {
+	if got := fixture.ResultText(ftCall(t, u, "sleep", map[string]any{"ms": 1})); got != "slept" {
 		t.Errorf("after the restart: %q", got)
 	}
 }
@@ -496,7 +496,7 @@ func TestCredentialsStayOnOrigin(t *testing.T) {
 			u, _ := ftStart(t, tc.cfg, opts)
 			if tc.ok {
 				ftReady(t, u)
-				if got := ftText(ftCall(t, u, "ping", nil)); got != "pong" {
+				if got := fixture.ResultText(ftCall(t, u, "ping", nil)); got != "pong" {
 					t.Errorf("ping = %q", got)
 				}
 				if sawSecret.Load() == 0 {

@@ -130,7 +130,7 @@ func whoami(t *testing.T, u *Upstream) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return ftText(fixture.Result(t, res)), nil
+	return fixture.ResultText(fixture.Result(t, res)), nil
 }
 
 func TestOAuthLogin(t *testing.T) {

@@ -410,7 +410,7 @@ func (lr *loadRun) session(id int, deadline time.Time) {
 		lr.searches = append(lr.searches, time.Since(start))
 		lr.mu.Unlock()
 		if err != nil || res.IsError {
-			lr.setupFailed("search_tools %v: %v %s", args, err, loadResultText(res))
+			lr.setupFailed("search_tools %v: %v %s", args, err, fixture.ResultText(res))
 			return
 		}
 	}
@@ -457,13 +457,13 @@ func loadClassify(server string, res *mcp.CallToolResult, err error, want string
 	case err != nil:
 		return loadOutcome{callTransport, err.Error()}
 	case res.IsError:
-		text := loadResultText(res)
+		text := fixture.ResultText(res)
 		if server == loadVictim && retryableVictimError.MatchString(text) {
 			return loadOutcome{callRetryable, text}
 		}
 		return loadOutcome{callToolError, text}
-	case loadResultText(res) != want:
-		return loadOutcome{callWrongContent, fmt.Sprintf("got %q, want %q", loadResultText(res), want)}
+	case fixture.ResultText(res) != want:
+		return loadOutcome{callWrongContent, fmt.Sprintf("got %q, want %q", fixture.ResultText(res), want)}
 	}
 	return loadOutcome{callOK, ""}
 }
@@ -527,7 +527,7 @@ func (lr *loadRun) killLoop(every time.Duration, stop <-chan struct{}, kills *at
 	}
 	defer cs.Close()
 	if res, err := lr.callTimed(ctx, cs, hub.SearchToolsName, map[string]any{"tool_names": []string{"victim__pid"}}); err != nil || res.IsError {
-		lr.setupFailed("killer search_tools: %v %s", err, loadResultText(res))
+		lr.setupFailed("killer search_tools: %v %s", err, fixture.ResultText(res))
 		return
 	}
 	tick := time.NewTicker(every)
@@ -541,7 +541,7 @@ func (lr *loadRun) killLoop(every time.Duration, stop <-chan struct{}, kills *at
 		for ctx.Err() == nil {
 			res, err := lr.callTimed(ctx, cs, "victim__pid", nil)
 			if err == nil && !res.IsError {
-				pid, perr := strconv.Atoi(strings.TrimSpace(loadResultText(res)))
+				pid, perr := strconv.Atoi(strings.TrimSpace(fixture.ResultText(res)))
 				if perr == nil && pid > 1 {
 					if syscall.Kill(pid, syscall.SIGKILL) == nil {
 						kills.Add(1)
@@ -906,19 +906,6 @@ func loadWaitNoProcesses(exe string, d time.Duration) []int {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-}
-
-func loadResultText(res *mcp.CallToolResult) string {
-	if res == nil {
-		return ""
-	}
-	var parts []string
-	for _, c := range res.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			parts = append(parts, tc.Text)
-		}
-	}
-	return strings.Join(parts, "\n")
 }
 
 func loadMustJSON(v any) string {

@@ -198,15 +198,15 @@ func Run(s Searcher, queries []Query, opts Options) *Report {
 	lat := make([]time.Duration, 0, len(queries))
 	for i, q := range queries {
 		gold := goldNames(q.Gold)
-		queries := q.searched(opts.Steps)
-		res, d := timedSearch(s, queries, depth)
+		sent := q.searched(opts.Steps)
+		res, d := timedSearch(s, sent, depth)
 		lat = append(lat, d)
 		top := make([]string, len(res))
 		for j, h := range res {
 			top[j] = h.Name
 		}
 		qr := QueryResult{Query: q, Gold: gold, Top: top, Latency: d, FirstHit: firstHit(top, gold, len(top)),
-			Limit: index.StepsLimit(hub.Discovery{}.SearchLimit(), len(queries))}
+			Limit: index.StepsLimit(hub.Discovery{}.SearchLimit(), len(sent))}
 		r.PerQuery = append(r.PerQuery, qr)
 		for _, k := range ks {
 			if h := firstHit(top, gold, k); h > 0 {

@@ -318,8 +318,8 @@ func TestClaudeCodeSeesSearchTools(t *testing.T) {
 			v := script.first
 			search := claudeCode.prefix + searchTool
 			desc := v.descriptions[search]
-			if !strings.Contains(desc, "Search for tools") || !strings.Contains(desc, "- calc (") {
-				t.Errorf("search_tools is offered without its description and manifest: %q", desc)
+			if !strings.Contains(desc, "Search for tools") || !strings.Contains(desc, "`queries` (one short query per step)") || !strings.Contains(desc, "- calc (") {
+				t.Errorf("search_tools is offered without its description (with the steps of a task in queries) and manifest: %q", desc)
 			}
 			if !strings.Contains(v.system, "call search_tools with a plain-words query") || !strings.Contains(v.system, "- calc (") {
 				t.Errorf("the hub's instructions and manifest are not in the system prompt or messages (%d characters)", len(v.system))

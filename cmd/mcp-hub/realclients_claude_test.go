@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -304,16 +305,22 @@ func TestClaudeCodeSeesSearchTools(t *testing.T) {
 	for _, settings := range [][]string{nil, {"ENABLE_TOOL_SEARCH=true"}} {
 		t.Run(strings.Join(append([]string{"as installed"}, settings...)[min(len(settings), 1):], " "), func(t *testing.T) {
 			hub := realClientHub(t, "stdio")
-			script := &calcTurn{prefix: claudeCode.prefix, expr: "6 * 7", want: "42", start: time.Now()}
+			// The model searches by the steps of a task (queries): Claude
+			// Code passes them on, and each step's tools are loaded.
+			script := &calcTurn{prefix: claudeCode.prefix, expr: "6 * 7", want: "42", start: time.Now(),
+				search: `{"queries":["evaluate arithmetic expression calculator","save a note"]}`}
 			model := httptest.NewServer(anthropicMessages(t, script))
 			defer model.Close()
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
-			answer, err := runClaudeCode(ctx, []string{bin}, t.TempDir(), model.URL, hub, "What is 6 * 7? Use the calculator tool.", settings)
+			answer, err := runClaudeCode(ctx, []string{bin}, t.TempDir(), model.URL, hub, "What is 6 * 7? Use the calculator tool, and save a note of it.", settings)
 			script.mu.Lock()
 			defer script.mu.Unlock()
 			if err != nil || !strings.Contains(answer, "The answer is 42.") || script.first == nil {
 				t.Fatalf("turn: answer %q, err %v; model requests:\n  %s", answer, err, strings.Join(script.requests, "\n  "))
+			}
+			if after := script.afterSearch; after == nil || !slices.ContainsFunc(after.tools, func(n string) bool { return strings.HasPrefix(n, claudeCode.prefix+"notes__") }) {
+				t.Errorf("the second step's tools (notes) are not offered after search_tools {queries}: %v", after)
 			}
 			v := script.first
 			search := claudeCode.prefix + searchTool

@@ -131,6 +131,7 @@ const (
 type calcTurn struct {
 	prefix     string // the client's prefix for the hub's tools
 	expr, want string
+	search     string // search_tools' arguments (JSON); "" is a one-query search
 
 	start       time.Time // when the client was started, for the request log
 	mu          sync.Mutex
@@ -141,8 +142,9 @@ type calcTurn struct {
 	answered    string
 	requests    []string // one line per request, for failure messages
 	// first is the first request of the agent loop: what the model knew
-	// when it chose search_tools.
-	first *modelView
+	// when it chose search_tools; afterSearch the request that brought
+	// search_tools' result.
+	first, afterSearch *modelView
 }
 
 // The hub's tools the script uses (hub.yaml: calc is deferred).
@@ -183,9 +185,14 @@ func (s *calcTurn) move(v modelView) modelMove {
 			s.first = &v
 		}
 		line += " -> search_tools"
-		return modelMove{call: &toolCall{callID(), s.prefix + searchTool, json.RawMessage(`{"query":"evaluate arithmetic expression calculator"}`)}}
+		args := s.search
+		if args == "" {
+			args = `{"query":"evaluate arithmetic expression calculator"}`
+		}
+		return modelMove{call: &toolCall{callID(), s.prefix + searchTool, json.RawMessage(args)}}
 	case last.tool == s.prefix+searchTool:
 		s.searched = true
+		s.afterSearch = &v
 		s.loadedNext = slices.Contains(v.tools, s.prefix+calcTool)
 		args, _ := json.Marshal(map[string]string{"expression": s.expr})
 		if s.loadedNext {

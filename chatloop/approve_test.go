@@ -1,9 +1,6 @@
 package chatloop
 
 import (
-	"bytes"
-	"encoding/json"
-	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -27,17 +24,7 @@ func TestHandlerApprovals(t *testing.T) {
 			cfg.Chat.ApproveTools = []string{"math__*"}
 			srv := httptest.NewServer(Handler(cfg, h, testLogger(t)))
 			defer srv.Close()
-			post := func(body any) (int, ChatResponse) {
-				b, _ := json.Marshal(body)
-				resp, err := http.Post(srv.URL, "application/json", bytes.NewReader(b))
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer resp.Body.Close()
-				var out ChatResponse
-				json.NewDecoder(resp.Body).Decode(&out)
-				return resp.StatusCode, out
-			}
+			post := func(body any) (int, ChatResponse) { return postChat(t, srv.URL, body) }
 			status, out := post(map[string]any{"model": "m", "messages": []Message{{Role: RoleUser, Content: "2+3?"}}})
 			eq(t, "status", status, 202)
 			if len(out.PendingApprovals) != 1 || out.PendingApprovals[0].CallID != "c1" || out.PendingApprovals[0].Tool != "math__add" {

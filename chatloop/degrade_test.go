@@ -2,8 +2,6 @@ package chatloop
 
 import (
 	"context"
-	"encoding/json"
-	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -41,16 +39,8 @@ func TestDegradeHubFailure(t *testing.T) {
 			)
 			srv := httptest.NewServer(Handler(testConfig(p), h, testLogger(t)))
 			defer srv.Close()
-			resp, err := http.Post(srv.URL, "application/json", strings.NewReader(`{"model":"m","messages":[{"role":"user","content":"go"}]}`))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer resp.Body.Close()
-			var out ChatResponse
-			if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
-				t.Fatal(err)
-			}
-			eq(t, "status", resp.StatusCode, 200)
+			status, out := postChat(t, srv.URL, `{"model":"m","messages":[{"role":"user","content":"go"}]}`)
+			eq(t, "status", status, 200)
 			eq(t, "answer", out.Answer, "answered from memory")
 			if !strings.HasPrefix(out.Degraded, "the hub failed during tool call die__now") {
 				t.Errorf("degraded = %q", out.Degraded)

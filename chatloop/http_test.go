@@ -33,16 +33,8 @@ func TestHandler(t *testing.T) {
 	defer srv.Close()
 
 	body := `{"model":"m","toolset":"basics","messages":[{"role":"system","content":"Be terse."},{"role":"user","content":"What is 2+3?"}]}`
-	resp, err := http.Post(srv.URL, "application/json", strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var out ChatResponse
-	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
-		t.Fatal(err)
-	}
-	eq(t, "status", resp.StatusCode, 200)
+	status, out := postChat(t, srv.URL, body)
+	eq(t, "status", status, 200)
 	eq(t, "answer", out.Answer, "2 + 3 = 5")
 	eq(t, "messages", len(out.Messages), 4) // user, assistant(call), tool, assistant
 	eq(t, "tool result", out.Messages[2].ToolResults[0].Parts[0].Text, "5")
@@ -95,4 +87,28 @@ func TestHandlerProviderError(t *testing.T) {
 	if resp.StatusCode != http.StatusBadGateway || !strings.Contains(e.Error, "provider local, model test-model: the API key was rejected") {
 		t.Errorf("%d %q", resp.StatusCode, e.Error)
 	}
+}
+
+// postChat posts body (a JSON string, or a value to marshal) to the chat
+// API at url and decodes the answer.
+func postChat(t *testing.T, url string, body any) (int, ChatResponse) {
+	t.Helper()
+	b, ok := body.(string)
+	if !ok {
+		raw, err := json.Marshal(body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b = string(raw)
+	}
+	resp, err := http.Post(url, "application/json", strings.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out ChatResponse
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		t.Fatalf("decode the chat answer (status %d): %v", resp.StatusCode, err)
+	}
+	return resp.StatusCode, out
 }

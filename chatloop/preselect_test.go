@@ -4,9 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"net/http/httptest"
-	"strings"
 	"testing"
 
 	"github.com/mcp-hub/mcp-hub/embed"
@@ -97,13 +95,7 @@ func TestHandlerPreselect(t *testing.T) {
 	}
 	srv := httptest.NewServer(Handler(cfg, h, testLogger(t)))
 	defer srv.Close()
-	resp, err := http.Post(srv.URL, "application/json", strings.NewReader(`{"model":"m","messages":[{"role":"user","content":"weather forecast for Paris"}]}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var out ChatResponse
-	json.NewDecoder(resp.Body).Decode(&out)
+	_, out := postChat(t, srv.URL, `{"model":"m","messages":[{"role":"user","content":"weather forecast for Paris"}]}`)
 	eq(t, "answer", out.Answer, "Sunny.")
 	eqSlice(t, "tools offered", p.toolsOffered(0), []string{"clock__now", "search_tools", "weather__get_forecast"})
 	eq(t, "model calls", len(p.requests()), 2)

@@ -242,6 +242,12 @@ func (u *Upstream) prepareMeta(cs *mcp.ClientSession, owner any, meta mcp.Meta) 
 	if !stripped {
 		out = maps.Clone(out)
 	}
+	if caps, ok := callerCapabilities(meta); ok {
+		if out == nil {
+			out = mcp.Meta{}
+		}
+		out[metaClientCapabilities] = caps
+	}
 	if level == "" {
 		level = u.logLevelFor(owner)
 	}
@@ -269,9 +275,10 @@ func (u *Upstream) prepareCall(cs *mcp.ClientSession, owner any, params *mcp.Cal
 // hopMetaMiddleware keeps the downstream hop's _meta keys off everything
 // the SDK sends for the hub (what the hub forwards as it came: completions,
 // resource lists): on a session of the older revision they are removed, on
-// a stateless one the hub's own values replace them (the SDK adds its own
-// only where a key is missing); a log level the downstream asked for stays
-// on a stateless session. Tool calls, prompts and resources get theirs from
+// a stateless one the hub's own values replace them, the capabilities
+// narrowed to what the caller declared (callerCapabilities; the SDK adds
+// its own only where a key is missing); a log level the downstream asked
+// for stays on a stateless session. Tool calls, prompts and resources get theirs from
 // prepareMeta before, with the caller's level.
 func hopMetaMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
@@ -295,12 +302,48 @@ func hopMetaMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 					out[k] = v
 				}
 			}
+			if caps, ok := callerCapabilities(meta); ok {
+				out[metaClientCapabilities] = caps // narrowed, not the hub's own
+			}
 		} else {
 			DropHopMeta(out)
 		}
 		p.SetMeta(out)
 		return next(ctx, method, req)
 	}
+}
+
+// callerCapabilities are the hub's client capabilities narrowed to what a
+// caller of the stateless revision declared in its request's _meta: a
+// stateless server asks for input only through capabilities the request
+// declares, and the hub can pass on only what its caller can answer. A
+// caller that did not declare elicitation must not get a server's
+// elicitation (the hub would have to refuse it, failing the call). It is
+// the hub's capability object with only the keys the caller declared. false
+// when meta declares nothing (a caller of the older revision): the hub's
+// own capabilities go, and what the caller cannot answer is refused.
+func callerCapabilities(meta mcp.Meta) (map[string]json.RawMessage, bool) {
+	v, ok := meta[metaClientCapabilities]
+	if !ok {
+		return nil, false
+	}
+	var declared, own map[string]json.RawMessage
+	raw, err := json.Marshal(v)
+	if err != nil || json.Unmarshal(raw, &declared) != nil {
+		return nil, false
+	}
+	caps := clientCapabilities()
+	caps.Roots = *caps.RootsV2 // what the SDK puts on the wire for it
+	raw, err = json.Marshal(caps)
+	if err != nil || json.Unmarshal(raw, &own) != nil {
+		return nil, false
+	}
+	for k := range own {
+		if _, ok := declared[k]; !ok {
+			delete(own, k)
+		}
+	}
+	return own, true
 }
 
 // ownMeta is the hub's own stateless _meta on cs, as the SDK writes it.
@@ -321,7 +364,11 @@ func rawMeta(cs *mcp.ClientSession, params *mcp.CallToolParams) {
 	if params.Meta == nil {
 		params.Meta = mcp.Meta{}
 	}
-	maps.Copy(params.Meta, ownMeta(cs))
+	for k, v := range ownMeta(cs) {
+		if _, ok := params.Meta[k]; !ok { // as the SDK: a narrowed capabilities object stays
+			params.Meta[k] = v
+		}
+	}
 }
 
 // logLevelFor is the level owner set (any session's, last, when owner set

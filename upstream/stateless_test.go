@@ -311,7 +311,8 @@ func TestHopMetaNotForwarded(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			down := mcp.Meta{metaProtocolVersion: "2026-07-28", metaClientInfo: map[string]any{"name": "downstream"}, "trace": "kept"}
+			down := mcp.Meta{metaProtocolVersion: "2026-07-28", metaClientInfo: map[string]any{"name": "downstream"}, "trace": "kept",
+				metaClientCapabilities: map[string]any{"sampling": map[string]any{}}}
 			if _, err := cs.Complete(ctxT(t), &mcp.CompleteParams{Meta: down,
 				Ref: &mcp.CompleteReference{Type: "ref/prompt", Name: "p"}, Argument: mcp.CompleteParamsArgument{Name: "a"}}); err != nil {
 				t.Fatalf("completion/complete: %v", err)
@@ -321,6 +322,15 @@ func TestHopMetaNotForwarded(t *testing.T) {
 			pv, _ := got[metaProtocolVersion].(string)
 			if pv != tc.want || got["trace"] != "kept" || (tc.want != "" && info["name"] != "mcp-hub") || (tc.want == "" && got[metaClientInfo] != nil) {
 				t.Errorf("the server saw _meta %v", got)
+			}
+			// A stateless server is told the hub's capabilities narrowed to
+			// the caller's: it must not ask for what the caller cannot answer.
+			caps, _ := json.Marshal(got[metaClientCapabilities])
+			switch want := `{"sampling":{}}`; {
+			case tc.want == "" && got[metaClientCapabilities] != nil:
+				t.Errorf("a 2025-11-25 server saw the caller's capabilities %s", caps)
+			case tc.want != "" && string(caps) != want:
+				t.Errorf("the stateless server saw capabilities %s, want %s", caps, want)
 			}
 			if down[metaProtocolVersion] != "2026-07-28" {
 				t.Errorf("the caller's _meta changed: %v", down)

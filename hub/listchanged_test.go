@@ -346,6 +346,12 @@ func debounced(log *fixture.Log) int {
 	return strings.Count(log.String(), "tools/list_changed: debounced copy")
 }
 
+// debouncedSent counts the SDK's debounced notifications the hub sent on
+// (not dropped).
+func debouncedSent(log *fixture.Log) int {
+	return strings.Count(log.String(), "tools/list_changed: debounced copy sent")
+}
+
 // wireTransports open a raw session to a hub at a protocol version.
 var wireTransports = []struct {
 	name string
@@ -427,7 +433,9 @@ func TestToolsListChangedBeforeResult(t *testing.T) {
 					// The SDK's debounced copy has been handled (sent or
 					// dropped) before the next call, so a duplicate would
 					// show up in that call's messages, or below.
-					fixture.Eventually(t, wireDeadline, "the SDK's debounced list_changed", func() bool { return debounced(log) == i+1 })
+					// (On a loaded machine the SDK's 10 ms timer may split a
+					// change into two copies: at least one per call.)
+					fixture.Eventually(t, wireDeadline, "the SDK's debounced list_changed", func() bool { return debounced(log) >= i+1 })
 				}
 				if rest := w.end(t); countMethod(rest, toolsListChanged) != 0 {
 					t.Errorf("after the calls (%s): %v; want no more %s", map[bool]string{true: "GET stream", false: "stdout"}[tr.name == "http"], rest, toolsListChanged)
@@ -495,7 +503,9 @@ func TestToolsListChangedUpstreamDebounced(t *testing.T) {
 			w := tr.open(t, h, version, true)
 			wireInitialize(t, w, version)
 			checkLoaded(t, "search_tools", w.call(t, 10, "tools/call", loadingCalls[0].params), 10, relistID, loadingCalls[0].loads)
-			fixture.Eventually(t, wireDeadline, "the SDK's debounced copy of the search's change", func() bool { return debounced(log) == 1 })
+			// The search's change comes back from the SDK's timer as one
+			// debounced copy (two, when load splits it), which is dropped.
+			fixture.Eventually(t, wireDeadline, "the SDK's debounced copy of the search's change", func() bool { return debounced(log) >= 1 })
 
 			release := make(chan struct{})
 			gateListChanged(fx.Server("clock"), release)
@@ -506,7 +516,7 @@ func TestToolsListChangedUpstreamDebounced(t *testing.T) {
 			close(release)
 			// Usually one for the lot; on a loaded machine the SDK's 10 ms
 			// timer may split the burst, so at least one.
-			fixture.Eventually(t, wireDeadline, "the SDK's debounced notification of the upstream change", func() bool { return debounced(log) >= 2 })
+			fixture.Eventually(t, wireDeadline, "the SDK's debounced notification of the upstream change", func() bool { return debouncedSent(log) >= 1 })
 			list := w.call(t, 11, "tools/list", `{}`)
 			res := string(list[len(list)-1].Result)
 			if !strings.Contains(res, `"clock__extra_c"`) || strings.Contains(res, `"clock__now"`) {
@@ -515,7 +525,7 @@ func TestToolsListChangedUpstreamDebounced(t *testing.T) {
 			rest := w.end(t)
 			// Counted once the session has ended: a second debounced
 			// notification of a split burst may go out after tools/list.
-			upstreamNotes := debounced(log) - 1
+			upstreamNotes := debouncedSent(log)
 			if tr.name == "http" {
 				if countMethod(list, toolsListChanged) != 0 || countMethod(rest, toolsListChanged) != upstreamNotes {
 					t.Errorf("HTTP: tools/list POST %v, GET stream %v; want the upstream change's %d debounced %s on the GET stream only", list, rest, upstreamNotes, toolsListChanged)
@@ -523,8 +533,8 @@ func TestToolsListChangedUpstreamDebounced(t *testing.T) {
 			} else if n := countMethod(list, toolsListChanged) + countMethod(rest, toolsListChanged); n != upstreamNotes {
 				t.Errorf("stdio: %d %s after the upstream change (%v then %v), want its %d debounced ones", n, toolsListChanged, list, rest, upstreamNotes)
 			}
-			if dropped := strings.Count(log.String(), "debounced copy dropped"); dropped != 1 || strings.Count(log.String(), "sent before the result") != 1 {
-				t.Errorf("the search's debounced copy dropped %d times, want 1; the upstream change must be sent only by the SDK's timer:\n%s", dropped, log)
+			if dropped := strings.Count(log.String(), "debounced copy dropped"); dropped < 1 || strings.Count(log.String(), "sent before the result") != 1 {
+				t.Errorf("the search's debounced copy dropped %d times, want it dropped (once, twice when split); the upstream change must be sent only by the SDK's timer:\n%s", dropped, log)
 			}
 		})
 	}

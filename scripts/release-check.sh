@@ -30,18 +30,21 @@ if [[ $info != *", stripped"* ]]; then
 	echo "release-check: $bin is not stripped: $info" >&2
 	exit 1
 fi
-if ! "$bin" version | grep -q "^mcp-hub $version\$"; then
-	echo "release-check: the version is not stamped: $("$bin" version)" >&2
+# Captured first: with pipefail, `"$bin" version | grep -q` fails when grep
+# exits at the first line and the second write gets SIGPIPE.
+stamp=$("$bin" version)
+if ! grep -q "^mcp-hub $version\$" <<<"$stamp"; then
+	echo "release-check: the version is not stamped: $stamp" >&2
 	exit 1
 fi
-echo "release build: $(stat -c %s "$bin") bytes, static, stripped, $("$bin" version | head -1)"
+echo "release build: $(stat -c %s "$bin") bytes, static, stripped, ${stamp%%$'\n'*}"
 
 # As the image runs it, with stdin closed (no terminal in a container).
 "$bin" --config hub.yaml serve --http 127.0.0.1:0 </dev/null 2>"$dir/log" &
 pid=$!
 url=
 for _ in $(seq 100); do
-	url=$(sed -n 's/.*health=\(http[^ ]*\).*/\1/p' "$dir/log" | head -1)
+	url=$(sed -n '/health=http/{s/.*health=\(http[^ ]*\).*/\1/p;q;}' "$dir/log")
 	[[ -n $url ]] && break
 	sleep 0.1
 done

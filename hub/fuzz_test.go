@@ -47,6 +47,12 @@ func FuzzSearchToolsArgs(f *testing.F) {
 		`"query"`,
 		`{"query":"\u0000\ud800"}`,
 		`{"query":"ünïcödé 天気 🌧"}`,
+		`{"queries":["weather forecast","add numbers"]}`,
+		`{"query":"weather","queries":["add","   ",""]}`,
+		`{"queries":["a","b","c","d","e","f","g","h","i","j","k"]}`,
+		`{"queries":"weather"}`,
+		`{"queries":[5,null]}`,
+		`{"queries":[],"server_name":"math"}`,
 		``,
 		`{`,
 	} {

@@ -414,8 +414,8 @@ var loadingCalls = []struct {
 // TestToolsListChangedBeforeResult: a call that loads tools gets exactly
 // one tools/list_changed, before its result, on the wire: stdout over
 // stdio, the call's own POST stream over HTTP. The client re-lists on it
-// (as Claude Code does), and the result waits for that re-list's answer
-// and a ping after it. Nothing more comes later (no debounced duplicate;
+// (as Claude Code does), and the result waits for that re-list's answer,
+// a ping after it and relistSettle. Nothing more comes later (no debounced duplicate;
 // nothing on the GET stream). At every protocol version the hub negotiates.
 func TestToolsListChangedBeforeResult(t *testing.T) {
 	for _, tr := range wireTransports {
@@ -429,7 +429,11 @@ func TestToolsListChangedBeforeResult(t *testing.T) {
 				wireInitialize(t, w, version)
 				for i, c := range loadingCalls {
 					id := 10 + i
+					start := time.Now()
 					checkLoaded(t, c.name, w.call(t, id, "tools/call", c.params), id, relistID+i, c.loads)
+					if took := time.Since(start); took < relistSettle {
+						t.Errorf("%s took %s: the result did not wait relistSettle (%s) after the ping", c.name, took, relistSettle)
+					}
 					// The SDK's debounced copy has been handled (sent or
 					// dropped) before the next call, so a duplicate would
 					// show up in that call's messages, or below.

@@ -415,8 +415,9 @@ var loadingCalls = []struct {
 // one tools/list_changed, before its result, on the wire: stdout over
 // stdio, the call's own POST stream over HTTP. The client re-lists on it
 // (as Claude Code does), and the result waits for that re-list's answer,
-// a ping after it and relistSettle. Nothing more comes later (no debounced duplicate;
-// nothing on the GET stream). At every protocol version the hub negotiates.
+// a ping after it and relistSettle. Nothing more comes later (no debounced
+// duplicate; nothing on the GET stream). At every protocol version the hub
+// negotiates.
 func TestToolsListChangedBeforeResult(t *testing.T) {
 	for _, tr := range wireTransports {
 		for _, version := range wireVersions {

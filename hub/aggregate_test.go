@@ -105,6 +105,22 @@ func agClientWith(t *testing.T, h *Hub, client *mcp.Client) *mcp.ClientSession {
 	return cs
 }
 
+// agSessionTransport opens a session of h (default options) on the
+// in-memory transport and returns the client's end, for a client that
+// h.Connect does not fit (it pins the legacy era).
+func agSessionTransport(t *testing.T, h *Hub) mcp.Transport {
+	t.Helper()
+	s, err := h.NewSession(SessionOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ct, st := mcp.NewInMemoryTransports()
+	if _, err := s.connect(fixture.Context(t), st); err != nil {
+		t.Fatal(err)
+	}
+	return ct
+}
+
 // agHTTPClient connects a downstream client to h over streamable HTTP.
 func agHTTPClient(t *testing.T, h *Hub, client *mcp.Client) *mcp.ClientSession {
 	t.Helper()

@@ -15,16 +15,7 @@ import (
 // tests run the same scenarios over streamable HTTP, where every request
 // stands alone.
 func connectModern(t *testing.T, cfg *config.Config, fx *fixture.Servers, client *mcp.Client) *mcp.ClientSession {
-	h := newTestHub(t, cfg, fx)
-	s, err := h.NewSession(SessionOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ct, st := mcp.NewInMemoryTransports()
-	if _, err := s.connect(fixture.Context(t), st); err != nil {
-		t.Fatal(err)
-	}
-	cs, err := client.Connect(fixture.Context(t), ct, nil)
+	cs, err := client.Connect(fixture.Context(t), agSessionTransport(t, newTestHub(t, cfg, fx)), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

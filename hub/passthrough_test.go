@@ -387,16 +387,8 @@ func (c *agRecConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 // SDK hooks, so wrapping it loses nothing).
 func agRecordedClient(t *testing.T, h *Hub, opts *mcp.ClientOptions) (*mcp.ClientSession, *agWire) {
 	t.Helper()
-	s, err := h.NewSession(SessionOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ct, st := mcp.NewInMemoryTransports()
-	if _, err := s.connect(fixture.Context(t), st); err != nil {
-		t.Fatal(err)
-	}
 	wire := &agWire{}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "rec", Version: "0"}, opts).Connect(fixture.Context(t), agRecTransport{ct, wire}, nil)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "rec", Version: "0"}, opts).Connect(fixture.Context(t), agRecTransport{agSessionTransport(t, h), wire}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,8 @@
 package index
 
 // Fuzz targets for the query path (issue 6): Search with arbitrary query and
-// server strings (Closest's are in internal/closest).
+// server strings (Closest's are in internal/closest), and a build from a
+// tool as an upstream may send it.
 //
 //	go test -run '^$' -fuzz '^FuzzSearch$' -fuzztime 20s ./index
 //
@@ -94,6 +95,43 @@ func FuzzSearch(f *testing.F) {
 		// The same search again gives the same answer (scratch reuse).
 		if again := ix.Search(query, server, k); !slices.Equal(again, rs) {
 			t.Fatalf("Search(%q, %q, %d) not reproducible: %v then %v", query, server, k, rs, again)
+		}
+	})
+}
+
+// FuzzBuild: a tool as an upstream may send it (any name, description
+// and schema bytes) never takes a build down: New refuses only an empty or
+// duplicate name, and the index then answers searches, its own name
+// included, with tools it holds.
+func FuzzBuild(f *testing.F) {
+	f.Add("odd__tool", "Does odd things.", `{"type":"object","properties":{"x":{"description":"an x"}}}`, "odd things")
+	f.Add("deep", "", `{"properties":{"a":{"properties":{"b":{"items":{"properties":{"c":{"description":"deep"}}}}}}}}`, "c")
+	f.Add("ütf__天気", "\xff\xfe météo", `{"properties":{"\u0000":{"description":null}}}`, "天気")
+	f.Add("math__add", "duplicate name", `{}`, "add")
+	f.Add("", "empty name", ``, "empty")
+	f.Add("x", "schema of the wrong shape", `[1,{"properties":true}]`, "x")
+	f.Fuzz(func(t *testing.T, name, desc, schema, query string) {
+		tools := append(fuzzTools(), Tool{Name: name, Server: "fz", Description: desc, InputSchema: json.RawMessage(schema)})
+		ix, err := New(tools)
+		dup := slices.ContainsFunc(fuzzTools(), func(x Tool) bool { return x.Name == name })
+		if err != nil {
+			if name != "" && !dup {
+				t.Fatalf("New refused tool %q: %v", name, err)
+			}
+			return
+		}
+		if name == "" || dup {
+			t.Fatalf("New accepted tool %q (empty or duplicate)", name)
+		}
+		for _, q := range []string{query, name} {
+			for _, r := range ix.Search(q, "", 20) {
+				if !slices.ContainsFunc(tools, func(x Tool) bool { return x.Name == r.Name && x.Server == r.Server }) {
+					t.Fatalf("Search(%q) returned %+v, not a tool of the index", q, r)
+				}
+				if r.Score != r.Score || r.Score < 0 {
+					t.Fatalf("Search(%q): %q has score %v", q, r.Name, r.Score)
+				}
+			}
 		}
 	})
 }

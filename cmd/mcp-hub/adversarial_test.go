@@ -68,12 +68,16 @@ const (
 
 // TestAdversarialBuiltins: see the file comment.
 func TestAdversarialBuiltins(t *testing.T) {
+	// Each transport drives its own hub process: they run side by side,
+	// and beside the package's other parallel tests.
+	t.Parallel()
 	cfgPath, err := filepath.Abs("../../hub.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, transport := range []string{"stdio", "http"} {
 		t.Run(transport, func(t *testing.T) {
+			t.Parallel()
 			env := []string{envAsMain + "=1", "MCP_HUB_NOTES_FILE=" + filepath.Join(t.TempDir(), "notes.json")}
 			var c advClient
 			if transport == "stdio" {

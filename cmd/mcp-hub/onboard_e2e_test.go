@@ -68,6 +68,7 @@ func assertNoSecret(t *testing.T, what, out string, secrets []string) {
 // (exit 0, or 1 when servers cannot start here); no secret is printed by
 // import, --dry-run or config check.
 func TestImportClientFiles(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		file    string
 		names   []string
@@ -81,6 +82,7 @@ func TestImportClientFiles(t *testing.T) {
 			"puppeteer            disabled in the client", `realtime             transport "ws" cannot be served`, "hub                  it runs mcp-hub itself"}},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
+			t.Parallel()
 			src, err := filepath.Abs(filepath.Join(clientsDir, tc.file))
 			if err != nil {
 				t.Fatal(err)
@@ -145,6 +147,7 @@ func TestImportClientFiles(t *testing.T) {
 // hub.yaml's own, the rest of the file is unchanged, clashes are skipped
 // (or renamed with --name-prefix), and a backup is kept.
 func TestImportIntoExistingConfig(t *testing.T) {
+	t.Parallel()
 	bundled, err := os.ReadFile("../../hub.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -182,6 +185,7 @@ func TestImportIntoExistingConfig(t *testing.T) {
 // binary with serve, keeps the other servers and settings, and one backup;
 // uninstall takes the entry out, and --restore puts the backup back.
 func TestInstallClaudeDesktopTwice(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	orig, err := os.ReadFile(filepath.Join(clientsDir, "claude_desktop_config.json"))
 	if err != nil {

@@ -29,6 +29,12 @@ const (
 	// maxEmbeddingsTimeout bounds timeout: past it a slow endpoint would
 	// make every search look hung.
 	maxEmbeddingsTimeout = time.Minute
+	// DefaultEmbeddingsWeight is the vectors' weight in search_tools'
+	// blend when the config sets none (index.DefaultVectorWeight).
+	DefaultEmbeddingsWeight = 0.5
+	// maxEmbeddingsWeight is index.MaxVectorWeight: beyond it BM25F would
+	// no longer count.
+	maxEmbeddingsWeight = 10
 )
 
 // Embeddings is one embeddings endpoint, as written in hub.yaml
@@ -49,6 +55,19 @@ type Embeddings struct {
 	// Timeout bounds the wait for a query's vector (DefaultTimeout when
 	// zero); batches of tool texts get embed.BatchTimeout.
 	Timeout Duration `yaml:"timeout" json:"timeout,omitempty"`
+	// Weight is the vectors' weight in search_tools' blend, against 1 for
+	// BM25F: above 0, at most 10; nil for DefaultEmbeddingsWeight (see
+	// VectorWeight). The chat's preselection ranks by the vectors alone
+	// and ignores it.
+	Weight *float64 `yaml:"weight" json:"weight,omitempty"`
+}
+
+// VectorWeight is Weight, or DefaultEmbeddingsWeight when unset.
+func (c Embeddings) VectorWeight() float64 {
+	if c.Weight == nil {
+		return DefaultEmbeddingsWeight
+	}
+	return *c.Weight
 }
 
 // Normalize returns c with its defaults filled in, or an error naming the
@@ -95,6 +114,10 @@ func (c Embeddings) Normalize() (Embeddings, error) {
 		c.Timeout = Duration(DefaultEmbeddingsTimeout)
 	case t > maxEmbeddingsTimeout:
 		return c, fmt.Errorf("embeddings: timeout %s is above the limit of %s", t, maxEmbeddingsTimeout)
+	}
+	if w := c.VectorWeight(); !(w > 0 && w <= maxEmbeddingsWeight) {
+		// 0 is not "lexical only": that is no embeddings block at all.
+		return c, fmt.Errorf("embeddings: weight %g is not above 0 and at most %d (to search lexically, remove embeddings)", w, maxEmbeddingsWeight)
 	}
 	return c, nil
 }

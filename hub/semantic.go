@@ -165,7 +165,7 @@ type toolVectors struct {
 }
 
 func (s *semantic) setVectors(c *Catalog, vecs [][]float32) {
-	v, err := c.index.NewVectors(vecs)
+	v, err := c.index.NewVectors(vecs, s.cfg.VectorWeight())
 	if err != nil {
 		s.log.Warn("discovery.embeddings: search stays lexical", "err", err)
 		return

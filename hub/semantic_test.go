@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/embed"
 	"github.com/mcp-hub/mcp-hub/internal/fixture"
 )
@@ -258,12 +259,19 @@ func TestHybridSearchReload(t *testing.T) {
 // checked at load.
 func TestEmbeddingsConfig(t *testing.T) {
 	t.Parallel()
+	const ollama = "discovery:\n  enabled: true\n  embeddings:\n    provider: ollama\n    model: nomic-embed-text\n    timeout: 500ms\n"
 	tests := []struct {
 		name, yaml, wantErr string
+		wantWeight          float64
 	}{
-		{"ollama", "discovery:\n  enabled: true\n  embeddings:\n    provider: ollama\n    model: nomic-embed-text\n    timeout: 500ms\n", ""},
-		{"openai without key", "discovery:\n  enabled: true\n  embeddings:\n    provider: openai\n    model: text-embedding-3-small\n", "needs api_key"},
-		{"unknown key", "discovery:\n  enabled: true\n  embeddings:\n    provider: ollama\n    model: m\n    dims: 3\n", "dims"},
+		{"ollama", ollama, "", 0.5},
+		{"weight", ollama + "    weight: 0.2\n", "", 0.2},
+		{"weight 0", ollama + "    weight: 0\n", "remove embeddings", 0},
+		{"negative weight", ollama + "    weight: -1\n", "weight -1", 0},
+		{"weight above 10", ollama + "    weight: 12\n", "at most 10", 0},
+		{"weight not a number", ollama + "    weight: .nan\n", "weight NaN", 0},
+		{"openai without key", "discovery:\n  enabled: true\n  embeddings:\n    provider: openai\n    model: text-embedding-3-small\n", "needs api_key", 0},
+		{"unknown key", "discovery:\n  enabled: true\n  embeddings:\n    provider: ollama\n    model: m\n    dims: 3\n", "dims", 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -277,7 +285,7 @@ func TestEmbeddingsConfig(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if e := cfg.Discovery.Embeddings; e == nil || e.Model != "nomic-embed-text" || time.Duration(e.Timeout) != 500*time.Millisecond {
+			if e := cfg.Discovery.Embeddings; e == nil || e.Model != "nomic-embed-text" || time.Duration(e.Timeout) != 500*time.Millisecond || e.VectorWeight() != tt.wantWeight {
 				t.Errorf("embeddings = %+v", e)
 			}
 		})
@@ -320,5 +328,96 @@ func TestSearchToolsetDeepHit(t *testing.T) {
 		if got := foundNames(text); !slices.Equal(got, []string{"misc__misc_tool"}) {
 			t.Errorf("hybrid %t: found %v:\n%s", hybrid, got, text)
 		}
+	}
+}
+
+// TestHybridSearchWeight: discovery.embeddings.weight sets the blend. A
+// request that names one tool's words and means another's: BM25F's pick
+// leads at the default weight, the vectors' at the highest.
+func TestHybridSearchWeight(t *testing.T) {
+	t.Parallel()
+	srv := fixture.StartEmbeddings(t, map[string]string{"memorize": "memory", "remember": "memory"})
+	fx := fixture.NewServers()
+	fx.Define("notes", notesTools...)
+	highest := 10.0
+	for _, tt := range []struct {
+		weight *float64
+		want   string
+	}{
+		{nil, "math__multiply"},
+		{&highest, "notes__save_memory"},
+	} {
+		cfg := semanticConfig(srv, embed.ProviderOllama, time.Second)
+		cfg.Discovery.Embeddings.Weight = tt.weight
+		h := startSemanticHub(t, cfg, fx, t.TempDir(), fixture.NewLog(t))
+		vectorsReady(t, h)
+		text, _ := connectClient(t, h, "").search(map[string]any{"query": "memorize and remember, remember: multiply"})
+		if !strings.Contains(firstHitLine(text), tt.want) {
+			t.Errorf("weight %v: first hit is not %s:\n%s", tt.weight, tt.want, text)
+		}
+	}
+}
+
+// everydayTools are servers of tools described the way their authors
+// write, for requests put the way users do: the right tool shares no
+// indexed word with the request, so only a model that knows what words
+// mean finds it.
+var everydayTools = map[string][]fixture.Tool{
+	"meteo":    {{"get_forecast", "Weather forecast for a city: temperature, rain and wind for the next days.", `{"type":"object","properties":{"city":{"type":"string"},"days":{"type":"integer"}}}`}},
+	"money":    {{"convert_currency", "Convert an amount between two currencies at today's exchange rate.", `{"type":"object","properties":{"amount":{"type":"number"},"from":{"type":"string"},"to":{"type":"string"}}}`}},
+	"markets":  {{"get_quote", "Latest share price of a listed company by its ticker symbol.", `{"type":"object","properties":{"symbol":{"type":"string"}}}`}},
+	"language": {{"translate_text", "Translate text into another language.", `{"type":"object","properties":{"text":{"type":"string"},"target":{"type":"string"}}}`}},
+	"files": {
+		{"list_directory", "List the entries of a directory.", `{"type":"object","properties":{"path":{"type":"string"}}}`},
+		{"write_file", "Write text content to a file on disk.", `{"type":"object","properties":{"path":{"type":"string"},"content":{"type":"string"}}}`},
+	},
+	"mail":   {{"send_email", "Send an email message to a recipient.", `{"type":"object","properties":{"to":{"type":"string"},"subject":{"type":"string"},"body":{"type":"string"}}}`}},
+	"agenda": {{"create_event", "Add an event with a start time to a schedule.", `{"type":"object","properties":{"title":{"type":"string"},"start":{"type":"string"}}}`}},
+}
+
+// TestHybridSearchRealModel: with a real sentence-embedding model behind
+// discovery.embeddings (both wire formats), search_tools finds the tool a
+// request means when no word of the request is in it, where BM25F alone
+// ranks another tool first or finds none.
+func TestHybridSearchRealModel(t *testing.T) {
+	t.Parallel()
+	url := fixture.StartRealEmbeddings(t)
+	fx := fixture.NewServers()
+	var servers []*config.Server
+	for name, tools := range everydayTools {
+		fx.Define(name, tools...)
+		servers = append(servers, fixture.ServerEntry(name, fixture.DeferLoading(true)))
+	}
+	requests := []struct{ query, want string }{
+		{"will I need an umbrella in Paris tomorrow", "meteo__get_forecast"},
+		{"how many yen is 250 dollars", "money__convert_currency"},
+		{"what is Apple trading at", "markets__get_quote"},
+		{"how do you say good morning in Japanese", "language__translate_text"},
+		{"what's in my Downloads folder", "files__list_directory"},
+	}
+	lexical := newTestHub(t, fixture.NewConfig(config.Discovery{Enabled: true, MaxSearchResults: 5}, servers...), fx)
+	lc := connectClient(t, lexical, "")
+	for _, r := range requests {
+		if text, _ := lc.search(map[string]any{"query": r.query}); strings.Contains(firstHitLine(text), r.want) {
+			t.Fatalf("BM25F alone ranks %s first for %q: not a test of the model", r.want, r.query)
+		}
+	}
+	for _, provider := range []string{embed.ProviderOllama, embed.ProviderOpenAI} {
+		t.Run(provider, func(t *testing.T) {
+			t.Parallel()
+			ec := &embed.Config{Provider: provider, Model: fixture.RealEmbeddingsModel, BaseURL: url, Timeout: embed.Duration(30 * time.Second)}
+			if provider == embed.ProviderOpenAI {
+				ec.BaseURL = url + "/v1"
+			}
+			cfg := fixture.NewConfig(config.Discovery{Enabled: true, MaxSearchResults: 5, Embeddings: ec}, servers...)
+			h := startSemanticHub(t, cfg, fx, t.TempDir(), fixture.NewLog(t))
+			vectorsReady(t, h)
+			c := connectClient(t, h, "")
+			for _, r := range requests {
+				if text, _ := c.search(map[string]any{"query": r.query}); !strings.Contains(firstHitLine(text), r.want) {
+					t.Errorf("%q: first hit is not %s:\n%s", r.query, r.want, text)
+				}
+			}
+		})
 	}
 }

@@ -203,7 +203,7 @@ func benchHybrid(b *testing.B, n, dim int) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	v, err := ix.NewVectors(randomVectors(n, dim, 1))
+	v, err := ix.NewVectors(randomVectors(n, dim, 1), DefaultVectorWeight)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 // similarity of embedding vectors. The candidates are the best FusionDepth
 // of each ranking; a candidate's score is
 //
-//	LexicalWeight × BM25F/best BM25F + VectorWeight × (cos - min)/(max - min)
+//	BM25F/best BM25F + weight × (cos - min)/(max - min)
 //
 // with its BM25F 0 when only the vectors found it, and min and max the
 // cosines among the candidates. A linear blend keeps BM25F's own margins:
@@ -24,6 +24,16 @@ import (
 const (
 	// FusionDepth is how many tools of each ranking are candidates.
 	FusionDepth = 30
+	// DefaultVectorWeight is the blend's weight of the vectors. Half of
+	// BM25F's: every model measured ranks the benchmark sets below BM25F
+	// on its own, and an equal weight cost more than it brought; a
+	// smaller one leaves a tool that only the vectors find (a request with
+	// no word of the tool's) too far below the lexical candidates to be
+	// shown (TUNING.md).
+	DefaultVectorWeight = 0.5
+	// MaxVectorWeight bounds the weight: at 10 the vectors lead, and
+	// BM25F mostly orders tools they find about equally similar.
+	MaxVectorWeight = 10
 )
 
 // maxEmbedTextBytes bounds a tool's embedding text: models truncate at a
@@ -70,12 +80,13 @@ func EmbedText(t Tool) string {
 // by the Hamming distance of those bits (a few words of XOR and popcount per
 // tool), and only the best oversample × depth are ranked by exact cosine.
 type Vectors struct {
-	ix    *Index
-	dim   int
-	docs  [][]float32
-	mean  []float32
-	words int      // uint64 words per signature
-	sigs  []uint64 // tool d's signature is sigs[d*words : (d+1)*words]
+	ix     *Index
+	weight float64 // of the vectors in the blend
+	dim    int
+	docs   [][]float32
+	mean   []float32
+	words  int      // uint64 words per signature
+	sigs   []uint64 // tool d's signature is sigs[d*words : (d+1)*words]
 }
 
 // oversample is how many Hamming candidates per wanted result get an exact
@@ -88,12 +99,18 @@ const oversample = 4
 const exactBelow = 1000
 
 // NewVectors pairs the index with one unit vector per tool, in the order
-// of the tools the index was built from (the vector of EmbedText(tool)).
-func (ix *Index) NewVectors(vecs [][]float32) (*Vectors, error) {
+// of the tools the index was built from (the vector of EmbedText(tool)),
+// and with the weight of their similarity in the blend (above 0, at most
+// MaxVectorWeight; DefaultVectorWeight unless a measurement of the model
+// says otherwise).
+func (ix *Index) NewVectors(vecs [][]float32, weight float64) (*Vectors, error) {
 	if len(vecs) != len(ix.tools) {
 		return nil, fmt.Errorf("index: %d vectors for %d tools", len(vecs), len(ix.tools))
 	}
-	v := &Vectors{ix: ix, docs: vecs}
+	if !(weight > 0 && weight <= MaxVectorWeight) {
+		return nil, fmt.Errorf("index: vector weight %g is not in (0, %d]", weight, MaxVectorWeight)
+	}
+	v := &Vectors{ix: ix, weight: weight, docs: vecs}
 	for i, x := range vecs {
 		if i == 0 {
 			v.dim = len(x)
@@ -148,7 +165,6 @@ func (ix *Index) SearchHybrid(query string, qv []float32, v *Vectors, server str
 	depth := max(k, FusionDepth)
 	lex, lexScores := ix.lexical(query, sid, depth)
 	vec := v.nearest(qv, sid, depth)
-	opts := ix.opts
 	fused := make(map[int32]float64, len(lex)+len(vec))
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, list := range [][]int32{lex, vec} {
@@ -165,10 +181,10 @@ func (ix *Index) SearchHybrid(query string, qv []float32, v *Vectors, server str
 		if hi > lo {
 			n = (c - lo) / (hi - lo)
 		}
-		fused[d] = opts.VectorWeight * n
+		fused[d] = v.weight * n
 	}
 	for i, d := range lex {
-		fused[d] += opts.LexicalWeight * lexScores[i] / lexScores[0]
+		fused[d] += lexScores[i] / lexScores[0]
 	}
 	for d, f := range fused {
 		if f <= 0 {

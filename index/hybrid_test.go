@@ -3,6 +3,7 @@ package index
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"reflect"
 	"slices"
 	"strings"
@@ -47,7 +48,7 @@ func TestSearchHybrid(t *testing.T) {
 	ix := mustNew(t, tools)
 	// Axes: the weather tools share one, clock__now has its own, the rest
 	// another.
-	v, err := ix.NewVectors(axisVectors(len(tools), 4, []int{0, 0, 2, 2, 1, 3, 3}))
+	v, err := ix.NewVectors(axisVectors(len(tools), 4, []int{0, 0, 2, 2, 1, 3, 3}), DefaultVectorWeight)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +62,6 @@ func TestSearchHybrid(t *testing.T) {
 	if got := ix.SearchHybrid("current time timezone", timeAxis, v, "", 3); first(got) != "clock__now" {
 		t.Errorf("agreeing rankings: %v", names(got))
 	}
-	// Both rankings take part: the lexical best and the vector best lead.
 	// Both rankings take part: the lexical best (math__multiply) leads,
 	// the vectors' best (clock__now, no word in common) comes next, ahead
 	// of a weak lexical match (math__add: "numbers" only); tools neither
@@ -69,6 +69,21 @@ func TestSearchHybrid(t *testing.T) {
 	got := ix.SearchHybrid("multiply numbers", timeAxis, v, "", 5)
 	if want := []string{"math__multiply", "clock__now", "math__add"}; !reflect.DeepEqual(names(got), want) {
 		t.Errorf("fused ranking = %v, want %v", names(got), want)
+	}
+	// The weight sets how far the vectors reach: at the most, their best
+	// leads; at a tenth of the default it falls behind the weak lexical
+	// match.
+	for _, tt := range []struct {
+		weight float64
+		want   []string
+	}{
+		{MaxVectorWeight, []string{"clock__now", "math__multiply", "math__add"}},
+		{DefaultVectorWeight / 10, []string{"math__multiply", "math__add", "clock__now"}},
+	} {
+		v := mustVectorsWeighted(t, ix, axisVectors(len(tools), 4, []int{0, 0, 2, 2, 1, 3, 3}), tt.weight)
+		if got := ix.SearchHybrid("multiply numbers", timeAxis, v, "", 5); !reflect.DeepEqual(names(got), tt.want) {
+			t.Errorf("weight %g: %v, want %v", tt.weight, names(got), tt.want)
+		}
 	}
 	// A server filter holds for the vector ranking too.
 	for _, r := range ix.SearchHybrid("what time", timeAxis, v, "weather", 5) {
@@ -99,7 +114,12 @@ func TestSearchHybrid(t *testing.T) {
 
 func mustVectors(t *testing.T, ix *Index, vecs [][]float32) *Vectors {
 	t.Helper()
-	v, err := ix.NewVectors(vecs)
+	return mustVectorsWeighted(t, ix, vecs, DefaultVectorWeight)
+}
+
+func mustVectorsWeighted(t *testing.T, ix *Index, vecs [][]float32, weight float64) *Vectors {
+	t.Helper()
+	v, err := ix.NewVectors(vecs, weight)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,13 +129,18 @@ func mustVectors(t *testing.T, ix *Index, vecs [][]float32) *Vectors {
 func TestNewVectorsChecks(t *testing.T) {
 	t.Parallel()
 	ix := mustNew(t, wideTools(t))
-	if _, err := ix.NewVectors(axisVectors(3, 4, []int{0, 1, 2})); err == nil {
+	if _, err := ix.NewVectors(axisVectors(3, 4, []int{0, 1, 2}), DefaultVectorWeight); err == nil {
 		t.Error("3 vectors for 7 tools accepted")
 	}
 	vecs := axisVectors(7, 4, []int{0, 0, 0, 0, 0, 0, 0})
 	vecs[3] = []float32{1, 0}
-	if _, err := ix.NewVectors(vecs); err == nil {
+	if _, err := ix.NewVectors(vecs, DefaultVectorWeight); err == nil {
 		t.Error("mixed dimensions accepted")
+	}
+	for _, w := range []float64{0, -0.5, MaxVectorWeight + 1, math.NaN(), math.Inf(1)} {
+		if _, err := ix.NewVectors(axisVectors(7, 4, []int{0, 0, 0, 0, 0, 0, 0}), w); err == nil {
+			t.Errorf("vector weight %g accepted", w)
+		}
 	}
 }
 

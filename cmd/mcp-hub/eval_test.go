@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -238,12 +239,45 @@ func TestEvalEmbeddings(t *testing.T) {
 			t.Fatal(err)
 		}
 		h, ok := m["hybrid"].(map[string]any)
-		if !ok || h["queries"] != 8.0 || m["hybrid_model"] != tc.spec {
+		if !ok || h["queries"] != 8.0 || m["hybrid_model"] != tc.spec || m["hybrid_vector_weight"] != 0.5 {
 			t.Errorf("%s: --json hybrid figures: %v", tc.spec, m)
 		}
 	}
-	if _, _, err := runEvalApp(t, "--corpus", fixtureCorpus, "--queries", fixtureQueries, "--embeddings", "ollama"); err == nil {
-		t.Error("--embeddings without a model was accepted")
+	// --vector-weight is the blend's: at the most the vectors lead, and
+	// the ranking is theirs (the stand-in model is much weaker than BM25F).
+	hybridMRR := func(args ...string) float64 {
+		t.Helper()
+		out, errOut, err := runEvalApp(t, append([]string{"--corpus", fixtureCorpus, "--queries", fixtureQueries, "--embeddings", "ollama:test-embed", "--embeddings-url", srv.URL, "--json"}, args...)...)
+		if err != nil {
+			t.Fatalf("%v: %v (%s)", args, err, errOut)
+		}
+		var m struct {
+			Weight float64            `json:"hybrid_vector_weight"`
+			Hybrid map[string]float64 `json:"hybrid"`
+		}
+		if err := json.Unmarshal([]byte(out), &m); err != nil {
+			t.Fatal(err)
+		}
+		if want := 0.5; len(args) > 1 {
+			want, _ = strconv.ParseFloat(args[1], 64)
+			if m.Weight != want {
+				t.Errorf("%v: hybrid_vector_weight %v", args, m.Weight)
+			}
+		}
+		return m.Hybrid["mrr_at_10"]
+	}
+	if low, high := hybridMRR(), hybridMRR("--vector-weight", "10"); low == high {
+		t.Errorf("--vector-weight 10 ranked as the default does (MRR@10 %.3f)", low)
+	}
+	for _, args := range [][]string{
+		{"--embeddings", "ollama"}, // no model
+		{"--embeddings", "ollama:m", "--vector-weight", "0"},
+		{"--embeddings", "ollama:m", "--vector-weight", "11"},
+		{"--vector-weight", "1"}, // without embeddings
+	} {
+		if _, _, err := runEvalApp(t, append([]string{"--corpus", fixtureCorpus, "--queries", fixtureQueries}, args...)...); err == nil {
+			t.Errorf("%v was accepted", args)
+		}
 	}
 
 	// --embeddings config takes the endpoint of the hub config.
@@ -251,13 +285,21 @@ func TestEvalEmbeddings(t *testing.T) {
 	queries, _ := filepath.Abs(fixtureQueries)
 	t.Chdir(t.TempDir())
 	cfg := "hub.yaml"
-	doc := "servers:\n  time: {builtin: time}\ndiscovery:\n  enabled: true\n  embeddings:\n    provider: openai\n    model: from-config\n    base_url: " + srv.URL + "/v1\n"
+	doc := "servers:\n  time: {builtin: time}\ndiscovery:\n  enabled: true\n  embeddings:\n    provider: openai\n    model: from-config\n    base_url: " + srv.URL + "/v1\n    weight: 0.25\n"
 	if err := os.WriteFile(cfg, []byte(doc), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	out, errOut, err := runEvalApp(t, "--corpus", corpus, "--queries", queries, "--embeddings", "config")
-	if err != nil || !strings.Contains(out, "hybrid: openai:from-config") {
-		t.Errorf("--embeddings config: err %v (%s), output:\n%s", err, errOut, out)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "hybrid: openai:from-config, vector weight 0.25;"},
+		{[]string{"--vector-weight", "2"}, "hybrid: openai:from-config, vector weight 2;"},
+	} {
+		out, errOut, err := runEvalApp(t, append([]string{"--corpus", corpus, "--queries", queries, "--embeddings", "config"}, tc.args...)...)
+		if err != nil || !strings.Contains(out, tc.want) {
+			t.Errorf("--embeddings config %v: err %v (%s), output:\n%s", tc.args, err, errOut, out)
+		}
 	}
 	if err := os.WriteFile(cfg, []byte("servers:\n  time: {builtin: time}\n"), 0o600); err != nil {
 		t.Fatal(err)

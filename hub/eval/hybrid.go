@@ -24,8 +24,8 @@ type Hybrid struct {
 }
 
 // NewHybrid embeds tools (the index's, in its order) and every query and
-// step.
-func NewHybrid(ctx context.Context, ix *index.Index, tools []index.Tool, client *embed.Client, cache *embed.Cache, queries []Query) (*Hybrid, error) {
+// step; weight is the vectors' weight in the blend (index.NewVectors).
+func NewHybrid(ctx context.Context, ix *index.Index, tools []index.Tool, client *embed.Client, cache *embed.Cache, queries []Query, weight float64) (*Hybrid, error) {
 	texts := make([]string, len(tools))
 	for i, t := range tools {
 		texts[i] = index.EmbedText(t)
@@ -37,7 +37,7 @@ func NewHybrid(ctx context.Context, ix *index.Index, tools []index.Tool, client 
 	if err := cache.Save(); err != nil {
 		return nil, err
 	}
-	v, err := ix.NewVectors(vecs)
+	v, err := ix.NewVectors(vecs, weight)
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/embed"
+	"github.com/mcp-hub/mcp-hub/index"
 	"github.com/mcp-hub/mcp-hub/internal/fixture"
 )
 
@@ -333,9 +334,13 @@ func TestSearchToolsetDeepHit(t *testing.T) {
 
 // TestHybridSearchWeight: discovery.embeddings.weight sets the blend. A
 // request that names one tool's words and means another's: BM25F's pick
-// leads at the default weight, the vectors' at the highest.
+// leads at the default weight, the vectors' at the highest the config
+// allows (which the index must take).
 func TestHybridSearchWeight(t *testing.T) {
 	t.Parallel()
+	if config.DefaultEmbeddingsWeight != index.DefaultVectorWeight {
+		t.Errorf("the config's default weight %v is not the index's %v", config.DefaultEmbeddingsWeight, index.DefaultVectorWeight)
+	}
 	srv := fixture.StartEmbeddings(t, map[string]string{"memorize": "memory", "remember": "memory"})
 	fx := fixture.NewServers()
 	fx.Define("notes", notesTools...)

@@ -258,11 +258,12 @@ func TestEvalEmbeddings(t *testing.T) {
 		if err := json.Unmarshal([]byte(out), &m); err != nil {
 			t.Fatal(err)
 		}
-		if want := 0.5; len(args) > 1 {
+		want := 0.5
+		if len(args) > 1 {
 			want, _ = strconv.ParseFloat(args[1], 64)
-			if m.Weight != want {
-				t.Errorf("%v: hybrid_vector_weight %v", args, m.Weight)
-			}
+		}
+		if m.Weight != want {
+			t.Errorf("%v: hybrid_vector_weight %v, want %v", args, m.Weight, want)
 		}
 		return m.Hybrid["mrr_at_10"]
 	}

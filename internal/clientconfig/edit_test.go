@@ -62,6 +62,12 @@ func TestDeleteMember(t *testing.T) {
 		{"only", "{\"s\": {\n  \"hub\": 2\n}}", "{\"s\": {}}"},
 		{"one line", `{"s": {"hub": 1, "b": 2}}`, `{"s": {"b": 2}}`},
 		{"absent", `{"s": {"b": 2}}`, `{"s": {"b": 2}}`},
+		// A block comment after the member that goes on to the next
+		// line (or holds a bare CR) stays whole.
+		{"middle, comment over two lines", "{\"s\": {\"hub\": 1, /* about\n b */ \"b\": 2}}", "{\"s\": {/* about\n b */ \"b\": 2}}"},
+		{"last, comment over two lines", "{\"s\": {\"a\": 1, \"hub\": 2 /* x\n y */}}", "{\"s\": {\"a\": 1 /* x\n y */}}"},
+		{"last, comment holding a CR", "{\"s\": {\"a\": 0, \"hub\": {}/*\r*/}}", "{\"s\": {\"a\": 0/*\r*/}}"},
+		{"last, comment closed on its line", "{\"s\": {\n  \"a\": 1,\n  \"hub\": 2 /* ours */\n}}", "{\"s\": {\n  \"a\": 1\n}}"},
 	} {
 		got, _, err := deleteMember([]byte(tc.in), []string{"s"}, "hub")
 		if err != nil || string(got) != tc.want {

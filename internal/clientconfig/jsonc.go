@@ -451,6 +451,14 @@ func deleteMember(src []byte, path []string, key string) ([]byte, bool, error) {
 		if end < len(d.std) && d.std[end] == '\n' {
 			end++
 		}
+		if cutsComment(src, m.value.end, end) {
+			// A block comment that goes on past the cut stays whole:
+			// take only the blanks and the comma before it.
+			end = m.value.end
+			for end < len(src) && (src[end] == ' ' || src[end] == '\t' || src[end] == ',') {
+				end++
+			}
+		}
 		return splice(src, start, end, ""), true, nil
 	default: // the last of several: from the end of the one before
 		end := m.value.end
@@ -463,11 +471,33 @@ func deleteMember(src []byte, path []string, key string) ([]byte, bool, error) {
 			// the one before keeps its comma.
 			return splice(src, m.keyStart-len(ws), end+1, ""), true, nil
 		}
-		if end < len(d.std) && d.std[end] != '\n' && d.std[end] != '\r' {
+		if end < len(d.std) && d.std[end] != '\n' && d.std[end] != '\r' || cutsComment(src, m.value.end, end) {
 			end = m.value.end // something else follows on the line: keep it
 		}
 		return splice(src, obj.members[i-1].value.end, end, ""), true, nil
 	}
+}
+
+// cutsComment reports whether src[from:to], blanks, commas and comments
+// after a value, ends inside a block comment: d.std blanks comments but
+// keeps their line ends, so a cut at a line end found there can fall
+// inside "/* ... */" that spans lines.
+func cutsComment(src []byte, from, to int) bool {
+	for i := from; i+1 < to; i++ {
+		switch {
+		case src[i] == '/' && src[i+1] == '/':
+			for i < to && src[i] != '\n' {
+				i++
+			}
+		case src[i] == '/' && src[i+1] == '*':
+			closed := bytes.Index(src[i+2:to], []byte("*/"))
+			if closed < 0 {
+				return true
+			}
+			i += 2 + closed + 1
+		}
+	}
+	return false
 }
 
 // trailingComma reports whether b (what follows a value on its line)

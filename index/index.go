@@ -20,10 +20,11 @@
 // (get/fetch/retrieve, create/add, delete/remove, ...) join the query at
 // half weight, and so do the indexed words that share a query
 // word's Porter stem ("published" finds "publish", "limited" the parameter
-// "limit"; the index itself stems plurals only); and a tool whose full name
-// the request spells out
-// ("using todoist_get_tasks") gets its score doubled. TUNING.md has the
-// figures behind every choice.
+// "limit"; the index itself stems plurals only). A tool whose full name
+// the request spells out ("using todoist_get_tasks") gets its score
+// doubled, and one whose multi-word name it says in its own words, in
+// order ("create a new note" for create_note), a tenth more. TUNING.md
+// has the figures behind every choice.
 //
 // With embeddings, SearchHybrid blends that ranking with the cosine
 // similarity of the tools' vectors (NewVectors; the text to embed for a
@@ -106,13 +107,17 @@ type Index struct {
 	// byBaseName maps a lowercased multi-word tool name (without server
 	// prefix) to its tools, for Options.NameMention.
 	byBaseName map[string][]int32
-	scratch    sync.Pool // *scratch, reused across searches
+	// byNameStart maps the first two analyzed words of a multi-word tool
+	// name to its tools, for Options.NamePhrase.
+	byNameStart map[termKey][]int32
+	scratch     sync.Pool // *scratch, reused across searches
 }
 
 type docInfo struct {
-	name   string
-	server string
-	sid    int32
+	name      string
+	server    string
+	sid       int32
+	nameWords []string // the analyzed words of a multi-word name (Options.NamePhrase)
 }
 
 // posting is one tool holding a term. tf is the term's BM25F pseudo
@@ -150,12 +155,13 @@ func NewWithOptions(tools []Tool, opts Options) (*Index, error) {
 		return nil, fmt.Errorf("index: build analyzer: %w", err)
 	}
 	ix := &Index{
-		opts:       opts,
-		analyzer:   an,
-		servers:    make(map[string]int32),
-		termIDs:    make(map[termKey]int32),
-		byBaseName: make(map[string][]int32),
-		porter:     porter.NewPorterStemmer(),
+		opts:        opts,
+		analyzer:    an,
+		servers:     make(map[string]int32),
+		termIDs:     make(map[termKey]int32),
+		byBaseName:  make(map[string][]int32),
+		byNameStart: make(map[termKey][]int32),
+		porter:      porter.NewPorterStemmer(),
 	}
 
 	if err := ix.build(tools); err != nil {
@@ -205,7 +211,7 @@ func (ix *Index) build(tools []Tool) error {
 
 	// Parallel pass: analyze each tool's own texts (the bulk of the build).
 	analyzed := make([][][]string, len(tools)) // tool -> field -> terms
-	multiWord := make([]bool, len(tools))      // the name has two words or more
+	nameWords := make([][]string, len(tools))  // tool -> the words of its name
 	workers := max(min(runtime.GOMAXPROCS(0), len(tools)/256), 1)
 	var wg sync.WaitGroup
 	for w := range workers {
@@ -216,7 +222,7 @@ func (ix *Index) build(tools []Tool) error {
 			for i := w; i < len(tools); i += workers {
 				t := tools[i]
 				base := baseName(t.Name, t.Server)
-				multiWord[i] = len(ix.analyzer.termsMemo(base, memo)) >= 2
+				nameWords[i] = ix.analyzer.termsMemo(base, memo)
 				pnames, pdescs := schemaText(t.InputSchema)
 				analyzed[i] = make([][]string, len(fields))
 				for fi, f := range fields {
@@ -251,11 +257,14 @@ func (ix *Index) build(tools []Tool) error {
 		for fi, terms := range perField {
 			total[fi] += len(terms)
 		}
-		if multiWord[i] {
+		if w := nameWords[i]; len(w) >= 2 {
 			// Only multi-word names: a request that says "search" is not
 			// naming the tool "search".
 			key := strings.ToLower(baseName(tools[i].Name, tools[i].Server))
 			ix.byBaseName[key] = append(ix.byBaseName[key], int32(i))
+			ix.tools[i].nameWords = w
+			start := termKey{w[0], w[1]}
+			ix.byNameStart[start] = append(ix.byNameStart[start], int32(i))
 		}
 	}
 	avg := make([]float64, len(fields))

@@ -35,6 +35,12 @@ type Options struct {
 	// the query spells its (multi-word) name, as in "... using
 	// todoist_get_tasks".
 	NameMention float64
+	// NamePhrase multiplies the score of a tool by 1 + NamePhrase when
+	// the request says its multi-word name in its own words, in order and
+	// at most two words apart ("create a new note" for create_note,
+	// "search entities" for search_entities): the request asks for what
+	// the name says. 0 disables it.
+	NamePhrase float64
 	// Bigrams is the query weight of a pair of adjacent query words that
 	// also stand next to each other in a tool's name, title or description
 	// ("delete link", "create directory"): a cheap proximity signal. 0
@@ -93,6 +99,7 @@ func DefaultOptions() Options {
 		SynonymWeight:          0.5,
 		StemVariants:           0.5,
 		NameMention:            1,
+		NamePhrase:             0.1,
 		Bigrams:                0.35,
 		BigramWindow:           2,
 		SynonymPairs:           1.5,

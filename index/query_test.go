@@ -1,6 +1,7 @@
 package index
 
 import (
+	"math"
 	"slices"
 	"testing"
 )
@@ -90,5 +91,58 @@ func TestRequestPhrases(t *testing.T) {
 	}
 	if got, want := an.terms("Show me the tables"), []string{"show", "table"}; !slices.Equal(got, want) {
 		t.Errorf("terms (tool text) = %q, want %q", got, want)
+	}
+}
+
+// A request that says a tool's multi-word name in order, a few words
+// apart at most, multiplies that tool's score by 1 + NamePhrase, once.
+func TestNamePhrase(t *testing.T) {
+	t.Parallel()
+	tools := []Tool{
+		{Name: "notes__create_note", Server: "notes", Description: "Store a new entry with a title and content."},
+		{Name: "notes__get_note", Server: "notes", Description: "Retrieve the content of a note by its title."},
+		{Name: "notes__get_note_tags", Server: "notes", Description: "Tags of an entry."},
+		{Name: "other__create_note", Server: "other", Description: "Write a note."},
+	}
+	off := DefaultOptions()
+	off.NamePhrase = 0
+	without, err := NewWithOptions(tools, off)
+	if err != nil {
+		t.Fatal(err)
+	}
+	with := mustNew(t, tools)
+	boost := 1 + DefaultOptions().NamePhrase
+	for _, tc := range []struct {
+		query   string
+		server  string
+		boosted []string // the tools of the result whose score is boosted
+	}{
+		{"create a new note", "", []string{"notes__create_note", "other__create_note"}},
+		{"create a new note", "notes", []string{"notes__create_note"}},
+		{"create one two note", "", []string{"notes__create_note", "other__create_note"}},
+		{"create one two three note", "", nil},                                                              // three words apart
+		{"note: create it", "", nil},                                                                        // out of order
+		{"create note, then create another note", "", []string{"notes__create_note", "other__create_note"}}, // once
+		{"get the note's tags", "", []string{"notes__get_note", "notes__get_note_tags"}},
+		{"get the tags of a note", "", []string{"notes__get_note"}}, // get_note_tags: out of order
+		{"save it in /root/notes/create.md", "", nil},               // a path is the word "file", not its words
+	} {
+		a, b := without.Search(tc.query, tc.server, 10), with.Search(tc.query, tc.server, 10)
+		base := map[string]float64{}
+		for _, r := range a {
+			base[r.Name] = r.Score
+		}
+		for _, r := range b {
+			want := base[r.Name]
+			if slices.Contains(tc.boosted, r.Name) {
+				want *= boost
+			}
+			if math.Abs(r.Score-want) > 1e-9*want {
+				t.Errorf("Search(%q, %q): %s scores %g, want %g (boosted: %v)", tc.query, tc.server, r.Name, r.Score, want, slices.Contains(tc.boosted, r.Name))
+			}
+		}
+		if len(a) != len(b) {
+			t.Errorf("Search(%q): %d results with NamePhrase, %d without", tc.query, len(b), len(a))
+		}
 	}
 }

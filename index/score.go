@@ -31,8 +31,9 @@ type queryTerm struct {
 // pairs with a synonym in place of one word, verb synonyms and stem
 // variants at reduced weight, dropping terms no tool contains. A
 // term keeps the weight it is first added with: a word of the query is
-// never demoted to a synonym or variant of another.
-func (ix *Index) queryTerms(text string) []queryTerm {
+// never demoted to a synonym or variant of another. It also returns the
+// query's words in order, a file path read as "file" (Options.FilePaths).
+func (ix *Index) queryTerms(text string) ([]queryTerm, []string) {
 	if ix.opts.FilePaths {
 		text = markFilePaths(text)
 	}
@@ -98,7 +99,7 @@ func (ix *Index) queryTerms(text string) []queryTerm {
 			}
 		}
 	}
-	return out
+	return out, terms
 }
 
 // Search returns up to k tools for query, best first. server restricts the
@@ -146,7 +147,7 @@ func (ix *Index) lexical(query string, sid int32, k int) ([]int32, []float64) {
 	if k <= 0 || strings.TrimSpace(query) == "" || len(ix.tools) == 0 {
 		return nil, nil
 	}
-	qts := ix.queryTerms(query)
+	qts, words := ix.queryTerms(query)
 	if len(qts) == 0 {
 		return nil, nil
 	}
@@ -173,6 +174,9 @@ func (ix *Index) lexical(query string, sid int32, k int) ([]int32, []float64) {
 	}
 	if ix.opts.NameMention > 0 {
 		ix.boostMentioned(sc, query, sid)
+	}
+	if ix.opts.NamePhrase > 0 {
+		ix.boostNamePhrases(sc, words, sid)
 	}
 	top := ix.topK(sc, k)
 	scores := make([]float64, len(top))
@@ -205,6 +209,51 @@ func (ix *Index) boostMentioned(sc *scratch, query string, sid int32) {
 			sc.score[d] *= 1 + ix.opts.NameMention
 		}
 	}
+}
+
+// namePhraseGap is how many other request words Options.NamePhrase allows
+// before each word of a tool's name: "create a new note" says create_note
+// (the stop word "a" is gone before the count).
+const namePhraseGap = 2
+
+// boostNamePhrases boosts tools whose multi-word name the request says in
+// order, each word at most namePhraseGap words after the one before it.
+// A tool is boosted once, however often the request says its name.
+func (ix *Index) boostNamePhrases(sc *scratch, words []string, sid int32) {
+	var boosted []int32 // few: the tools whose name the request says
+	for i := range words {
+		for j := i + 1; j <= i+1+namePhraseGap && j < len(words); j++ {
+			for _, d := range ix.byNameStart[termKey{words[i], words[j]}] {
+				if sid >= 0 && ix.tools[d].sid != sid || slices.Contains(boosted, d) {
+					continue
+				}
+				if saysInOrder(words[j+1:], ix.tools[d].nameWords[2:]) {
+					sc.score[d] *= 1 + ix.opts.NamePhrase
+					boosted = append(boosted, d)
+				}
+			}
+		}
+	}
+}
+
+// saysInOrder reports whether words holds name's words in order from its
+// start, each at most namePhraseGap words after the one before it.
+func saysInOrder(words, name []string) bool {
+	pos := -1
+	for _, w := range name {
+		next := -1
+		for p := pos + 1; p <= pos+1+namePhraseGap && p < len(words); p++ {
+			if words[p] == w {
+				next = p
+				break
+			}
+		}
+		if next < 0 {
+			return false
+		}
+		pos = next
+	}
+	return true
 }
 
 // topK selects the k best hits with a bounded heap (a long query touches a

@@ -22,8 +22,9 @@ type devSet struct {
 // sets in testdata/bench (skipped in -short mode). The
 // floors are the issue 5 targets (etom-l2 hit@1 0.88 and hit@5 0.97,
 // livemcpbench recall@5 0.40, etom-l1 hit@1 0.95), raised to the figure
-// reached where it is above: livemcpbench recall@5 is 0.438 (TUNING.md).
-// etom-l2 hit@5 is 0.974, one query above its floor.
+// reached where it is above: livemcpbench recall@5 is 0.456 and etom-l1
+// hit@1 0.967, one query above its floor (TUNING.md). etom-l2 hit@5 is
+// 0.974, one query above its floor.
 func TestDevSets(t *testing.T) {
 	if testing.Short() {
 		t.Skip("dev sets: skipped in -short mode")
@@ -32,7 +33,7 @@ func TestDevSets(t *testing.T) {
 		{"etom-l2", func(s Summary) float64 { return s.HitAt1 }, 0.88, "hit@1"},
 		{"etom-l2", func(s Summary) float64 { return s.HitAt5 }, 0.97, "hit@5"},
 		{"livemcpbench", func(s Summary) float64 { return s.RecallAt5 }, 0.43, "recall@5"},
-		{"etom-l1", func(s Summary) float64 { return s.HitAt1 }, 0.95, "hit@1"},
+		{"etom-l1", func(s Summary) float64 { return s.HitAt1 }, 0.96, "hit@1"},
 	}
 	cache := map[string]Summary{}
 	// Steps: the tasks' steps as a model that saw only the task text wrote

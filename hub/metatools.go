@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 
@@ -364,14 +365,18 @@ func (s *Session) search(ctx context.Context, c *Catalog, pool []*Tool, queries 
 	if v != nil {
 		qvs = v.sem.queryVectors(ctx, queries) // nil: lexical
 	}
+	// The steps of a task are ranked at once: each ranking is independent
+	// and a hybrid one costs a pass over the vectors.
 	rankings := make([][]index.Result, len(queries))
+	var wg sync.WaitGroup
 	for i, q := range queries {
 		var qv []float32
 		if qvs != nil {
 			qv = qvs[i]
 		}
-		rankings[i] = visibleRanking(c, v, qv, q, server, visible, limit)
+		wg.Go(func() { rankings[i] = visibleRanking(c, v, qv, q, server, visible, limit) })
 	}
+	wg.Wait()
 	hits := index.Interleave(rankings, limit)
 	out := make([]*Tool, len(hits))
 	for i, r := range hits {

@@ -145,50 +145,61 @@ func TestNewVectorsChecks(t *testing.T) {
 }
 
 // TestSignatureCandidates: on a catalog large enough for the sign-bit
-// prefilter, the vector ranking still finds each tool from a query near
-// it, and agrees with an exact ranking on most of its top 10.
+// prefilter (more than exactUpTo times the candidates), small ones
+// included, the vector ranking still finds each tool from a query near it
+// and agrees with an exact ranking on most of its top 10; below that it is
+// the exact ranking.
 func TestSignatureCandidates(t *testing.T) {
 	t.Parallel()
-	const n, dim = 3000, 384
-	tools := make([]Tool, n)
-	for i := range tools {
-		tools[i] = Tool{Name: fmt.Sprintf("s%d__tool_%d", i%50, i), Server: fmt.Sprintf("s%d", i%50), Description: "a tool"}
-	}
-	ix := mustNew(t, tools)
-	vecs := randomVectors(n, dim, 7)
-	v := mustVectors(t, ix, vecs)
-	queries := randomVectors(50, dim, 8)
-	agree := 0
-	for q := range 50 {
-		// A query near tool d: its vector plus noise.
-		d := q * 37
-		qv := make([]float32, dim)
-		for j := range qv {
-			qv[j] = vecs[d][j] + 0.3*queries[q][j]
+	for _, tc := range []struct {
+		tools, dim int
+		minShare   float64 // of the exact top 10
+	}{
+		{3000, 384, 0.9},
+		{300, 512, 0.9}, // small catalogs go through the signatures too
+		{80, 512, 1},    // at most twice the candidates: exact
+	} {
+		n, dim := tc.tools, tc.dim
+		tools := make([]Tool, n)
+		for i := range tools {
+			tools[i] = Tool{Name: fmt.Sprintf("s%d__tool_%d", i%50, i), Server: fmt.Sprintf("s%d", i%50), Description: "a tool"}
 		}
-		got := v.nearest(qv, -1, 10)
-		if got[0] != int32(d) {
-			t.Errorf("query near tool %d: nearest %v", d, got[:3])
-		}
-		exact := make([]int32, n)
-		sims := make([]float32, n)
-		for i := range exact {
-			exact[i], sims[i] = int32(i), dot(qv, vecs[i])
-		}
-		slices.SortFunc(exact, func(a, b int32) int { return cmp.Compare(sims[b], sims[a]) })
-		for _, x := range got {
-			if slices.Contains(exact[:10], x) {
-				agree++
+		ix := mustNew(t, tools)
+		vecs := randomVectors(n, dim, 7)
+		v := mustVectors(t, ix, vecs)
+		queries := randomVectors(50, dim, 8)
+		agree := 0
+		for q := range 50 {
+			// A query near tool d: its vector plus noise.
+			d := q * 37 % n
+			qv := make([]float32, dim)
+			for j := range qv {
+				qv[j] = vecs[d][j] + 0.3*queries[q][j]
+			}
+			got := v.nearest(qv, -1, 10)
+			if got[0] != int32(d) {
+				t.Errorf("%d tools: query near tool %d: nearest %v", n, d, got[:3])
+			}
+			exact := make([]int32, n)
+			sims := make([]float32, n)
+			for i := range exact {
+				exact[i], sims[i] = int32(i), dot(qv, vecs[i])
+			}
+			slices.SortFunc(exact, func(a, b int32) int { return cmp.Compare(sims[b], sims[a]) })
+			for _, x := range got {
+				if slices.Contains(exact[:10], x) {
+					agree++
+				}
 			}
 		}
-	}
-	if share := float64(agree) / 500; share < 0.9 {
-		t.Errorf("signature ranking shares %.2f of the exact top 10, want at least 0.9", share)
-	}
-	// Within one server the prefilter keeps to that server.
-	for _, d := range v.nearest(queries[0], ix.servers["s7"], 10) {
-		if tools[d].Server != "s7" {
-			t.Fatalf("server filter let %s through", tools[d].Name)
+		if share := float64(agree) / 500; share < tc.minShare {
+			t.Errorf("%d tools of %d dimensions: the ranking shares %.2f of the exact top 10, want at least %.2f", n, dim, share, tc.minShare)
+		}
+		// Within one server the prefilter keeps to that server.
+		for _, d := range v.nearest(queries[0], ix.servers["s7"], 10) {
+			if tools[d].Server != "s7" {
+				t.Fatalf("%d tools: server filter let %s through", n, tools[d].Name)
+			}
 		}
 	}
 }

@@ -22,6 +22,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mcp-hub/mcp-hub/hub"
@@ -317,15 +318,17 @@ func timedSearch(s Searcher, queries []string, depth int) ([]index.Result, time.
 }
 
 // search is the best depth tools for queries: one ranking, or the steps'
-// rankings interleaved as search_tools interleaves them.
+// rankings, ranked at once and interleaved as search_tools does.
 func search(s Searcher, queries []string, depth int) []index.Result {
 	if len(queries) == 1 {
 		return s.Search(queries[0], "", depth)
 	}
 	rankings := make([][]index.Result, len(queries))
+	var wg sync.WaitGroup
 	for i, q := range queries {
-		rankings[i] = s.Search(q, "", depth)
+		wg.Go(func() { rankings[i] = s.Search(q, "", depth) })
 	}
+	wg.Wait()
 	return index.Interleave(rankings, depth)
 }
 

@@ -95,9 +95,8 @@ type Vectors struct {
 const oversample = 4
 
 // exactUpTo: a catalog of at most exactUpTo × the candidates wanted is
-// ranked by exact cosine alone. Above that the signatures are faster even
-// on small catalogs (TUNING.md: 999 tools of 768 dimensions took 2.7 times
-// as long by exact cosine as 1,000 through the signatures).
+// ranked by exact cosine alone. Above that the signatures are faster, on
+// small catalogs too (TUNING.md, round 8).
 const exactUpTo = 2
 
 // NewVectors pairs the index with one unit vector per tool, in the order

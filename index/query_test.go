@@ -125,7 +125,6 @@ func TestNamePhrase(t *testing.T) {
 		{"create note, then create another note", "", []string{"notes__create_note", "other__create_note"}}, // once
 		{"get the note's tags", "", []string{"notes__get_note", "notes__get_note_tags"}},
 		{"get the tags of a note", "", []string{"notes__get_note"}}, // get_note_tags: out of order
-		{"save it in /root/notes/create.md", "", nil},               // a path is the word "file", not its words
 	} {
 		a, b := without.Search(tc.query, tc.server, 10), with.Search(tc.query, tc.server, 10)
 		base := map[string]float64{}

@@ -39,7 +39,8 @@ type Options struct {
 	// the request says its multi-word name in its own words, in order and
 	// at most two words apart ("create a new note" for create_note,
 	// "search entities" for search_entities): the request asks for what
-	// the name says. 0 disables it.
+	// the name says. Names are looked for in the first 256 words of a
+	// request. 0 disables it.
 	NamePhrase float64
 	// Bigrams is the query weight of a pair of adjacent query words that
 	// also stand next to each other in a tool's name, title or description

@@ -3,6 +3,7 @@ package index
 import (
 	"math"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -102,6 +103,7 @@ func TestNamePhrase(t *testing.T) {
 		{Name: "notes__create_note", Server: "notes", Description: "Store a new entry with a title and content."},
 		{Name: "notes__get_note", Server: "notes", Description: "Retrieve the content of a note by its title."},
 		{Name: "notes__get_note_tags", Server: "notes", Description: "Tags of an entry."},
+		{Name: "notes__get_note_tag_count", Server: "notes", Description: "How many labels an entry has."},
 		{Name: "other__create_note", Server: "other", Description: "Write a note."},
 	}
 	off := DefaultOptions()
@@ -125,6 +127,12 @@ func TestNamePhrase(t *testing.T) {
 		{"create note, then create another note", "", []string{"notes__create_note", "other__create_note"}}, // once
 		{"get the note's tags", "", []string{"notes__get_note", "notes__get_note_tags"}},
 		{"get the tags of a note", "", []string{"notes__get_note"}}, // get_note_tags: out of order
+		// The second "note" is the one within reach of "tags".
+		{"get note note alpha beta tags", "", []string{"notes__get_note", "notes__get_note_tags"}},
+		// Names are looked for in the first maxPhraseWords words only.
+		{strings.Repeat("alpha ", maxPhraseWords) + "create note", "", nil},
+		// Only the second "tag" is within reach of "count".
+		{"get note tags tags alpha beta count", "", []string{"notes__get_note", "notes__get_note_tags", "notes__get_note_tag_count"}},
 	} {
 		a, b := without.Search(tc.query, tc.server, 10), with.Search(tc.query, tc.server, 10)
 		base := map[string]float64{}

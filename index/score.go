@@ -216,42 +216,73 @@ func (ix *Index) boostMentioned(sc *scratch, query string, sid int32) {
 // (the stop word "a" is gone before the count).
 const namePhraseGap = 2
 
+// maxPhraseWords bounds the request words that names are looked for in (a
+// request for tools is far shorter), which keeps the look-up linear in the
+// catalog however long the request.
+const maxPhraseWords = 256
+
 // boostNamePhrases boosts tools whose multi-word name the request says in
 // order, each word at most namePhraseGap words after the one before it.
-// A tool is boosted once, however often the request says its name.
+// Names are indexed by their first two words, so each tool is checked (and
+// boosted) at most once: when the request holds that pair close enough.
 func (ix *Index) boostNamePhrases(sc *scratch, words []string, sid int32) {
-	var boosted []int32 // few: the tools whose name the request says
+	words = words[:min(len(words), maxPhraseWords)]
+	if len(words) < 2 {
+		return
+	}
+	said := make(map[string]bool, len(words))
+	for _, w := range words {
+		said[w] = true
+	}
+	checked := make(map[termKey]bool)
 	for i := range words {
 		for j := i + 1; j <= i+1+namePhraseGap && j < len(words); j++ {
-			for _, d := range ix.byNameStart[termKey{words[i], words[j]}] {
-				if sid >= 0 && ix.tools[d].sid != sid || slices.Contains(boosted, d) {
+			start := termKey{words[i], words[j]}
+			if checked[start] {
+				continue
+			}
+			checked[start] = true
+			for _, d := range ix.byNameStart[start] {
+				t := &ix.tools[d]
+				if sid >= 0 && t.sid != sid || !saysName(words, said, t.nameWords) {
 					continue
 				}
-				if saysInOrder(words[j+1:], ix.tools[d].nameWords[2:]) {
-					sc.score[d] *= 1 + ix.opts.NamePhrase
-					boosted = append(boosted, d)
-				}
+				sc.score[d] *= 1 + ix.opts.NamePhrase
 			}
 		}
 	}
 }
 
-// saysInOrder reports whether words holds name's words in order from its
-// start, each at most namePhraseGap words after the one before it.
-func saysInOrder(words, name []string) bool {
-	pos := -1
+// saysName reports whether words hold name in order, each word of name at
+// most namePhraseGap words after the one before it. said is the set of
+// words, which rules most names out before any scan. It tracks every
+// position where the name so far can end, so a repeated word cannot hide a
+// match, in len(words) × len(name) steps.
+func saysName(words []string, said map[string]bool, name []string) bool {
 	for _, w := range name {
-		next := -1
-		for p := pos + 1; p <= pos+1+namePhraseGap && p < len(words); p++ {
-			if words[p] == w {
-				next = p
-				break
-			}
-		}
-		if next < 0 {
+		if !said[w] {
 			return false
 		}
-		pos = next
+	}
+	ends := make([]bool, len(words)) // the name so far can end at word p
+	next := make([]bool, len(words))
+	for p, w := range words {
+		ends[p] = w == name[0]
+	}
+	for _, w := range name[1:] {
+		found := false
+		last := -1 // the latest end before p
+		for p := range words {
+			next[p] = words[p] == w && last >= 0 && p-last <= namePhraseGap+1
+			found = found || next[p]
+			if ends[p] {
+				last = p
+			}
+		}
+		if !found {
+			return false
+		}
+		ends, next = next, ends
 	}
 	return true
 }

@@ -382,6 +382,11 @@ func TestBigramsAndMentions(t *testing.T) {
 			t.Errorf("Search(%q) = %v, want first %q", tc.query, names(got), tc.want)
 		}
 	}
+	// A name said twice is boosted once.
+	once, twice := ix.Search("get_tasks", "", 1), ix.Search("get_tasks, get_tasks", "", 1)
+	if len(once) != 1 || len(twice) != 1 || once[0].Score != twice[0].Score {
+		t.Errorf("get_tasks once %v, twice %v: want the same score", once, twice)
+	}
 	// A mentioned name respects the server filter.
 	if got := ix.Search("get_tasks", "links", 5); len(got) != 0 {
 		t.Errorf("mention leaked across servers: %v", names(got))

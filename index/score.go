@@ -190,12 +190,21 @@ func (ix *Index) lexical(query string, sid int32, k int) ([]int32, []float64) {
 	return top, scores
 }
 
-// boostMentioned boosts tools whose name appears verbatim in the query.
+// boostMentioned boosts tools whose name appears verbatim in the query,
+// once however often it appears.
 func (ix *Index) boostMentioned(sc *scratch, query string, sid int32) {
+	var mentioned map[string]bool
 	for _, w := range strings.Fields(query) {
 		w = strings.ToLower(strings.TrimFunc(w, func(r rune) bool {
 			return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '_' && r != '-'
 		}))
+		if _, ok := ix.byBaseName[w]; !ok || mentioned[w] {
+			continue
+		}
+		if mentioned == nil {
+			mentioned = make(map[string]bool)
+		}
+		mentioned[w] = true
 		for _, d := range ix.byBaseName[w] {
 			if sid >= 0 && ix.tools[d].sid != sid {
 				continue

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mcp-hub/mcp-hub/internal/redact"
 )
@@ -32,6 +33,10 @@ const (
 	maxErrorBytes = 16 << 10
 	// MaxDimensions bounds a vector's length; real models stay under 8,192.
 	MaxDimensions = 1 << 16
+	// MaxQueryBytes is how much of a query is sent: models read a few
+	// hundred tokens, so a longer text only costs the round trip (and
+	// money, on a paid API). The lexical ranking still reads all of it.
+	MaxQueryBytes = 2000
 )
 
 // Client embeds texts through one endpoint. It is safe for concurrent use.
@@ -143,11 +148,26 @@ func (c *Client) EmbedQuery(ctx context.Context, text string) ([]float32, error)
 }
 
 // EmbedQueries embeds the queries of one search (up to BatchSize go in
-// one request), waiting at most Timeout in all.
+// one request, each cut to MaxQueryBytes), waiting at most Timeout in all.
 func (c *Client) EmbedQueries(ctx context.Context, texts []string) ([][]float32, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.Timeout())
 	defer cancel()
-	return c.Embed(ctx, texts)
+	cut := make([]string, len(texts))
+	for i, t := range texts {
+		cut[i] = prefix(t, MaxQueryBytes)
+	}
+	return c.Embed(ctx, cut)
+}
+
+// prefix is at most n bytes of s, cut at a character boundary.
+func prefix(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
 
 type request struct {

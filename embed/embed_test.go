@@ -13,6 +13,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mcp-hub/mcp-hub/embed"
 	"github.com/mcp-hub/mcp-hub/internal/fixture"
@@ -424,5 +425,47 @@ func TestEmbedCachedKeepsProgress(t *testing.T) {
 	vecs, missed, err := c.EmbedCached(t.Context(), cache, texts)
 	if err != nil || missed != 5 || len(vecs) != len(texts) {
 		t.Fatalf("second run: missed %d, err %v", missed, err)
+	}
+}
+
+// A query is sent cut to MaxQueryBytes, at a character boundary; a short
+// one as it is.
+func TestEmbedQueryCut(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var sent []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Input []string `json:"input"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		mu.Lock()
+		sent = req.Input
+		mu.Unlock()
+		vecs := make([][]float32, len(req.Input))
+		for i := range vecs {
+			vecs[i] = []float32{1, 0}
+		}
+		_ = json.NewEncoder(w).Encode(map[string]any{"embeddings": vecs})
+	}))
+	t.Cleanup(srv.Close)
+	c, err := embed.New(embed.Config{Provider: embed.ProviderOllama, Model: "m", BaseURL: srv.URL}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := "x" + strings.Repeat("é", embed.MaxQueryBytes) // byte MaxQueryBytes is inside an "é"
+	if _, err := c.EmbedQueries(t.Context(), []string{"weather forecast", long}); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(sent) != 2 || sent[0] != "weather forecast" {
+		t.Fatalf("sent %.40q, want the short query as it is", sent)
+	}
+	if got := sent[1]; len(got) != embed.MaxQueryBytes-1 || !strings.HasPrefix(long, got) || !utf8.ValidString(got) {
+		t.Errorf("long query sent as %d bytes (valid UTF-8: %v), want its first %d", len(got), utf8.ValidString(got), embed.MaxQueryBytes-1)
 	}
 }

@@ -11,8 +11,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
-	"unicode/utf8"
 
+	"github.com/mcp-hub/mcp-hub/internal/clean"
 	"github.com/mcp-hub/mcp-hub/internal/redact"
 )
 
@@ -154,20 +154,9 @@ func (c *Client) EmbedQueries(ctx context.Context, texts []string) ([][]float32,
 	defer cancel()
 	cut := make([]string, len(texts))
 	for i, t := range texts {
-		cut[i] = prefix(t, MaxQueryBytes)
+		cut[i] = clean.Prefix(t, MaxQueryBytes)
 	}
 	return c.Embed(ctx, cut)
-}
-
-// prefix is at most n bytes of s, cut at a character boundary.
-func prefix(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
 }
 
 type request struct {

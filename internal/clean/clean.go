@@ -77,7 +77,7 @@ func clip(s string, max int, multiLine bool) string {
 		if b.Len()+utf8.RuneLen(r) > budget {
 			if marker == "" { // replacements made it grow past max
 				marker = "…[cut: " + strconv.Itoa(len(s)) + " bytes]"
-				return cutTo(b.String(), max-len(marker)) + marker
+				return Prefix(b.String(), max-len(marker)) + marker
 			}
 			break
 		}
@@ -102,8 +102,8 @@ func plain(s string, multiLine bool) bool {
 	return true
 }
 
-// cutTo cuts s to at most n bytes at a rune boundary.
-func cutTo(s string, n int) string {
+// Prefix is at most n bytes of s, cut at a character boundary.
+func Prefix(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}

@@ -35,7 +35,7 @@ const (
 	MaxDimensions = 1 << 16
 	// MaxQueryBytes is how much of a query is sent: models read a few
 	// hundred tokens, so a longer text only costs the round trip (and
-	// money, on a paid API). The lexical ranking still reads all of it.
+	// money, on a paid API). The lexical ranking reads more of it.
 	MaxQueryBytes = 2000
 )
 

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -227,12 +228,15 @@ func TestLimitsAndFilters(t *testing.T) {
 		{"unknown server", "weather", "nope", 10, 0, ""},
 		{"no known word", "xylophone zebra", "", 10, 0, ""},
 		{"only stop words", "the and of", "", 10, 0, ""},
+		{"word before the cut", pad(MaxQueryBytes-len("weather")) + "weather", "", 10, 2, "weather"},
+		{"word past the cut", pad(MaxQueryBytes) + "weather", "", 10, 0, ""},
+		{"name past the cut", pad(MaxQueryBytes) + "weather__get_forecast", "", 10, 0, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			got := ix.Search(tc.query, tc.server, tc.k)
 			if tc.wantLen >= 0 && len(got) != tc.wantLen {
-				t.Fatalf("Search(%q, %q, %d) = %v, want %d results", tc.query, tc.server, tc.k, names(got), tc.wantLen)
+				t.Fatalf("Search(%.60q, %q, %d) = %v, want %d results", tc.query, tc.server, tc.k, names(got), tc.wantLen)
 			}
 			for _, r := range got {
 				if tc.wantServer != "" && r.Server != tc.wantServer {
@@ -241,6 +245,11 @@ func TestLimitsAndFilters(t *testing.T) {
 			}
 		})
 	}
+}
+
+// pad is n bytes of words no tool has.
+func pad(n int) string {
+	return strings.Repeat("z", n%2) + strings.Repeat("z ", n/2)
 }
 
 // S3: a tool without description is found by its name.

@@ -7,7 +7,15 @@ import (
 	"sort"
 	"strings"
 	"unicode"
+
+	"github.com/mcp-hub/mcp-hub/internal/clean"
 )
+
+// MaxQueryBytes is how much of a query is ranked: its first 16 KiB, cut at
+// a character boundary, about 2,500 words. A request for tools is far
+// shorter; analysing every word of a 4 MiB one cost 1-1.5 s of CPU at
+// 10,000 tools, which any client could have asked for again and again.
+const MaxQueryBytes = 16 << 10
 
 // scratch holds per-search accumulators indexed by document number, so a
 // search allocates nothing proportional to the catalog.
@@ -144,6 +152,7 @@ func (ix *Index) results(docs []int32, scores []float64) []Result {
 // lexical is the BM25F ranking of query: the best k documents of server
 // sid (-1: all) with their scores.
 func (ix *Index) lexical(query string, sid int32, k int) ([]int32, []float64) {
+	query = clean.Prefix(query, MaxQueryBytes)
 	if k <= 0 || strings.TrimSpace(query) == "" || len(ix.tools) == 0 {
 		return nil, nil
 	}

@@ -55,8 +55,6 @@ type Gateway struct {
 	modern modernSessions
 	// storeLink keeps HTTP sessions in session_store (restore.go).
 	storeLink sessionStoreLink
-	// lastActive is LastActivity, in unix nanoseconds.
-	lastActive atomic.Int64
 	// hashKey keys the hashes of guessable values (hashkey.go); nil until
 	// the config needs one. stateDir is where a generated one is kept.
 	hashKey  atomic.Pointer[keyedHash]

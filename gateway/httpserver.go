@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"strconv"
 	"sync"
@@ -49,12 +48,6 @@ func (g *Gateway) httpServer(handler http.Handler) *http.Server {
 		// net/http's own complaints (a panic it recovered, a TLS
 		// handshake) go through the hub's log, and its redaction.
 		ErrorLog: slog.NewLogLogger(g.log.Handler(), slog.LevelWarn),
-		// A connection that closes is work done, for LastActivity.
-		ConnState: func(_ net.Conn, state http.ConnState) {
-			if state == http.StateClosed {
-				g.active()
-			}
-		},
 	}
 }
 

@@ -11,7 +11,6 @@ import (
 	"runtime/metrics"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/jsonrpc"
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
@@ -137,24 +136,7 @@ func (g *Gateway) HTTPHandler(extra map[string]http.Handler) http.Handler {
 	for path, handler := range extra {
 		mux.Handle(path, g.guard(handler))
 	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/healthz" { // a probe is not work
-			g.active()
-		}
-		mux.ServeHTTP(w, r)
-	})
-}
-
-func (g *Gateway) active() { g.lastActive.Store(time.Now().UnixNano()) }
-
-// LastActivity is when the HTTP hub last had work: a request came (health
-// checks aside), a session ended, or (NewHTTPServer) a connection closed.
-// Zero before any.
-func (g *Gateway) LastActivity() time.Time {
-	if ns := g.lastActive.Load(); ns != 0 {
-		return time.Unix(0, ns)
-	}
-	return time.Time{}
+	return mux
 }
 
 // holdSlot keeps s's session slot until its SDK session ends (the same
@@ -165,7 +147,6 @@ func (g *Gateway) holdSlot(s *hub.Session) {
 		s.Watch(ss, func() {
 			g.storeLink.forget(ss.ID())
 			g.slots.release()
-			g.active()
 		})
 		return
 	}

@@ -91,8 +91,8 @@ func limitsCPU(t *testing.T, pid int) time.Duration {
 	return time.Duration(ut+st) * 10 * time.Millisecond
 }
 
-// limitsSettledRSS waits until the quiet hub has given its freed memory
-// back (returnIdleMemory, 10 s after its last work) and its RSS is at most
+// limitsSettledRSS waits until the quiet hub's RSS (the runtime's
+// scavenger returns freed memory in the background) is at most
 // want plus the fraction within, or d passes; it returns the RSS and how
 // long that took. want 0: until the RSS stops falling.
 func limitsSettledRSS(t *testing.T, pid int, want int64, within float64, d time.Duration) (int64, time.Duration) {

@@ -28,22 +28,23 @@ import (
 
 func main() {
 	profileMemory()
-	tuneGC()
+	followMemoryLimit()
 	os.Exit(run(os.Args, os.Stdin, os.Stdout, os.Stderr))
 }
 
-// tuneGC trades memory for latency unless the user set GOGC or GOMEMLIMIT.
-// A hub's live heap is small (a few MB) while every forwarded message
-// leaves garbage behind, so at the default GOGC=100 a busy hub collects
-// every few milliseconds; 400 collects a quarter as often. The soft
-// memory limit bounds the trade, and returnIdleMemory gives a burst's
-// memory back once the hub is quiet.
-func tuneGC() {
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(400)
+// followMemoryLimit gives the Go runtime a soft memory limit of 90% of the
+// container's (cgroup memory.max) when the hub runs in one and the user
+// set no GOMEMLIMIT: the collector then works harder as the process nears
+// the limit instead of the kernel killing it. Outside a container, or with
+// GOMEMLIMIT or GOGC set, the runtime's defaults apply unchanged. GOGC is
+// left at the runtime's default: a hub's live heap is a few MB, and a
+// higher GOGC only grows an idle hub's memory (docs/performance.md).
+func followMemoryLimit() {
+	if os.Getenv("GOMEMLIMIT") != "" {
+		return
 	}
-	if os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(1 << 30)
+	if limit, ok := containerMemoryLimit(); ok {
+		debug.SetMemoryLimit(limit / 10 * 9)
 	}
 }
 

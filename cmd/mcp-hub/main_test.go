@@ -81,3 +81,23 @@ func TestNextProcs(t *testing.T) {
 		}
 	}
 }
+
+func TestParseMemoryLimit(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want int64
+		ok   bool
+	}{
+		{"536870912\n", 536870912, true},
+		{"max\n", 0, false},
+		{"9223372036854771712\n", 0, false}, // cgroup v1's "no limit"
+		{"0\n", 0, false},
+		{"", 0, false},
+		{"-1", 0, false},
+	} {
+		got, ok := parseMemoryLimit(tc.in)
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("parseMemoryLimit(%q) = %d, %v; want %d, %v", tc.in, got, ok, tc.want, tc.ok)
+		}
+	}
+}

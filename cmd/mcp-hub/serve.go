@@ -36,6 +36,8 @@ func serveCommand() *cli.Command {
 			&cli.StringFlag{Name: "metrics", Usage: "also serve Prometheus metrics at http://ADDR/metrics (e.g. 127.0.0.1:9464), next to stdio or --http"},
 			&cli.BoolFlag{Name: "allow-unauthenticated", EnvVars: []string{"MCP_HUB_ALLOW_UNAUTHENTICATED"},
 				Usage: "let --http/--metrics listen beyond loopback with no auth configured (anyone who reaches the port can call every tool)"},
+			&cli.BoolFlag{Name: "share-cpus", EnvVars: []string{"MCP_HUB_SHARE_CPUS"},
+				Usage: "run on as few CPUs as keep up with the load (re-read every second; ignored when GOMAXPROCS is set)"},
 			&cli.StringFlag{Name: "cpuprofile", Usage: "write a CPU profile to this file until the hub stops", Hidden: true},
 		},
 		Action: func(c *cli.Context) error {
@@ -69,7 +71,9 @@ func serveCommand() *cli.Command {
 				}
 				defer stop()
 			}
-			shareCPUs(c.Context) // after start-up, which builds the index on every core
+			if c.Bool("share-cpus") {
+				shareCPUs(c.Context) // after start-up, which builds the index on every core
+			}
 			watchCtx, stopWatching := context.WithCancel(c.Context)
 			defer stopWatching()
 			go watcher.run(watchCtx, g, log, c.Duration("watch-interval"))
@@ -140,7 +144,6 @@ func serveHTTP(c *cli.Context, g *gateway.Gateway, log *slog.Logger, w *configWa
 		extra["/v1/chat"] = handler
 	}
 	srv := g.NewHTTPServer(extra)
-	returnIdleMemory(c.Context, g, log)
 	if addr := os.Getenv("MCP_HUB_PPROF"); addr != "" {
 		if err := servePprof(c.Context, addr, log); err != nil {
 			return cli.Exit(fmt.Sprintf("MCP_HUB_PPROF=%s: %v", addr, err), exitConfig)

@@ -184,10 +184,9 @@ type sessionFig struct {
 }
 
 // sessionFigures reads the hub's memory twice: after provoked collections
-// (loadCollect: what RSS settles to while the hub has work, with GOGC=400
-// letting the heap grow to five times what is live), then once the hub
-// has been quiet long enough to return its freed memory to the OS
-// (returnIdleMemory, 10 s after its last request) and RSS stops falling.
+// (loadCollect: what RSS settles to while the hub has work), then once the
+// hub has been quiet and RSS stops falling (the runtime's scavenger
+// returns freed memory in the background).
 func sessionFigures(t *testing.T, base string, pid int, pprofAddr string) sessionFig {
 	busy := loadCollect(t, base, pid, 2*time.Minute)
 	quiet, _ := limitsSettledRSS(t, pid, 0, 0, 90*time.Second)

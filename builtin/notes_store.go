@@ -17,6 +17,9 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/mcp-hub/mcp-hub/internal/atomicfile"
+	"github.com/mcp-hub/mcp-hub/internal/filelock"
 )
 
 // The notes store keeps notes in one JSON file. Every operation reads the
@@ -84,7 +87,7 @@ func (f *notesFile) clone() *notesFile {
 }
 
 // noteStore serialises access to one notes file: sem within the process
-// (flock is per open file description, not per goroutine), lockFile across
+// (a file lock belongs to an open file, not a goroutine), filelock across
 // stores and processes. Waiting for either honours the call's context.
 type noteStore struct {
 	path     string
@@ -141,9 +144,9 @@ func (st *noteStore) withLock(ctx context.Context, fn func() error) error {
 	if err := os.MkdirAll(filepath.Dir(st.path), 0o700); err != nil {
 		return fmt.Errorf("create notes directory: %w", err)
 	}
-	unlock, err := lockFile(ctx, st.path)
+	unlock, err := filelock.Lock(ctx, st.path+".lock")
 	if err != nil {
-		return err
+		return fmt.Errorf("notes file: %w", err)
 	}
 	defer unlock()
 	return fn()
@@ -273,23 +276,7 @@ func (st *noteStore) save(f *notesFile) error {
 		return fmt.Errorf("the notes file would grow to %s, over its %s limit: delete or shorten notes, or point NOTES_FILE at a new file",
 			byteSize(buf.Len()), byteSize(st.maxBytes))
 	}
-	tmp, err := os.CreateTemp(dir, ".notes-*.tmp")
-	if err != nil {
-		return fmt.Errorf("write notes: %w", err)
-	}
-	defer os.Remove(tmp.Name()) // no-op after a successful rename
-	if _, err := tmp.Write(buf.Bytes()); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write notes: %w", err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write notes: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write notes: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), st.path); err != nil {
+	if err := atomicfile.WriteFile(st.path, buf.Bytes(), 0o600); err != nil {
 		return fmt.Errorf("write notes: %w", err)
 	}
 	if info, err := os.Stat(st.path); err == nil {

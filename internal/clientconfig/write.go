@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcp-hub/mcp-hub/internal/atomicfile"
 	"github.com/mcp-hub/mcp-hub/internal/nofollow"
 )
 
@@ -28,69 +30,15 @@ func WriteFile(path string, data []byte, perm fs.FileMode) error {
 	if st, err := os.Stat(target); err == nil {
 		perm = st.Mode().Perm()
 	}
-	if err := writeAtomic(target, data, perm, writeAll); err != nil {
+	if err := atomicfile.WriteFile(target, data, perm); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
 }
 
-// writeAtomic puts data at target through a temporary file in the same
-// directory: written with write, synced, then renamed over target. On any
-// error the temporary file is removed and target is as it was. The
-// temporary file is created exclusively (never through a link), and the
-// rename replaces a link at target rather than following it.
-func writeAtomic(target string, data []byte, perm fs.FileMode, write func(*os.File, []byte) error) error {
-	dir := filepath.Dir(target)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(target)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	done := false
-	defer func() {
-		if !done {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if err := write(tmp, data); err != nil {
-		return err
-	}
-	if err := tmp.Chmod(perm); err != nil && !errors.Is(err, errors.ErrUnsupported) {
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := replaceFile(tmp.Name(), target); err != nil {
-		return err
-	}
-	done = true
-	syncDir(dir)
-	return nil
-}
-
-func writeAll(f *os.File, data []byte) error {
-	_, err := f.Write(data) // a short write is an error (io.ErrShortWrite at least)
+func writeAll(w io.Writer, data []byte) error {
+	_, err := w.Write(data) // a short write is an error (io.ErrShortWrite at least)
 	return err
-}
-
-// replaceWithRetry renames until it works or the retries run out. On
-// Windows a file another program holds open without FILE_SHARE_DELETE (an
-// editor, a virus scanner, the client reading its config) cannot be
-// replaced for a moment; those errors are worth a few more tries.
-func replaceWithRetry(rename func() error, retryable func(error) bool, sleep func(time.Duration)) error {
-	wait := 10 * time.Millisecond
-	for try := 1; ; try++ {
-		err := rename()
-		if err == nil || !retryable(err) || try == 8 {
-			return err
-		}
-		sleep(wait) // 10 ms doubling: about 1.3 s in all
-		wait *= 2
-	}
 }
 
 // Backup copies path to a timestamped file next to it
@@ -102,7 +50,7 @@ func Backup(path string, now time.Time) (string, error) {
 	return backup(path, now, writeAll)
 }
 
-func backup(path string, now time.Time, write func(*os.File, []byte) error) (string, error) {
+func backup(path string, now time.Time, write func(io.Writer, []byte) error) (string, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return "", fmt.Errorf("back up %s: %w", path, err)
@@ -119,7 +67,7 @@ func backup(path string, now time.Time, write func(*os.File, []byte) error) (str
 		}
 		name = fmt.Sprintf("%s-%d.bak", base, i)
 	}
-	if err := writeAtomic(name, data, st.Mode().Perm(), write); err != nil {
+	if err := atomicfile.Write(name, st.Mode().Perm(), func(w io.Writer) error { return write(w, data) }); err != nil {
 		return "", fmt.Errorf("back up %s: %w (nothing changed)", path, err)
 	}
 	return name, nil

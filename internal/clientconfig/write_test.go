@@ -2,6 +2,7 @@ package clientconfig
 
 import (
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -77,41 +78,6 @@ func TestBackups(t *testing.T) {
 	}
 }
 
-// TestReplaceWithRetry is the Windows rename rule, run here: busy errors
-// are retried a bounded number of times, others are not.
-func TestReplaceWithRetry(t *testing.T) {
-	busy := errors.New("busy")
-	for _, tc := range []struct {
-		fails     int
-		err       error
-		wantCalls int
-		wantErr   bool
-	}{
-		{0, nil, 1, false},
-		{3, busy, 4, false},
-		{100, busy, 8, true},
-		{100, errors.New("no such file"), 1, true},
-	} {
-		calls := 0
-		var slept time.Duration
-		err := replaceWithRetry(func() error {
-			calls++
-			if calls <= tc.fails {
-				return tc.err
-			}
-			return nil
-		}, func(err error) bool { return err == busy }, func(d time.Duration) { slept += d })
-		if calls != tc.wantCalls || (err != nil) != tc.wantErr || slept > 2*time.Second {
-			t.Errorf("%d fails of %v: %d calls, err %v, slept %v", tc.fails, tc.err, calls, err, slept)
-		}
-	}
-	for errno, want := range map[uintptr]bool{5: true, 32: true, 33: true, 2: false, 3: false, 183: false} {
-		if windowsBusy(errno) != want {
-			t.Errorf("windowsBusy(%d) = %v", errno, !want)
-		}
-	}
-}
-
 // A disk that fills up during a backup: the write fails part way. Backup
 // returns the error and leaves nothing behind, neither a backup nor a
 // temporary file; the file itself is untouched.
@@ -123,7 +89,7 @@ func TestBackupCutShort(t *testing.T) {
 	if err := os.WriteFile(p, orig, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	full := func(f *os.File, data []byte) error {
+	full := func(f io.Writer, data []byte) error {
 		if _, err := f.Write(data[:len(data)/2]); err != nil {
 			return err
 		}

@@ -1,11 +1,13 @@
 //go:build !windows
 
-package clientconfig
+package atomicfile
 
 import "os"
 
-// replaceFile renames src over dst: atomic on POSIX file systems.
-func replaceFile(src, dst string) error { return os.Rename(src, dst) }
+const isWindows = false
+
+// retryable: a POSIX rename is atomic and never waits on a reader.
+func retryable(error) bool { return false }
 
 // syncDir makes a rename in dir durable.
 func syncDir(dir string) {

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 
 	"github.com/mcp-hub/mcp-hub/embed"
@@ -59,7 +60,7 @@ type Preselector struct {
 
 // NewPreselector builds the ranking for chat.preselect on the endpoint of
 // discovery.embeddings. stateDir holds the vector cache ("" = memory).
-func NewPreselector(ec embed.Config, cfg PreselectConfig, stateDir string, log *slog.Logger) (*Preselector, error) {
+func NewPreselector(ec config.Embeddings, cfg PreselectConfig, stateDir string, log *slog.Logger) (*Preselector, error) {
 	client, err := embed.New(ec, nil)
 	if err != nil {
 		return nil, err

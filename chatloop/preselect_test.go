@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcp-hub/mcp-hub/embed"
+	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/internal/fixture"
 )
 
@@ -38,9 +38,9 @@ func TestPreselectorSelect(t *testing.T) {
 		{Name: "math__add", Description: "Add two numbers."},
 		{Name: "notes__search", Description: "Search notes."},
 	}
-	for _, ec := range []embed.Config{
-		{Provider: embed.ProviderOllama, Model: "m", BaseURL: srv.URL},
-		{Provider: embed.ProviderOpenAI, Model: "m", BaseURL: srv.URL + "/v1"},
+	for _, ec := range []config.Embeddings{
+		{Provider: config.EmbeddingsOllama, Model: "m", BaseURL: srv.URL},
+		{Provider: config.EmbeddingsOpenAI, Model: "m", BaseURL: srv.URL + "/v1"},
 	} {
 		t.Run(ec.Provider, func(t *testing.T) {
 			p, err := NewPreselector(ec, PreselectConfig{TopK: 1, Always: []string{"clock__now", "no__such_tool"}}, t.TempDir(), nil)
@@ -74,12 +74,12 @@ func TestPreselectorRealModel(t *testing.T) {
 			defs = append(defs, ToolDef{Name: server + "__" + tool.Name, Description: tool.Description})
 		}
 	}
-	for _, ec := range []embed.Config{
-		{Provider: embed.ProviderOllama, Model: fixture.RealEmbeddingsModel, BaseURL: url},
-		{Provider: embed.ProviderOpenAI, Model: fixture.RealEmbeddingsModel, BaseURL: url + "/v1"},
+	for _, ec := range []config.Embeddings{
+		{Provider: config.EmbeddingsOllama, Model: fixture.RealEmbeddingsModel, BaseURL: url},
+		{Provider: config.EmbeddingsOpenAI, Model: fixture.RealEmbeddingsModel, BaseURL: url + "/v1"},
 	} {
 		t.Run(ec.Provider, func(t *testing.T) {
-			ec.Timeout = embed.Duration(30 * time.Second) // a loaded CI machine; the model answers in tens of ms
+			ec.Timeout = config.Duration(30 * time.Second) // a loaded CI machine; the model answers in tens of ms
 			p, err := NewPreselector(ec, PreselectConfig{TopK: 1}, t.TempDir(), nil)
 			if err != nil {
 				t.Fatal(err)
@@ -121,7 +121,7 @@ func TestHandlerPreselect(t *testing.T) {
 	)
 	cfg := testConfig(p)
 	var err error
-	cfg.Preselector, err = NewPreselector(embed.Config{Provider: embed.ProviderOllama, Model: "m", BaseURL: emb.URL},
+	cfg.Preselector, err = NewPreselector(config.Embeddings{Provider: config.EmbeddingsOllama, Model: "m", BaseURL: emb.URL},
 		PreselectConfig{TopK: 1, Always: []string{"clock__now"}}, "", nil)
 	if err != nil {
 		t.Fatal(err)

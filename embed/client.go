@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/internal/clean"
 	"github.com/mcp-hub/mcp-hub/internal/redact"
 )
@@ -41,7 +42,7 @@ const (
 
 // Client embeds texts through one endpoint. It is safe for concurrent use.
 type Client struct {
-	cfg      Config
+	cfg      config.Embeddings
 	endpoint string // the full URL requests go to
 	origin   string // scheme://host of endpoint: the only place the key goes
 	http     *http.Client
@@ -50,13 +51,13 @@ type Client struct {
 
 // New returns a client for cfg (normalised first; see Config.Normalize).
 // transport may be nil for http.DefaultTransport.
-func New(cfg Config, transport http.RoundTripper) (*Client, error) {
+func New(cfg config.Embeddings, transport http.RoundTripper) (*Client, error) {
 	cfg, err := cfg.Normalize()
 	if err != nil {
 		return nil, err
 	}
 	path := "embeddings"
-	if cfg.Provider == ProviderOllama {
+	if cfg.Provider == config.EmbeddingsOllama {
 		path = "api/embed"
 	}
 	endpoint, err := resolve(cfg.BaseURL, path)
@@ -105,7 +106,7 @@ func resolve(base, path string) (string, error) {
 }
 
 // Config is the client's normalised config.
-func (c *Client) Config() Config { return c.cfg }
+func (c *Client) Config() config.Embeddings { return c.cfg }
 
 // Model is the model id vectors come from: vectors of different models
 // are not comparable.
@@ -214,7 +215,7 @@ func (c *Client) post(ctx context.Context, texts []string) ([][]float32, error) 
 		return nil, fmt.Errorf("answer larger than %d bytes", MaxResponseBytes)
 	}
 	var vecs [][]float32
-	if c.cfg.Provider == ProviderOllama {
+	if c.cfg.Provider == config.EmbeddingsOllama {
 		var r ollamaResponse
 		if err := json.Unmarshal(data, &r); err != nil {
 			return nil, fmt.Errorf("answer is not Ollama's {\"embeddings\": [...]}: %w", err)

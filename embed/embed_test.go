@@ -15,16 +15,17 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/embed"
 	"github.com/mcp-hub/mcp-hub/internal/fixture"
 	"gopkg.in/yaml.v3"
 )
 
 // endpoints are the two wire formats, pointed at one fixture server.
-func endpoints(srv *fixture.EmbeddingsServer) []embed.Config {
-	return []embed.Config{
-		{Provider: embed.ProviderOllama, Model: "nomic-embed-text", BaseURL: srv.URL},
-		{Provider: embed.ProviderOpenAI, Model: "text-embedding-3-small", BaseURL: srv.URL + "/v1"},
+func endpoints(srv *fixture.EmbeddingsServer) []config.Embeddings {
+	return []config.Embeddings{
+		{Provider: config.EmbeddingsOllama, Model: "nomic-embed-text", BaseURL: srv.URL},
+		{Provider: config.EmbeddingsOpenAI, Model: "text-embedding-3-small", BaseURL: srv.URL + "/v1"},
 	}
 }
 
@@ -77,22 +78,22 @@ func TestConfigNormalize(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name    string
-		cfg     embed.Config
+		cfg     config.Embeddings
 		wantURL string
 		wantErr string
 	}{
-		{"ollama default", embed.Config{Provider: "Ollama", Model: "m"}, embed.DefaultOllamaBaseURL, ""},
-		{"ollama /v1 base", embed.Config{Provider: "ollama", Model: "m", BaseURL: "http://h:11434/v1/"}, "http://h:11434", ""},
-		{"openai default with key", embed.Config{Provider: "openai", Model: "m", APIKey: "k"}, embed.DefaultOpenAIBaseURL, ""},
-		{"openai local without key", embed.Config{Provider: "openai", Model: "m", BaseURL: "http://127.0.0.1:8000/v1"}, "http://127.0.0.1:8000/v1", ""},
-		{"openai default without key", embed.Config{Provider: "openai", Model: "m"}, "", "needs api_key"},
-		{"no provider", embed.Config{Model: "m"}, "", "missing provider"},
-		{"unknown provider", embed.Config{Provider: "cohere", Model: "m"}, "", "unknown provider"},
-		{"no model", embed.Config{Provider: "ollama"}, "", "missing model"},
-		{"bad url", embed.Config{Provider: "ollama", Model: "m", BaseURL: "ftp://x"}, "", "not an http(s) URL"},
-		{"credentials in url", embed.Config{Provider: "ollama", Model: "m", BaseURL: "http://u:p@h"}, "", "must not hold credentials"},
-		{"negative timeout", embed.Config{Provider: "ollama", Model: "m", Timeout: -1}, "", "positive"},
-		{"huge timeout", embed.Config{Provider: "ollama", Model: "m", Timeout: embed.Duration(time.Hour)}, "", "above the limit"},
+		{"ollama default", config.Embeddings{Provider: "Ollama", Model: "m"}, config.DefaultOllamaBaseURL, ""},
+		{"ollama /v1 base", config.Embeddings{Provider: "ollama", Model: "m", BaseURL: "http://h:11434/v1/"}, "http://h:11434", ""},
+		{"openai default with key", config.Embeddings{Provider: "openai", Model: "m", APIKey: "k"}, config.DefaultOpenAIBaseURL, ""},
+		{"openai local without key", config.Embeddings{Provider: "openai", Model: "m", BaseURL: "http://127.0.0.1:8000/v1"}, "http://127.0.0.1:8000/v1", ""},
+		{"openai default without key", config.Embeddings{Provider: "openai", Model: "m"}, "", "needs api_key"},
+		{"no provider", config.Embeddings{Model: "m"}, "", "missing provider"},
+		{"unknown provider", config.Embeddings{Provider: "cohere", Model: "m"}, "", "unknown provider"},
+		{"no model", config.Embeddings{Provider: "ollama"}, "", "missing model"},
+		{"bad url", config.Embeddings{Provider: "ollama", Model: "m", BaseURL: "ftp://x"}, "", "not an http(s) URL"},
+		{"credentials in url", config.Embeddings{Provider: "ollama", Model: "m", BaseURL: "http://u:p@h"}, "", "must not hold credentials"},
+		{"negative timeout", config.Embeddings{Provider: "ollama", Model: "m", Timeout: -1}, "", "positive"},
+		{"huge timeout", config.Embeddings{Provider: "ollama", Model: "m", Timeout: config.Duration(time.Hour)}, "", "above the limit"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -109,7 +110,7 @@ func TestConfigNormalize(t *testing.T) {
 			if got.BaseURL != tt.wantURL {
 				t.Errorf("base_url = %q, want %q", got.BaseURL, tt.wantURL)
 			}
-			if time.Duration(got.Timeout) != embed.DefaultTimeout {
+			if time.Duration(got.Timeout) != config.DefaultEmbeddingsTimeout {
 				t.Errorf("timeout = %v, want the default", got.Timeout)
 			}
 		})
@@ -118,12 +119,12 @@ func TestConfigNormalize(t *testing.T) {
 
 func TestConfigYAML(t *testing.T) {
 	t.Parallel()
-	var cfg embed.Config
+	var cfg config.Embeddings
 	src := "provider: openai\nmodel: text-embedding-3-small\nbase_url: http://127.0.0.1:8000/v1\napi_key: sk-x\ntimeout: 750ms\n"
 	if err := yaml.Unmarshal([]byte(src), &cfg); err != nil {
 		t.Fatal(err)
 	}
-	want := embed.Config{Provider: "openai", Model: "text-embedding-3-small", BaseURL: "http://127.0.0.1:8000/v1", APIKey: "sk-x", Timeout: embed.Duration(750 * time.Millisecond)}
+	want := config.Embeddings{Provider: "openai", Model: "text-embedding-3-small", BaseURL: "http://127.0.0.1:8000/v1", APIKey: "sk-x", Timeout: config.Duration(750 * time.Millisecond)}
 	if cfg != want {
 		t.Errorf("decoded %+v, want %+v", cfg, want)
 	}
@@ -137,7 +138,7 @@ func TestAPIKeyStaysWithItsOrigin(t *testing.T) {
 	const key = "sk-test-0123456789abcdef0123456789"
 	srv := fixture.StartEmbeddings(t, nil)
 	srv.Key = key
-	c, err := embed.New(embed.Config{Provider: "openai", Model: "m", BaseURL: srv.URL + "/v1", APIKey: key}, nil)
+	c, err := embed.New(config.Embeddings{Provider: "openai", Model: "m", BaseURL: srv.URL + "/v1", APIKey: key}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +159,7 @@ func TestAPIKeyStaysWithItsOrigin(t *testing.T) {
 		http.Redirect(w, r, other.URL+"/v1/embeddings", http.StatusTemporaryRedirect)
 	}))
 	t.Cleanup(redirector.Close)
-	c, err = embed.New(embed.Config{Provider: "openai", Model: "m", BaseURL: redirector.URL + "/v1", APIKey: key}, nil)
+	c, err = embed.New(config.Embeddings{Provider: "openai", Model: "m", BaseURL: redirector.URL + "/v1", APIKey: key}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +179,7 @@ func TestAPIKeyStaysWithItsOrigin(t *testing.T) {
 		fmt.Fprintf(w, `{"error": {"message": "bad key %s"}}`, strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer "))
 	}))
 	t.Cleanup(echo.Close)
-	c, err = embed.New(embed.Config{Provider: "openai", Model: "m", BaseURL: echo.URL, APIKey: key}, nil)
+	c, err = embed.New(config.Embeddings{Provider: "openai", Model: "m", BaseURL: echo.URL, APIKey: key}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +212,7 @@ func TestEmbedFailures(t *testing.T) {
 				fmt.Fprint(w, tt.body)
 			}))
 			t.Cleanup(srv.Close)
-			c, err := embed.New(embed.Config{Provider: "ollama", Model: "x", BaseURL: srv.URL}, nil)
+			c, err := embed.New(config.Embeddings{Provider: "ollama", Model: "x", BaseURL: srv.URL}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -228,7 +229,7 @@ func TestEmbedFailures(t *testing.T) {
 			fmt.Fprint(w, `{"data": [{"index": 0, "embedding": [1]}, {"index": 0, "embedding": [1]}]}`)
 		}))
 		t.Cleanup(srv.Close)
-		c, _ := embed.New(embed.Config{Provider: "openai", Model: "x", BaseURL: srv.URL}, nil)
+		c, _ := embed.New(config.Embeddings{Provider: "openai", Model: "x", BaseURL: srv.URL}, nil)
 		if _, err := c.Embed(t.Context(), []string{"a", "b"}); err == nil || !strings.Contains(err.Error(), "repeated index") {
 			t.Fatalf("err = %v", err)
 		}
@@ -246,7 +247,7 @@ func TestEmbedFailures(t *testing.T) {
 			}
 		}))
 		t.Cleanup(srv.Close)
-		c, _ := embed.New(embed.Config{Provider: "ollama", Model: "x", BaseURL: srv.URL}, nil)
+		c, _ := embed.New(config.Embeddings{Provider: "ollama", Model: "x", BaseURL: srv.URL}, nil)
 		if _, err := c.Embed(t.Context(), []string{"a"}); err == nil || !strings.Contains(err.Error(), "larger than") {
 			t.Fatalf("err = %v", err)
 		}
@@ -257,7 +258,7 @@ func TestEmbedQueryTimeout(t *testing.T) {
 	t.Parallel()
 	srv := fixture.StartEmbeddings(t, nil)
 	srv.Hold()
-	c, err := embed.New(embed.Config{Provider: "ollama", Model: "m", BaseURL: srv.URL, Timeout: embed.Duration(50 * time.Millisecond)}, nil)
+	c, err := embed.New(config.Embeddings{Provider: "ollama", Model: "m", BaseURL: srv.URL, Timeout: config.Duration(50 * time.Millisecond)}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -407,7 +408,7 @@ func TestEmbedCachedKeepsProgress(t *testing.T) {
 		json.NewEncoder(w).Encode(map[string]any{"embeddings": vecs})
 	}))
 	t.Cleanup(srv.Close)
-	c, err := embed.New(embed.Config{Provider: "ollama", Model: "m", BaseURL: srv.URL}, nil)
+	c, err := embed.New(config.Embeddings{Provider: "ollama", Model: "m", BaseURL: srv.URL}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -452,7 +453,7 @@ func TestEmbedQueryCut(t *testing.T) {
 		_ = json.NewEncoder(w).Encode(map[string]any{"embeddings": vecs})
 	}))
 	t.Cleanup(srv.Close)
-	c, err := embed.New(embed.Config{Provider: embed.ProviderOllama, Model: "m", BaseURL: srv.URL}, nil)
+	c, err := embed.New(config.Embeddings{Provider: config.EmbeddingsOllama, Model: "m", BaseURL: srv.URL}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

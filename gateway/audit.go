@@ -7,7 +7,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/mcp-hub/mcp-hub/hub"
+	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/internal/clean"
 	"github.com/mcp-hub/mcp-hub/internal/redact"
 	"github.com/mcp-hub/mcp-hub/internal/rotate"
@@ -65,7 +65,7 @@ type auditLog struct {
 // openAudit opens the configured file; nil when there is none. A file that
 // cannot be opened is a config error: an operator who asked for an audit
 // trail must not get a hub that silently keeps none.
-func openAudit(cfg *hub.Config, hash *keyedHash, redact *redact.Redactor, log *slog.Logger) (*auditLog, error) {
+func openAudit(cfg *config.Config, hash *keyedHash, redact *redact.Redactor, log *slog.Logger) (*auditLog, error) {
 	a := cfg.Audit
 	if a.File == "" {
 		return nil, nil
@@ -79,7 +79,7 @@ func openAudit(cfg *hub.Config, hash *keyedHash, redact *redact.Redactor, log *s
 	}
 	f, err := rotate.Open(a.File, int64(mb)<<20, backups)
 	if err != nil {
-		return nil, &hub.ConfigError{Path: cfg.Path, Msg: fmt.Sprintf("audit.file: cannot open %s: %v (fix the path or its permissions)", a.File, err)}
+		return nil, &config.Error{Path: cfg.Path, Msg: fmt.Sprintf("audit.file: cannot open %s: %v (fix the path or its permissions)", a.File, err)}
 	}
 	return &auditLog{file: f, hash: hash, includeArgs: a.IncludeArguments, redact: redact, log: log}, nil
 }

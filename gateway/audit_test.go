@@ -160,7 +160,7 @@ func TestAuditFileUnopenable(t *testing.T) {
 	cfg := gwConfig()
 	cfg.Audit.File = filepath.Join(notDir, "audit.jsonl")
 	_, err := New(fixture.Context(t), cfg, Options{Hub: hub.Options{Logger: quietLogger, Builtin: (&gwUpstream{}).builtin(fixture.NewServers())}, OpenStore: openStore})
-	var cerr *hub.ConfigError
+	var cerr *config.Error
 	if !errors.As(err, &cerr) || !strings.Contains(err.Error(), "audit.file") {
 		t.Errorf("New with an unopenable audit file: %v, want a config error naming audit.file", err)
 	}

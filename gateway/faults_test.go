@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/hub"
 	"github.com/mcp-hub/mcp-hub/internal/fixture"
 	"github.com/mcp-hub/mcp-hub/upstream"
@@ -35,15 +36,15 @@ func TestHubFaultHealth(t *testing.T) {
 	flag := filepath.Join(dir, "up")
 	os.WriteFile(flag, nil, 0o644)
 	script := fmt.Sprintf(`if [ -e %q ]; then exec %q -name flaky -features; fi; echo "flaky is down" >&2; exit 1`, flag, fixture.Build(t))
-	flaky := &hub.ServerConfig{Upstream: upstream.Config{Command: "/bin/sh", Args: []string{"-c", script}}}
+	flaky := &config.Server{Upstream: config.Upstream{Command: "/bin/sh", Args: []string{"-c", script}}}
 	flaky.Name = "flaky"
 	off := fixture.StdioEntry(t, "off", "-tools", "x")
 	off.Disabled = true
 	cfg := fixture.RestartingConfig(fixture.StdioEntry(t, "ok", "-features"), flaky, fixture.StdioEntry(t, "slow", "-tools", "s", "-start-delay", "30s"), fixture.StdioEntry(t, "dead", "-fail-start"), off)
-	cfg.Restart.InitialBackoff = upstream.Duration(300 * time.Millisecond)
-	cfg.Restart.MaxBackoff = upstream.Duration(300 * time.Millisecond)
+	cfg.Restart.InitialBackoff = config.Duration(300 * time.Millisecond)
+	cfg.Restart.MaxBackoff = config.Duration(300 * time.Millisecond)
 	cfg.Restart.UnhealthyAfter = 3
-	cfg.Restart.Cooldown = upstream.Duration(time.Minute)
+	cfg.Restart.Cooldown = config.Duration(time.Minute)
 	h, err := New(context.Background(), cfg, Options{Hub: hub.Options{Logger: slog.New(slog.DiscardHandler), StartupWait: 3 * time.Second}, OpenStore: openStore})
 	if err != nil {
 		t.Fatal(err)

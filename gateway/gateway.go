@@ -11,6 +11,7 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/hub"
 	"github.com/mcp-hub/mcp-hub/internal/redact"
 )
@@ -67,7 +68,7 @@ type Gateway struct {
 // New sets up the gateway's pieces for cfg (a problem with any of them is
 // a *hub.ConfigError), then starts the hub (hub.New) with the gateway's
 // hooks on it.
-func New(ctx context.Context, cfg *hub.Config, opts Options) (*Gateway, error) {
+func New(ctx context.Context, cfg *config.Config, opts Options) (*Gateway, error) {
 	if opts.Hub.Logger == nil {
 		opts.Hub.Logger = slog.Default()
 	}
@@ -89,11 +90,11 @@ func New(ctx context.Context, cfg *hub.Config, opts Options) (*Gateway, error) {
 	g.callTrace = g.newCallTrace()
 	if cfg.SessionStore != "" {
 		if opts.OpenStore == nil {
-			return nil, &hub.ConfigError{Path: cfg.Path, Msg: "session_store: this program has no session store"}
+			return nil, &config.Error{Path: cfg.Path, Msg: "session_store: this program has no session store"}
 		}
 		store, err := opts.OpenStore(cfg.SessionStore)
 		if err != nil {
-			return nil, &hub.ConfigError{Path: cfg.Path, Msg: g.redact.String(err.Error())}
+			return nil, &config.Error{Path: cfg.Path, Msg: g.redact.String(err.Error())}
 		}
 		g.startSessionStore(store, cfg)
 	}
@@ -126,7 +127,7 @@ func New(ctx context.Context, cfg *hub.Config, opts Options) (*Gateway, error) {
 func (g *Gateway) Hub() *hub.Hub { return g.hub }
 
 // hub.Config is the hub's configuration in service.
-func (g *Gateway) Config() *hub.Config { return g.hub.Config() }
+func (g *Gateway) Config() *config.Config { return g.hub.Config() }
 
 // Close closes the hub, then the session store and the audit log. It
 // returns what failed (errors.Join), the first time; nil after.
@@ -142,7 +143,7 @@ func (g *Gateway) Close() error {
 // Apply makes the gateway and its hub serve cfg (hub.Hub.Apply). Who may
 // connect changes for the next request; a bad auth block is refused before
 // anything changes.
-func (g *Gateway) Apply(ctx context.Context, cfg *hub.Config) error {
+func (g *Gateway) Apply(ctx context.Context, cfg *config.Config) error {
 	g.applyMu.Lock()
 	defer g.applyMu.Unlock()
 	authChanged := !reflect.DeepEqual(g.hub.Config().Auth, cfg.Auth)
@@ -151,7 +152,7 @@ func (g *Gateway) Apply(ctx context.Context, cfg *hub.Config) error {
 	}
 	if authChanged && cfg.Auth.OAuth != nil {
 		if err := cfg.Auth.OAuth.Validate(); err != nil {
-			return &hub.ConfigError{Path: cfg.Path, Msg: err.Error()}
+			return &config.Error{Path: cfg.Path, Msg: err.Error()}
 		}
 	}
 	if err := g.hub.Apply(ctx, cfg); err != nil {
@@ -169,10 +170,10 @@ func (g *Gateway) ReloadFailed(err error) { g.hub.ReloadFailed(err) }
 // startReporting sets up auth, metrics and the audit log (tracing is the
 // caller's: Options.TracerProvider). A problem with any of them is a config
 // error.
-func (g *Gateway) startReporting(cfg *hub.Config) error {
+func (g *Gateway) startReporting(cfg *config.Config) error {
 	if cfg.Auth.OAuth != nil {
 		if err := cfg.Auth.OAuth.Validate(); err != nil {
-			return &hub.ConfigError{Path: cfg.Path, Msg: err.Error()}
+			return &config.Error{Path: cfg.Path, Msg: err.Error()}
 		}
 	}
 	g.auth.Store(newAuthenticator(cfg.Auth, g.hashKey.Load(), g.log))

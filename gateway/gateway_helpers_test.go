@@ -19,13 +19,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/jsonrpc"
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 
 	"github.com/mcp-hub/mcp-hub/hub"
 
 	"github.com/mcp-hub/mcp-hub/internal/fixture"
-	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
 // gwUpstream records what the "gw" builtin server received.
@@ -80,15 +80,15 @@ func (g *gwUpstream) server() *mcp.Server {
 
 // gwConfig is a config with "gw" (eager, a short timeout) and the spec's
 // weather server (deferred), discovery on.
-func gwConfig() *hub.Config {
+func gwConfig() *config.Config {
 	gw := fixture.ServerEntry("gw", fixture.DeferLoading(false))
-	gw.Timeout = upstream.Duration(time.Second)
-	return fixture.NewConfig(hub.Discovery{Enabled: true}, gw, fixture.ServerEntry("weather", fixture.DeferLoading(true)))
+	gw.Timeout = config.Duration(time.Second)
+	return fixture.NewConfig(config.Discovery{Enabled: true}, gw, fixture.ServerEntry("weather", fixture.DeferLoading(true)))
 }
 
 // gwHub starts a hub on cfg with the gw and fixture upstreams and serves it
 // over HTTP on 127.0.0.1; it returns the hub, its base URL and its log.
-func gwHub(t testing.TB, cfg *hub.Config, g *gwUpstream) (*Gateway, string, *fixture.Log) {
+func gwHub(t testing.TB, cfg *config.Config, g *gwUpstream) (*Gateway, string, *fixture.Log) {
 	t.Helper()
 	lg := &fixture.Log{}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -20,7 +20,6 @@ import (
 	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/hub"
 	"github.com/mcp-hub/mcp-hub/internal/fixture"
-	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
 // hdServer serves h with NewHTTPServer on 127.0.0.1 and returns its base
@@ -162,7 +161,7 @@ func TestHTTPSessionLimits(t *testing.T) {
 func TestHTTPSessionIdleTimeout(t *testing.T) {
 	t.Parallel()
 	cfg := fixture.RestartingConfig(fixture.StdioEntry(t, "fx", "-tools", "a"))
-	cfg.SessionIdleTimeout = upstream.Duration(300 * time.Millisecond)
+	cfg.SessionIdleTimeout = config.Duration(300 * time.Millisecond)
 	h, _ := secHub(t, cfg)
 	url := hdServer(t, h) + "/mcp"
 	for range 5 {
@@ -179,7 +178,7 @@ func TestHTTPSessionIdleTimeout(t *testing.T) {
 // IdleTimeout; headers over MaxHeaderBytes get 431.
 func TestHTTPServerTimeouts(t *testing.T) {
 	cfg := fixture.RestartingConfig(fixture.StdioEntry(t, "fx", "-features"))
-	cfg.HTTP = config.HTTPLimits{BodyReadTimeout: upstream.Duration(300 * time.Millisecond), IdleTimeout: upstream.Duration(300 * time.Millisecond), MaxHeaderBytes: 8 << 10}
+	cfg.HTTP = config.HTTPLimits{BodyReadTimeout: config.Duration(300 * time.Millisecond), IdleTimeout: config.Duration(300 * time.Millisecond), MaxHeaderBytes: 8 << 10}
 	h, _ := secHub(t, cfg)
 	base := hdServer(t, h)
 	addr := strings.TrimPrefix(base, "http://")

@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/mcp-hub/mcp-hub/config"
-	"github.com/mcp-hub/mcp-hub/hub"
 	"github.com/mcp-hub/mcp-hub/internal/nofollow"
 	"github.com/mcp-hub/mcp-hub/internal/tokenstore"
 )
@@ -54,7 +53,7 @@ func (k *keyedHash) hex(b []byte) string {
 
 // needsHashKey reports whether cfg hashes anything: an audit log, or a
 // static token without a name.
-func needsHashKey(cfg *hub.Config) bool {
+func needsHashKey(cfg *config.Config) bool {
 	if cfg.HashKey != "" || cfg.Audit.File != "" {
 		return true
 	}
@@ -72,7 +71,7 @@ func authNeedsHashKey(a config.Auth) bool {
 
 // resolveHashKey is the key of cfg: hash_key, else the one kept in
 // stateDir (generated there the first time).
-func resolveHashKey(cfg *hub.Config, stateDir string) (*keyedHash, error) {
+func resolveHashKey(cfg *config.Config, stateDir string) (*keyedHash, error) {
 	if cfg.HashKey != "" {
 		return &keyedHash{key: []byte(cfg.HashKey)}, nil
 	}
@@ -160,7 +159,7 @@ func readKeyFile(path string) ([]byte, error) {
 // resolved it stays for the life of the hub: principal ids and audit
 // hashes made with it must stay comparable (a changed hash_key needs a
 // restart).
-func (g *Gateway) keyFor(cfg *hub.Config, needed bool) (*keyedHash, error) {
+func (g *Gateway) keyFor(cfg *config.Config, needed bool) (*keyedHash, error) {
 	if k := g.hashKey.Load(); k != nil || !needed {
 		return k, nil
 	}
@@ -168,12 +167,12 @@ func (g *Gateway) keyFor(cfg *hub.Config, needed bool) (*keyedHash, error) {
 	if dir == "" && cfg.HashKey == "" {
 		var err error
 		if dir, err = tokenstore.DefaultDir(); err != nil {
-			return nil, &hub.ConfigError{Path: cfg.Path, Msg: fmt.Sprintf("hash_key: %v", err)}
+			return nil, &config.Error{Path: cfg.Path, Msg: fmt.Sprintf("hash_key: %v", err)}
 		}
 	}
 	k, err := resolveHashKey(cfg, dir)
 	if err != nil {
-		return nil, &hub.ConfigError{Path: cfg.Path, Msg: err.Error()}
+		return nil, &config.Error{Path: cfg.Path, Msg: err.Error()}
 	}
 	if store := g.storeLink.store; store != nil && cfg.HashKey == "" {
 		k = g.sharedHashKey(store, k)

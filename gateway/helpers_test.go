@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 
 	"github.com/mcp-hub/mcp-hub/hub"
@@ -19,7 +20,7 @@ import (
 var quietLogger = slog.New(slog.DiscardHandler)
 
 // newTestHub starts a hub on cfg with fixture servers; it is closed when the test ends.
-func newTestHub(t testing.TB, cfg *hub.Config, fx *fixture.Servers) *Gateway {
+func newTestHub(t testing.TB, cfg *config.Config, fx *fixture.Servers) *Gateway {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

@@ -15,7 +15,6 @@ import (
 	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/hub"
 	"github.com/mcp-hub/mcp-hub/internal/safe"
-	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
 func orDefault[T ~int64 | ~int](v T, def T) T {
@@ -41,9 +40,9 @@ func (g *Gateway) NewMetricsServer() *http.Server {
 func (g *Gateway) httpServer(handler http.Handler) *http.Server {
 	l := g.Config().HTTP
 	return &http.Server{
-		Handler:           bodyDeadline(handler, time.Duration(orDefault(l.BodyReadTimeout, upstream.Duration(config.DefaultBodyReadTimeout)))),
-		ReadHeaderTimeout: time.Duration(orDefault(l.ReadHeaderTimeout, upstream.Duration(config.DefaultReadHeaderTimeout))),
-		IdleTimeout:       time.Duration(orDefault(l.IdleTimeout, upstream.Duration(config.DefaultIdleTimeout))),
+		Handler:           bodyDeadline(handler, time.Duration(orDefault(l.BodyReadTimeout, config.Duration(config.DefaultBodyReadTimeout)))),
+		ReadHeaderTimeout: time.Duration(orDefault(l.ReadHeaderTimeout, config.Duration(config.DefaultReadHeaderTimeout))),
+		IdleTimeout:       time.Duration(orDefault(l.IdleTimeout, config.Duration(config.DefaultIdleTimeout))),
 		MaxHeaderBytes:    orDefault(l.MaxHeaderBytes, config.DefaultMaxHeaderBytes),
 		// net/http's own complaints (a panic it recovered, a TLS
 		// handshake) go through the hub's log, and its redaction.

@@ -23,7 +23,7 @@ import (
 
 const testAudience = "https://hub.example.test/mcp"
 
-func oauthConfig(iss *fixture.Issuer) *hub.Config {
+func oauthConfig(iss *fixture.Issuer) *config.Config {
 	cfg := gwConfig()
 	cfg.Auth.OAuth = &config.OAuth{Issuer: iss.URL, Audience: testAudience}
 	return cfg
@@ -251,9 +251,9 @@ func TestOAuthToolsetClaim(t *testing.T) {
 	iss.AddKey("k1", false, true)
 	cfg := oauthConfig(iss)
 	cfg.Auth.OAuth.ToolsetClaim = "realm_access.groups"
-	cfg.Toolsets = map[string]*hub.Toolset{
-		"ops":     {Servers: map[string]*hub.ToolSelection{"gw": {Include: []string{"ok"}}}},
-		"weather": {Servers: map[string]*hub.ToolSelection{"weather": {All: true}}},
+	cfg.Toolsets = map[string]*config.Toolset{
+		"ops":     {Servers: map[string]*config.ToolSelection{"gw": {Include: []string{"ok"}}}},
+		"weather": {Servers: map[string]*config.ToolSelection{"weather": {All: true}}},
 	}
 	h, url, _ := gwHub(t, cfg, &gwUpstream{})
 	groups := func(g ...string) string {

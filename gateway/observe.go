@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/propagation"
@@ -172,7 +173,7 @@ func (g *Gateway) newCallTrace() hub.CallTrace {
 // maxShownName bounds a name from a client that the gateway repeats in a
 // span or the audit file, as the hub does in its errors: longer than any
 // exposed name, so a real name shows whole.
-const maxShownName = 2 * hub.MaxNameLength
+const maxShownName = 2 * config.MaxNameLength
 
 // shownName is name as the gateway repeats it: bounded and one line.
 func shownName(name string) string { return clean.Line(name, maxShownName) }

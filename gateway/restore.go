@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 
 	"github.com/mcp-hub/mcp-hub/hub"
@@ -79,7 +80,7 @@ var errStoreDown = errors.New("session store unreachable")
 // startSessionStore connects to session_store, if set. A store that does
 // not answer is a loud warning and the hub runs degraded, never an error:
 // only a URL that cannot be parsed is.
-func (g *Gateway) startSessionStore(store SessionStore, cfg *hub.Config) {
+func (g *Gateway) startSessionStore(store SessionStore, cfg *config.Config) {
 	l := &g.storeLink
 	l.g = g
 	if store == nil {

@@ -25,7 +25,6 @@ import (
 	"github.com/mcp-hub/mcp-hub/hub"
 	"github.com/mcp-hub/mcp-hub/internal/clean"
 	"github.com/mcp-hub/mcp-hub/internal/fixture"
-	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
 // slRawSession opens an HTTP session on /mcp at url with raw POSTs and
@@ -168,7 +167,7 @@ func TestHealthzDetailsFollowAuthorization(t *testing.T) {
 	cfg.Auth.Tokens = []config.Token{{Name: "ci", Value: "ci-token-health-1234"}}
 	cfg.Auth.OAuth.RequiredScopes = []string{"mcp:tools"}
 	cfg.Auth.OAuth.ToolsetClaim = "groups"
-	cfg.Toolsets = map[string]*hub.Toolset{"ops": {Servers: map[string]*hub.ToolSelection{"gw": {All: true}}}}
+	cfg.Toolsets = map[string]*config.Toolset{"ops": {Servers: map[string]*config.ToolSelection{"gw": {All: true}}}}
 	_, base, _ := gwHub(t, cfg, &gwUpstream{})
 	token := func(claims jwt.MapClaims) map[string]string {
 		return map[string]string{"Authorization": "Bearer " + iss.Token("k1", testAudience, claims)}
@@ -222,7 +221,7 @@ func TestMetricsToolLabelsBounded(t *testing.T) {
 	for _, name := range []string{"stable", "old_name", long} {
 		add(name)
 	}
-	web := &hub.ServerConfig{Upstream: upstream.Config{URL: fixture.ServeHTTP(t, up)}}
+	web := &config.Server{Upstream: config.Upstream{URL: fixture.ServeHTTP(t, up)}}
 	web.Name = "web"
 	h, _ := secHub(t, fixture.RestartingConfig(web))
 	srv := httptest.NewServer(h.HTTPHandler(nil))

@@ -27,7 +27,7 @@ import (
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
-func secHub(t testing.TB, cfg *hub.Config) (*Gateway, *fixture.Log) {
+func secHub(t testing.TB, cfg *config.Config) (*Gateway, *fixture.Log) {
 	t.Helper()
 	lg := &fixture.Log{}
 	h, err := New(context.Background(), cfg, Options{Hub: hub.Options{Logger: slog.New(slog.NewTextHandler(lg, nil)), StartupWait: 20 * time.Second}, OpenStore: openStore})
@@ -45,7 +45,7 @@ func secHub(t testing.TB, cfg *hub.Config) (*Gateway, *fixture.Log) {
 
 // secRawSession serves a hub for cfg over HTTP and opens a session on it for
 // raw POSTs: the URL of /mcp and the headers that name the session.
-func secRawSession(t testing.TB, cfg *hub.Config) (url string, headers map[string]string) {
+func secRawSession(t testing.TB, cfg *config.Config) (url string, headers map[string]string) {
 	t.Helper()
 	h, _ := secHub(t, cfg)
 	srv := httptest.NewServer(h.HTTPHandler(nil))
@@ -62,7 +62,7 @@ func secRawSession(t testing.TB, cfg *hub.Config) (url string, headers map[strin
 func TestSecurityBearerAuth(t *testing.T) {
 	cfg := fixture.RestartingConfig(fixture.StdioEntry(t, "fx", "-tools", "a"))
 	cfg.Auth.Tokens = []config.Token{{Value: "tok-first-1234"}, {Value: "tok-second-5678"}}
-	cfg.Toolsets = map[string]*hub.Toolset{"only": {Servers: map[string]*hub.ToolSelection{"fx": {All: true}}}}
+	cfg.Toolsets = map[string]*config.Toolset{"only": {Servers: map[string]*config.ToolSelection{"fx": {All: true}}}}
 	h, _ := secHub(t, cfg)
 	chat := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "chat ok") })
 	srv := httptest.NewServer(h.HTTPHandler(map[string]http.Handler{"/v1/chat": chat}))

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -53,7 +54,7 @@ func (r *otlpReceiver) provider(t testing.TB) (tp *sdktrace.TracerProvider, flus
 
 // tracedHub starts a hub on cfg with opts (its log in the test's output
 // when the test fails).
-func tracedHub(t testing.TB, cfg *hub.Config, opts Options) *Gateway {
+func tracedHub(t testing.TB, cfg *config.Config, opts Options) *Gateway {
 	t.Helper()
 	lg := &fixture.Log{}
 	opts.Hub.Logger, opts.Hub.StartupWait = slog.New(slog.NewTextHandler(lg, nil)), 20*time.Second
@@ -130,7 +131,7 @@ func TestTracingThroughHTTPUpstream(t *testing.T) {
 		t.Run(via, func(t *testing.T) {
 			rec := newOTLPReceiver(t)
 			up, upURL := newTraceparentUpstream(t)
-			cfg := fixture.NewConfig(hub.Discovery{}, &hub.ServerConfig{Upstream: upstream.Config{Name: "up", URL: upURL}})
+			cfg := fixture.NewConfig(config.Discovery{}, &config.Server{Upstream: config.Upstream{Name: "up", URL: upURL}})
 			tp, flush := rec.provider(t)
 			h := tracedHub(t, cfg, Options{Hub: hub.Options{Builtin: (&gwUpstream{}).builtin(fixture.NewServers())}, TracerProvider: tp})
 			srv := httptest.NewServer(h.HTTPHandler(nil))

@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 
 	"github.com/mcp-hub/mcp-hub/internal/fixture"
@@ -29,7 +30,7 @@ import (
 // agUp is one upstream of a test hub.
 type agUp struct {
 	name   string
-	cfg    upstream.Config
+	cfg    config.Upstream
 	prefix *string
 	allow  []string
 	deny   []string
@@ -40,12 +41,12 @@ func agPrefix(s string) *string { return &s }
 // agConfig builds a Config directly (builtin names used by tests are not
 // the shipped ones, so the file loader's validation is bypassed here; the
 // loader has its own tests below).
-func agConfig(ups ...agUp) *Config {
-	cfg := &Config{Path: "test.yaml", Servers: map[string]*ServerConfig{}}
-	cfg.Restart.InitialBackoff = upstream.Duration(100 * time.Millisecond)
-	cfg.Restart.MaxBackoff = upstream.Duration(time.Second)
+func agConfig(ups ...agUp) *config.Config {
+	cfg := &config.Config{Path: "test.yaml", Servers: map[string]*config.Server{}}
+	cfg.Restart.InitialBackoff = config.Duration(100 * time.Millisecond)
+	cfg.Restart.MaxBackoff = config.Duration(time.Second)
 	for _, u := range ups {
-		sc := &ServerConfig{Upstream: u.cfg, Prefix: u.prefix, Tools: ToolFilter{Allow: u.allow, Deny: u.deny}}
+		sc := &config.Server{Upstream: u.cfg, Prefix: u.prefix, Tools: config.ToolFilter{Allow: u.allow, Deny: u.deny}}
 		sc.Name = u.name
 		cfg.Servers[u.name] = sc
 		cfg.ServerOrder = append(cfg.ServerOrder, u.name)
@@ -66,7 +67,7 @@ func agBuiltins(servers map[string]func() *mcp.Server) func(string, map[string]s
 }
 
 // agHub starts a hub; it is closed when the test ends.
-func agHub(t *testing.T, cfg *Config, opts Options) (*Hub, *fixture.Log) {
+func agHub(t *testing.T, cfg *config.Config, opts Options) (*Hub, *fixture.Log) {
 	t.Helper()
 	h, log, err := agNew(t, cfg, opts)
 	if err != nil {
@@ -75,7 +76,7 @@ func agHub(t *testing.T, cfg *Config, opts Options) (*Hub, *fixture.Log) {
 	return h, log
 }
 
-func agNew(t *testing.T, cfg *Config, opts Options) (*Hub, *fixture.Log, error) {
+func agNew(t *testing.T, cfg *config.Config, opts Options) (*Hub, *fixture.Log, error) {
 	t.Helper()
 	log := fixture.NewLog(t)
 	opts.Logger = slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelDebug}))
@@ -158,8 +159,8 @@ func agServeSSE(t *testing.T, s *mcp.Server) string {
 	return srv.URL
 }
 
-func agStdio(t testing.TB, args ...string) upstream.Config {
-	return upstream.Config{Command: fixture.Build(t), Args: args}
+func agStdio(t testing.TB, args ...string) config.Upstream {
+	return config.Upstream{Command: fixture.Build(t), Args: args}
 }
 
 func agToolNames(t *testing.T, cs *mcp.ClientSession) []string {
@@ -208,10 +209,10 @@ func TestAggregateMixedTransports(t *testing.T) {
 	httpURL := fixture.ServeHTTP(t, agEchoServer("web", "fetch", "echo"))
 	sseURL := agServeSSE(t, agEchoServer("old", "echo"))
 	cfg := agConfig(
-		agUp{name: "mem", cfg: upstream.Config{Builtin: "mem"}},
+		agUp{name: "mem", cfg: config.Upstream{Builtin: "mem"}},
 		agUp{name: "proc", cfg: agStdio(t, "-name", "proc", "-tools", "echo,alpha")},
-		agUp{name: "web", cfg: upstream.Config{URL: httpURL}},
-		agUp{name: "old", cfg: upstream.Config{URL: sseURL, Transport: upstream.TransportSSE}},
+		agUp{name: "web", cfg: config.Upstream{URL: httpURL}},
+		agUp{name: "old", cfg: config.Upstream{URL: sseURL, Transport: config.TransportSSE}},
 	)
 	h, _ := agHub(t, cfg, Options{Builtin: agBuiltins(map[string]func() *mcp.Server{
 		"mem": func() *mcp.Server { return agEchoServer("mem", "echo") },
@@ -260,9 +261,9 @@ func TestNamingPrefixes(t *testing.T) {
 	long1 := strings.Repeat("very_long_tool_name_", 4) + "one"
 	long2 := strings.Repeat("very_long_tool_name_", 4) + "two"
 	cfg := agConfig(
-		agUp{name: "alpha", cfg: upstream.Config{Builtin: "alpha"}},
-		agUp{name: "beta", cfg: upstream.Config{Builtin: "beta"}, prefix: agPrefix("b")},
-		agUp{name: "gamma", cfg: upstream.Config{Builtin: "gamma"}, prefix: agPrefix("")},
+		agUp{name: "alpha", cfg: config.Upstream{Builtin: "alpha"}},
+		agUp{name: "beta", cfg: config.Upstream{Builtin: "beta"}, prefix: agPrefix("b")},
+		agUp{name: "gamma", cfg: config.Upstream{Builtin: "gamma"}, prefix: agPrefix("")},
 	)
 	h, _ := agHub(t, cfg, Options{Builtin: agBuiltins(map[string]func() *mcp.Server{
 		"alpha": func() *mcp.Server { return agEchoServer("alpha", "search", "dotted.name", long1, long2) },
@@ -277,8 +278,8 @@ func TestNamingPrefixes(t *testing.T) {
 		t.Fatalf("tools/list = %v, want %v", got, want)
 	}
 	for _, cut := range []string{cut1, cut2} {
-		if len(cut) != MaxNameLength {
-			t.Errorf("%s: %d characters, want %d", cut, len(cut), MaxNameLength)
+		if len(cut) != config.MaxNameLength {
+			t.Errorf("%s: %d characters, want %d", cut, len(cut), config.MaxNameLength)
 		}
 		if !strings.HasPrefix(cut, "alpha__very_long_tool_name_") {
 			t.Errorf("%s does not keep the start of the name", cut)
@@ -325,12 +326,12 @@ func TestExposedName(t *testing.T) {
 			t.Errorf("ExposedName(%q, %q) = %q, want %q", tc.prefix, tc.name, got, tc.want)
 		}
 	}
-	exact := strings.Repeat("a", MaxNameLength-len("p__"))
+	exact := strings.Repeat("a", config.MaxNameLength-len("p__"))
 	if got := ExposedName("p", exact); got != "p__"+exact {
 		t.Errorf("a name of exactly 64 characters was changed: %s", got)
 	}
 	over := ExposedName("p", exact+"b")
-	if len(over) != MaxNameLength || over == "p__"+exact[:len(exact)-1] {
+	if len(over) != config.MaxNameLength || over == "p__"+exact[:len(exact)-1] {
 		t.Errorf("65 characters -> %q", over)
 	}
 	for _, c := range over {
@@ -344,7 +345,7 @@ func TestExposedName(t *testing.T) {
 // starts is a startup error naming both servers and the fix.
 func TestCollisionAtStartup(t *testing.T) {
 	cfg := agConfig(
-		agUp{name: "one", cfg: upstream.Config{Builtin: "one"}, prefix: agPrefix("")},
+		agUp{name: "one", cfg: config.Upstream{Builtin: "one"}, prefix: agPrefix("")},
 		agUp{name: "two", cfg: agStdio(t, "-name", "two", "-tools", "search,other"), prefix: agPrefix("")},
 	)
 	_, _, err := agNew(t, cfg, Options{Builtin: agBuiltins(map[string]func() *mcp.Server{
@@ -359,7 +360,7 @@ func TestCollisionAtStartup(t *testing.T) {
 			t.Errorf("collision error %q does not mention %s", msg, want)
 		}
 	}
-	if _, ok := err.(*ConfigError); !ok {
+	if _, ok := err.(*config.Error); !ok {
 		t.Errorf("collision error is %T, want *ConfigError (exit code 2)", err)
 	}
 	// Denying one of them resolves it.
@@ -380,7 +381,7 @@ func TestCollisionAtStartup(t *testing.T) {
 func TestCollisionLater(t *testing.T) {
 	t.Parallel()
 	cfg := agConfig(
-		agUp{name: "one", cfg: upstream.Config{Builtin: "one"}, prefix: agPrefix("")},
+		agUp{name: "one", cfg: config.Upstream{Builtin: "one"}, prefix: agPrefix("")},
 		agUp{name: "two", cfg: agStdio(t, "-name", "two", "-tools", "other", "-add-tool-after", "300ms", "-add-tool", "search"), prefix: agPrefix("")},
 	)
 	h, log := agHub(t, cfg, Options{Builtin: agBuiltins(map[string]func() *mcp.Server{
@@ -409,7 +410,7 @@ func TestCollisionLateJoiner(t *testing.T) {
 	t.Parallel()
 	cfg := agConfig(
 		agUp{name: "late", cfg: agStdio(t, "-name", "late", "-tools", "search,extra", "-start-delay", "3s"), prefix: agPrefix("")},
-		agUp{name: "early", cfg: upstream.Config{Builtin: "early"}, prefix: agPrefix("")},
+		agUp{name: "early", cfg: config.Upstream{Builtin: "early"}, prefix: agPrefix("")},
 	)
 	h, log := agHub(t, cfg, Options{StartupWait: 200 * time.Millisecond, Builtin: agBuiltins(map[string]func() *mcp.Server{
 		"early": func() *mcp.Server { return agEchoServer("early", "search") },
@@ -443,9 +444,9 @@ func TestFilters(t *testing.T) {
 		return agEchoServer("s", "read_file", "write_file", "delete_file", "list_dir", "stat")
 	}
 	cfg := agConfig(
-		agUp{name: "allow", cfg: upstream.Config{Builtin: "s"}, allow: []string{"read_*", "list_dir", "stat"}},
-		agUp{name: "deny", cfg: upstream.Config{Builtin: "s"}, deny: []string{"delete_file", "write_*"}},
-		agUp{name: "both", cfg: upstream.Config{Builtin: "s"}, allow: []string{"*_file"}, deny: []string{"delete_file"}},
+		agUp{name: "allow", cfg: config.Upstream{Builtin: "s"}, allow: []string{"read_*", "list_dir", "stat"}},
+		agUp{name: "deny", cfg: config.Upstream{Builtin: "s"}, deny: []string{"delete_file", "write_*"}},
+		agUp{name: "both", cfg: config.Upstream{Builtin: "s"}, allow: []string{"*_file"}, deny: []string{"delete_file"}},
 	)
 	h, _ := agHub(t, cfg, Options{Builtin: agBuiltins(map[string]func() *mcp.Server{"s": mk})})
 	cs := agClient(t, h, nil)
@@ -472,7 +473,7 @@ func TestFailingServer(t *testing.T) {
 	cfg := agConfig(
 		agUp{name: "good", cfg: agStdio(t, "-name", "good", "-tools", "echo")},
 		agUp{name: "bad", cfg: agStdio(t, "-name", "bad", "-fail-start")},
-		agUp{name: "missing", cfg: upstream.Config{Command: "/nonexistent/mcp-server"}},
+		agUp{name: "missing", cfg: config.Upstream{Command: "/nonexistent/mcp-server"}},
 		agUp{name: "bare", cfg: agStdio(t, "-name", "bare", "-fail-start"), prefix: agPrefix("")},
 	)
 	h, log := agHub(t, cfg, Options{})
@@ -549,7 +550,7 @@ func TestServerDownAfterStart(t *testing.T) {
 func TestLateServer(t *testing.T) {
 	t.Parallel()
 	cfg := agConfig(
-		agUp{name: "fast", cfg: upstream.Config{Builtin: "fast"}},
+		agUp{name: "fast", cfg: config.Upstream{Builtin: "fast"}},
 		agUp{name: "late", cfg: agStdio(t, "-name", "late", "-tools", "echo", "-start-delay", "5s")},
 	)
 	start := time.Now()
@@ -655,8 +656,8 @@ func TestVerbatimSchemas(t *testing.T) {
 	}
 	httpURL := fixture.ServeHTTP(t, mk())
 	cfg := agConfig(
-		agUp{name: "mem", cfg: upstream.Config{Builtin: "schemas"}},
-		agUp{name: "web", cfg: upstream.Config{URL: httpURL}},
+		agUp{name: "mem", cfg: config.Upstream{Builtin: "schemas"}},
+		agUp{name: "web", cfg: config.Upstream{URL: httpURL}},
 		agUp{name: "proc", cfg: agStdio(t, "-name", "proc", "-tools", "create", "-schema-file", schemaFile)},
 	)
 	h, _ := agHub(t, cfg, Options{Builtin: agBuiltins(map[string]func() *mcp.Server{"schemas": mk})})
@@ -709,7 +710,7 @@ func TestToolTypePatched(t *testing.T) {
 		{"name":"nullable","inputSchema":{"type":["object","null"],"properties":{"b":{"type":"integer"}}}},
 		{"name":"fine","inputSchema":{"type":"object","properties":{"c":{"type":"boolean"}},"x-extra":[1,2]}}
 	]`)
-	h, _ := agHub(t, agConfig(agUp{name: "raw", cfg: upstream.Config{URL: url}}), Options{})
+	h, _ := agHub(t, agConfig(agUp{name: "raw", cfg: config.Upstream{URL: url}}), Options{})
 	cs := agClient(t, h, nil)
 	res, err := cs.ListTools(fixture.Context(t), nil)
 	if err != nil {
@@ -761,18 +762,18 @@ func TestNameLimit(t *testing.T) {
 		config, options int
 		want            int
 	}{
-		{"default", 0, 0, MaxNameLength},
+		{"default", 0, 0, config.MaxNameLength},
 		{"cursor, entry hub", 57, 0, 57},
 		{"cursor 60", 60, 0, 60},
-		{"least", MinNameLength, 0, MinNameLength},
+		{"least", config.MinNameLength, 0, config.MinNameLength},
 		{"serve override", 60, 40, 40},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			start := func() ([]string, *mcp.ClientSession) {
-				cfg := agConfig(agUp{name: server, cfg: upstream.Config{Builtin: "up"}})
+				cfg := agConfig(agUp{name: server, cfg: config.Upstream{Builtin: "up"}})
 				cfg.MaxNameLength = tc.config
-				cfg.Discovery = Discovery{Enabled: true, DeferAll: true, AutoLoadOnCall: true}
+				cfg.Discovery = config.Discovery{Enabled: true, DeferAll: true, AutoLoadOnCall: true}
 				h, _ := agHub(t, cfg, Options{MaxNameLength: tc.options, Builtin: agBuiltins(map[string]func() *mcp.Server{"up": upstreamServer})})
 				cs := agClient(t, h, nil)
 				names := h.Catalog().Names()

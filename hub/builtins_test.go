@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 
 	"github.com/mcp-hub/mcp-hub/internal/fixture"
@@ -25,9 +26,9 @@ import (
 // restarted.
 func TestBuiltinsContained(t *testing.T) {
 	t.Parallel()
-	cfg := fixture.NewConfig(Discovery{},
-		&ServerConfig{Upstream: upstream.Config{Name: "text", Builtin: "text"}},
-		&ServerConfig{Upstream: upstream.Config{Name: "time", Builtin: "time"}})
+	cfg := fixture.NewConfig(config.Discovery{},
+		&config.Server{Upstream: config.Upstream{Name: "text", Builtin: "text"}},
+		&config.Server{Upstream: config.Upstream{Name: "time", Builtin: "time"}})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	h, err := New(ctx, cfg, Options{Logger: quietLogger, StartupWait: 20 * time.Second}) // the real builtins

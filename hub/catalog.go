@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sync/atomic"
 
+	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 
 	"github.com/mcp-hub/mcp-hub/index"
@@ -108,7 +109,7 @@ func (c *Catalog) Names() []string {
 // the problem reported.
 //
 // nameLimit bounds exposed names (Config.NameLimit, or serve's override).
-func buildCatalog(cfg *Config, ups []*upstream.Upstream, log *slog.Logger, prev *Catalog, nameLimit int) *Catalog {
+func buildCatalog(cfg *config.Config, ups []*upstream.Upstream, log *slog.Logger, prev *Catalog, nameLimit int) *Catalog {
 	c := &Catalog{
 		byName:    map[string]*Tool{},
 		prompts:   map[string]*Prompt{},

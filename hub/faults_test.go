@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/internal/fixture"
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
@@ -41,10 +42,10 @@ func TestHubFaultRestartKeepsLoadedTools(t *testing.T) {
 	flag := filepath.Join(dir, "more-tools")
 	// With the flag file present the server starts with one more tool.
 	script := fmt.Sprintf(`if [ -e %q ]; then exec %q -name fx -features -tools extra; fi; exec %q -name fx -features`, flag, fixture.Build(t), fixture.Build(t))
-	fx := &ServerConfig{Upstream: upstream.Config{Command: "/bin/sh", Args: []string{"-c", script}}}
+	fx := &config.Server{Upstream: config.Upstream{Command: "/bin/sh", Args: []string{"-c", script}}}
 	fx.Name = "fx"
 	cfg := fixture.RestartingConfig(fx, fixture.StdioEntry(t, "other", "-tools", "a"))
-	cfg.Discovery = Discovery{Enabled: true}
+	cfg.Discovery = config.Discovery{Enabled: true}
 	yes, no := true, false
 	fx.DeferLoading, cfg.Servers["other"].DeferLoading = &yes, &no
 	h, lg := secHub(t, cfg)
@@ -114,7 +115,7 @@ func TestHubFaultRestartKeepsLoadedTools(t *testing.T) {
 func TestHubFaultHungUpstream(t *testing.T) {
 	t.Parallel()
 	slow := fixture.StdioEntry(t, "slow", "-features")
-	slow.Timeout = upstream.Duration(4 * time.Second)
+	slow.Timeout = config.Duration(4 * time.Second)
 	h, lg := secHub(t, fixture.RestartingConfig(slow, fixture.StdioEntry(t, "other", "-features")))
 	a, b := fixture.ConnectCounting(t, h), fixture.ConnectCounting(t, h)
 	type result struct {
@@ -170,11 +171,11 @@ func TestHubFaultIsolation(t *testing.T) {
 		{"name":"schema_badtype","inputSchema":{"type":"string"}},
 		{"name":"bad_header","inputSchema":{"type":"object","properties":{"h":{"type":"string","x-mcp-header":"bad header\n"}}}}
 	]`)
-	broken := &ServerConfig{Upstream: upstream.Config{URL: raw + "/mcp"}}
+	broken := &config.Server{Upstream: config.Upstream{URL: raw + "/mcp"}}
 	broken.Name = "broken"
 	cfg := fixture.RestartingConfig(fixture.StdioEntry(t, "garbage", "-tools", "g", "-garbage"), broken, fixture.StdioEntry(t, "dead", "-fail-start"), fixture.StdioEntry(t, "good", "-features"))
 	cfg.Restart.UnhealthyAfter = 2
-	cfg.Restart.Cooldown = upstream.Duration(time.Minute)
+	cfg.Restart.Cooldown = config.Duration(time.Minute)
 	h, _ := secHub(t, cfg)
 	waitFor(t, "dead unhealthy, garbage ready", func() bool {
 		return fhStatus(h, "garbage").State == upstream.StateReady && fhStatus(h, "dead").State == upstream.StateUnhealthy

@@ -11,11 +11,12 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/jsonrpc"
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 
-	"github.com/mcp-hub/mcp-hub/index"
 	"github.com/mcp-hub/mcp-hub/internal/clean"
+	"github.com/mcp-hub/mcp-hub/internal/closest"
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
@@ -92,7 +93,7 @@ func (s *Session) callUpstream(ctx context.Context, t *Tool, in *mcp.CallToolPar
 // error, a log line, a span or the audit file. It is longer than any
 // exposed name (MaxNameLength), so a real name shows whole; a longer one
 // cannot be a tool, and cannot grow those lines.
-const maxShownName = 2 * MaxNameLength
+const maxShownName = 2 * config.MaxNameLength
 
 // shownName is name as the hub repeats it: bounded and one line.
 func shownName(name string) string { return clean.Line(name, maxShownName) }
@@ -109,7 +110,7 @@ func (s *Session) unknownTool(c *Catalog, name string) error {
 
 func (s *Session) unknownToolMessage(c *Catalog, name string) string {
 	msg := fmt.Sprintf("Unknown tool '%s'.", shownName(name))
-	if close := index.Closest(name, s.visibleNames(c), 3); len(close) > 0 {
+	if close := closest.Closest(name, s.visibleNames(c), 3); len(close) > 0 {
 		msg += " Did you mean: " + strings.Join(close, ", ") + "?"
 	}
 	for _, u := range s.hub.unlisted(func(prefix string) bool { return prefix == "" }) {

@@ -19,11 +19,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/jsonrpc"
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 
 	"github.com/mcp-hub/mcp-hub/internal/fixture"
-	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
 // FuzzSearchToolsArgs: any bytes as search_tools arguments give a result
@@ -138,13 +138,13 @@ func fzNewHub(f testing.TB) *fzHub {
 		return s, nil
 	}
 	yes, no := true, false
-	cfg := &Config{Path: "fuzz.yaml", Servers: map[string]*ServerConfig{},
-		Discovery: Discovery{Enabled: true, MaxSearchResults: 3}}
+	cfg := &config.Config{Path: "fuzz.yaml", Servers: map[string]*config.Server{},
+		Discovery: config.Discovery{Enabled: true, MaxSearchResults: 3}}
 	for _, srv := range []struct {
 		name     string
 		deferred *bool
 	}{{"weather", &yes}, {"math", &yes}, {"clock", &no}} {
-		sc := &ServerConfig{Upstream: upstream.Config{Name: srv.name, Builtin: srv.name}, DeferLoading: srv.deferred}
+		sc := &config.Server{Upstream: config.Upstream{Name: srv.name, Builtin: srv.name}, DeferLoading: srv.deferred}
 		cfg.Servers[srv.name] = sc
 		cfg.ServerOrder = append(cfg.ServerOrder, srv.name)
 	}

@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/jsonrpc"
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 
@@ -65,7 +66,7 @@ func TestPanicContained(t *testing.T) {
 	lg := &fixture.Log{}
 	hook := newPanicOnce(lg)
 	fx := fixture.NewServers()
-	cfg := fixture.NewConfig(Discovery{}, fixture.ServerEntry("weather", fixture.WithPrefix("")), fixture.ServerEntry("math", fixture.WithPrefix("")))
+	cfg := fixture.NewConfig(config.Discovery{}, fixture.ServerEntry("weather", fixture.WithPrefix("")), fixture.ServerEntry("math", fixture.WithPrefix("")))
 	h, err := New(fixture.Context(t), cfg, Options{Logger: slog.New(hook), StartupWait: 20 * time.Second, Builtin: fx.Builtin})
 	if err != nil {
 		t.Fatal(err)
@@ -194,7 +195,7 @@ servers:
 // stdio and over HTTP, is an isError for that call naming the limit and
 // its config key; the server stays connected and the next call works.
 func TestResultLimitThroughHub(t *testing.T) {
-	web := &ServerConfig{Upstream: upstream.Config{Name: "web", URL: fixture.StartHTTP(t, "-name", "web", "-hostile")}}
+	web := &config.Server{Upstream: config.Upstream{Name: "web", URL: fixture.StartHTTP(t, "-name", "web", "-hostile")}}
 	cfg := fixture.RestartingConfig(fixture.StdioEntry(t, "local", "-hostile"), web)
 	cfg.MaxResultBytes = 1 << 20
 	h, _ := secHub(t, cfg)

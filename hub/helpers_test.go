@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 
 	"github.com/mcp-hub/mcp-hub/internal/fixture"
@@ -22,7 +23,7 @@ import (
 var quietLogger = slog.New(slog.DiscardHandler)
 
 // newTestHub starts a hub on cfg with fixture servers; it is closed when the test ends.
-func newTestHub(t testing.TB, cfg *Config, fx *fixture.Servers) *Hub {
+func newTestHub(t testing.TB, cfg *config.Config, fx *fixture.Servers) *Hub {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -199,7 +200,7 @@ func serveHTTP(h *Hub) http.Handler {
 // The "sec" helpers: fixture servers as real stdio processes, a hub on
 // them, and raw HTTP clients.
 
-func secHub(t testing.TB, cfg *Config) (*Hub, *fixture.Log) {
+func secHub(t testing.TB, cfg *config.Config) (*Hub, *fixture.Log) {
 	t.Helper()
 	lg := &fixture.Log{}
 	h, err := New(context.Background(), cfg, Options{Logger: slog.New(slog.NewTextHandler(lg, nil)), StartupWait: 20 * time.Second})
@@ -217,7 +218,7 @@ func secHub(t testing.TB, cfg *Config) (*Hub, *fixture.Log) {
 
 // secRawSession serves a hub for cfg over HTTP and opens a session on it for
 // raw POSTs: the URL of /mcp and the headers that name the session.
-func secRawSession(t testing.TB, cfg *Config) (url string, headers map[string]string) {
+func secRawSession(t testing.TB, cfg *config.Config) (url string, headers map[string]string) {
 	t.Helper()
 	h, _ := secHub(t, cfg)
 	srv := httptest.NewServer(serveHTTP(h))

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 
 	"github.com/mcp-hub/mcp-hub/builtin"
@@ -104,7 +105,7 @@ type Hub struct {
 // made its first connection attempt or StartupWait passes. A server that
 // fails is reported and retried in the background; it never fails New. A
 // name collision among the servers connected by then does (*ConfigError).
-func New(ctx context.Context, cfg *Config, opts Options) (*Hub, error) {
+func New(ctx context.Context, cfg *config.Config, opts Options) (*Hub, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
@@ -167,7 +168,7 @@ ready:
 	// the server that already had the name keeps it.
 	if len(c.Collisions) > 0 {
 		h.Close()
-		return nil, &ConfigError{Path: cfg.Path, Msg: strings.Join(c.Collisions, "\n")}
+		return nil, &config.Error{Path: cfg.Path, Msg: strings.Join(c.Collisions, "\n")}
 	}
 	if err := h.checkToolsets(c); err != nil {
 		h.Close()
@@ -204,7 +205,7 @@ func (m minLevel) WithGroup(g string) slog.Handler {
 }
 
 // Config returns the hub's configuration.
-func (h *Hub) Config() *Config { return h.live.Load().cfg }
+func (h *Hub) Config() *config.Config { return h.live.Load().cfg }
 
 // SDKLogger is the logger for the go-sdk's servers and handlers that serve
 // the hub: the hub's logger, passing the SDK's records on only from warn up
@@ -450,7 +451,7 @@ func (h *Hub) checkToolsets(c *Catalog) error {
 		}
 	}
 	if len(errs) > 0 {
-		return &ConfigError{Path: cfg.Path, Msg: strings.Join(errs, "\n")}
+		return &config.Error{Path: cfg.Path, Msg: strings.Join(errs, "\n")}
 	}
 	return nil
 }

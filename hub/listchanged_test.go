@@ -24,7 +24,6 @@ import (
 
 	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/internal/fixture"
-	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
 // wireMsg is one JSON-RPC message as read off the wire.
@@ -327,7 +326,7 @@ func listChangedHub(t *testing.T, fx *fixture.Servers, log *fixture.Log, relistW
 	t.Helper()
 	cfg := fixture.SmallConfig()
 	cfg.Discovery.AutoLoadOnCall = true
-	w := upstream.Duration(relistWait)
+	w := config.Duration(relistWait)
 	cfg.Discovery.RelistWait = &w
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -579,8 +578,8 @@ func TestLoadedToolsAlwaysLoad(t *testing.T) {
 		{"name":"direct","inputSchema":{"type":"object"}},
 		{"name":"never","inputSchema":{"type":"object"},"_meta":{"vendor/a":3}}
 	]`)
-	cfg := agConfig(agUp{name: "raw", cfg: upstream.Config{URL: url}})
-	cfg.Discovery = Discovery{Enabled: true, DeferAll: true, AutoLoadOnCall: true}
+	cfg := agConfig(agUp{name: "raw", cfg: config.Upstream{URL: url}})
+	cfg.Discovery = config.Discovery{Enabled: true, DeferAll: true, AutoLoadOnCall: true}
 	h, _ := agHub(t, cfg, Options{})
 	loads := []struct{ params, tool, upstreamMeta string }{
 		{`{"name":"search_tools","arguments":{"tool_names":["raw__found"]}}`, "raw__found", `{"vendor/a":1,"vendor/b":{"x":"y"}}`},

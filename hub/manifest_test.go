@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 )
 
@@ -22,7 +23,7 @@ func TestManifestCompactPastBudget(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(fmt.Sprint(tt.servers), func(t *testing.T) {
 			h := &Hub{}
-			h.live.Store(&live{cfg: &Config{Servers: map[string]*ServerConfig{}}})
+			h.live.Store(&live{cfg: &config.Config{Servers: map[string]*config.Server{}}})
 			c := &Catalog{}
 			for i := range tt.servers {
 				server := fmt.Sprintf("server%03d", i)

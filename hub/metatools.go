@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/mcp-hub/mcp-hub/config"
+	"github.com/mcp-hub/mcp-hub/internal/closest"
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 
 	"github.com/mcp-hub/mcp-hub/index"
@@ -42,7 +44,7 @@ const (
 
 // metaTools are the definitions of search_tools (whose description carries
 // the manifest of the session's deferred tools) and call_tool.
-func (h *Hub) metaTools(c *Catalog, ts *Toolset) []*mcp.Tool {
+func (h *Hub) metaTools(c *Catalog, ts *config.Toolset) []*mcp.Tool {
 	alwaysLoad := mcp.Meta{alwaysLoadKey: true}
 	search := &mcp.Tool{
 		Name: SearchToolsName,
@@ -76,7 +78,7 @@ const manifestBudget = 24000
 // tool count, the names (the first four and "... and N more" past ten),
 // and a one-line summary. Past manifestBudget, each server gets one line
 // with its count and summary; search_tools {server_name} lists its names.
-func (h *Hub) manifest(c *Catalog, ts *Toolset) string {
+func (h *Hub) manifest(c *Catalog, ts *config.Toolset) string {
 	byServer := map[string][]*Tool{}
 	for _, t := range c.Tools {
 		if t.Deferred && allows(ts, t) {
@@ -197,7 +199,7 @@ func digitsPrefix(s string) string {
 
 // instructions are the server instructions sent at initialize: how to use
 // the meta-tools, and the same manifest as search_tools.
-func (h *Hub) instructions(c *Catalog, ts *Toolset) string {
+func (h *Hub) instructions(c *Catalog, ts *config.Toolset) string {
 	text := "This server (mcp-hub) gives access to many tools. Some are not in your tool list until you load them: " +
 		"call search_tools with a plain-words query (one per step of a task, in queries), or server_name, or exact tool_names, to find and load them. " +
 		"Loaded tools join your tool list"
@@ -209,7 +211,7 @@ func (h *Hub) instructions(c *Catalog, ts *Toolset) string {
 
 // withManifest is server instructions: lead, then the manifest of deferred
 // tools; none with discovery off or nothing deferred.
-func (h *Hub) withManifest(c *Catalog, ts *Toolset, lead string) string {
+func (h *Hub) withManifest(c *Catalog, ts *config.Toolset, lead string) string {
 	if !h.Config().Discovery.Enabled {
 		return ""
 	}
@@ -648,7 +650,7 @@ func (h *Hub) writeSuggestions(b *strings.Builder, missing []string, pool []*Too
 	}
 	var close []string
 	for _, m := range missing[:min(len(missing), maxSuggested)] {
-		for _, n := range index.Closest(m, names, 3) {
+		for _, n := range closest.Closest(m, names, 3) {
 			if !slices.Contains(close, n) {
 				close = append(close, n)
 			}

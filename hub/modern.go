@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"slices"
 
+	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
@@ -156,7 +157,7 @@ func (s *Session) modernToolList(c *Catalog) []*mcp.Tool {
 // modernView is the catalog's view for toolset ts as a modern client sees
 // it: the eager tools, and the meta-tools in their modern wording with
 // call_tool always among them (it is how a found tool is called).
-func (c *Catalog) modernView(h *Hub, ts *Toolset) *toolView {
+func (c *Catalog) modernView(h *Hub, ts *config.Toolset) *toolView {
 	c.views.mu.Lock()
 	if v, ok := c.views.modern[ts]; ok {
 		c.views.mu.Unlock()
@@ -182,7 +183,7 @@ func (c *Catalog) modernView(h *Hub, ts *Toolset) *toolView {
 		return have
 	}
 	if c.views.modern == nil {
-		c.views.modern = map[*Toolset]*toolView{}
+		c.views.modern = map[*config.Toolset]*toolView{}
 	}
 	c.views.modern[ts] = v
 	return v
@@ -191,7 +192,7 @@ func (c *Catalog) modernView(h *Hub, ts *Toolset) *toolView {
 // modernMetaTools are search_tools and call_tool as a modern client sees
 // them: search_tools finds tools and shows their schemas, call_tool calls
 // them; nothing is loaded into a list.
-func (h *Hub) modernMetaTools(c *Catalog, ts *Toolset) []*mcp.Tool {
+func (h *Hub) modernMetaTools(c *Catalog, ts *config.Toolset) []*mcp.Tool {
 	alwaysLoad := mcp.Meta{alwaysLoadKey: true}
 	how := "call_tool {name, arguments}"
 	if h.Config().Discovery.AutoLoadOnCall {
@@ -216,7 +217,7 @@ func (h *Hub) modernMetaTools(c *Catalog, ts *Toolset) []*mcp.Tool {
 
 // modernInstructions are the server instructions a modern client gets
 // from server/discover.
-func (h *Hub) modernInstructions(c *Catalog, ts *Toolset) string {
+func (h *Hub) modernInstructions(c *Catalog, ts *config.Toolset) string {
 	text := "This server (mcp-hub) gives access to many tools. Some are not in your tool list: " +
 		"call search_tools with a plain-words query (one per step of a task, in queries), or server_name, or exact tool_names, to find them and see their input schemas, " +
 		"then call them through call_tool {name, arguments}"

@@ -8,19 +8,13 @@ import (
 	"github.com/mcp-hub/mcp-hub/config"
 )
 
-// The bounds of exposed names (config.MaxNameLength, config.MinNameLength).
-const (
-	MaxNameLength = config.MaxNameLength
-	MinNameLength = config.MinNameLength
-)
-
 // prefixSeparator joins a server prefix and a tool name.
 const prefixSeparator = "__"
 
 // ExposedName is the name a client sees for an upstream tool or prompt
 // under the default limit (MaxNameLength); see exposedName.
 func ExposedName(prefix, name string) string {
-	return exposedName(prefix, name, MaxNameLength)
+	return exposedName(prefix, name, config.MaxNameLength)
 }
 
 // exposedName is prefix + "__" + name (or the name alone for an empty
@@ -62,7 +56,7 @@ func sanitizeName(s string) string {
 }
 
 // serverPrefix is the prefix a server's names get.
-func serverPrefix(name string, cfg *ServerConfig) string {
+func serverPrefix(name string, cfg *config.Server) string {
 	if cfg != nil && cfg.Prefix != nil {
 		return *cfg.Prefix
 	}

@@ -22,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/jsonrpc"
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 
@@ -119,8 +120,8 @@ func TestPassthroughToolResults(t *testing.T) {
 	cserv := newAgContentServer()
 	httpURL := fixture.ServeHTTP(t, newAgContentServer().server())
 	cfg := agConfig(
-		agUp{name: "mem", cfg: upstream.Config{Builtin: "content"}},
-		agUp{name: "web", cfg: upstream.Config{URL: httpURL}},
+		agUp{name: "mem", cfg: config.Upstream{Builtin: "content"}},
+		agUp{name: "web", cfg: config.Upstream{URL: httpURL}},
 	)
 	h, _ := agHub(t, cfg, Options{Builtin: agBuiltins(map[string]func() *mcp.Server{"content": cserv.server})})
 	cs := agClient(t, h, nil)
@@ -154,8 +155,8 @@ func agFeatures(t *testing.T) (*Hub, *fixture.Log, *agContentServer) {
 	webURL := fixture.StartHTTP(t, "-name", "web", "-features")
 	cfg := agConfig(
 		agUp{name: "fx", cfg: agStdio(t, "-name", "fx", "-features")},
-		agUp{name: "web", cfg: upstream.Config{URL: webURL}},
-		agUp{name: "mem", cfg: upstream.Config{Builtin: "content"}},
+		agUp{name: "web", cfg: config.Upstream{URL: webURL}},
+		agUp{name: "mem", cfg: config.Upstream{Builtin: "content"}},
 	)
 	h, log := agHub(t, cfg, Options{Builtin: agBuiltins(map[string]func() *mcp.Server{"content": cserv.server})})
 	return h, log, cserv

@@ -13,6 +13,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/internal/clean"
 	"github.com/mcp-hub/mcp-hub/internal/redact"
 	"github.com/mcp-hub/mcp-hub/upstream"
@@ -45,7 +46,7 @@ import (
 
 // live is what Apply replaces as a whole.
 type live struct {
-	cfg       *Config
+	cfg       *config.Config
 	upstreams []*upstream.Upstream // config order
 	byName    map[string]*upstream.Upstream
 }
@@ -57,7 +58,7 @@ func (h *Hub) isLive(u *upstream.Upstream) bool {
 }
 
 // newUpstream makes (but does not start) the upstream of a configured server.
-func (h *Hub) newUpstream(cfg *Config, name string) *upstream.Upstream {
+func (h *Hub) newUpstream(cfg *config.Config, name string) *upstream.Upstream {
 	o := h.reload.opts
 	return upstream.New(cfg.Servers[name].Upstream, listener{h}, upstream.Options{
 		InitialBackoff: time.Duration(cfg.Restart.InitialBackoff),
@@ -140,7 +141,7 @@ type serverDiff struct {
 }
 
 // diffServers compares two configs server by server.
-func diffServers(old, next *Config) serverDiff {
+func diffServers(old, next *config.Config) serverDiff {
 	var d serverDiff
 	for _, name := range next.ServerOrder {
 		o, ok := old.Servers[name]
@@ -165,9 +166,9 @@ func diffServers(old, next *Config) serverDiff {
 }
 
 // sameExposure compares what a server entry says beyond how to reach it.
-func sameExposure(a, b *ServerConfig) bool {
+func sameExposure(a, b *config.Server) bool {
 	x, y := *a, *b
-	x.Upstream, y.Upstream = upstream.Config{}, upstream.Config{}
+	x.Upstream, y.Upstream = config.Upstream{}, config.Upstream{}
 	return reflect.DeepEqual(x, y)
 }
 
@@ -179,7 +180,7 @@ func (d serverDiff) connects(name string) bool {
 // restartNeeded lists the config keys that changed but take effect only
 // when mcp-hub starts again: they shaped the HTTP server or the chat API
 // when serve began.
-func restartNeeded(old, next *Config) []string {
+func restartNeeded(old, next *config.Config) []string {
 	var keys []string
 	if old.MaxRequestBytes != next.MaxRequestBytes {
 		keys = append(keys, "max_request_bytes")
@@ -229,7 +230,7 @@ func sameYAML(a, b *yaml.Node) bool {
 // problems the new config shows once its servers are connected (a toolset
 // naming a tool a server does not have, a tool name collision) are logged
 // and recorded in ConfigStatus, as at start-up they would be fatal.
-func (h *Hub) Apply(ctx context.Context, cfg *Config) error {
+func (h *Hub) Apply(ctx context.Context, cfg *config.Config) error {
 	r := &h.reload
 	r.apply.Lock()
 	defer r.apply.Unlock()
@@ -337,7 +338,7 @@ func closeAll(ups []*upstream.Upstream) {
 // retoolSessions gives each open session the new definition of its
 // toolset. A session whose toolset is gone from the config keeps the one
 // it had (new sessions cannot pick it).
-func (h *Hub) retoolSessions(cfg *Config) {
+func (h *Hub) retoolSessions(cfg *config.Config) {
 	warned := map[string]bool{}
 	for _, s := range h.sessionList() {
 		if s.toolsetName == "" {
@@ -378,7 +379,7 @@ func (h *Hub) forgetLists(name string) {
 // addSecrets has r redact cfg's secrets: ${VAR} values, servers'
 // credentials, auth tokens. A Redactor keeps every secret it was given: a
 // message from before a reload may still carry an old one.
-func addSecrets(r *redact.Redactor, cfg *Config) {
+func addSecrets(r *redact.Redactor, cfg *config.Config) {
 	r.Add(cfg.Secrets...)
 	r.Add(cfg.Auth.TokenValues()...)
 	if e := cfg.Discovery.Embeddings; e != nil {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/internal/fixture"
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
@@ -117,11 +118,11 @@ func TestApply(t *testing.T) {
 	mathUp, weatherUp, clockUp := before.byName["math"], before.byName["weather"], before.byName["clock"]
 
 	// weather removed, search added, clock reconnected (a timeout), math kept.
-	next := fixture.NewConfig(Discovery{Enabled: true, MaxSearchResults: 5},
+	next := fixture.NewConfig(config.Discovery{Enabled: true, MaxSearchResults: 5},
 		fixture.ServerEntry("math", fixture.DeferLoading(true)),
 		fixture.ServerEntry("clock", fixture.DeferLoading(false)),
 		fixture.ServerEntry("search", fixture.DeferLoading(false)))
-	next.Servers["clock"].Timeout = upstream.Duration(7 * time.Second)
+	next.Servers["clock"].Timeout = config.Duration(7 * time.Second)
 	changes := c.toolsChanged.Load()
 	if err := h.Apply(context.Background(), next); err != nil {
 		t.Fatalf("Apply: %v", err)
@@ -163,8 +164,8 @@ func TestApply(t *testing.T) {
 
 	// Removing the server of a loaded tool takes the tool away.
 	changes = c.toolsChanged.Load()
-	last := fixture.NewConfig(Discovery{Enabled: true, MaxSearchResults: 5}, fixture.ServerEntry("clock", fixture.DeferLoading(false)))
-	last.Servers["clock"].Timeout = upstream.Duration(7 * time.Second)
+	last := fixture.NewConfig(config.Discovery{Enabled: true, MaxSearchResults: 5}, fixture.ServerEntry("clock", fixture.DeferLoading(false)))
+	last.Servers["clock"].Timeout = config.Duration(7 * time.Second)
 	if err := h.Apply(context.Background(), last); err != nil {
 		t.Fatalf("Apply: %v", err)
 	}
@@ -183,7 +184,7 @@ func TestApply(t *testing.T) {
 func TestApplyToolsetAndDiscovery(t *testing.T) {
 	fx := fixture.NewServers()
 	cfg := fixture.SmallConfig()
-	cfg.Toolsets = map[string]*Toolset{"calc": {Servers: map[string]*ToolSelection{"math": {All: true}}}}
+	cfg.Toolsets = map[string]*config.Toolset{"calc": {Servers: map[string]*config.ToolSelection{"math": {All: true}}}}
 	h := newTestHub(t, cfg, fx)
 	c := connectClient(t, h, "calc")
 	if names := c.toolNames(); slices.Contains(names, "clock__now") {
@@ -191,7 +192,7 @@ func TestApplyToolsetAndDiscovery(t *testing.T) {
 	}
 	next := fixture.SmallConfig()
 	next.Discovery.Enabled = false
-	next.Toolsets = map[string]*Toolset{"calc": {Servers: map[string]*ToolSelection{"math": {All: true}, "clock": {All: true}}}}
+	next.Toolsets = map[string]*config.Toolset{"calc": {Servers: map[string]*config.ToolSelection{"math": {All: true}, "clock": {All: true}}}}
 	changes := c.toolsChanged.Load()
 	if err := h.Apply(context.Background(), next); err != nil {
 		t.Fatal(err)

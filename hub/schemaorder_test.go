@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/internal/fixture"
-	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
 // TestSchemaKeyOrderKept: a schema reaches clients in the upstream's own key
@@ -21,12 +21,12 @@ func TestSchemaKeyOrderKept(t *testing.T) {
 		t.Fatal(err)
 	}
 	args := []string{"-tools", "order", "-schema-file", path}
-	stdio := &ServerConfig{Upstream: upstream.Config{Command: fixture.Build(t), Args: append([]string{"-name", "stdio"}, args...)}}
+	stdio := &config.Server{Upstream: config.Upstream{Command: fixture.Build(t), Args: append([]string{"-name", "stdio"}, args...)}}
 	stdio.Name = "stdio"
-	web := &ServerConfig{Upstream: upstream.Config{URL: fixture.StartHTTP(t, append([]string{"-name", "web"}, args...)...)}}
+	web := &config.Server{Upstream: config.Upstream{URL: fixture.StartHTTP(t, append([]string{"-name", "web"}, args...)...)}}
 	web.Name = "web"
 	cfg := fixture.RestartingConfig(stdio, web)
-	cfg.Discovery = Discovery{Enabled: true, DeferAll: true}
+	cfg.Discovery = config.Discovery{Enabled: true, DeferAll: true}
 	h, _ := secHub(t, cfg)
 	for _, name := range []string{"stdio__order", "web__order"} {
 		tool, ok := h.Catalog().Tool(name)

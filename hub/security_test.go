@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/internal/fixture"
 )
 
@@ -112,7 +113,7 @@ func secIsError(m map[string]any) (bool, string) {
 // one gets a JSON-RPC error or an isError result; the session keeps going.
 func TestSecurityBadInputStdio(t *testing.T) {
 	cfg := fixture.RestartingConfig(fixture.StdioEntry(t, "fx", "-features"), fixture.StdioEntry(t, "other", "-tools", "a"))
-	cfg.Discovery = Discovery{Enabled: true}
+	cfg.Discovery = config.Discovery{Enabled: true}
 	cfg.Servers["other"].DeferLoading = new(bool)
 	*cfg.Servers["other"].DeferLoading = true
 	cfg.MaxRequestBytes = 32 << 10

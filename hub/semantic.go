@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/embed"
 	"github.com/mcp-hub/mcp-hub/index"
 	"github.com/mcp-hub/mcp-hub/internal/safe"
@@ -26,7 +27,7 @@ import (
 // lexical result, and the hub says so once in its log (and once more
 // after it has recovered and failed again).
 type semantic struct {
-	cfg    embed.Config
+	cfg    config.Embeddings
 	client *embed.Client
 	cache  *embed.Cache
 	log    *slog.Logger
@@ -53,7 +54,7 @@ const (
 
 // newSemantic connects discovery.embeddings (already validated); nil when
 // the config has none or it cannot be used (logged).
-func newSemantic(cfg *Config, stateDir string, log *slog.Logger) *semantic {
+func newSemantic(cfg *config.Config, stateDir string, log *slog.Logger) *semantic {
 	ec := cfg.Discovery.Embeddings
 	if ec == nil || !cfg.Discovery.Enabled {
 		return nil
@@ -78,7 +79,7 @@ func newSemantic(cfg *Config, stateDir string, log *slog.Logger) *semantic {
 }
 
 // same reports whether s already serves ec (a reload that left it alone).
-func (s *semantic) same(cfg *Config) bool {
+func (s *semantic) same(cfg *config.Config) bool {
 	ec := cfg.Discovery.Embeddings
 	if s == nil || ec == nil || !cfg.Discovery.Enabled {
 		return s == nil && (ec == nil || !cfg.Discovery.Enabled)

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/mcp-hub/mcp-hub/config"
-	"github.com/mcp-hub/mcp-hub/embed"
 	"github.com/mcp-hub/mcp-hub/index"
 	"github.com/mcp-hub/mcp-hub/internal/fixture"
 )
@@ -23,19 +22,19 @@ var notesTools = []fixture.Tool{
 }
 
 // semanticConfig is SMALL plus notes (deferred), with embeddings at srv.
-func semanticConfig(srv *fixture.EmbeddingsServer, provider string, timeout time.Duration) *Config {
+func semanticConfig(srv *fixture.EmbeddingsServer, provider string, timeout time.Duration) *config.Config {
 	cfg := fixture.SmallConfig()
 	cfg.Servers["notes"] = fixture.ServerEntry("notes", fixture.DeferLoading(true))
 	cfg.ServerOrder = append(cfg.ServerOrder, "notes")
-	ec := &embed.Config{Provider: provider, Model: "test-embed", BaseURL: srv.URL, Timeout: embed.Duration(timeout)}
-	if provider == embed.ProviderOpenAI {
+	ec := &config.Embeddings{Provider: provider, Model: "test-embed", BaseURL: srv.URL, Timeout: config.Duration(timeout)}
+	if provider == config.EmbeddingsOpenAI {
 		ec.BaseURL = srv.URL + "/v1"
 	}
 	cfg.Discovery.Embeddings = ec
 	return cfg
 }
 
-func startSemanticHub(t *testing.T, cfg *Config, fx *fixture.Servers, stateDir string, log *fixture.Log) *Hub {
+func startSemanticHub(t *testing.T, cfg *config.Config, fx *fixture.Servers, stateDir string, log *fixture.Log) *Hub {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -57,7 +56,7 @@ func vectorsReady(t *testing.T, h *Hub) {
 
 func TestHybridSearchEndToEnd(t *testing.T) {
 	t.Parallel()
-	for _, provider := range []string{embed.ProviderOllama, embed.ProviderOpenAI} {
+	for _, provider := range []string{config.EmbeddingsOllama, config.EmbeddingsOpenAI} {
 		t.Run(provider, func(t *testing.T) {
 			t.Parallel()
 			srv := fixture.StartEmbeddings(t, map[string]string{"memorize": "memory"})
@@ -67,7 +66,7 @@ func TestHybridSearchEndToEnd(t *testing.T) {
 			log := fixture.NewLog(t)
 
 			// Lexically, nothing in the catalog says "memorize".
-			lexical := newTestHub(t, func() *Config {
+			lexical := newTestHub(t, func() *config.Config {
 				cfg := semanticConfig(srv, provider, time.Second)
 				cfg.Discovery.Embeddings = nil
 				return cfg
@@ -148,7 +147,7 @@ func TestHybridSearchFallback(t *testing.T) {
 	fx.Define("notes", notesTools...)
 	log := &fixture.Log{}
 	const bound = 300 * time.Millisecond
-	h := startSemanticHub(t, semanticConfig(srv, embed.ProviderOllama, bound), fx, t.TempDir(), log)
+	h := startSemanticHub(t, semanticConfig(srv, config.EmbeddingsOllama, bound), fx, t.TempDir(), log)
 	vectorsReady(t, h)
 	c := connectClient(t, h, "")
 
@@ -195,7 +194,7 @@ func TestHybridSearchRetry(t *testing.T) {
 	fx := fixture.NewServers()
 	fx.Define("notes", notesTools...)
 	log := &fixture.Log{}
-	h := startSemanticHub(t, semanticConfig(srv, embed.ProviderOpenAI, time.Second), fx, t.TempDir(), log)
+	h := startSemanticHub(t, semanticConfig(srv, config.EmbeddingsOpenAI, time.Second), fx, t.TempDir(), log)
 	h.semantic.Load().retryFirst.Store(int64(20 * time.Millisecond))
 	ctx, cancel := context.WithTimeout(fixture.Context(t), 50*time.Millisecond)
 	if h.AwaitEmbeddings(ctx) {
@@ -221,12 +220,12 @@ func TestHybridSearchReload(t *testing.T) {
 	srv := fixture.StartEmbeddings(t, nil)
 	fx := fixture.NewServers()
 	fx.Define("notes", notesTools...)
-	cfg := semanticConfig(srv, embed.ProviderOllama, time.Second)
+	cfg := semanticConfig(srv, config.EmbeddingsOllama, time.Second)
 	h := startSemanticHub(t, cfg, fx, t.TempDir(), fixture.NewLog(t))
 	vectorsReady(t, h)
 	_, before := srv.Requests()
 
-	next := semanticConfig(srv, embed.ProviderOllama, time.Second)
+	next := semanticConfig(srv, config.EmbeddingsOllama, time.Second)
 	next.Discovery.Embeddings.Model = "test-embed-v2"
 	if err := h.Apply(fixture.Context(t), next); err != nil {
 		t.Fatal(err)
@@ -239,7 +238,7 @@ func TestHybridSearchReload(t *testing.T) {
 		t.Errorf("the new model embedded %d texts, want the 5 deferred tools", after-before)
 	}
 
-	lexical := semanticConfig(srv, embed.ProviderOllama, time.Second)
+	lexical := semanticConfig(srv, config.EmbeddingsOllama, time.Second)
 	lexical.Discovery.Embeddings = nil
 	if err := h.Apply(fixture.Context(t), lexical); err != nil {
 		t.Fatal(err)
@@ -316,9 +315,9 @@ func TestSearchToolsetDeepHit(t *testing.T) {
 		cfg := fixture.BigConfig(3)
 		cfg.Servers["misc"] = fixture.ServerEntry("misc", fixture.DeferLoading(true))
 		cfg.ServerOrder = append(cfg.ServerOrder, "misc")
-		cfg.Toolsets = map[string]*Toolset{"m": {Servers: map[string]*ToolSelection{"misc": {All: true}}}}
+		cfg.Toolsets = map[string]*config.Toolset{"m": {Servers: map[string]*config.ToolSelection{"misc": {All: true}}}}
 		if hybrid {
-			cfg.Discovery.Embeddings = &embed.Config{Provider: embed.ProviderOllama, Model: "m", BaseURL: srv.URL}
+			cfg.Discovery.Embeddings = &config.Embeddings{Provider: config.EmbeddingsOllama, Model: "m", BaseURL: srv.URL}
 		}
 		h := startSemanticHub(t, cfg, fx, t.TempDir(), fixture.NewLog(t))
 		if hybrid {
@@ -349,13 +348,13 @@ func TestHybridSearchWeight(t *testing.T) {
 		text, _ := connectClient(t, h, "").search(map[string]any{"query": query})
 		return firstHitLine(text)
 	}
-	h := startSemanticHub(t, semanticConfig(srv, embed.ProviderOllama, time.Second), fx, t.TempDir(), fixture.NewLog(t))
+	h := startSemanticHub(t, semanticConfig(srv, config.EmbeddingsOllama, time.Second), fx, t.TempDir(), fixture.NewLog(t))
 	vectorsReady(t, h)
 	if got := firstHit(h); !strings.Contains(got, "math__multiply") {
 		t.Errorf("default weight: first hit %q, want math__multiply", got)
 	}
 
-	next := semanticConfig(srv, embed.ProviderOllama, time.Second)
+	next := semanticConfig(srv, config.EmbeddingsOllama, time.Second)
 	highest := 10.0
 	next.Discovery.Embeddings.Weight = &highest
 	old := h.Catalog().vectors.Load()
@@ -392,11 +391,11 @@ func TestHybridSearchRealModel(t *testing.T) {
 			t.Fatalf("BM25F alone ranks %s first for %q: not a test of the model", r.Want, r.Query)
 		}
 	}
-	for _, provider := range []string{embed.ProviderOllama, embed.ProviderOpenAI} {
+	for _, provider := range []string{config.EmbeddingsOllama, config.EmbeddingsOpenAI} {
 		t.Run(provider, func(t *testing.T) {
 			t.Parallel()
-			ec := &embed.Config{Provider: provider, Model: fixture.RealEmbeddingsModel, BaseURL: url, Timeout: embed.Duration(30 * time.Second)}
-			if provider == embed.ProviderOpenAI {
+			ec := &config.Embeddings{Provider: provider, Model: fixture.RealEmbeddingsModel, BaseURL: url, Timeout: config.Duration(30 * time.Second)}
+			if provider == config.EmbeddingsOpenAI {
 				ec.BaseURL = url + "/v1"
 			}
 			cfg := fixture.NewConfig(config.Discovery{Enabled: true, MaxSearchResults: 5, Embeddings: ec}, servers...)

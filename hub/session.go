@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/jsonrpc"
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 
@@ -28,7 +29,7 @@ type Session struct {
 	server *mcp.Server
 	// toolset is the definition of toolsetName ("" for all tools, nil);
 	// a reload may replace it (reload.go).
-	toolset     atomic.Pointer[Toolset]
+	toolset     atomic.Pointer[config.Toolset]
 	toolsetName string
 
 	// syncMu serialises sync, so that a session never ends up showing an

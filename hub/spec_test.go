@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 
 	"github.com/mcp-hub/mcp-hub/internal/fixture"
@@ -184,7 +185,7 @@ func TestSpecD2ManifestTenAndEleven(t *testing.T) {
 
 func TestSpecD2ManifestOneTool(t *testing.T) {
 	cfg := fixture.SmallConfig()
-	cfg.Toolsets = map[string]*Toolset{"one": {Servers: map[string]*ToolSelection{"math": {Include: []string{"add"}}}}}
+	cfg.Toolsets = map[string]*config.Toolset{"one": {Servers: map[string]*config.ToolSelection{"math": {Include: []string{"add"}}}}}
 	h := newTestHub(t, cfg, fixture.NewServers())
 	desc := searchDescription(t, connectClient(t, h, "one"))
 	want := "- math (1 tool): math__add\n  Add two numbers together."
@@ -199,7 +200,7 @@ func TestSpecD2ManifestOneTool(t *testing.T) {
 // A configured server description is the summary, cut to 80 characters.
 func TestSpecD2ManifestSummaryCut(t *testing.T) {
 	long := "Arithmetic on numbers of any size, with addition, multiplication and many other operations besides."
-	cfg := fixture.NewConfig(Discovery{Enabled: true}, fixture.ServerEntry("math", fixture.DeferLoading(true), fixture.WithDescription(long)))
+	cfg := fixture.NewConfig(config.Discovery{Enabled: true}, fixture.ServerEntry("math", fixture.DeferLoading(true), fixture.WithDescription(long)))
 	h := newTestHub(t, cfg, fixture.NewServers())
 	desc := searchDescription(t, connectClient(t, h, ""))
 	lines := strings.Split(desc, "\n")
@@ -229,7 +230,7 @@ func TestSpecD3Instructions(t *testing.T) {
 
 func TestSpecD4NoDeferredNoMetaTools(t *testing.T) {
 	t.Run("all eager", func(t *testing.T) {
-		cfg := fixture.NewConfig(Discovery{Enabled: true},
+		cfg := fixture.NewConfig(config.Discovery{Enabled: true},
 			fixture.ServerEntry("math", fixture.DeferLoading(false)), fixture.ServerEntry("clock"))
 		h := newTestHub(t, cfg, fixture.NewServers())
 		c := connectClient(t, h, "")
@@ -242,7 +243,7 @@ func TestSpecD4NoDeferredNoMetaTools(t *testing.T) {
 	})
 	t.Run("toolset without deferred", func(t *testing.T) {
 		cfg := fixture.SmallConfig()
-		cfg.Toolsets = map[string]*Toolset{"time": {Servers: map[string]*ToolSelection{"clock": {All: true}}}}
+		cfg.Toolsets = map[string]*config.Toolset{"time": {Servers: map[string]*config.ToolSelection{"clock": {All: true}}}}
 		h := newTestHub(t, cfg, fixture.NewServers())
 		c := connectClient(t, h, "time")
 		if got, want := c.toolNames(), []string{"clock__now"}; !slices.Equal(got, want) {
@@ -296,7 +297,7 @@ func TestSpecX2UnknownServer(t *testing.T) {
 func TestSpecX3Precedence(t *testing.T) {
 	cases := []struct {
 		name string
-		cfg  func() *Config
+		cfg  func() *config.Config
 		args map[string]any
 		want []string // found, in order; nil: check with fn
 		fn   func(t *testing.T, found []string, text string)
@@ -327,7 +328,7 @@ func TestSpecX3Precedence(t *testing.T) {
 		{name: "server_name alone loads the server in catalog order", cfg: fixture.WideConfig,
 			args: map[string]any{"server_name": "weather"},
 			want: []string{"weather__get_current", "weather__get_forecast"}},
-		{name: "query alone returns the top max_search_results", cfg: func() *Config {
+		{name: "query alone returns the top max_search_results", cfg: func() *config.Config {
 			cfg := fixture.WideConfig()
 			cfg.Discovery.MaxSearchResults = 2
 			return cfg
@@ -613,8 +614,8 @@ func TestSpecX9BigLimit(t *testing.T) {
 // interleaved: max_search_results tools, one more per further step (at most
 // twice as many); one query alone ranks exactly as query does.
 func TestSpecX10Queries(t *testing.T) {
-	wide := func(limit int) func() *Config {
-		return func() *Config {
+	wide := func(limit int) func() *config.Config {
+		return func() *config.Config {
 			cfg := fixture.WideConfig()
 			cfg.Discovery.MaxSearchResults = limit
 			return cfg
@@ -622,7 +623,7 @@ func TestSpecX10Queries(t *testing.T) {
 	}
 	cases := []struct {
 		name  string
-		cfg   func() *Config
+		cfg   func() *config.Config
 		args  map[string]any
 		want  []string // found, in order
 		error string   // the error result instead
@@ -932,7 +933,7 @@ func testBatchOrder(t *testing.T, h *Hub, fx *fixture.Servers) {
 func TestSpecP1DiscoveryOff(t *testing.T) {
 	fx := fixture.NewServers()
 	cfg := fixture.SmallConfig()
-	cfg.Discovery = Discovery{} // absent; defer_loading stays set and is ignored
+	cfg.Discovery = config.Discovery{} // absent; defer_loading stays set and is ignored
 	h := newTestHub(t, cfg, fx)
 	c := connectClient(t, h, "")
 	want := fixture.Sorted("weather__get_forecast", "weather__get_current", "math__add", "math__multiply", "clock__now")
@@ -953,7 +954,7 @@ func TestSpecP1DiscoveryOff(t *testing.T) {
 }
 
 func TestSpecP2DeferAll(t *testing.T) {
-	cfg := fixture.NewConfig(Discovery{Enabled: true, DeferAll: true},
+	cfg := fixture.NewConfig(config.Discovery{Enabled: true, DeferAll: true},
 		fixture.ServerEntry("weather"), fixture.ServerEntry("math"), fixture.ServerEntry("clock"))
 	h := newTestHub(t, cfg, fixture.NewServers())
 	c := connectClient(t, h, "")
@@ -964,7 +965,7 @@ func TestSpecP2DeferAll(t *testing.T) {
 		t.Errorf("manifest:\n%s", d)
 	}
 	// call_tool: false leaves only search_tools.
-	cfg2 := fixture.NewConfig(Discovery{Enabled: true, DeferAll: true, CallTool: new(bool)}, fixture.ServerEntry("math"))
+	cfg2 := fixture.NewConfig(config.Discovery{Enabled: true, DeferAll: true, CallTool: new(bool)}, fixture.ServerEntry("math"))
 	c2 := connectClient(t, newTestHub(t, cfg2, fixture.NewServers()), "")
 	if got := c2.toolNames(); !slices.Equal(got, []string{SearchToolsName}) {
 		t.Errorf("call_tool off: tools = %v", got)
@@ -1056,7 +1057,7 @@ func TestSpecP4UpstreamChanges(t *testing.T) {
 
 // --- Toolsets ---
 
-func toolsetConfig(sets map[string]*Toolset) *Config {
+func toolsetConfig(sets map[string]*config.Toolset) *config.Config {
 	cfg := fixture.SmallConfig()
 	cfg.Toolsets = sets
 	return cfg
@@ -1064,8 +1065,8 @@ func toolsetConfig(sets map[string]*Toolset) *Config {
 
 func TestSpecK1ServerToolset(t *testing.T) {
 	fx := fixture.NewServers()
-	h := newTestHub(t, toolsetConfig(map[string]*Toolset{
-		"wx": {Servers: map[string]*ToolSelection{"weather": {All: true}}},
+	h := newTestHub(t, toolsetConfig(map[string]*config.Toolset{
+		"wx": {Servers: map[string]*config.ToolSelection{"weather": {All: true}}},
 	}), fx)
 	c := connectClient(t, h, "wx")
 	if got := c.toolNames(); !slices.Equal(got, fixture.Sorted(SearchToolsName, CallToolName)) {
@@ -1097,12 +1098,12 @@ func TestSpecK1ServerToolset(t *testing.T) {
 }
 
 func TestSpecK2ToolsetShapes(t *testing.T) {
-	sets := map[string]*Toolset{
-		"include": {Servers: map[string]*ToolSelection{"math": {Include: []string{"add"}}}},
-		"exclude": {Servers: map[string]*ToolSelection{"math": {All: true, Exclude: []string{"add"}}}},
-		"empty":   {Servers: map[string]*ToolSelection{}},
-		"false":   {Servers: map[string]*ToolSelection{"math": {All: false}, "clock": {All: true}}},
-		"eager":   {Servers: map[string]*ToolSelection{"clock": {Include: []string{"now"}}, "weather": {Include: []string{}}}},
+	sets := map[string]*config.Toolset{
+		"include": {Servers: map[string]*config.ToolSelection{"math": {Include: []string{"add"}}}},
+		"exclude": {Servers: map[string]*config.ToolSelection{"math": {All: true, Exclude: []string{"add"}}}},
+		"empty":   {Servers: map[string]*config.ToolSelection{}},
+		"false":   {Servers: map[string]*config.ToolSelection{"math": {All: false}, "clock": {All: true}}},
+		"eager":   {Servers: map[string]*config.ToolSelection{"clock": {Include: []string{"now"}}, "weather": {Include: []string{}}}},
 	}
 	h := newTestHub(t, toolsetConfig(sets), fixture.NewServers())
 	cases := []struct {
@@ -1134,14 +1135,14 @@ func TestSpecK2ToolsetShapes(t *testing.T) {
 }
 
 func TestSpecK3ToolsetValidation(t *testing.T) {
-	cfg := toolsetConfig(map[string]*Toolset{
-		"bad": {Servers: map[string]*ToolSelection{
+	cfg := toolsetConfig(map[string]*config.Toolset{
+		"bad": {Servers: map[string]*config.ToolSelection{
 			"x":       {All: true},
 			"math":    {Include: []string{"add", "nope"}},
 			"weather": {All: true, Exclude: []string{"bogus"}},
 		}},
-		"good": {Servers: map[string]*ToolSelection{"math": {Include: []string{"add"}}}},
-		"also": {Servers: map[string]*ToolSelection{"clock": {Include: []string{"later"}}}},
+		"good": {Servers: map[string]*config.ToolSelection{"math": {Include: []string{"add"}}}},
+		"also": {Servers: map[string]*config.ToolSelection{"clock": {Include: []string{"later"}}}},
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -1150,7 +1151,7 @@ func TestSpecK3ToolsetValidation(t *testing.T) {
 		h.Close()
 		t.Fatal("New accepted invalid toolsets")
 	}
-	var ce *ConfigError
+	var ce *config.Error
 	if !errors.As(err, &ce) {
 		t.Errorf("error %T, want *ConfigError", err)
 	}
@@ -1177,8 +1178,8 @@ func TestSpecK3ToolsetValidation(t *testing.T) {
 
 func TestSpecK4ExcludedNeverFound(t *testing.T) {
 	fx := fixture.NewServers()
-	h := newTestHub(t, toolsetConfig(map[string]*Toolset{
-		"noadd": {Servers: map[string]*ToolSelection{"math": {All: true, Exclude: []string{"add"}}, "clock": {All: true}}},
+	h := newTestHub(t, toolsetConfig(map[string]*config.Toolset{
+		"noadd": {Servers: map[string]*config.ToolSelection{"math": {All: true, Exclude: []string{"add"}}, "clock": {All: true}}},
 	}), fx)
 	c := connectClient(t, h, "noadd")
 	for _, args := range []map[string]any{
@@ -1292,7 +1293,7 @@ toolsets:
 	if mixed.Description != "Everything but add." {
 		t.Errorf("description = %q", mixed.Description)
 	}
-	check := func(ts *Toolset, server, tool string, want bool) {
+	check := func(ts *config.Toolset, server, tool string, want bool) {
 		t.Helper()
 		if got := allows(ts, &Tool{Server: server, Original: tool}); got != want {
 			t.Errorf("allows(%s, %s) = %v, want %v", server, tool, got, want)
@@ -1306,7 +1307,7 @@ toolsets:
 	check(cfg.Toolsets["only"], "math", "divide", false)
 	check(cfg.Toolsets["only"], "weather", "get_forecast", false)
 	check(cfg.Toolsets["none"], "math", "add", false)
-	var nilToolset *Toolset
+	var nilToolset *config.Toolset
 	check(nilToolset, "math", "add", true)
 
 	// Defaults.
@@ -1344,7 +1345,7 @@ func TestDeferLoadingPrecedence(t *testing.T) {
 	} {
 		sc := fixture.ServerEntry("s")
 		sc.DeferLoading = tc.deferLoading
-		cfg := fixture.NewConfig(Discovery{Enabled: tc.enabled, DeferAll: tc.deferAll}, sc)
+		cfg := fixture.NewConfig(config.Discovery{Enabled: tc.enabled, DeferAll: tc.deferAll}, sc)
 		if got := cfg.Deferred("s"); got != tc.want {
 			dl := "unset"
 			if tc.deferLoading != nil {
@@ -1378,8 +1379,8 @@ func TestSpecExposedNameRule(t *testing.T) {
 	b := ExposedName("srv", long+"b")
 	c := ExposedName("srv", long+".c")
 	for _, n := range []string{a, b, c} {
-		if len(n) != MaxNameLength || !hashed.MatchString(n) || !strings.HasPrefix(n, "srv__aaaa") {
-			t.Errorf("%q: want %d characters of [A-Za-z0-9_-] ending in _<8 hex>", n, MaxNameLength)
+		if len(n) != config.MaxNameLength || !hashed.MatchString(n) || !strings.HasPrefix(n, "srv__aaaa") {
+			t.Errorf("%q: want %d characters of [A-Za-z0-9_-] ending in _<8 hex>", n, config.MaxNameLength)
 		}
 	}
 	if a == b || b == c || a == c {

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/internal/fixture"
-	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
 // BenchmarkStartup20 measures how long a hub with 20 stdio upstreams takes
@@ -21,17 +21,17 @@ func BenchmarkStartup20(b *testing.B) {
 	bin := fixture.Build(b)
 	const n = 20
 	delay := func(i int) time.Duration { return 100*time.Millisecond + time.Duration(i)*20*time.Millisecond }
-	config := func(servers ...int) *Config {
-		cfg := &Config{Path: "bench", Servers: map[string]*ServerConfig{}}
+	configOf := func(servers ...int) *config.Config {
+		cfg := &config.Config{Path: "bench", Servers: map[string]*config.Server{}}
 		for _, i := range servers {
 			name := fmt.Sprintf("s%02d", i)
-			cfg.Servers[name] = &ServerConfig{Upstream: upstream.Config{Name: name, Command: bin,
+			cfg.Servers[name] = &config.Server{Upstream: config.Upstream{Name: name, Command: bin,
 				Args: []string{"-name", name, "-tools", "echo,ping", "-start-delay", delay(i).String()}}}
 			cfg.ServerOrder = append(cfg.ServerOrder, name)
 		}
 		return cfg
 	}
-	ready := func(cfg *Config) time.Duration {
+	ready := func(cfg *config.Config) time.Duration {
 		start := time.Now()
 		h, err := New(context.Background(), cfg, Options{StartupWait: 30 * time.Second, Logger: slog.New(slog.DiscardHandler)})
 		if err != nil {
@@ -50,8 +50,8 @@ func BenchmarkStartup20(b *testing.B) {
 	}
 	var single, many time.Duration
 	for b.Loop() {
-		single += ready(config(n - 1))
-		many += ready(config(all...))
+		single += ready(configOf(n - 1))
+		many += ready(configOf(all...))
 	}
 	b.ReportMetric(float64(single.Milliseconds())/float64(b.N), "slowest-alone-ms")
 	b.ReportMetric(float64(many.Milliseconds())/float64(b.N), "all-20-ms")

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/jsonrpc"
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 
@@ -44,12 +45,12 @@ type toolView struct {
 // viewCache holds a catalog's views, one per toolset, built on first use.
 type viewCache struct {
 	mu     sync.Mutex
-	m      map[*Toolset]*toolView
-	modern map[*Toolset]*toolView // modernView's
+	m      map[*config.Toolset]*toolView
+	modern map[*config.Toolset]*toolView // modernView's
 }
 
 // view returns the catalog's view for toolset ts (nil: every tool).
-func (c *Catalog) view(h *Hub, ts *Toolset) *toolView {
+func (c *Catalog) view(h *Hub, ts *config.Toolset) *toolView {
 	c.views.mu.Lock()
 	defer c.views.mu.Unlock()
 	if v, ok := c.views.m[ts]; ok {
@@ -77,7 +78,7 @@ func (c *Catalog) view(h *Hub, ts *Toolset) *toolView {
 	}
 	sum.Sum(v.sum[:0])
 	if c.views.m == nil {
-		c.views.m = map[*Toolset]*toolView{}
+		c.views.m = map[*config.Toolset]*toolView{}
 	}
 	c.views.m[ts] = v
 	return v

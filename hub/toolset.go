@@ -6,11 +6,13 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/mcp-hub/mcp-hub/config"
 )
 
 // allows reports whether toolset ts lets a tool through. A nil toolset
 // allows everything.
-func allows(ts *Toolset, t *Tool) bool {
+func allows(ts *config.Toolset, t *Tool) bool {
 	if ts == nil {
 		return true
 	}
@@ -27,7 +29,7 @@ func allows(ts *Toolset, t *Tool) bool {
 // validateToolset checks a toolset against the live catalog; every problem is
 // reported at once. Servers that are not connected yet cannot be checked
 // tool by tool and are skipped.
-func validateToolset(ts *Toolset, name string, h *Hub, c *Catalog) error {
+func validateToolset(ts *config.Toolset, name string, h *Hub, c *Catalog) error {
 	if ts == nil {
 		return nil
 	}
@@ -69,7 +71,7 @@ func validateToolset(ts *Toolset, name string, h *Hub, c *Catalog) error {
 }
 
 // Toolset returns the named toolset; "" means all tools (nil).
-func (h *Hub) Toolset(name string) (*Toolset, error) {
+func (h *Hub) Toolset(name string) (*config.Toolset, error) {
 	if name == "" {
 		return nil, nil
 	}

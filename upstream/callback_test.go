@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/internal/fixture"
 )
 
@@ -34,7 +35,7 @@ func TestOAuthLoginOpensOnlyWebURLs(t *testing.T) {
 			e.as.SetAuthorizationEndpoint(tc.endpoint)
 			var mu sync.Mutex
 			var opened []string
-			res, err := Login(ctxT(t), Config{Name: "svc", URL: ps.URL}, e.options(func(_ context.Context, u string) error {
+			res, err := Login(ctxT(t), config.Upstream{Name: "svc", URL: ps.URL}, e.options(func(_ context.Context, u string) error {
 				mu.Lock()
 				defer mu.Unlock()
 				opened = append(opened, u)
@@ -119,7 +120,7 @@ func TestOAuthCallbackIgnoresForeignRedirects(t *testing.T) {
 		}
 		return browserFollows(ctx, authURL)
 	}
-	res, err := Login(ctxT(t), Config{Name: "svc", URL: ps.URL}, e.options(browser))
+	res, err := Login(ctxT(t), config.Upstream{Name: "svc", URL: ps.URL}, e.options(browser))
 	if err != nil || !res.Authorized {
 		t.Fatalf("login after foreign redirects: %+v, %v; want it to wait for the genuine one and succeed", res, err)
 	}
@@ -137,7 +138,7 @@ func TestOAuthDeniedDescriptionCleaned(t *testing.T) {
 	e := newOAuthEnv(t, time.Hour)
 	ps := fixture.NewProtectedServer(t, e.as, "mcp:read")
 	e.as.SetDenyDescription("\x1b[2J\x1b]0;owned\x07line\nbreak " + strings.Repeat("A", 10<<10))
-	_, err := Login(ctxT(t), Config{Name: "svc", URL: ps.URL}, e.options(browserFollows))
+	_, err := Login(ctxT(t), config.Upstream{Name: "svc", URL: ps.URL}, e.options(browserFollows))
 	if err == nil || !strings.Contains(err.Error(), "access_denied") {
 		t.Fatalf("login: %v; want access_denied", err)
 	}

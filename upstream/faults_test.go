@@ -30,6 +30,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 
 	"github.com/mcp-hub/mcp-hub/internal/fixture"
@@ -58,7 +59,7 @@ func ftOpts(t testing.TB) (Options, *fixture.Log) {
 }
 
 // ftStart starts an upstream and closes it when the test ends.
-func ftStart(t testing.TB, cfg Config, opts Options) (*Upstream, *ftListener) {
+func ftStart(t testing.TB, cfg config.Upstream, opts Options) (*Upstream, *ftListener) {
 	t.Helper()
 	if cfg.Name == "" {
 		cfg.Name = "fx"
@@ -133,7 +134,7 @@ func TestFaultStdioExitRestarts(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			opts, _ := ftOpts(t)
-			u, l := ftStart(t, Config{Command: fixture.Build(t), Args: append([]string{"-name", "fx", "-features"}, tc.args...)}, opts)
+			u, l := ftStart(t, config.Upstream{Command: fixture.Build(t), Args: append([]string{"-name", "fx", "-features"}, tc.args...)}, opts)
 			ftReady(t, u)
 			pid := ftPID(t, u)
 			listed := l.changed.Load()
@@ -157,7 +158,7 @@ func TestFaultStdioExitRestarts(t *testing.T) {
 // TestFaultBackoffJitter: exponential, capped, jittered within ±20%, and
 // the cool-down once the breaker is open.
 func TestFaultBackoffJitter(t *testing.T) {
-	u := New(Config{Name: "b", Command: "x"}, &ftListener{}, Options{
+	u := New(config.Upstream{Name: "b", Command: "x"}, &ftListener{}, Options{
 		InitialBackoff: 100 * time.Millisecond, MaxBackoff: time.Second, UnhealthyAfter: 8, Cooldown: 5 * time.Second,
 	})
 	for _, c := range []struct {
@@ -184,7 +185,7 @@ func TestFaultBackoffJitter(t *testing.T) {
 // an error that names the server and says it restarted; the server comes back.
 func TestFaultInFlightCallOnCrash(t *testing.T) {
 	opts, lg := ftOpts(t)
-	u, _ := ftStart(t, Config{Command: fixture.Build(t), Args: []string{"-name", "fx", "-features"}}, opts)
+	u, _ := ftStart(t, config.Upstream{Command: fixture.Build(t), Args: []string{"-name", "fx", "-features"}}, opts)
 	ftReady(t, u)
 	pid := ftPID(t, u)
 	errc := make(chan error, 1)
@@ -218,9 +219,9 @@ func TestFaultInFlightCallOnCrash(t *testing.T) {
 
 // ftFlagScript runs the fixture only while flag exists, and exits 1 at
 // once otherwise; every start appends a line to starts.
-func ftFlagScript(t *testing.T, flag, starts string, fixtureArgs ...string) Config {
+func ftFlagScript(t *testing.T, flag, starts string, fixtureArgs ...string) config.Upstream {
 	script := fmt.Sprintf(`echo start >> %q; if [ -e %q ]; then exec %q "$@"; fi; echo "not today" >&2; exit 1`, starts, flag, fixture.Build(t))
-	return Config{Command: "/bin/sh", Args: append([]string{"-c", script, "sh"}, fixtureArgs...)}
+	return config.Upstream{Command: "/bin/sh", Args: append([]string{"-c", script, "sh"}, fixtureArgs...)}
 }
 
 func ftLines(path string) int {
@@ -311,7 +312,7 @@ func TestFaultCrashLoopAfterConnect(t *testing.T) {
 	opts.StableAfter = 10 * time.Second
 	// The fixture exits 200 ms after answering tools/list: always after
 	// the connect, however slow the machine.
-	u, _ := ftStart(t, Config{Command: fixture.Build(t), Args: []string{"-name", "fx", "-tools", "a", "-exit-after-list"}}, opts)
+	u, _ := ftStart(t, config.Upstream{Command: fixture.Build(t), Args: []string{"-name", "fx", "-tools", "a", "-exit-after-list"}}, opts)
 	ftWait(t, "unhealthy", func() bool { return u.Status().State == StateUnhealthy })
 	st := u.Status()
 	if st.Restarts < 3 || !strings.Contains(st.LastError, "connection ended") {
@@ -324,7 +325,7 @@ func TestFaultCrashLoopAfterConnect(t *testing.T) {
 // server stays usable; a hung call does not block other calls.
 func TestFaultCallTimeout(t *testing.T) {
 	opts, lg := ftOpts(t)
-	u, _ := ftStart(t, Config{Command: fixture.Build(t), Args: []string{"-name", "fx", "-features"}, Timeout: Duration(4 * time.Second)}, opts)
+	u, _ := ftStart(t, config.Upstream{Command: fixture.Build(t), Args: []string{"-name", "fx", "-features"}, Timeout: config.Duration(4 * time.Second)}, opts)
 	ftReady(t, u)
 	errc := make(chan error, 1)
 	begin := time.Now()
@@ -362,7 +363,7 @@ func TestFaultCallTimeout(t *testing.T) {
 // a stray print) is logged and skipped; the server is served normally.
 func TestFaultGarbageStdout(t *testing.T) {
 	opts, lg := ftOpts(t)
-	u, _ := ftStart(t, Config{Command: fixture.Build(t), Args: []string{"-name", "fx", "-tools", "a", "-garbage"}}, opts)
+	u, _ := ftStart(t, config.Upstream{Command: fixture.Build(t), Args: []string{"-name", "fx", "-tools", "a", "-garbage"}}, opts)
 	ftWait(t, "ready", func() bool { return u.Status().State == StateReady })
 	if !strings.Contains(lg.String(), "non-JSON-RPC line on stdout") || !strings.Contains(lg.String(), "fixture garbage line") {
 		t.Errorf("the garbage line was not reported:\n%s", lg.String())
@@ -391,7 +392,7 @@ func TestFaultHugeMessage(t *testing.T) {
 	opts, _ := ftOpts(t)
 	opts.UnhealthyAfter = 1
 	opts.Cooldown = time.Minute
-	u, _ := ftStart(t, Config{Command: fixture.Build(t), Args: []string{"-name", "fx", "-tools", "big", "-schema-file", path}}, opts)
+	u, _ := ftStart(t, config.Upstream{Command: fixture.Build(t), Args: []string{"-name", "fx", "-tools", "big", "-schema-file", path}}, opts)
 	ftWait(t, "unhealthy", func() bool { return u.Status().State == StateUnhealthy })
 	if st := u.Status(); !strings.Contains(st.LastError, "larger than max_result_bytes (8388608 bytes)") {
 		t.Errorf("last error = %q, want the limit named", st.LastError)
@@ -452,7 +453,7 @@ func ftFreeAddr(t *testing.T) string {
 func TestFaultHTTPGoesAway(t *testing.T) {
 	f := ftStartHTTP(t, ftFreeAddr(t))
 	opts, _ := ftOpts(t)
-	u, l := ftStart(t, Config{Name: "web", URL: f.url()}, opts)
+	u, l := ftStart(t, config.Upstream{Name: "web", URL: f.url()}, opts)
 	ftReady(t, u)
 	ftCall(t, u, "pid", nil)
 	f.stop()
@@ -515,7 +516,7 @@ func TestFaultHTTP5xx(t *testing.T) {
 	f := ftStartHTTP(t, ftFreeAddr(t))
 	p := ftStartProxy(t, f.url())
 	opts, _ := ftOpts(t)
-	u, _ := ftStart(t, Config{Name: "web", URL: p.srv.URL + "/mcp"}, opts)
+	u, _ := ftStart(t, config.Upstream{Name: "web", URL: p.srv.URL + "/mcp"}, opts)
 	ftReady(t, u)
 	before := ftPID(t, u)
 	p.mode.Store("503")
@@ -546,7 +547,7 @@ func TestFaultHTTP404Session(t *testing.T) {
 	f := ftStartHTTP(t, ftFreeAddr(t))
 	p := ftStartProxy(t, f.url())
 	opts, _ := ftOpts(t)
-	u, l := ftStart(t, Config{Name: "web", URL: p.srv.URL + "/mcp"}, opts)
+	u, l := ftStart(t, config.Upstream{Name: "web", URL: p.srv.URL + "/mcp"}, opts)
 	ftReady(t, u)
 	cs, _ := u.Session()
 	old := cs.ID()
@@ -581,7 +582,7 @@ func TestFaultSecretsRedacted(t *testing.T) {
 	opts.UnhealthyAfter = 2
 	opts.Cooldown = time.Minute
 	// Port 1 refuses connections: the error text carries the URL.
-	u, _ := ftStart(t, Config{Name: "remote", URL: "http://" + extra + ":pw-" + extra + "@127.0.0.1:1/mcp?api_key=" + apiKey,
+	u, _ := ftStart(t, config.Upstream{Name: "remote", URL: "http://" + extra + ":pw-" + extra + "@127.0.0.1:1/mcp?api_key=" + apiKey,
 		Headers: map[string]string{"Authorization": "Bearer " + token}}, opts)
 	ftWait(t, "unhealthy", func() bool { return u.Status().State == StateUnhealthy })
 	_, err := u.CallTool(ftCtx(t), nil, &mcp.CallToolParams{Name: "x"})
@@ -599,7 +600,7 @@ func TestFaultSecretsRedacted(t *testing.T) {
 }
 
 func TestSecretValues(t *testing.T) {
-	c := Config{
+	c := config.Upstream{
 		URL:     "https://user:hunter2@example.com/mcp?key=abcd1234&x=1",
 		Headers: map[string]string{"Authorization": "Bearer abcdef", "X-Api-Key": "k-123456"},
 		Env:     map[string]string{"API_TOKEN": "xyz", "DEBUG": "true", "DATABASE_URL": "postgres://u:p@h/db"},
@@ -628,7 +629,7 @@ func TestFaultChildEnv(t *testing.T) {
 		return fixture.ResultText(ftCall(t, u, "env", map[string]any{"name": name}))
 	}
 
-	u, _ := ftStart(t, Config{Command: fixture.Build(t), Args: []string{"-env-tool"}, Env: map[string]string{"GIVEN": "configured"}}, opts)
+	u, _ := ftStart(t, config.Upstream{Command: fixture.Build(t), Args: []string{"-env-tool"}, Env: map[string]string{"GIVEN": "configured"}}, opts)
 	ftReady(t, u)
 	if got := env(u, "GIVEN"); got != "configured" {
 		t.Errorf("GIVEN = %q", got)
@@ -640,7 +641,7 @@ func TestFaultChildEnv(t *testing.T) {
 		t.Errorf("PATH = %q, want the hub's", got)
 	}
 
-	u2, _ := ftStart(t, Config{Name: "inherit", Command: fixture.Build(t), Args: []string{"-env-tool"}, InheritEnv: true, Env: map[string]string{"GIVEN": "configured"}}, opts)
+	u2, _ := ftStart(t, config.Upstream{Name: "inherit", Command: fixture.Build(t), Args: []string{"-env-tool"}, InheritEnv: true, Env: map[string]string{"GIVEN": "configured"}}, opts)
 	ftReady(t, u2)
 	if got := env(u2, "MCP_HUB_TEST_HOST_SECRET"); got != "host-only-value" {
 		t.Errorf("with inherit_env: MCP_HUB_TEST_HOST_SECRET = %q", got)

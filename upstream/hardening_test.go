@@ -25,6 +25,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 
 	"github.com/mcp-hub/mcp-hub/internal/fixture"
@@ -62,7 +63,7 @@ func (l *panickyListener) UpstreamRequest(context.Context, *Upstream, string, mc
 func TestPanicInListener(t *testing.T) {
 	opts, lg := ftOpts(t)
 	l := &panickyListener{}
-	u := New(Config{Name: "fx", Command: fixture.Build(t), Args: []string{"-name", "fx", "-features"}}, l, opts)
+	u := New(config.Upstream{Name: "fx", Command: fixture.Build(t), Args: []string{"-name", "fx", "-features"}}, l, opts)
 	u.Start(context.Background())
 	t.Cleanup(func() { u.Close() })
 	ftReady(t, u)
@@ -118,28 +119,28 @@ func TestResultLimit(t *testing.T) {
 	}
 	cases := []struct {
 		name string
-		cfg  func(t *testing.T) Config
+		cfg  func(t *testing.T) config.Upstream
 	}{
-		{"stdio", func(t *testing.T) Config {
-			return Config{Command: fixture.Build(t), Args: []string{"-name", "fx", "-hostile"}}
+		{"stdio", func(t *testing.T) config.Upstream {
+			return config.Upstream{Command: fixture.Build(t), Args: []string{"-name", "fx", "-hostile"}}
 		}},
-		{"streamable HTTP (SSE answers)", func(t *testing.T) Config {
-			return Config{URL: fixture.StartHTTP(t, "-name", "fx", "-hostile")}
+		{"streamable HTTP (SSE answers)", func(t *testing.T) config.Upstream {
+			return config.Upstream{URL: fixture.StartHTTP(t, "-name", "fx", "-hostile")}
 		}},
-		{"streamable HTTP (JSON answers)", func(t *testing.T) Config {
+		{"streamable HTTP (JSON answers)", func(t *testing.T) config.Upstream {
 			srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return sdkServer() },
 				&mcp.StreamableHTTPOptions{JSONResponse: true, Stateless: true}))
 			t.Cleanup(srv.Close)
-			return Config{URL: srv.URL}
+			return config.Upstream{URL: srv.URL}
 		}},
-		{"SSE", func(t *testing.T) Config {
+		{"SSE", func(t *testing.T) config.Upstream {
 			s := sdkServer()
 			srv := httptest.NewServer(mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return s }, nil))
 			t.Cleanup(srv.Close)
-			return Config{URL: srv.URL, Transport: TransportSSE}
+			return config.Upstream{URL: srv.URL, Transport: config.TransportSSE}
 		}},
-		{"builtin (in memory)", func(t *testing.T) Config {
-			return Config{Builtin: "big"}
+		{"builtin (in memory)", func(t *testing.T) config.Upstream {
+			return config.Upstream{Builtin: "big"}
 		}},
 	}
 	for _, tc := range cases {
@@ -247,7 +248,7 @@ func TestSSELimitBody(t *testing.T) {
 func TestStdioServerStopsReading(t *testing.T) {
 	opts, _ := ftOpts(t)
 	const timeout = 1500 * time.Millisecond
-	u, _ := ftStart(t, Config{Command: fixture.Build(t), Args: []string{"-name", "fx", "-hostile", "-features"}, Timeout: Duration(timeout)}, opts)
+	u, _ := ftStart(t, config.Upstream{Command: fixture.Build(t), Args: []string{"-name", "fx", "-hostile", "-features"}, Timeout: config.Duration(timeout)}, opts)
 	ftReady(t, u)
 	pid := ftPID(t, u)
 	ftCall(t, u, "stall", nil)
@@ -294,7 +295,7 @@ func TestStdioServerStopsReading(t *testing.T) {
 // reader goes on (the child is neither blocked nor killed by SIGPIPE).
 func TestStderrLongLine(t *testing.T) {
 	opts, lg := ftOpts(t)
-	u, _ := ftStart(t, Config{Command: fixture.Build(t), Args: []string{"-name", "fx", "-features", "-stderr-line-bytes", strconv.Itoa(2 << 20)}}, opts)
+	u, _ := ftStart(t, config.Upstream{Command: fixture.Build(t), Args: []string{"-name", "fx", "-features", "-stderr-line-bytes", strconv.Itoa(2 << 20)}}, opts)
 	ftReady(t, u)
 	lg.WaitFor(t, "the line after the long one", 20*time.Second, func(s string) bool { return strings.Contains(s, "after the long line") })
 	if !strings.Contains(lg.String(), "[line of 2097153 bytes, truncated]") {
@@ -316,7 +317,7 @@ func TestStderrLongLine(t *testing.T) {
 func TestListChangedStorm(t *testing.T) {
 	opts, _ := ftOpts(t)
 	opts.Logger = quietLogger()
-	u, l := ftStart(t, Config{Command: fixture.Build(t), Args: []string{"-name", "fx", "-hostile"}}, opts)
+	u, l := ftStart(t, config.Upstream{Command: fixture.Build(t), Args: []string{"-name", "fx", "-hostile"}}, opts)
 	ftReady(t, u)
 	before := l.changed.Load()
 	begin := time.Now()
@@ -401,7 +402,7 @@ func TestPaginationCapped(t *testing.T) {
 			url, pages := pagingServer(t, tc.next)
 			opts, lg := ftOpts(t)
 			opts.Logger = quietLoggerTo(lg)
-			u, _ := ftStart(t, Config{Name: "pager", URL: url}, opts)
+			u, _ := ftStart(t, config.Upstream{Name: "pager", URL: url}, opts)
 			ftReady(t, u)
 			if got := len(u.Lists().Tools); got != tc.wantPages || int(pages.Load()) != tc.wantPages {
 				t.Errorf("%d tools from %d pages, want %d of each", got, pages.Load(), tc.wantPages)
@@ -471,16 +472,16 @@ func TestCredentialsStayOnOrigin(t *testing.T) {
 
 	cases := []struct {
 		name      string
-		cfg       Config
+		cfg       config.Upstream
 		ok        bool
 		wantError []string
 	}{
-		{"redirect within the origin", Config{URL: plain.URL + "/old"}, true, nil},
-		{"redirect to another origin", Config{URL: plain.URL + "/away"},
+		{"redirect within the origin", config.Upstream{URL: plain.URL + "/old"}, true, nil},
+		{"redirect to another origin", config.Upstream{URL: plain.URL + "/away"},
 			false, []string{"refused a redirect to " + other.URL, "configured at " + plain.URL}},
-		{"SSE endpoint on another origin", Config{URL: plain.URL + "/sse", Transport: TransportSSE},
+		{"SSE endpoint on another origin", config.Upstream{URL: plain.URL + "/sse", Transport: config.TransportSSE},
 			false, []string{"refused a request to " + other.URL, "configured at " + plain.URL}},
-		{"https to http", Config{URL: tlsSrv.URL + "/mcp"},
+		{"https to http", config.Upstream{URL: tlsSrv.URL + "/mcp"},
 			false, []string{"refused a redirect to " + other.URL, "configured at " + tlsSrv.URL, "never from https down to http"}},
 	}
 	for _, tc := range cases {
@@ -523,19 +524,19 @@ func TestSecretValuesFromConfig(t *testing.T) {
 	jwt := "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"
 	cases := []struct {
 		name string
-		cfg  Config
+		cfg  config.Upstream
 		want []string
 		not  []string
 	}{
-		{"URL user without password", Config{URL: "https://tok3n-abcdef@example.com/mcp"}, []string{"tok3n-abcdef"}, nil},
-		{"URL user and password", Config{URL: "https://me:pw@example.com/mcp"}, []string{"me:pw@"}, []string{"me"}},
-		{"key in URL path", Config{URL: "https://mcp.example.com/v1/sk-proj-Abc123Def456Ghi789/sse"}, []string{"sk-proj-Abc123Def456Ghi789"}, []string{"v1", "sse"}},
-		{"flag then value", Config{Command: "x", Args: []string{"--token", "hunter22", "--port", "8080"}}, []string{"hunter22"}, []string{"8080", "--port"}},
-		{"flag=value", Config{Command: "x", Args: []string{"--api-key=abc123", "--password=swordfish", "--secret=s3cr"}}, []string{"abc123", "swordfish", "s3cr"}, nil},
-		{"keys by their look", Config{Command: "x", Args: []string{"-y", "@modelcontextprotocol/server-github", "/tmp/data2024/x", "ghp_0123456789abcdefABCDEF", "xoxb-1234-5678-abcdefgh", jwt, "Zq8f3K2m9X1pL7vB4nR6tY0wS5dH"}},
+		{"URL user without password", config.Upstream{URL: "https://tok3n-abcdef@example.com/mcp"}, []string{"tok3n-abcdef"}, nil},
+		{"URL user and password", config.Upstream{URL: "https://me:pw@example.com/mcp"}, []string{"me:pw@"}, []string{"me"}},
+		{"key in URL path", config.Upstream{URL: "https://mcp.example.com/v1/sk-proj-Abc123Def456Ghi789/sse"}, []string{"sk-proj-Abc123Def456Ghi789"}, []string{"v1", "sse"}},
+		{"flag then value", config.Upstream{Command: "x", Args: []string{"--token", "hunter22", "--port", "8080"}}, []string{"hunter22"}, []string{"8080", "--port"}},
+		{"flag=value", config.Upstream{Command: "x", Args: []string{"--api-key=abc123", "--password=swordfish", "--secret=s3cr"}}, []string{"abc123", "swordfish", "s3cr"}, nil},
+		{"keys by their look", config.Upstream{Command: "x", Args: []string{"-y", "@modelcontextprotocol/server-github", "/tmp/data2024/x", "ghp_0123456789abcdefABCDEF", "xoxb-1234-5678-abcdefgh", jwt, "Zq8f3K2m9X1pL7vB4nR6tY0wS5dH"}},
 			[]string{"ghp_0123456789abcdefABCDEF", "xoxb-1234-5678-abcdefgh", jwt, "Zq8f3K2m9X1pL7vB4nR6tY0wS5dH"},
 			[]string{"-y", "@modelcontextprotocol/server-github", "/tmp/data2024/x"}},
-		{"words are not keys", Config{Command: "x", Args: []string{"server-everything-but-longer-name", "mcp-server-filesystem"}}, nil,
+		{"words are not keys", config.Upstream{Command: "x", Args: []string{"server-everything-but-longer-name", "mcp-server-filesystem"}}, nil,
 			[]string{"server-everything-but-longer-name", "mcp-server-filesystem"}},
 	}
 	for _, tc := range cases {

@@ -146,7 +146,7 @@ const (
 // oauthClient is one upstream's auth.OAuthHandler.
 type oauthClient struct {
 	server, url string
-	cfg         OAuthConfig
+	cfg         config.UpstreamOAuth
 	opts        OAuthOptions
 	log         *slog.Logger
 	learn       func(secrets ...string) // tells the redactors
@@ -730,8 +730,8 @@ type LoginResult struct {
 // token, ignoring any token stored before: it connects, lists the tools,
 // and authorizes when the server asks (401, or 403 insufficient_scope).
 // An error after a successful authorization comes with the result.
-func Login(ctx context.Context, cfg Config, opts Options) (*LoginResult, error) {
-	if cfg.Kind() != TransportStreamable {
+func Login(ctx context.Context, cfg config.Upstream, opts Options) (*LoginResult, error) {
+	if cfg.Kind() != config.TransportStreamable {
 		return nil, fmt.Errorf("server '%s' is not a streamable HTTP server: only those use OAuth", cfg.Name)
 	}
 	if config.HasAuthorizationHeader(cfg.Headers) {

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 
 	"github.com/mcp-hub/mcp-hub/internal/fixture"
@@ -92,7 +93,7 @@ func (e *oauthEnv) options(browser func(context.Context, string) error) Options 
 
 func (e *oauthEnv) login(t *testing.T, name, url string) *LoginResult {
 	t.Helper()
-	res, err := Login(ctxT(t), Config{Name: name, URL: url}, e.options(browserFollows))
+	res, err := Login(ctxT(t), config.Upstream{Name: name, URL: url}, e.options(browserFollows))
 	if err != nil {
 		t.Fatalf("login %s: %v", name, err)
 	}
@@ -102,7 +103,7 @@ func (e *oauthEnv) login(t *testing.T, name, url string) *LoginResult {
 // start runs a non-interactive upstream (as serve does).
 func (e *oauthEnv) start(t *testing.T, name, url string) *Upstream {
 	t.Helper()
-	u := New(Config{Name: name, URL: url}, newTestListener(), e.options(func(context.Context, string) error {
+	u := New(config.Upstream{Name: name, URL: url}, newTestListener(), e.options(func(context.Context, string) error {
 		t.Error("a non-interactive upstream opened a browser")
 		return nil
 	}))
@@ -187,7 +188,7 @@ func TestOAuthTokenStaysWithItsOrigin(t *testing.T) {
 
 	opts := e.options(nil)
 	opts.Cooldown = 100 * time.Millisecond // a quick probe once the redirect is gone
-	u := New(Config{Name: "svc", URL: ps.URL}, newTestListener(), opts)
+	u := New(config.Upstream{Name: "svc", URL: ps.URL}, newTestListener(), opts)
 	u.Start(context.Background())
 	t.Cleanup(func() { u.Close() })
 	fixture.Eventually(t, 30*time.Second, "the redirect to be refused", func() bool {
@@ -362,7 +363,7 @@ func TestOAuthLoginFailures(t *testing.T) {
 			if tc.timeout > 0 {
 				opts.OAuth.Timeout = tc.timeout
 			}
-			res, err := Login(ctxT(t), Config{Name: "svc", URL: ps.URL}, opts)
+			res, err := Login(ctxT(t), config.Upstream{Name: "svc", URL: ps.URL}, opts)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("login: %v; want an error containing %q", err, tc.want)
 			}
@@ -402,17 +403,17 @@ func TestBrowserCommand(t *testing.T) {
 
 func TestOAuthConfigValidate(t *testing.T) {
 	tests := []struct {
-		cfg  Config
+		cfg  config.Upstream
 		want string
 	}{
-		{Config{URL: "https://x.example/mcp", OAuth: &OAuthConfig{ClientID: "id", Scopes: []string{"a"}, RedirectPort: 8976}}, ""},
-		{Config{Command: "x", OAuth: &OAuthConfig{}}, "only applies to url servers"},
-		{Config{URL: "https://x.example/sse", Transport: "sse", OAuth: &OAuthConfig{}}, "streamable-http"},
-		{Config{URL: "https://x.example/mcp", OAuth: &OAuthConfig{ClientSecret: "s"}}, "needs oauth.client_id"},
-		{Config{URL: "https://x.example/mcp", OAuth: &OAuthConfig{RedirectPort: 70000}}, "not a port"},
-		{Config{URL: "https://x.example/mcp", OAuth: &OAuthConfig{ClientMetadataURL: "http://x.example/c.json"}}, "https URL with a path"},
-		{Config{URL: "https://x.example/mcp", OAuth: &OAuthConfig{ClientMetadataURL: "https://x.example/"}}, "https URL with a path"},
-		{Config{URL: "https://x.example/mcp", Headers: map[string]string{"authorization": "Bearer x"}, OAuth: &OAuthConfig{}}, "exclude each other"},
+		{config.Upstream{URL: "https://x.example/mcp", OAuth: &config.UpstreamOAuth{ClientID: "id", Scopes: []string{"a"}, RedirectPort: 8976}}, ""},
+		{config.Upstream{Command: "x", OAuth: &config.UpstreamOAuth{}}, "only applies to url servers"},
+		{config.Upstream{URL: "https://x.example/sse", Transport: "sse", OAuth: &config.UpstreamOAuth{}}, "streamable-http"},
+		{config.Upstream{URL: "https://x.example/mcp", OAuth: &config.UpstreamOAuth{ClientSecret: "s"}}, "needs oauth.client_id"},
+		{config.Upstream{URL: "https://x.example/mcp", OAuth: &config.UpstreamOAuth{RedirectPort: 70000}}, "not a port"},
+		{config.Upstream{URL: "https://x.example/mcp", OAuth: &config.UpstreamOAuth{ClientMetadataURL: "http://x.example/c.json"}}, "https URL with a path"},
+		{config.Upstream{URL: "https://x.example/mcp", OAuth: &config.UpstreamOAuth{ClientMetadataURL: "https://x.example/"}}, "https URL with a path"},
+		{config.Upstream{URL: "https://x.example/mcp", Headers: map[string]string{"authorization": "Bearer x"}, OAuth: &config.UpstreamOAuth{}}, "exclude each other"},
 	}
 	for _, tc := range tests {
 		err := tc.cfg.Validate()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 )
 
@@ -52,7 +53,7 @@ const retryOwnedAfter = 30 * time.Second
 // ownsSessions reports whether calls get a session per downstream session.
 func (u *Upstream) ownsSessions() bool {
 	k := u.cfg.Kind()
-	return k == TransportStreamable || k == TransportSSE
+	return k == config.TransportStreamable || k == config.TransportSSE
 }
 
 // sessionOf returns owner's own session, connecting it on first use. If

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 
 	"github.com/mcp-hub/mcp-hub/internal/fixture"
@@ -32,7 +33,7 @@ func rootsOf(t *testing.T, u *Upstream, owner any) string {
 // session's alone; the session goes when its owner does. A stdio server is
 // shared.
 func TestOwnedSessions(t *testing.T) {
-	web, _, _ := start(t, Config{Name: "web", URL: fixture.StartHTTP(t, "-features")}, Options{})
+	web, _, _ := start(t, config.Upstream{Name: "web", URL: fixture.StartHTTP(t, "-features")}, Options{})
 	waitReady(t, web)
 	for _, owner := range []any{"alice", "bob", "alice"} {
 		if got, want := rootsOf(t, web, owner), "file:///"+owner.(string); got != want {
@@ -53,7 +54,7 @@ func TestOwnedSessions(t *testing.T) {
 		t.Errorf("alice back: roots = %q", got)
 	}
 
-	stdio, _, _ := start(t, Config{Name: "proc", Command: fixture.Build(t), Args: []string{"-features"}}, Options{})
+	stdio, _, _ := start(t, config.Upstream{Name: "proc", Command: fixture.Build(t), Args: []string{"-features"}}, Options{})
 	waitReady(t, stdio)
 	if got := rootsOf(t, stdio, "alice"); got != "file:///listener" || ownedCount(stdio) != 0 {
 		t.Errorf("stdio: roots as alice = %q with %d owned sessions; want the shared session", got, ownedCount(stdio))
@@ -63,7 +64,7 @@ func TestOwnedSessions(t *testing.T) {
 // TestOwnedSessionRetry: a client whose own session could not be opened
 // uses the shared one, and gets its own again once retryOwnedAfter passed.
 func TestOwnedSessionRetry(t *testing.T) {
-	web, _, _ := start(t, Config{Name: "web", URL: fixture.StartHTTP(t, "-features")}, Options{})
+	web, _, _ := start(t, config.Upstream{Name: "web", URL: fixture.StartHTTP(t, "-features")}, Options{})
 	waitReady(t, web)
 	failedAt := func(ago time.Duration) {
 		o := &ownedSession{ready: make(chan struct{}), err: errors.New("refused"), failed: time.Now().Add(-ago)}

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 
 	"github.com/mcp-hub/mcp-hub/internal/fixture"
@@ -15,7 +16,7 @@ import (
 // and of the refreshes that found nothing new never.
 func TestRefreshInterval(t *testing.T) {
 	t.Parallel()
-	u, l, _ := start(t, Config{Name: "quiet", Command: fixture.Build(t), RefreshInterval: Duration(MinRefreshInterval),
+	u, l, _ := start(t, config.Upstream{Name: "quiet", Command: fixture.Build(t), RefreshInterval: config.Duration(MinRefreshInterval),
 		Args: []string{"-silent", "-tools", "a", "-add-tool-after", "600ms", "-add-tool", "b"}}, Options{})
 	waitReady(t, u)
 	toolNames := func() []string { return names(u.Lists().Tools, func(x *mcp.Tool) string { return x.Name }) }
@@ -31,11 +32,11 @@ func TestRefreshInterval(t *testing.T) {
 
 func TestRefreshIntervalValidate(t *testing.T) {
 	t.Parallel()
-	cfg := Config{Name: "x", Command: "x", RefreshInterval: Duration(time.Millisecond)}
+	cfg := config.Upstream{Name: "x", Command: "x", RefreshInterval: config.Duration(time.Millisecond)}
 	if err := cfg.Validate(); err == nil {
 		t.Error("a 1ms refresh_interval was accepted")
 	}
-	cfg.RefreshInterval = Duration(time.Minute)
+	cfg.RefreshInterval = config.Duration(time.Minute)
 	if err := cfg.Validate(); err != nil {
 		t.Error(err)
 	}

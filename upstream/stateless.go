@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/jsonrpc"
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 )
@@ -68,9 +69,9 @@ func (u *Upstream) sessionOptions() *mcp.ClientSessionOptions {
 	v := u.cfg.ProtocolVersion
 	if v == "" {
 		switch u.cfg.Kind() {
-		case TransportStreamable:
+		case config.TransportStreamable:
 			v = StatelessProtocolVersion
-		case TransportStdio:
+		case config.TransportStdio:
 			v = ProtocolVersion
 			u.mu.Lock()
 			if u.statelessFirst {
@@ -91,7 +92,7 @@ func (u *Upstream) sessionOptions() *mcp.ClientSessionOptions {
 // not answer keeps its handshake: a dual-revision server that failed once
 // must not end up on the stateless one (see sessionOptions).
 func (u *Upstream) connectFailed(err error) {
-	if u.cfg.ProtocolVersion != "" || u.cfg.Kind() != TransportStdio || !errors.As(err, new(*jsonrpc.Error)) {
+	if u.cfg.ProtocolVersion != "" || u.cfg.Kind() != config.TransportStdio || !errors.As(err, new(*jsonrpc.Error)) {
 		return
 	}
 	u.mu.Lock()

@@ -69,20 +69,20 @@ func TestSessionOptions(t *testing.T) {
 	refused := fmt.Errorf("calling %q: %w", "initialize", &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "no"})
 	cases := []struct {
 		name   string
-		cfg    Config
+		cfg    config.Upstream
 		failed []error // connect failures before asking
 		want   string
 	}{
-		{"streamable HTTP", Config{URL: "http://127.0.0.1:1/mcp"}, nil, StatelessProtocolVersion},
-		{"stdio", Config{Command: "srv"}, nil, ProtocolVersion},
-		{"stdio after a refused initialize", Config{Command: "srv"}, []error{refused}, StatelessProtocolVersion},
-		{"stdio after a crash", Config{Command: "srv"}, []error{io.EOF}, ProtocolVersion},
-		{"stdio after two refusals", Config{Command: "srv"}, []error{refused, refused}, ProtocolVersion},
-		{"stdio, stateless asked for", Config{Command: "srv", ProtocolVersion: StatelessProtocolVersion}, nil, StatelessProtocolVersion},
-		{"HTTP pinned", Config{URL: "http://127.0.0.1:1/mcp", ProtocolVersion: "2025-06-18"}, []error{refused}, "2025-06-18"},
-		{"HTTP after a refusal", Config{URL: "http://127.0.0.1:1/mcp"}, []error{refused}, StatelessProtocolVersion},
-		{"SSE", Config{URL: "http://127.0.0.1:1/sse", Transport: TransportSSE}, nil, ProtocolVersion},
-		{"builtin", Config{Builtin: "time"}, nil, ProtocolVersion},
+		{"streamable HTTP", config.Upstream{URL: "http://127.0.0.1:1/mcp"}, nil, StatelessProtocolVersion},
+		{"stdio", config.Upstream{Command: "srv"}, nil, ProtocolVersion},
+		{"stdio after a refused initialize", config.Upstream{Command: "srv"}, []error{refused}, StatelessProtocolVersion},
+		{"stdio after a crash", config.Upstream{Command: "srv"}, []error{io.EOF}, ProtocolVersion},
+		{"stdio after two refusals", config.Upstream{Command: "srv"}, []error{refused, refused}, ProtocolVersion},
+		{"stdio, stateless asked for", config.Upstream{Command: "srv", ProtocolVersion: StatelessProtocolVersion}, nil, StatelessProtocolVersion},
+		{"HTTP pinned", config.Upstream{URL: "http://127.0.0.1:1/mcp", ProtocolVersion: "2025-06-18"}, []error{refused}, "2025-06-18"},
+		{"HTTP after a refusal", config.Upstream{URL: "http://127.0.0.1:1/mcp"}, []error{refused}, StatelessProtocolVersion},
+		{"SSE", config.Upstream{URL: "http://127.0.0.1:1/sse", Transport: config.TransportSSE}, nil, ProtocolVersion},
+		{"builtin", config.Upstream{Builtin: "time"}, nil, ProtocolVersion},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -167,7 +167,7 @@ func TestStatelessServer(t *testing.T) {
 	t.Cleanup(srv.Close) // after the upstream closes: Close waits for open streams
 	l := &askingListener{testListener: newTestListener()}
 	logs := &fixture.Log{}
-	u := New(Config{Name: "modern", URL: srv.URL, Timeout: Duration(10 * time.Second)}, l, Options{
+	u := New(config.Upstream{Name: "modern", URL: srv.URL, Timeout: config.Duration(10 * time.Second)}, l, Options{
 		Logger: slog.New(slog.NewTextHandler(logs, nil)), InitialBackoff: 20 * time.Millisecond, MaxBackoff: 200 * time.Millisecond})
 	u.Start(context.Background())
 	t.Cleanup(func() {
@@ -305,7 +305,7 @@ func TestHopMetaNotForwarded(t *testing.T) {
 			srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s },
 				&mcp.StreamableHTTPOptions{Stateless: tc.versions == nil}))
 			t.Cleanup(srv.Close)
-			u, _, _ := start(t, Config{Name: "c", URL: srv.URL}, Options{})
+			u, _, _ := start(t, config.Upstream{Name: "c", URL: srv.URL}, Options{})
 			waitReady(t, u)
 			cs, err := u.Session()
 			if err != nil {
@@ -343,7 +343,7 @@ func TestHopMetaNotForwarded(t *testing.T) {
 // reached with server/discover on the next attempt, and its tool calls
 // (raw, outside the SDK's client) carry the revision's _meta.
 func TestStatelessOnlyStdio(t *testing.T) {
-	u, _, _ := start(t, Config{Name: "modern", Command: fixture.Build(t),
+	u, _, _ := start(t, config.Upstream{Name: "modern", Command: fixture.Build(t),
 		Args: []string{"-protocols", StatelessProtocolVersion, "-refuse-initialize", "-meta-tool"}}, Options{})
 	waitReady(t, u)
 	if got := u.ProtocolVersion(); got != StatelessProtocolVersion {
@@ -374,13 +374,13 @@ func TestProtocolVersionsAgree(t *testing.T) {
 // speaks, and not for builtins.
 func TestProtocolVersionConfig(t *testing.T) {
 	cases := []struct {
-		cfg     Config
+		cfg     config.Upstream
 		wantErr string
 	}{
-		{Config{Command: "srv", ProtocolVersion: StatelessProtocolVersion}, ""},
-		{Config{URL: "http://127.0.0.1:1/mcp", ProtocolVersion: "2025-06-18"}, ""},
-		{Config{Command: "srv", ProtocolVersion: "2027-01-01"}, "not one the hub speaks"},
-		{Config{Builtin: "time", ProtocolVersion: ProtocolVersion}, "does not apply to builtin"},
+		{config.Upstream{Command: "srv", ProtocolVersion: StatelessProtocolVersion}, ""},
+		{config.Upstream{URL: "http://127.0.0.1:1/mcp", ProtocolVersion: "2025-06-18"}, ""},
+		{config.Upstream{Command: "srv", ProtocolVersion: "2027-01-01"}, "not one the hub speaks"},
+		{config.Upstream{Builtin: "time", ProtocolVersion: ProtocolVersion}, "does not apply to builtin"},
 	}
 	for _, tc := range cases {
 		err := tc.cfg.Validate()

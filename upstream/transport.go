@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/jsonrpc"
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 
@@ -41,9 +42,9 @@ const sseRetries = 1
 // subscriptions/listen stream ends (listenWatch).
 func (u *Upstream) transport(ctx context.Context, tap *wireTap, watch *listenWatch) (mcp.Transport, error) {
 	switch u.cfg.Kind() {
-	case TransportBuiltin:
+	case config.TransportBuiltin:
 		return u.builtinTransport(ctx, tap)
-	case TransportStreamable:
+	case config.TransportStreamable:
 		// The SDK's streamable connection has private hooks that a wrapper
 		// around it would hide, so notifications are counted below it, in
 		// the response bodies it reads.
@@ -58,7 +59,7 @@ func (u *Upstream) transport(ctx context.Context, tap *wireTap, watch *listenWat
 			MaxEventSize: u.maxEventSize(),
 			OAuthHandler: u.oauthHandler(),
 		}, nil
-	case TransportSSE:
+	case config.TransportSSE:
 		client, err := u.httpClient(nil, nil)
 		if err != nil {
 			return nil, err

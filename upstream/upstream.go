@@ -154,7 +154,7 @@ type Status struct {
 
 // Upstream is one configured server and its live connection.
 type Upstream struct {
-	cfg      Config
+	cfg      config.Upstream
 	opts     Options
 	listener Listener
 	log      *slog.Logger
@@ -200,7 +200,7 @@ type Upstream struct {
 }
 
 // New makes an Upstream; Start connects it.
-func New(cfg Config, listener Listener, opts Options) *Upstream {
+func New(cfg config.Upstream, listener Listener, opts Options) *Upstream {
 	opts.defaults()
 	u := &Upstream{
 		cfg:      cfg,
@@ -214,7 +214,7 @@ func New(cfg Config, listener Listener, opts Options) *Upstream {
 	}
 	u.counter.init()
 	u.tap = wireTap{counter: &u.counter, schemas: &rawSchemas{}}
-	if opts.OAuth.Store != nil && cfg.Kind() == TransportStreamable && !config.HasAuthorizationHeader(cfg.Headers) && !cfg.Disabled {
+	if opts.OAuth.Store != nil && cfg.Kind() == config.TransportStreamable && !config.HasAuthorizationHeader(cfg.Headers) && !cfg.Disabled {
 		u.oauth = newOAuthClient(u)
 	}
 	if cfg.Disabled {
@@ -228,7 +228,7 @@ func New(cfg Config, listener Listener, opts Options) *Upstream {
 func (u *Upstream) Name() string { return u.cfg.Name }
 
 // Config returns the server's configuration.
-func (u *Upstream) Config() Config { return u.cfg }
+func (u *Upstream) Config() config.Upstream { return u.cfg }
 
 // Attempted is closed once the first connection attempt has ended, whether
 // it succeeded or not, so start-up can wait for fast servers only.
@@ -694,7 +694,7 @@ func (u *Upstream) CallTool(ctx context.Context, owner any, params *mcp.CallTool
 		case errors.Is(ctx.Err(), context.DeadlineExceeded):
 			return nil, fmt.Errorf("server '%s': tool '%s' timed out after %s and was cancelled (raise 'timeout' for this server): %w",
 				u.cfg.Name, params.Name, u.cfg.CallTimeout(), context.DeadlineExceeded)
-		case connectionEnded(err) && u.cfg.Kind() == TransportStdio:
+		case connectionEnded(err) && u.cfg.Kind() == config.TransportStdio:
 			return nil, &UnavailableError{Server: u.cfg.Name, State: StateRestarting,
 				Cause: errors.New("the server exited during the call and was restarted")}
 		case connectionEnded(err):

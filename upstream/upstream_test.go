@@ -19,6 +19,7 @@ import (
 	"testing/iotest"
 	"time"
 
+	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 
 	"github.com/mcp-hub/mcp-hub/internal/fixture"
@@ -69,7 +70,7 @@ func (l *testListener) changeCount() int {
 }
 
 // start makes and starts an Upstream; it is closed when the test ends.
-func start(t *testing.T, cfg Config, opts Options) (*Upstream, *testListener, *fixture.Log) {
+func start(t *testing.T, cfg config.Upstream, opts Options) (*Upstream, *testListener, *fixture.Log) {
 	t.Helper()
 	if cfg.Name == "" {
 		cfg.Name = "up"
@@ -148,7 +149,7 @@ func pagedServer() *mcp.Server {
 // TestListsAllPages: every page of tools, resources, templates and prompts
 // is read, with instructions, capabilities and server info.
 func TestListsAllPages(t *testing.T) {
-	u, l, _ := start(t, Config{Builtin: "paged"}, Options{Builtin: func(string, map[string]string) (*mcp.Server, error) {
+	u, l, _ := start(t, config.Upstream{Builtin: "paged"}, Options{Builtin: func(string, map[string]string) (*mcp.Server, error) {
 		return pagedServer(), nil
 	}})
 	waitReady(t, u)
@@ -170,7 +171,7 @@ func TestListsAllPages(t *testing.T) {
 	}
 	fixture.Eventually(t, 30*time.Second, "UpstreamChanged", func() bool { return l.changeCount() == 1 })
 	st := u.Status()
-	if st.Transport != TransportBuiltin || st.Tools != 5 || st.ConnectTime <= 0 || st.LastError != "" {
+	if st.Transport != config.TransportBuiltin || st.Tools != 5 || st.ConnectTime <= 0 || st.LastError != "" {
 		t.Errorf("status = %+v", st)
 	}
 	if got := callText(t, u, "t3", nil); got != "t3" {
@@ -183,7 +184,7 @@ func TestListsAllPages(t *testing.T) {
 // plus its configured env.
 func TestStdioServer(t *testing.T) {
 	t.Setenv("MCP_HUB_TEST_SECRET", "do-not-leak")
-	cfg := Config{Name: "proc", Command: fixture.Build(t), Args: []string{"-name", "proc", "-tools", "echo", "-stderr-lines", "2", "-features"},
+	cfg := config.Upstream{Name: "proc", Command: fixture.Build(t), Args: []string{"-name", "proc", "-tools", "echo", "-stderr-lines", "2", "-features"},
 		Env: map[string]string{"GREETING": "hi"}}
 	u, l, logs := start(t, cfg, Options{})
 	waitReady(t, u)
@@ -231,7 +232,7 @@ func TestStdioServer(t *testing.T) {
 // error), retried with backoff, and marked unhealthy after UnhealthyAfter
 // failures; Session says to retry.
 func TestFailingStart(t *testing.T) {
-	u, l, _ := start(t, Config{Name: "bad", Command: fixture.Build(t), Args: []string{"-fail-start"}}, Options{UnhealthyAfter: 3})
+	u, l, _ := start(t, config.Upstream{Name: "bad", Command: fixture.Build(t), Args: []string{"-fail-start"}}, Options{UnhealthyAfter: 3})
 	select {
 	case <-u.Attempted():
 	case <-time.After(20 * time.Second):
@@ -254,7 +255,7 @@ func TestFailingStart(t *testing.T) {
 		t.Errorf("UpstreamChanged called for a server that never connected")
 	}
 	// Missing commands say how to fix them.
-	u2, _, _ := start(t, Config{Name: "nope", Command: "no-such-mcp-server-xyz"}, Options{})
+	u2, _, _ := start(t, config.Upstream{Name: "nope", Command: "no-such-mcp-server-xyz"}, Options{})
 	<-u2.Attempted()
 	if st := u2.Status(); !strings.Contains(st.LastError, `command "no-such-mcp-server-xyz" not found`) {
 		t.Errorf("missing command: %+v", st)
@@ -266,8 +267,8 @@ func TestFailingStart(t *testing.T) {
 func TestHangingStart(t *testing.T) {
 	marker := fmt.Sprintf("hang-%d", time.Now().UnixNano())
 	begin := time.Now()
-	u, _, _ := start(t, Config{Name: "hang", Command: fixture.Build(t), Args: []string{"-name", marker, "-start-delay", "30s"},
-		Timeout: Duration(300 * time.Millisecond)}, Options{InitialBackoff: 5 * time.Second})
+	u, _, _ := start(t, config.Upstream{Name: "hang", Command: fixture.Build(t), Args: []string{"-name", marker, "-start-delay", "30s"},
+		Timeout: config.Duration(300 * time.Millisecond)}, Options{InitialBackoff: 5 * time.Second})
 	<-u.Attempted()
 	if took := time.Since(begin); took > 5*time.Second {
 		t.Errorf("first attempt took %s with a 300ms timeout", took)
@@ -297,7 +298,7 @@ func countProcs(marker string) int {
 // calls in between get a retryable error; Close kills the child.
 func TestCrashRestart(t *testing.T) {
 	marker := fmt.Sprintf("crash-%d", time.Now().UnixNano())
-	u, l, _ := start(t, Config{Name: "flaky", Command: fixture.Build(t), Args: []string{"-name", marker, "-tools", "echo", "-crash-after", "1", "-features"}}, Options{})
+	u, l, _ := start(t, config.Upstream{Name: "flaky", Command: fixture.Build(t), Args: []string{"-name", marker, "-tools", "echo", "-crash-after", "1", "-features"}}, Options{})
 	waitReady(t, u)
 	if got := callText(t, u, "echo", nil); got != marker+":echo:{}" {
 		t.Fatalf("echo -> %q", got)
@@ -320,10 +321,10 @@ func TestCrashRestart(t *testing.T) {
 // TestCallTimeout: a call longer than the server's timeout fails with a
 // message that names the setting to raise.
 func TestCallTimeout(t *testing.T) {
-	cfg := Config{Name: "slow", Command: fixture.Build(t), Args: []string{"-features"}, Timeout: Duration(2 * time.Second)}
+	cfg := config.Upstream{Name: "slow", Command: fixture.Build(t), Args: []string{"-features"}, Timeout: config.Duration(2 * time.Second)}
 	u, _, _ := start(t, cfg, Options{})
 	waitReady(t, u)
-	u.cfg.Timeout = Duration(200 * time.Millisecond) // connect with the long one, call with the short one
+	u.cfg.Timeout = config.Duration(200 * time.Millisecond) // connect with the long one, call with the short one
 	_, err := u.CallTool(ctxT(t), nil, &mcp.CallToolParams{Name: "sleep", Arguments: map[string]any{"ms": 5000}})
 	if err == nil || !strings.Contains(err.Error(), "server 'slow': tool 'sleep' timed out after 200ms") ||
 		!strings.Contains(err.Error(), "(raise 'timeout' for this server)") {
@@ -336,7 +337,7 @@ func TestCallTimeout(t *testing.T) {
 
 // TestDisabled: a disabled server never starts and says how to enable it.
 func TestDisabled(t *testing.T) {
-	u, _, _ := start(t, Config{Name: "off", Command: "whatever", Disabled: true}, Options{})
+	u, _, _ := start(t, config.Upstream{Name: "off", Command: "whatever", Disabled: true}, Options{})
 	select {
 	case <-u.Attempted():
 	default:
@@ -370,8 +371,8 @@ func TestHTTPUpstreams(t *testing.T) {
 	sse := httptest.NewServer(mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return echo() }, nil))
 	t.Cleanup(sse.Close)
 
-	hu, _, _ := start(t, Config{Name: "web", URL: streamable.URL, Headers: map[string]string{"Authorization": "Bearer s3cret"}, Timeout: Duration(2 * time.Second)}, Options{})
-	su, _, _ := start(t, Config{Name: "old", URL: sse.URL, Transport: TransportSSE, Timeout: Duration(2 * time.Second)}, Options{})
+	hu, _, _ := start(t, config.Upstream{Name: "web", URL: streamable.URL, Headers: map[string]string{"Authorization": "Bearer s3cret"}, Timeout: config.Duration(2 * time.Second)}, Options{})
+	su, _, _ := start(t, config.Upstream{Name: "old", URL: sse.URL, Transport: config.TransportSSE, Timeout: config.Duration(2 * time.Second)}, Options{})
 	waitReady(t, hu)
 	waitReady(t, su)
 	time.Sleep(100 * time.Millisecond) // the connect's context is gone by now
@@ -393,7 +394,7 @@ func TestHTTPUpstreams(t *testing.T) {
 // TestRelistOnListChanged: the upstream's list_changed triggers a re-list
 // and UpstreamChanged.
 func TestRelistOnListChanged(t *testing.T) {
-	u, l, _ := start(t, Config{Name: "dyn", Command: fixture.Build(t), Args: []string{"-tools", "a", "-add-tool-after", "100ms", "-add-tool", "b"}}, Options{})
+	u, l, _ := start(t, config.Upstream{Name: "dyn", Command: fixture.Build(t), Args: []string{"-tools", "a", "-add-tool-after", "100ms", "-add-tool", "b"}}, Options{})
 	waitReady(t, u)
 	fixture.Eventually(t, 10*time.Second, "tool b", func() bool {
 		return slices.Equal(names(u.Lists().Tools, func(x *mcp.Tool) string { return x.Name }), []string{"a", "b"})
@@ -431,42 +432,42 @@ func TestCountingBody(t *testing.T) {
 // TestValidate: config errors say what to change.
 func TestValidate(t *testing.T) {
 	for _, tc := range []struct {
-		cfg  Config
+		cfg  config.Upstream
 		want string
 	}{
-		{Config{}, "no transport: set one of 'command' (stdio), 'url' (HTTP) or 'builtin'"},
-		{Config{Command: "a", URL: "http://x"}, "set only one of 'command', 'url' and 'builtin'"},
-		{Config{URL: "localhost:8080/mcp"}, `url "localhost:8080/mcp" is not an http(s) URL: write it like http://127.0.0.1:8080/mcp`},
-		{Config{URL: "ftp://x/mcp"}, "is not an http(s) URL"},
-		{Config{URL: "http://x/mcp", Transport: "websocket"}, `transport "websocket" is unknown: use 'streamable-http' (default) or 'sse'`},
-		{Config{Command: "a", Transport: "sse"}, "'transport: sse' needs a 'url'"},
-		{Config{Command: "a", Headers: map[string]string{"a": "b"}}, "'headers' only apply to url servers"},
-		{Config{URL: "http://x", Args: []string{"a"}}, "'args' and 'cwd' need a 'command'"},
-		{Config{Command: "a", Timeout: Duration(-time.Second)}, "timeout must be positive"},
+		{config.Upstream{}, "no transport: set one of 'command' (stdio), 'url' (HTTP) or 'builtin'"},
+		{config.Upstream{Command: "a", URL: "http://x"}, "set only one of 'command', 'url' and 'builtin'"},
+		{config.Upstream{URL: "localhost:8080/mcp"}, `url "localhost:8080/mcp" is not an http(s) URL: write it like http://127.0.0.1:8080/mcp`},
+		{config.Upstream{URL: "ftp://x/mcp"}, "is not an http(s) URL"},
+		{config.Upstream{URL: "http://x/mcp", Transport: "websocket"}, `transport "websocket" is unknown: use 'streamable-http' (default) or 'sse'`},
+		{config.Upstream{Command: "a", Transport: "sse"}, "'transport: sse' needs a 'url'"},
+		{config.Upstream{Command: "a", Headers: map[string]string{"a": "b"}}, "'headers' only apply to url servers"},
+		{config.Upstream{URL: "http://x", Args: []string{"a"}}, "'args' and 'cwd' need a 'command'"},
+		{config.Upstream{Command: "a", Timeout: config.Duration(-time.Second)}, "timeout must be positive"},
 	} {
 		err := tc.cfg.Validate()
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("Validate(%+v) = %v, want %q", tc.cfg, err, tc.want)
 		}
 	}
-	for _, ok := range []Config{{Command: "a", Args: []string{"b"}}, {URL: "https://x/mcp", Transport: "sse"}, {Builtin: "time"}} {
+	for _, ok := range []config.Upstream{{Command: "a", Args: []string{"b"}}, {URL: "https://x/mcp", Transport: "sse"}, {Builtin: "time"}} {
 		if err := ok.Validate(); err != nil {
 			t.Errorf("Validate(%+v) = %v", ok, err)
 		}
 	}
-	if k := (&Config{URL: "http://x"}).Kind(); k != TransportStreamable {
+	if k := (&config.Upstream{URL: "http://x"}).Kind(); k != config.TransportStreamable {
 		t.Errorf("default url transport = %s", k)
 	}
 }
 
 func TestDuration(t *testing.T) {
 	for in, want := range map[string]time.Duration{"30s": 30 * time.Second, "1m30s": 90 * time.Second, "90": 90 * time.Second, "0.5": 500 * time.Millisecond} {
-		var d Duration
+		var d config.Duration
 		if err := d.UnmarshalText([]byte(in)); err != nil || time.Duration(d) != want {
 			t.Errorf("%q -> %v %v, want %v", in, time.Duration(d), err, want)
 		}
 	}
-	var d Duration
+	var d config.Duration
 	if err := d.UnmarshalText([]byte("soon")); err == nil || !strings.Contains(err.Error(), "write it like 30s or 2m") {
 		t.Errorf("bad duration: %v", err)
 	}

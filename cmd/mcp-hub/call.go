@@ -14,8 +14,8 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/mcp-hub/mcp-hub/hub"
-	"github.com/mcp-hub/mcp-hub/index"
 	"github.com/mcp-hub/mcp-hub/internal/clean"
+	"github.com/mcp-hub/mcp-hub/internal/closest"
 	"github.com/mcp-hub/mcp-hub/internal/version"
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
@@ -160,7 +160,7 @@ func unknownToolExit(h *hub.Hub, cat *hub.Catalog, name string) error {
 		}
 	}
 	msg := fmt.Sprintf("unknown tool '%s'.", name)
-	if close := index.Closest(name, cat.Names(), 3); len(close) > 0 {
+	if close := closest.Closest(name, cat.Names(), 3); len(close) > 0 {
 		msg += " Did you mean: " + strings.Join(close, ", ") + "?"
 	}
 	if len(down) > 0 {

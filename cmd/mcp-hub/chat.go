@@ -21,6 +21,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/mcp-hub/mcp-hub/chatloop"
+	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/gateway"
 	"github.com/mcp-hub/mcp-hub/hub"
 	"github.com/mcp-hub/mcp-hub/internal/redact"
@@ -61,7 +62,7 @@ func chatLogger(c *cli.Context, r *redact.Redactor) (*slog.Logger, error) {
 }
 
 // chatConfig loads hub.yaml and decodes its chat sections.
-func chatConfig(c *cli.Context) (*hub.Config, *chatloop.Config, *slog.Logger, error) {
+func chatConfig(c *cli.Context) (*config.Config, *chatloop.Config, *slog.Logger, error) {
 	log, err := chatLogger(c, redact.New())
 	if err != nil {
 		return nil, nil, nil, err
@@ -81,7 +82,7 @@ func chatConfig(c *cli.Context) (*hub.Config, *chatloop.Config, *slog.Logger, er
 	return cfg, cc, log, nil
 }
 
-func decodeChatConfig(cfg *hub.Config) (*chatloop.Config, error) {
+func decodeChatConfig(cfg *config.Config) (*chatloop.Config, error) {
 	cc, err := chatloop.Decode(chatloop.Sections{
 		Providers: &cfg.Providers, Models: &cfg.Models, Chat: &cfg.Chat, Templates: &cfg.Templates,
 		Dir: filepath.Dir(cfg.Path),

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/gateway"
 	"github.com/mcp-hub/mcp-hub/hub"
 	"github.com/mcp-hub/mcp-hub/internal/fixture"
@@ -281,7 +282,7 @@ func TestConfigSizeCap(t *testing.T) {
 		if err := os.WriteFile(path, []byte("servers:\n  t: {builtin: time}\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.Truncate(path, hub.MaxConfigBytes+1); err != nil { // sparse: cheap to make
+		if err := os.Truncate(path, config.MaxFileBytes+1); err != nil { // sparse: cheap to make
 			t.Fatal(err)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/embed"
 	"github.com/mcp-hub/mcp-hub/hub"
 	"github.com/mcp-hub/mcp-hub/hub/eval"
@@ -319,7 +320,7 @@ const embeddingsKeyEnv = "MCP_HUB_EMBEDDINGS_API_KEY"
 
 // evalEmbeddings is the endpoint eval --embeddings names, with the blend
 // weight of --vector-weight; nil for a lexical-only run.
-func evalEmbeddings(c *cli.Context) (*embed.Config, error) {
+func evalEmbeddings(c *cli.Context) (*config.Embeddings, error) {
 	spec := c.String("embeddings")
 	if spec == "" {
 		if c.IsSet("vector-weight") {
@@ -327,7 +328,7 @@ func evalEmbeddings(c *cli.Context) (*embed.Config, error) {
 		}
 		return nil, nil
 	}
-	var ec embed.Config
+	var ec config.Embeddings
 	if spec == "config" {
 		path := configPath(c)
 		cfg, err := hub.LoadConfig(path)
@@ -343,7 +344,7 @@ func evalEmbeddings(c *cli.Context) (*embed.Config, error) {
 		if !ok || model == "" {
 			return nil, fmt.Errorf("--embeddings %q: write PROVIDER:MODEL, e.g. ollama:nomic-embed-text", spec)
 		}
-		ec = embed.Config{Provider: provider, Model: model, BaseURL: c.String("embeddings-url"), APIKey: os.Getenv(embeddingsKeyEnv)}
+		ec = config.Embeddings{Provider: provider, Model: model, BaseURL: c.String("embeddings-url"), APIKey: os.Getenv(embeddingsKeyEnv)}
 	}
 	if c.IsSet("vector-weight") {
 		w := c.Float64("vector-weight")

@@ -15,11 +15,11 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/hub"
 	"github.com/mcp-hub/mcp-hub/hub/eval"
 	"github.com/mcp-hub/mcp-hub/internal/fixture"
 	"github.com/mcp-hub/mcp-hub/internal/tokenstore"
-	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
 const (
@@ -181,8 +181,8 @@ func TestToolsTokensLine(t *testing.T) {
 		t.Errorf("discovery on:\n got %s\nwant %s", line, want)
 	}
 
-	cfg := &hub.Config{
-		Servers:     map[string]*hub.ServerConfig{"clock": {Upstream: upstream.Config{Name: "clock", Builtin: "time"}}},
+	cfg := &config.Config{
+		Servers:     map[string]*config.Server{"clock": {Upstream: config.Upstream{Name: "clock", Builtin: "time"}}},
 		ServerOrder: []string{"clock"},
 	}
 	off, err := hub.New(ctx, cfg, hub.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})

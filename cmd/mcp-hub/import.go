@@ -12,10 +12,10 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/hub"
 	"github.com/mcp-hub/mcp-hub/internal/clientconfig"
 	"github.com/mcp-hub/mcp-hub/internal/redact"
-	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
 func importCommand() *cli.Command {
@@ -181,7 +181,7 @@ func readSource(source string, env clientconfig.Env) ([]clientconfig.Server, []s
 
 // sameServer reports whether two server settings are the same as far as
 // reaching the server goes.
-func sameServer(a, b upstream.Config) bool {
+func sameServer(a, b config.Upstream) bool {
 	return a.Command == b.Command && slices.Equal(a.Args, b.Args) && a.URL == b.URL && a.Cwd == b.Cwd &&
 		a.Kind() == b.Kind() && mapsEqual(a.Env, b.Env) && mapsEqual(a.Headers, b.Headers)
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/hub"
 	"github.com/mcp-hub/mcp-hub/internal/clientconfig"
 )
@@ -117,9 +118,9 @@ func runInstall(c *cli.Context) error {
 		}
 		args = append(args, "--toolset", t)
 	}
-	if n := clientconfig.ToolNameLimit(loc.Client, c.String("name")); n > 0 && n < hub.MaxNameLength {
-		if n < hub.MinNameLength {
-			return cli.Exit(fmt.Sprintf("install: %s allows %d characters for the entry name and a tool name together; %q leaves %d for tool names, the hub needs %d: choose a shorter --name", loc.Client, n+len(c.String("name")), c.String("name"), n, hub.MinNameLength), exitConfig)
+	if n := clientconfig.ToolNameLimit(loc.Client, c.String("name")); n > 0 && n < config.MaxNameLength {
+		if n < config.MinNameLength {
+			return cli.Exit(fmt.Sprintf("install: %s allows %d characters for the entry name and a tool name together; %q leaves %d for tool names, the hub needs %d: choose a shorter --name", loc.Client, n+len(c.String("name")), c.String("name"), n, config.MinNameLength), exitConfig)
 		}
 		args = append(args, "--max-name-length", strconv.Itoa(n))
 	}
@@ -265,7 +266,7 @@ func hubCommand(given string) (string, error) {
 // args), is not disabled, and is served whole by the toolset (if any).
 // Anything less (another server under the name, a copy under another
 // name, a server the toolset leaves out or cuts down) stays in the client.
-func servedByHub(cfg *hub.Config, toolset string, s clientconfig.Server) bool {
+func servedByHub(cfg *config.Config, toolset string, s clientconfig.Server) bool {
 	h := cfg.Servers[s.Name]
 	if h == nil || h.Disabled {
 		return false

@@ -11,7 +11,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/mcp-hub/mcp-hub/hub"
+	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/internal/clean"
 	"github.com/mcp-hub/mcp-hub/internal/redact"
 	"github.com/mcp-hub/mcp-hub/internal/tokenstore"
@@ -144,7 +144,7 @@ func logoutCommand() *cli.Command {
 // oauthServer loads the config and returns the server named by the one
 // argument, which must be a streamable HTTP server, with a logger whose
 // redactor learns the tokens.
-func oauthServer(c *cli.Context, cmd string) (*hub.ServerConfig, *slog.Logger, *redact.Redactor, error) {
+func oauthServer(c *cli.Context, cmd string) (*config.Server, *slog.Logger, *redact.Redactor, error) {
 	args, err := positionalArgs(c)
 	if err != nil {
 		return nil, nil, nil, cli.Exit(err.Error(), exitConfig)
@@ -167,7 +167,7 @@ func oauthServer(c *cli.Context, cmd string) (*hub.ServerConfig, *slog.Logger, *
 	if !ok {
 		return nil, nil, nil, cli.Exit(fmt.Sprintf("no server '%s' in %s (servers: %s)", name, cfg.Path, strings.Join(cfg.ServerOrder, ", ")), exitConfig)
 	}
-	if sc.Kind() != upstream.TransportStreamable {
+	if sc.Kind() != config.TransportStreamable {
 		return nil, nil, nil, cli.Exit(fmt.Sprintf("server '%s' is a %s server: OAuth applies to streamable HTTP (url) servers only", name, sc.Kind()), exitConfig)
 	}
 	return sc, log, red, nil

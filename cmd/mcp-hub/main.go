@@ -19,6 +19,7 @@ import (
 	"github.com/urfave/cli/v2"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/gateway"
 	"github.com/mcp-hub/mcp-hub/gateway/redisstore"
 	"github.com/mcp-hub/mcp-hub/hub"
@@ -76,7 +77,7 @@ func runApp(app *cli.App, args []string) int {
 	if err == nil {
 		return 0
 	}
-	var cfgErr *hub.ConfigError
+	var cfgErr *config.Error
 	var exitErr cli.ExitCoder
 	switch {
 	case errors.As(err, &exitErr):
@@ -177,7 +178,7 @@ func configPath(c *cli.Context) string {
 }
 
 // loadConfig loads the config and reports its warnings on the log.
-func loadConfig(c *cli.Context, log *slog.Logger) (*hub.Config, error) {
+func loadConfig(c *cli.Context, log *slog.Logger) (*config.Config, error) {
 	cfg, err := hub.LoadConfig(configPath(c))
 	if err != nil {
 		return nil, err

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 
 	"github.com/mcp-hub/mcp-hub/gateway"
@@ -118,7 +119,7 @@ func TestClaudeCodeToolSearch(t *testing.T) {
 	}
 	for _, name := range []string{"no hint", "server description as hint"} {
 		t.Run(name, func(t *testing.T) {
-			cfg, err := eval.CorpusConfig(corpus, hub.Discovery{})
+			cfg, err := eval.CorpusConfig(corpus, config.Discovery{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/gateway"
 	"github.com/mcp-hub/mcp-hub/hub"
 )
@@ -61,7 +62,7 @@ type configWatcher struct {
 // while the hub starts is not missed.
 func newConfigWatcher(path string) *configWatcher {
 	w := &configWatcher{path: path}
-	if fi, err := os.Stat(path); err == nil && fi.Size() <= hub.MaxConfigBytes {
+	if fi, err := os.Stat(path); err == nil && fi.Size() <= config.MaxFileBytes {
 		if data, err := w.readFile(fi); err == nil {
 			w.tried = sha256.Sum256(data)
 			w.seen = w.tried
@@ -144,7 +145,7 @@ func (w *configWatcher) read() ([]byte, bool) {
 		return nil, false
 	}
 	data, err := w.readFile(fi)
-	var cfgErr *hub.ConfigError
+	var cfgErr *config.Error
 	switch {
 	case errors.As(err, &cfgErr):
 		w.unreadable = false
@@ -166,12 +167,12 @@ func (w *configWatcher) read() ([]byte, bool) {
 
 // readFile reads the file (fi is its stat just before) and remembers it as read.
 func (w *configWatcher) readFile(fi os.FileInfo) ([]byte, error) {
-	if fi.Size() > hub.MaxConfigBytes {
-		return hub.ReadConfigFile(w.path) // refuses it without reading it
+	if fi.Size() > config.MaxFileBytes {
+		return config.ReadFile(w.path) // refuses it without reading it
 	}
 	w.reads++
 	w.stat, w.readAt = fi, time.Now()
-	return hub.ReadConfigFile(w.path)
+	return config.ReadFile(w.path)
 }
 
 func (w *configWatcher) cannotRead(err error) {
@@ -194,7 +195,7 @@ func (w *configWatcher) apply(ctx context.Context, data []byte) {
 	w.seen = w.tried
 	cfg, err := hub.ParseConfig(w.path, bytes.Clone(data))
 	if err == nil && w.requireAuth.Load() && !cfg.Auth.Configured() {
-		err = &hub.ConfigError{Path: w.path, Msg: "the config has no auth (auth.tokens or auth.oauth), and this hub listens beyond loopback: " +
+		err = &config.Error{Path: w.path, Msg: "the config has no auth (auth.tokens or auth.oauth), and this hub listens beyond loopback: " +
 			"restart it with --allow-unauthenticated to serve it open on purpose"}
 	}
 	if err != nil {

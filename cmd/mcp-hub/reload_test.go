@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/gateway"
 	"github.com/mcp-hub/mcp-hub/hub"
 	"github.com/mcp-hub/mcp-hub/internal/fixture"
@@ -67,7 +68,7 @@ func TestWatcherReadsOnlyChanges(t *testing.T) {
 	}
 	polls("unchanged after the reload", 20, 0)
 
-	if err := os.Truncate(path, hub.MaxConfigBytes+1); err != nil {
+	if err := os.Truncate(path, config.MaxFileBytes+1); err != nil {
 		t.Fatal(err)
 	}
 	at := time.Now().Add(-10 * time.Minute)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/gateway"
 	"github.com/mcp-hub/mcp-hub/gateway/dashboard"
 	"github.com/mcp-hub/mcp-hub/hub"
@@ -32,7 +33,7 @@ func serveCommand() *cli.Command {
 			&cli.BoolFlag{Name: "chat-api", Usage: "with --http: also serve POST /v1/chat (the chat loop over HTTP)"},
 			&cli.DurationFlag{Name: "watch-interval", Value: DefaultWatchInterval,
 				Usage: "re-read the config file this often and apply what changed (0: only on SIGHUP)"},
-			&cli.IntFlag{Name: "max-name-length", Usage: fmt.Sprintf("cut exposed tool and prompt names to `N` characters (%d-%d; overrides max_name_length; install cursor sets it)", hub.MinNameLength, hub.MaxNameLength)},
+			&cli.IntFlag{Name: "max-name-length", Usage: fmt.Sprintf("cut exposed tool and prompt names to `N` characters (%d-%d; overrides max_name_length; install cursor sets it)", config.MinNameLength, config.MaxNameLength)},
 			&cli.StringFlag{Name: "metrics", Usage: "also serve Prometheus metrics at http://ADDR/metrics (e.g. 127.0.0.1:9464), next to stdio or --http"},
 			&cli.BoolFlag{Name: "allow-unauthenticated", EnvVars: []string{"MCP_HUB_ALLOW_UNAUTHENTICATED"},
 				Usage: "let --http/--metrics listen beyond loopback with no auth configured (anyone who reaches the port can call every tool)"},
@@ -48,8 +49,8 @@ func serveCommand() *cli.Command {
 				}
 				defer stop()
 			}
-			if n := c.Int("max-name-length"); c.IsSet("max-name-length") && (n < hub.MinNameLength || n > hub.MaxNameLength) {
-				return cli.Exit(fmt.Sprintf("--max-name-length must be between %d and %d", hub.MinNameLength, hub.MaxNameLength), exitConfig)
+			if n := c.Int("max-name-length"); c.IsSet("max-name-length") && (n < config.MinNameLength || n > config.MaxNameLength) {
+				return cli.Exit(fmt.Sprintf("--max-name-length must be between %d and %d", config.MinNameLength, config.MaxNameLength), exitConfig)
 			}
 			if c.Duration("watch-interval") < 0 {
 				return cli.Exit("--watch-interval must be 0 (only SIGHUP) or positive", exitConfig)

@@ -14,7 +14,6 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mcp-hub/mcp-hub/config"
-	"github.com/mcp-hub/mcp-hub/hub"
 	"github.com/mcp-hub/mcp-hub/internal/version"
 )
 
@@ -28,10 +27,10 @@ import (
 // most a few seconds). Call stop after the hub closed, so the spans of its
 // last requests go too. A bad exporter or resource setting is a config
 // error.
-func startTracing(cfg *hub.Config) (trace.TracerProvider, func(), error) {
+func startTracing(cfg *config.Config) (trace.TracerProvider, func(), error) {
 	tp, err := newTracerProvider(cfg.Telemetry)
 	if err != nil {
-		return nil, nil, &hub.ConfigError{Path: cfg.Path, Msg: err.Error()}
+		return nil, nil, &config.Error{Path: cfg.Path, Msg: err.Error()}
 	}
 	if tp == nil {
 		return nil, func() {}, nil

@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/mcp-hub/mcp-hub/config"
-	"github.com/mcp-hub/mcp-hub/hub"
 	"github.com/mcp-hub/mcp-hub/internal/fixture"
 )
 
@@ -33,7 +32,7 @@ func TestTracingConfig(t *testing.T) {
 			t.Setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "")
 			t.Setenv("OTEL_SDK_DISABLED", c.off)
 			t.Setenv("OTEL_TRACES_EXPORTER", c.exp)
-			tp, stop, err := startTracing(&hub.Config{Telemetry: c.cfg})
+			tp, stop, err := startTracing(&config.Config{Telemetry: c.cfg})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -25,6 +25,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/hub"
 	"github.com/mcp-hub/mcp-hub/index"
 )
@@ -207,7 +208,7 @@ func Run(s Searcher, queries []Query, opts Options) *Report {
 			top[j] = h.Name
 		}
 		qr := QueryResult{Query: q, Gold: gold, Top: top, Latency: d, FirstHit: firstHit(top, gold, len(top)),
-			Limit: index.StepsLimit(hub.Discovery{}.SearchLimit(), len(sent))}
+			Limit: index.StepsLimit(config.Discovery{}.SearchLimit(), len(sent))}
 		r.PerQuery = append(r.PerQuery, qr)
 		for _, k := range ks {
 			if h := firstHit(top, gold, k); h > 0 {

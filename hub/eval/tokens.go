@@ -9,11 +9,11 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 	"github.com/tiktoken-go/tokenizer/codec"
 
 	"github.com/mcp-hub/mcp-hub/hub"
-	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
 // TokenReport compares what a client's first tools/list costs in tokens.
@@ -120,7 +120,7 @@ func CorpusTokens(ctx context.Context, c *Corpus) (TokenReport, error) {
 // with discovery on and every server deferred. It fails unless every
 // corpus tool made it into the catalog. The caller closes the hub.
 func NewHub(ctx context.Context, c *Corpus) (*hub.Hub, error) {
-	cfg, err := CorpusConfig(c, hub.Discovery{Enabled: true, DeferAll: true})
+	cfg, err := CorpusConfig(c, config.Discovery{Enabled: true, DeferAll: true})
 	if err != nil {
 		return nil, err
 	}
@@ -142,17 +142,17 @@ func NewHub(ctx context.Context, c *Corpus) (*hub.Hub, error) {
 
 // CorpusConfig is a hub config with one builtin server per corpus server
 // (named as in the corpus; CorpusBuiltin runs them) and discovery d.
-func CorpusConfig(c *Corpus, d hub.Discovery) (*hub.Config, error) {
-	cfg := &hub.Config{
+func CorpusConfig(c *Corpus, d config.Discovery) (*config.Config, error) {
+	cfg := &config.Config{
 		Path:      "corpus",
-		Servers:   make(map[string]*hub.ServerConfig, len(c.Servers)),
+		Servers:   make(map[string]*config.Server, len(c.Servers)),
 		Discovery: d,
 	}
 	for _, s := range c.Servers {
 		if _, dup := cfg.Servers[s.Name]; dup {
 			return nil, fmt.Errorf("corpus: duplicate server %q", s.Name)
 		}
-		cfg.Servers[s.Name] = &hub.ServerConfig{Upstream: upstream.Config{Name: s.Name, Builtin: s.Name}}
+		cfg.Servers[s.Name] = &config.Server{Upstream: config.Upstream{Name: s.Name, Builtin: s.Name}}
 		cfg.ServerOrder = append(cfg.ServerOrder, s.Name)
 	}
 	return cfg, nil

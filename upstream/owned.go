@@ -16,7 +16,8 @@ import (
 // with nothing to guess, and logging/setLevel applies to that session
 // alone. A stdio server is one process shared by every client: what it
 // sends is routed by the calls in flight (the hub's router), and refused
-// when that is ambiguous.
+// when that is ambiguous; unless its `isolation` gives each principal or
+// client session a process of its own, an owned session too (isolated.go).
 //
 // The shared session still lists tools, resources and prompts, watches
 // list changes and serves everything but tool calls. A server of the

@@ -131,7 +131,7 @@ func (u *Upstream) isolatedSession(ctx context.Context, owner any) (o *ownedSess
 		if o.err == nil && u.owned[o.key] != o {
 			// Its session ended, or the hub closed, while it started.
 			o.cs.Close()
-			o.cs, o.err = nil, fmt.Errorf("server '%s': the client session ended", u.cfg.Name)
+			o.cs, o.err = nil, errors.New("its client session ended, or the hub is shutting down")
 		}
 		u.mu.Unlock()
 		if o.err != nil {
@@ -155,11 +155,8 @@ func (u *Upstream) isolatedSession(ctx context.Context, owner any) (o *ownedSess
 		release()
 		return nil, nil, ctx.Err()
 	}
-	if o.err != nil || o.cs == nil {
+	if o.err != nil {
 		release()
-		if o.err == nil {
-			o.err = fmt.Errorf("server '%s': the isolated process was stopped", u.cfg.Name)
-		}
 		return nil, nil, o.err
 	}
 	return o, release, nil

@@ -113,6 +113,16 @@ func TestIsolationProcesses(t *testing.T) {
 			if (a1 == b) != tc.principalsShared {
 				t.Errorf("alice and bob: processes %d and %d", a1, b)
 			}
+			// A resource read goes to the reader's process too.
+			for cs, pid := range map[*mcp.ClientSession]int{alice1: a1, bob: b} {
+				res, err := cs.ReadResource(fixture.Context(t), &mcp.ReadResourceParams{URI: "fixture://info"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if want := fmt.Sprintf(`"pid":%d`, pid); !strings.Contains(res.Contents[0].Text, want) {
+					t.Errorf("fixture://info read %s; want it from the process of the reader's calls, %d", res.Contents[0].Text, pid)
+				}
+			}
 			want := 0
 			if tc.own {
 				want = 3

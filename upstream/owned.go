@@ -202,22 +202,23 @@ func (u *Upstream) Forget(owner any) {
 // _meta (prepareCall).
 func (u *Upstream) SetLoggingLevel(ctx context.Context, owner any, p *mcp.SetLoggingLevelParams) error {
 	var own *mcp.ClientSession
-	u.mu.Lock()
-	u.level = p.Level
-	if owner != nil {
-		if u.levels == nil {
-			u.levels = map[any]mcp.LoggingLevel{}
-		}
-		u.levels[owner] = p.Level
-	}
 	key := owner
 	if u.isolated() {
 		// The owner's process: a principal's is set by whichever of its
-		// sessions set a level last.
+		// sessions set a level last. (Asked before u.mu: the owner may
+		// take a lock of its own.)
 		key = u.isolationKey(owner)
-		if key != nil {
-			u.levels[key] = p.Level
+	}
+	u.mu.Lock()
+	u.level = p.Level
+	for _, k := range []any{owner, key} {
+		if k == nil {
+			continue
 		}
+		if u.levels == nil {
+			u.levels = map[any]mcp.LoggingLevel{}
+		}
+		u.levels[k] = p.Level
 	}
 	if key != nil && (u.ownsSessions() || u.isolated()) {
 		if o := u.owned[key]; o != nil {

@@ -621,7 +621,8 @@ const codeRejected = -32005
 // answer are forwarded before CallTool returns.
 //
 // owner is the downstream session calling: an HTTP upstream runs the call
-// in owner's own session (see owned.go). It may be nil.
+// in owner's own session (see owned.go), an isolated stdio server in
+// owner's process (isolated.go, which refuses a nil owner). It may be nil.
 //
 // The result is a *RawResult, the server's own bytes, over stdio, and the
 // SDK's *mcp.CallToolResult over the other transports.

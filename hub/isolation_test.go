@@ -210,6 +210,8 @@ func TestIsolationLimit(t *testing.T) {
 // question, and each call gets its own answer. A log line alice's process
 // sends meanwhile reaches alice alone. Under `shared` the second question
 // is refused (several sessions calling one process) and the log dropped.
+// Within alice's process the rule of the shared one still holds: two of
+// her sessions calling at once get a refusal, not each other's question.
 func TestIsolationConcurrentElicitation(t *testing.T) {
 	t.Parallel()
 	h := isoHub(t, config.IsolationPrincipal, nil)
@@ -289,6 +291,47 @@ func TestIsolationConcurrentElicitation(t *testing.T) {
 	case got := <-logs["bob"]:
 		t.Errorf("bob got the log line %q", got)
 	default:
+	}
+
+	// Two sessions of alice calling at once share her process: its
+	// question during the second call cannot be told from one for the
+	// first, and is refused, never given to the other session.
+	firstAsked, firstRelease := make(chan struct{}), make(chan struct{})
+	var mu sync.Mutex
+	var seen []string
+	aliceSession := func(hold bool) *mcp.ClientSession {
+		return isoClient(t, h, "alice", &mcp.ClientOptions{
+			ElicitationHandler: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				mu.Lock()
+				seen = append(seen, fmt.Sprintf("hold=%v asked %s", hold, req.Params.Message))
+				mu.Unlock()
+				if hold {
+					close(firstAsked)
+					<-firstRelease
+				}
+				return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"answer": "mine"}}, nil
+			},
+		})
+	}
+	first, second := aliceSession(true), aliceSession(false)
+	firstDone := make(chan string, 1)
+	go func() {
+		text, _ := isoCall(t, first, "iso__elicit", map[string]any{"message": "first"})
+		firstDone <- text
+	}()
+	<-firstAsked
+	text, isErr := isoCall(t, second, "iso__elicit", map[string]any{"message": "second"})
+	if !isErr || !strings.Contains(text, "cannot route") {
+		t.Errorf("alice's second session, while her first waits: isError=%v %q; want the question refused", isErr, text)
+	}
+	close(firstRelease)
+	if text := <-firstDone; !strings.Contains(text, "action=accept") {
+		t.Errorf("alice's first session: %q", text)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(seen) != 1 || seen[0] != "hold=true asked first" {
+		t.Errorf("questions alice's sessions were asked: %q; want only the first session's own", seen)
 	}
 }
 

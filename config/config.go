@@ -398,6 +398,9 @@ func (c *Config) validate(line func(keys ...string) int, builtins []string) erro
 		if err := s.Validate(); err != nil {
 			errs = append(errs, &Error{Path: c.Path, Line: line("servers", name), Msg: fmt.Sprintf("server '%s': %v", name, err)})
 		}
+		if key, err := s.validateIsolation(); err != nil {
+			errs = append(errs, &Error{Path: c.Path, Line: line("servers", name, key), Msg: fmt.Sprintf("server '%s': %v", name, err)})
+		}
 		if s.Builtin != "" && builtins != nil && !slices.Contains(builtins, s.Builtin) {
 			errs = append(errs, &Error{Path: c.Path, Line: line("servers", name, "builtin"),
 				Msg: fmt.Sprintf("server '%s': unknown builtin '%s'; available: %s", name, s.Builtin, strings.Join(builtins, ", "))})

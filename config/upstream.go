@@ -23,6 +23,21 @@ const (
 // DefaultTimeout bounds one call to an upstream when the server sets none.
 const DefaultTimeout = 60 * time.Second
 
+// Isolation modes of a stdio server (Upstream.Isolation).
+const (
+	IsolationShared    = "shared"    // one process for every client (the default)
+	IsolationPrincipal = "principal" // one process per principal
+	IsolationSession   = "session"   // one process per client session
+)
+
+// Isolation's defaults. An isolated process costs what the server costs
+// (often a runtime of tens of MB): the bound keeps a busy gateway from
+// running out of memory or descriptors, the idle timeout gives them back.
+const (
+	DefaultMaxIsolatedProcesses = 16
+	DefaultIsolationIdleTimeout = 10 * time.Minute
+)
+
 // Upstream says how to reach one server: the connection part of its
 // entry under `servers:` (package upstream calls it upstream.Config).
 // Exactly one of Command, URL or Builtin is set; Validate reports anything
@@ -38,6 +53,18 @@ type Upstream struct {
 	// InheritEnv passes the hub's whole environment to the child. Off by
 	// default so that secrets meant for one server do not leak to all.
 	InheritEnv bool `yaml:"inherit_env,omitempty" json:"inherit_env,omitempty"`
+	// Isolation says how many processes of the server run: one shared
+	// by every client (IsolationShared, the default), or one more per
+	// principal or per client session, so that what a process sends
+	// (sampling, elicitation, roots, logs) belongs to one owner
+	// (upstream/isolated.go).
+	Isolation string `yaml:"isolation,omitempty" json:"isolation,omitempty"`
+	// IsolationIdleTimeout stops an isolated process that has served no
+	// request for this long; zero means DefaultIsolationIdleTimeout.
+	IsolationIdleTimeout Duration `yaml:"isolation_idle_timeout,omitempty" json:"isolation_idle_timeout,omitempty"`
+	// MaxIsolatedProcesses bounds the isolated processes of the server
+	// running at once; zero means DefaultMaxIsolatedProcesses.
+	MaxIsolatedProcesses int `yaml:"max_isolated_processes,omitempty" json:"max_isolated_processes,omitempty"`
 
 	// remote
 	URL       string            `yaml:"url,omitempty" json:"url,omitempty"`
@@ -96,6 +123,51 @@ func (c *Upstream) CallTimeout() time.Duration {
 		return time.Duration(c.Timeout)
 	}
 	return DefaultTimeout
+}
+
+// IsolationMode is Isolation with its default: IsolationShared for every
+// server that is not stdio.
+func (c *Upstream) IsolationMode() string {
+	if c.Isolation == "" || c.Kind() != TransportStdio {
+		return IsolationShared
+	}
+	return c.Isolation
+}
+
+// IsolatedLimit is MaxIsolatedProcesses with its default.
+func (c *Upstream) IsolatedLimit() int {
+	if c.MaxIsolatedProcesses > 0 {
+		return c.MaxIsolatedProcesses
+	}
+	return DefaultMaxIsolatedProcesses
+}
+
+// IsolatedIdleTimeout is IsolationIdleTimeout with its default.
+func (c *Upstream) IsolatedIdleTimeout() time.Duration {
+	if c.IsolationIdleTimeout > 0 {
+		return time.Duration(c.IsolationIdleTimeout)
+	}
+	return DefaultIsolationIdleTimeout
+}
+
+// validateIsolation checks the isolation keys and returns the key at
+// fault with the message. Messages never repeat the value: a config's
+// values may be secrets.
+func (c *Upstream) validateIsolation() (key string, err error) {
+	switch c.Isolation {
+	case "", IsolationShared, IsolationPrincipal, IsolationSession:
+	default:
+		return "isolation", errors.New("isolation must be one of shared, principal or session")
+	}
+	switch {
+	case c.Isolation != "" && c.Isolation != IsolationShared && c.Kind() != TransportStdio:
+		return "isolation", errors.New("isolation applies to stdio servers only (a streamable HTTP server already runs each client session in a session of its own)")
+	case c.MaxIsolatedProcesses < 0:
+		return "max_isolated_processes", errors.New("max_isolated_processes must be positive (or left out for its default)")
+	case c.IsolationIdleTimeout < 0:
+		return "isolation_idle_timeout", errors.New("isolation_idle_timeout must be positive (or left out for its default)")
+	}
+	return "", nil
 }
 
 // Validate checks the fields that can be checked without connecting.

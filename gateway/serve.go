@@ -247,6 +247,11 @@ type ServerInfo struct {
 	// ProtocolVersion is the MCP revision the live connection negotiated
 	// (empty while not connected).
 	ProtocolVersion string `json:"protocol_version,omitempty"`
+	// Isolation is a stdio server's isolation mode and IsolatedProcesses
+	// the processes it runs for principals or sessions; both are left
+	// out for a shared server.
+	Isolation         string `json:"isolation,omitempty"`
+	IsolatedProcesses int    `json:"isolated_processes,omitempty"`
 }
 
 // Health reports the hub's state.
@@ -271,6 +276,7 @@ func (g *Gateway) Health() Health {
 			LatencyMillis: float64(st.LastLatency.Microseconds()) / 1000,
 			ListChanges:   st.ListChanges, Relists: st.Relists,
 			ProtocolVersion: st.ProtocolVersion,
+			Isolation:       st.Isolation, IsolatedProcesses: st.IsolatedProcesses,
 		})
 	}
 	return out

@@ -22,7 +22,9 @@
 //   - Forwarding: tool calls, resources, prompts, completions, logging,
 //     progress and cancellation go to the upstream that owns them;
 //     server-to-client requests (sampling, elicitation, roots) come back to
-//     the session whose call caused them.
+//     the session whose call caused them. A stdio server with `isolation`
+//     runs a process per principal or client session, and what one sends
+//     is its owner's alone (isolation.go).
 //
 // Both protocol eras are served (modern.go): 2025-11-25 and older, in
 // which a session loads what search_tools finds; and, with protocol.modern,

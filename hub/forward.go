@@ -269,11 +269,15 @@ func (c *call) waitingForClient() bool {
 }
 
 // caller finds the session, and the call, that what an upstream sent
-// belongs to: the owner of the upstream session it came in, or else
+// belongs to: the owner of the upstream session it came in (or, from a
+// principal's isolated process, one of that principal's calls), or else
 // (callerOf) the only session calling. c is nil outside a call.
 func (h *Hub) caller(ctx context.Context, u *upstream.Upstream) (s *Session, c *call, ambiguous bool) {
-	if owner, ok := upstream.Owner(ctx).(*Session); ok {
+	switch owner := upstream.Owner(ctx).(type) {
+	case *Session:
 		return owner, h.routes.callFrom(u.Name(), owner), false
+	case upstream.PrincipalOwner: // isolation.go
+		return h.principalCaller(u.Name(), owner)
 	}
 	c, ambiguous = h.routes.callerOf(u.Name())
 	if c != nil {
@@ -366,8 +370,11 @@ func (h *Hub) upstreamNotified(ctx context.Context, u *upstream.Upstream, method
 	case upstream.NotifyResourceUpdated:
 		p := params.(*mcp.ResourceUpdatedNotificationParams)
 		sessions := h.sessionList()
-		if owner, ok := upstream.Owner(ctx).(*Session); ok {
+		switch owner := upstream.Owner(ctx).(type) {
+		case *Session:
 			sessions = []*Session{owner}
+		case upstream.PrincipalOwner:
+			sessions = h.sessionsOf(owner)
 		}
 		for _, s := range sessions {
 			s.server.ResourceUpdated(ctx, p)

@@ -15,8 +15,9 @@
 // sampling, elicitation and roots requests) is handed to a Listener, which
 // the hub implements and which decides where it goes. Downstream sessions
 // appear only as opaque owners: an HTTP upstream runs each owner's calls in
-// a session of its own (owned.go), and says whose session a message came
-// in (Owner).
+// a session of its own (owned.go), a stdio server with `isolation` in a
+// process of the owner's principal or session (isolated.go), and says
+// whose session or process a message came in (Owner).
 //
 // A streamable HTTP server that asks for OAuth (a 401 with a Bearer
 // challenge) gets its token from a store shared by every mcp-hub process

@@ -17,7 +17,8 @@ import (
 // with nothing to guess, and logging/setLevel applies to that session
 // alone. A stdio server is one process shared by every client: what it
 // sends is routed by the calls in flight (the hub's router), and refused
-// when that is ambiguous.
+// when that is ambiguous; unless its `isolation` gives each principal or
+// client session a process of its own, an owned session too (isolated.go).
 //
 // The shared session still lists tools, resources and prompts, watches
 // list changes and serves everything but tool calls. A server of the
@@ -44,6 +45,22 @@ type ownedSession struct {
 	failed  time.Time // when connecting failed
 	counter notificationCounter
 	tap     wireTap
+
+	// An isolated stdio process (isolated.go) also has:
+	raw  *stdioConn // its connection, for raw calls
+	key  any        // its owner, the key it has in Upstream.owned
+	busy int        // requests using it; guarded by Upstream.mu
+	used time.Time  // when the last one ended; guarded by Upstream.mu
+	idle *time.Timer
+}
+
+// close ends the session (an isolated process: stops it) once connecting
+// has ended.
+func (o *ownedSession) close() {
+	<-o.ready
+	if o.cs != nil {
+		o.cs.Close()
+	}
 }
 
 // retryOwnedAfter is how long a client whose own session could not be
@@ -135,6 +152,9 @@ func (u *Upstream) connectOwned(owner any, o *ownedSession) (*mcp.ClientSession,
 	if err != nil {
 		return nil, u.redact.Error(fmt.Errorf("connect a session for a client: %w", err))
 	}
+	if st, ok := transport.(*stdioTransport); ok {
+		o.raw = st.conn // an isolated process takes raw calls, as the shared one
+	}
 	u.mu.Lock()
 	level := u.levels[owner]
 	u.mu.Unlock()
@@ -176,23 +196,33 @@ func (u *Upstream) Forget(owner any) {
 	}
 }
 
-// SetLoggingLevel sets owner's log level: on its own session (now, or when
-// one is opened) and on the shared session, whose messages outside any
-// call go to every client. A stateless server has no logging/setLevel:
-// the level is remembered, and each of owner's calls asks for it in its
-// _meta (prepareCall).
+// SetLoggingLevel sets owner's log level: on its own session or isolated
+// process (now, or when one is opened) and on the shared session, whose
+// messages outside any call go to every client. A stateless server has
+// no logging/setLevel: the level is remembered, and each of owner's calls
+// asks for it in its _meta (prepareCall).
 func (u *Upstream) SetLoggingLevel(ctx context.Context, owner any, p *mcp.SetLoggingLevelParams) error {
 	var own *mcp.ClientSession
+	key := owner
+	if u.isolated() {
+		// The owner's process: a principal's is set by whichever of its
+		// sessions set a level last. (Asked before u.mu: the owner may
+		// take a lock of its own.)
+		key = u.isolationKey(owner)
+	}
 	u.mu.Lock()
 	u.level = p.Level
-	if owner != nil {
+	for _, k := range []any{owner, key} {
+		if k == nil {
+			continue
+		}
 		if u.levels == nil {
 			u.levels = map[any]mcp.LoggingLevel{}
 		}
-		u.levels[owner] = p.Level
+		u.levels[k] = p.Level
 	}
-	if owner != nil && u.ownsSessions() {
-		if o := u.owned[owner]; o != nil {
+	if key != nil && (u.ownsSessions() || u.isolated()) {
+		if o := u.owned[key]; o != nil {
 			select {
 			case <-o.ready:
 				own = o.cs

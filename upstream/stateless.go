@@ -496,10 +496,11 @@ func (u *Upstream) callWithInput(ctx context.Context, owner any, params *mcp.Cal
 // session asking; may be nil). What a stateless server asks for meanwhile
 // (input_required) is answered for owner, as for a tool call.
 func (u *Upstream) GetPrompt(ctx context.Context, owner any, params *mcp.GetPromptParams) (*mcp.GetPromptResult, error) {
-	cs, err := u.Session()
+	cs, release, err := u.sessionFor(ctx, owner)
 	if err != nil {
 		return nil, err
 	}
+	defer release()
 	p := *params
 	p.Meta = u.prepareMeta(cs, owner, params.Meta)
 	res, err := withInput(ctx, u, owner, fmt.Sprintf("prompt '%s'", params.Name), &p,
@@ -518,10 +519,11 @@ func (u *Upstream) GetPrompt(ctx context.Context, owner any, params *mcp.GetProm
 // ReadResource reads a resource for owner (may be nil), answering what a
 // stateless server asks for meanwhile as GetPrompt does.
 func (u *Upstream) ReadResource(ctx context.Context, owner any, params *mcp.ReadResourceParams) (*mcp.ReadResourceResult, error) {
-	cs, err := u.Session()
+	cs, release, err := u.sessionFor(ctx, owner)
 	if err != nil {
 		return nil, err
 	}
+	defer release()
 	p := *params
 	p.Meta = u.prepareMeta(cs, owner, params.Meta)
 	res, err := withInput(ctx, u, owner, fmt.Sprintf("resource '%s'", params.URI), &p,

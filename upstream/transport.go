@@ -87,9 +87,13 @@ func (u *Upstream) commandTransport(tap *wireTap) (mcp.Transport, error) {
 	cmd.Env = u.childEnv()
 	setChildAttrs(cmd)
 	tail := &stderrTail{done: make(chan struct{})}
-	u.mu.Lock()
-	u.stderr = tail
-	u.mu.Unlock()
+	if tap == &u.tap {
+		// The shared process's last words explain its failures; an
+		// isolated process's only end up in the log.
+		u.mu.Lock()
+		u.stderr = tail
+		u.mu.Unlock()
+	}
 	return &stdioTransport{
 		cmd:          cmd,
 		tap:          tap,

@@ -150,6 +150,11 @@ type Status struct {
 	// ProtocolVersion is the revision the live connection negotiated
 	// (2026-07-28 for a stateless server), empty while not connected.
 	ProtocolVersion string `json:"protocol_version,omitempty"`
+	// Isolation is the server's isolation mode, and IsolatedProcesses
+	// the processes of its own running for principals or sessions
+	// (isolated.go); both are left out for a shared server.
+	Isolation         string `json:"isolation,omitempty"`
+	IsolatedProcesses int    `json:"isolated_processes,omitempty"`
 }
 
 // Upstream is one configured server and its live connection.
@@ -297,6 +302,9 @@ func (u *Upstream) Status() Status {
 		Relisting:   u.relisting,
 	}
 	s.ProtocolVersion = negotiated(u.session)
+	if u.isolated() {
+		s.Isolation, s.IsolatedProcesses = u.cfg.IsolationMode(), len(u.owned)
+	}
 	if u.lastErr != nil {
 		// Redacted, then bounded and on one line: it can hold what the
 		// server wrote (its stderr, its error messages), and goes to
@@ -613,7 +621,8 @@ const codeRejected = -32005
 // answer are forwarded before CallTool returns.
 //
 // owner is the downstream session calling: an HTTP upstream runs the call
-// in owner's own session (see owned.go). It may be nil.
+// in owner's own session (see owned.go), an isolated stdio server in
+// owner's process (isolated.go, which refuses a nil owner). It may be nil.
 //
 // The result is a *RawResult, the server's own bytes, over stdio, and the
 // SDK's *mcp.CallToolResult over the other transports.
@@ -631,7 +640,16 @@ func (u *Upstream) CallTool(ctx context.Context, owner any, params *mcp.CallTool
 	// Mcp-Param-* headers a call needs (go-sdk servers refuse a call
 	// without them). What the server asks for during a call comes back in
 	// its result, and is answered for owner (callWithInput).
-	if owner != nil && u.ownsSessions() && !stateless(cs) {
+	switch {
+	case u.isolated():
+		// Never the shared process: it is not the caller's (isolated.go).
+		own, release, err := u.isolatedSession(ctx, owner)
+		if err != nil {
+			return nil, err
+		}
+		defer release()
+		cs, counter, raw = own.cs, &own.counter, own.raw
+	case owner != nil && u.ownsSessions() && !stateless(cs):
 		if own, err := u.sessionOf(ctx, owner); err == nil {
 			cs, counter = own.cs, &own.counter
 		} else if ctx.Err() != nil {

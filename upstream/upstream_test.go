@@ -54,8 +54,13 @@ func (l *testListener) UpstreamNotified(_ context.Context, _ *Upstream, method s
 func (l *testListener) UpstreamRequest(ctx context.Context, _ *Upstream, method string, _ mcp.Params) (mcp.Result, error) {
 	switch method {
 	case MethodListRoots:
-		who, ok := Owner(ctx).(string)
-		if !ok {
+		var who string
+		switch owner := Owner(ctx).(type) {
+		case string:
+			who = owner
+		case PrincipalOwner: // an isolated process of a principal
+			who = "principal-" + string(owner)
+		default:
 			who = "listener"
 		}
 		return &mcp.ListRootsResult{Roots: []*mcp.Root{{URI: "file:///" + who}}}, nil

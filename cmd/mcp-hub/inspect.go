@@ -126,7 +126,11 @@ func serversCommand() *cli.Command {
 				if proto == "" {
 					proto = "-"
 				}
-				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n", s.Name, s.Transport, s.State, proto, s.Tools, s.Restarts,
+				transport := s.Transport
+				if s.Isolation != "" {
+					transport += fmt.Sprintf(" (%s, %d processes)", s.Isolation, s.IsolatedProcesses)
+				}
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n", s.Name, transport, s.State, proto, s.Tools, s.Restarts,
 					ms(s.ConnectMillis), ms(s.LatencyMillis), oneLine(s.LastError, 80))
 			}
 			if err := w.Flush(); err != nil {

@@ -60,8 +60,8 @@ type issuedApproval struct {
 type approvalStore struct {
 	now func() time.Time
 
-	mu          sync.Mutex
-	byID        map[string]issuedApproval
+	mu           sync.Mutex
+	byID         map[string]issuedApproval
 	perPrincipal map[string]int
 }
 

@@ -132,13 +132,19 @@ func (c *Chat) needsApproval(call ToolCall) string {
 // "" when call i may run, else the error text the model gets instead.
 func (c *Chat) approve(ctx context.Context, calls []ToolCall) (refusals []string, err error) {
 	refusals = make([]string, len(calls))
-	var pending []PendingApproval
+	// asked are the calls put to the Approver. If any stays pending, none
+	// of the round runs, so all of them are pending again: an answer the
+	// HTTP API's client gave to one of them is spent, and it must see
+	// everything that still waits.
+	var asked []PendingApproval
+	anyPending := false
 	for i, call := range calls {
 		why := c.needsApproval(call)
 		tool := toolOfCall(call)
 		if why == "" || (c.opts.Approve == ApproveOnMiss && c.approved[tool]) {
 			continue
 		}
+		asked = append(asked, PendingApproval{CallID: call.ID, Tool: tool, Arguments: string(call.Arguments), Why: why})
 		d := Unasked
 		if c.opts.Approver != nil {
 			d = c.opts.Approver(ctx, ApprovalRequest{Call: call, Tool: tool, Why: why,
@@ -154,7 +160,7 @@ func (c *Chat) approve(ctx context.Context, calls []ToolCall) (refusals []string
 			}
 		case Allow:
 		case Pending:
-			pending = append(pending, PendingApproval{CallID: call.ID, Tool: tool, Arguments: string(call.Arguments), Why: why})
+			anyPending = true
 		case Unasked:
 			refusals[i] = fmt.Sprintf("Error: %s was not run: it needs approval (%s) and nobody could be asked. %s Do not call it again; tell the user what you could not do and how to allow it.",
 				tool, why, cmp.Or(c.opts.AllowHint, DefaultAllowHint))
@@ -163,8 +169,8 @@ func (c *Chat) approve(ctx context.Context, calls []ToolCall) (refusals []string
 		}
 		c.opts.Logger.Info("tool approval", "tool", tool, "decision", d)
 	}
-	if len(pending) > 0 {
-		return nil, &PendingError{Calls: pending}
+	if anyPending {
+		return nil, &PendingError{Calls: asked}
 	}
 	return refusals, nil
 }

@@ -145,3 +145,41 @@ func TestHandlerApprovalIDs(t *testing.T) {
 	eq(t, "notes__delete calls", h.callCount("notes__delete"), 1)
 	eq(t, "math__add calls", h.callCount("math__add"), 1)
 }
+
+// TestHandlerApprovalPartialAnswer: a round with two calls that need
+// approval, answered for one only: nothing of the round runs, and both
+// are pending again, each with a new id (the answer given is spent), so
+// the client sees all that still waits.
+func TestHandlerApprovalPartialAnswer(t *testing.T) {
+	t.Parallel()
+	h := newTestHub(t)
+	p := newScripted(t, TypeAnthropic,
+		reply("", call("call_0", "math__add", `{"a":2,"b":3}`), call("call_1", "notes__delete", `{"id":"n1"}`)),
+		reply("finished"),
+	)
+	cfg := testConfig(p)
+	cfg.Chat.ApproveTools = []string{"math__*"}
+	srv := httptest.NewServer(Handler(cfg, h, testLogger(t)))
+	defer srv.Close()
+	status, out := postChat(t, srv.URL, map[string]any{"model": "m", "messages": []Message{{Role: RoleUser, Content: "add and delete"}}})
+	if status != 202 || len(out.PendingApprovals) != 2 {
+		t.Fatalf("status %d, pending %+v; want both calls pending", status, out.PendingApprovals)
+	}
+	first := out.PendingApprovals
+	status, out = postChat(t, srv.URL, map[string]any{"model": "m", "messages": out.Messages, "approvals": map[string]string{first[0].ID: "yes"}})
+	if status != 202 || len(out.PendingApprovals) != 2 || out.PendingApprovals[0].Tool != "math__add" ||
+		out.PendingApprovals[1].Tool != "notes__delete" || out.PendingApprovals[0].ID == first[0].ID ||
+		out.PendingApprovals[1].Why != first[1].Why {
+		t.Fatalf("after a partial answer: status %d, pending %+v", status, out.PendingApprovals)
+	}
+	eq(t, "math__add calls", h.callCount("math__add"), 0)
+	answers := map[string]string{}
+	for _, pa := range out.PendingApprovals {
+		answers[pa.ID] = "yes"
+	}
+	status, out = postChat(t, srv.URL, map[string]any{"model": "m", "messages": out.Messages, "approvals": answers})
+	eq(t, "status", status, 200)
+	eq(t, "answer", out.Answer, "finished")
+	eq(t, "math__add calls", h.callCount("math__add"), 1)
+	eq(t, "notes__delete calls", h.callCount("notes__delete"), 1)
+}

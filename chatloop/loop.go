@@ -193,7 +193,12 @@ func (c *Chat) run(ctx context.Context) (string, error) {
 	var lastText string
 	c.degraded = ""
 	if n := len(c.history); n > 0 && waitsForTools(c.history[n-1]) {
-		// Resuming after approval: the calls of the last message first.
+		// Resuming after approval: the calls of the last message first,
+		// judged by the session's tools (a tool not listed needs approval,
+		// its annotations unknown), so list them before. A listing that
+		// fails leaves them unknown, which asks more, never less; the
+		// loop below degrades on it.
+		c.session.Tools(ctx)
 		if err := c.round(ctx, c.history[n-1].ToolCalls); err != nil {
 			return "", err
 		}

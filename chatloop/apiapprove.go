@@ -20,7 +20,8 @@ import (
 // later call_0 nobody saw. So the hub issues an id of its own for each
 // pending call, and an answer counts only if its id is
 //
-//   - one the hub issued (128 random bits: not guessable) and not yet
+//   - one the hub issued (crypto/rand.Text, 130 random bits: not
+//     guessable) and not yet
 //     used (taken on use: single-use) nor expired (PendingApprovalTTL);
 //   - presented by the principal it was issued to;
 //   - for the same conversation (system prompt, toolset and every message
@@ -37,8 +38,9 @@ const (
 	// MaxPendingApprovals bounds the ids kept for all principals; at the
 	// bound the oldest is forgotten (its call is asked again).
 	MaxPendingApprovals = 10000
-	// MaxPendingPerPrincipal bounds one principal's ids, so that one
-	// client cannot push everyone else's out.
+	// MaxPendingPerPrincipal bounds one principal's ids (its oldest is
+	// forgotten first), so that pushing other principals' ids out takes
+	// MaxPendingApprovals/MaxPendingPerPrincipal principals.
 	MaxPendingPerPrincipal = 100
 )
 

@@ -9,6 +9,8 @@ import (
 	"os"
 	"syscall"
 	"time"
+
+	"github.com/mcp-hub/mcp-hub/internal/nofollow"
 )
 
 // lockRetry is how often lockFile tries again while another process holds
@@ -21,7 +23,9 @@ const lockRetry = 10 * time.Millisecond
 // process that holds the lock forever cannot hang a call). The returned func
 // releases it.
 func lockFile(ctx context.Context, path string) (func(), error) {
-	f, err := os.OpenFile(path+".lock", os.O_CREATE|os.O_RDWR, 0o600)
+	// Never through a link planted at the lock's path: the hub would
+	// create or lock a file elsewhere.
+	f, err := nofollow.OpenFile(path+".lock", os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("open lock file: %w", err)
 	}

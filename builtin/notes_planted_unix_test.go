@@ -64,3 +64,26 @@ func TestNotesRefusesPlantedFile(t *testing.T) {
 		})
 	}
 }
+
+// TestNotesLockNotThroughLink: a link planted at the notes file's lock
+// path is refused, and its target is not created.
+func TestNotesLockNotThroughLink(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "notes.json")
+	target := filepath.Join(t.TempDir(), "created-elsewhere")
+	if err := os.Symlink(target, path+".lock"); err != nil {
+		t.Skipf("cannot make a symlink here: %v", err)
+	}
+	cs, _ := connect(t, "notes", map[string]string{"NOTES_FILE": path})
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "list_notes", Arguments: map[string]any{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text := res.Content[0].(*mcp.TextContent).Text; !res.IsError || !strings.Contains(text, "symbolic link") {
+		t.Errorf("list_notes = error %v, %q; want the lock's link refused", res.IsError, text)
+	}
+	if _, err := os.Lstat(target); !os.IsNotExist(err) {
+		t.Errorf("the link's target was created (%v)", err)
+	}
+}

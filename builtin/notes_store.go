@@ -20,6 +20,7 @@ import (
 
 	"github.com/mcp-hub/mcp-hub/internal/atomicfile"
 	"github.com/mcp-hub/mcp-hub/internal/filelock"
+	"github.com/mcp-hub/mcp-hub/internal/nofollow"
 )
 
 // The notes store keeps notes in one JSON file. Every operation reads the
@@ -155,19 +156,30 @@ func (st *noteStore) withLock(ctx context.Context, fn func() error) error {
 // load returns the file's contents, from the cache while the file has not
 // changed. The caller holds the lock.
 func (st *noteStore) load() (*notesFile, error) {
-	file, err := os.Open(st.path)
+	tooBig := func(size int64) error {
+		return fmt.Errorf("notes file %s is %s, over the %s limit: move notes out of it, or point NOTES_FILE at a new file",
+			st.path, byteSize(int(size)), byteSize(st.maxBytes))
+	}
+	// Only a file the hub could have written is read (nofollow.OpenOwned):
+	// not a link, a FIFO (whose open would hang the server), another
+	// user's file or one others may write.
+	file, info, err := nofollow.OpenOwned(st.path, int64(st.maxBytes))
 	if errors.Is(err, fs.ErrNotExist) {
 		st.cache, st.cacheStat = nil, nil
 		return &notesFile{NextID: 1}, nil
+	}
+	if errors.Is(err, nofollow.ErrTooLarge) {
+		if fi, lerr := os.Lstat(st.path); lerr == nil {
+			return nil, tooBig(fi.Size())
+		}
+	}
+	if nofollow.Refused(err) {
+		return nil, fmt.Errorf("notes file refused: %w (the notes server reads only a regular file of its own user that nobody else may write: fix or move it)", err)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read notes file: %w", err)
 	}
 	defer file.Close()
-	info, err := file.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("read notes file: %w", err)
-	}
 	if st.cache != nil && st.cache.Rev != "" && sameStat(st.cacheStat, info) {
 		if rev, err := readRev(file); err == nil && rev == st.cache.Rev {
 			return st.cache, nil
@@ -175,13 +187,6 @@ func (st *noteStore) load() (*notesFile, error) {
 		if _, err := file.Seek(0, io.SeekStart); err != nil {
 			return nil, fmt.Errorf("read notes file: %w", err)
 		}
-	}
-	tooBig := func(size int64) error {
-		return fmt.Errorf("notes file %s is %s, over the %s limit: move notes out of it, or point NOTES_FILE at a new file",
-			st.path, byteSize(int(size)), byteSize(st.maxBytes))
-	}
-	if info.Size() > int64(st.maxBytes) {
-		return nil, tooBig(info.Size())
 	}
 	// Bounded again while reading: a device or a file that grows has no
 	// meaningful size.

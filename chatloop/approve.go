@@ -1,6 +1,7 @@
 package chatloop
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"path"
@@ -23,9 +24,11 @@ import (
 //
 // Who answers is the Approver: the REPL asks y/n/always on the terminal,
 // -p refuses unless --yes, and the HTTP API returns the calls as pending
-// approvals that the client answers in its next request. Every call of a
-// round is decided before any of them runs. A refused call goes back to
-// the model as an error result.
+// approvals that the client answers in its next request, each by an id
+// the hub issued for it (apiapprove.go). Every call of a round is decided
+// before any of them runs. A refused call goes back to the model as an
+// error result saying why, and, when nobody could be asked, how the user
+// can allow it (Options.AllowHint).
 
 // Approval levels of chat.approve.
 const (
@@ -40,7 +43,8 @@ var approveLevels = []string{ApproveOff, ApproveOnMiss, ApproveAlways}
 type Decision int
 
 const (
-	// Refuse: the call does not run; the model is told.
+	// Refuse: the user said no; the call does not run and the model is
+	// told.
 	Refuse Decision = iota
 	// Allow runs this call.
 	Allow
@@ -50,7 +54,13 @@ const (
 	// Pending stops the turn: the call waits for an answer from outside
 	// (the HTTP API's pending approvals).
 	Pending
+	// Unasked: nobody could be asked (-p without --yes, no Approver); the
+	// call does not run and the model is told how the user can allow it.
+	Unasked
 )
+
+// DefaultAllowHint is Options.AllowHint when it is empty.
+const DefaultAllowHint = "To allow such tools, the user can set chat.approve: off in the hub's config."
 
 // ApprovalRequest is one call waiting for approval.
 type ApprovalRequest struct {
@@ -61,6 +71,9 @@ type ApprovalRequest struct {
 	Why string
 	// OfferAlways is true under on_miss, where an "always" answer counts.
 	OfferAlways bool
+	// Conversation is the history up to and including the assistant
+	// message that made the call; the Approver must not change it.
+	Conversation []Message
 }
 
 // Approver answers approval requests.
@@ -68,6 +81,9 @@ type Approver func(ctx context.Context, req ApprovalRequest) Decision
 
 // PendingApproval is a call the HTTP API's client must approve or refuse.
 type PendingApproval struct {
+	// ID is what the client answers with: issued by the hub for this call
+	// alone (apiapprove.go). CallID is the provider's id, shown only.
+	ID        string `json:"id"`
 	CallID    string `json:"call_id"`
 	Tool      string `json:"tool"`
 	Arguments string `json:"arguments"`
@@ -112,21 +128,27 @@ func (c *Chat) needsApproval(call ToolCall) string {
 	return ""
 }
 
-// approve decides every call of a round before any runs. allowed[i] is
-// whether call i may run; refused calls get an error result instead.
-func (c *Chat) approve(ctx context.Context, calls []ToolCall) ([]bool, error) {
-	allowed := make([]bool, len(calls))
-	var pending []PendingApproval
+// approve decides every call of a round before any runs. refusals[i] is
+// "" when call i may run, else the error text the model gets instead.
+func (c *Chat) approve(ctx context.Context, calls []ToolCall) (refusals []string, err error) {
+	refusals = make([]string, len(calls))
+	// asked are the calls put to the Approver. If any stays pending, none
+	// of the round runs, so all of them are pending again: an answer the
+	// HTTP API's client gave to one of them is spent, and it must see
+	// everything that still waits.
+	var asked []PendingApproval
+	anyPending := false
 	for i, call := range calls {
 		why := c.needsApproval(call)
 		tool := toolOfCall(call)
 		if why == "" || (c.opts.Approve == ApproveOnMiss && c.approved[tool]) {
-			allowed[i] = true
 			continue
 		}
-		d := Refuse
+		asked = append(asked, PendingApproval{CallID: call.ID, Tool: tool, Arguments: string(call.Arguments), Why: why})
+		d := Unasked
 		if c.opts.Approver != nil {
-			d = c.opts.Approver(ctx, ApprovalRequest{Call: call, Tool: tool, Why: why, OfferAlways: c.opts.Approve == ApproveOnMiss})
+			d = c.opts.Approver(ctx, ApprovalRequest{Call: call, Tool: tool, Why: why,
+				OfferAlways: c.opts.Approve == ApproveOnMiss, Conversation: c.history})
 		}
 		switch d {
 		case AllowAlways:
@@ -136,24 +158,26 @@ func (c *Chat) approve(ctx context.Context, calls []ToolCall) ([]bool, error) {
 				}
 				c.approved[tool] = true
 			}
-			allowed[i] = true
 		case Allow:
-			allowed[i] = true
 		case Pending:
-			pending = append(pending, PendingApproval{CallID: call.ID, Tool: tool, Arguments: string(call.Arguments), Why: why})
+			anyPending = true
+		case Unasked:
+			refusals[i] = fmt.Sprintf("Error: %s was not run: it needs approval (%s) and nobody could be asked. %s Do not call it again; tell the user what you could not do and how to allow it.",
+				tool, why, cmp.Or(c.opts.AllowHint, DefaultAllowHint))
+		default:
+			refusals[i] = fmt.Sprintf("Error: the user did not approve running %s. Do not call it again unless the user asks; say what you could not do.", tool)
 		}
 		c.opts.Logger.Info("tool approval", "tool", tool, "decision", d)
 	}
-	if len(pending) > 0 {
-		return nil, &PendingError{Calls: pending}
+	if anyPending {
+		return nil, &PendingError{Calls: asked}
 	}
-	return allowed, nil
+	return refusals, nil
 }
 
-// refused is the result of a call the user did not approve.
-func refused(call ToolCall) ToolResult {
-	return ToolResult{CallID: call.ID, Name: call.Name, IsError: true, Parts: []Part{{Type: PartText,
-		Text: fmt.Sprintf("Error: the user did not approve running %s. Do not call it again unless the user asks; say what you could not do.", toolOfCall(call))}}}
+// refused is the result of a call that was not approved.
+func refused(call ToolCall, text string) ToolResult {
+	return ToolResult{CallID: call.ID, Name: call.Name, IsError: true, Parts: []Part{{Type: PartText, Text: text}}}
 }
 
 func checkApproveLevel(level string) error {

@@ -432,10 +432,13 @@ type ChatOptions struct {
 	// it; nil = free text.
 	ResponseSchema *ResponseSchema
 	// DefaultApprove is the approval level when chat.approve is not set:
-	// off for -p and the HTTP API, on_miss for the REPL.
+	// on_miss for the REPL, -p and the HTTP API alike (-p refuses what
+	// needs approval unless --yes; the API waits for the client's answer).
 	DefaultApprove string
-	// Approver answers approval requests (nil refuses them).
+	// Approver answers approval requests (nil refuses them as Unasked).
 	Approver Approver
+	// AllowHint is Options.AllowHint.
+	AllowHint string
 	// Preselector is chat.preselect's ranking (NewPreselector), built by
 	// the caller, who knows discovery.embeddings and the state folder.
 	Preselector *Preselector
@@ -485,6 +488,7 @@ func (c *Config) NewChat(session *Session, o ChatOptions) (*Chat, error) {
 		Approve:           cmp.Or(c.Chat.Approve, o.DefaultApprove),
 		ApproveTools:      c.Chat.ApproveTools,
 		Approver:          o.Approver,
+		AllowHint:         o.AllowHint,
 		Preselector:       cmp.Or(o.Preselector, c.Preselector),
 		Stream:            o.Stream,
 		Observer:          o.Observer,

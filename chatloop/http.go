@@ -1,13 +1,11 @@
 package chatloop
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
-	"strings"
 	"time"
 )
 
@@ -27,8 +25,8 @@ type ChatRequest struct {
 	// object valid against it.
 	ResponseSchema json.RawMessage `json:"response_schema,omitempty"`
 	// Approvals answer the pending approvals of the previous response, by
-	// call id: "yes" or "no". The messages must end with that response's
-	// assistant message.
+	// their id (not the provider's call id): "yes" or "no". The messages
+	// must be that response's, unchanged. Each id answers its call once.
 	Approvals map[string]string `json:"approvals,omitempty"`
 }
 
@@ -54,11 +52,14 @@ type errorResponse struct {
 // Handler serves POST /v1/chat. Each request opens its own hub session
 // (so its loaded tools never leak to another request), runs
 // the loop to a final answer and closes the session. Authentication is the
-// caller's: mount it behind the same auth as /mcp.
+// caller's: mount it behind the same auth as /mcp. Tools that need
+// approval wait for the client's answer (chat.approve defaults to
+// on_miss here); the ids of the pending approvals live in this Handler.
 func Handler(cfg *Config, hub Hub, logger *slog.Logger) http.Handler {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
+	approvals := newApprovalStore()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
 			w.Header().Set("Allow", http.MethodPost)
@@ -100,8 +101,9 @@ func Handler(cfg *Config, hub Hub, logger *slog.Logger) http.Handler {
 			return
 		}
 		defer session.Close()
+		decide := &apiApprovals{store: approvals, principal: hub.PrincipalOf(ctx), system: system, toolset: req.Toolset, answers: req.Approvals}
 		chat, err := cfg.NewChat(session, ChatOptions{Model: req.Model, System: system, Logger: logger, ResponseSchema: schema,
-			DefaultApprove: ApproveOff, Approver: answersFrom(req.Approvals)})
+			DefaultApprove: ApproveOnMiss, Approver: decide.approver})
 		if err != nil {
 			writeJSON(w, http.StatusBadRequest, errorResponse{Error: err.Error()})
 			return
@@ -113,6 +115,7 @@ func Handler(cfg *Config, hub Hub, logger *slog.Logger) http.Handler {
 		logger.Info("chat api", "model", chat.opts.ModelName, "toolset", req.Toolset, "model_calls", stats.ModelCalls, "tool_calls", stats.ToolCalls, "took", time.Since(start), "error", err)
 		var pending *PendingError
 		if errors.As(err, &pending) {
+			decide.issue(chat.History(), pending.Calls)
 			writeJSON(w, http.StatusAccepted, ChatResponse{Messages: chat.History(), Stats: stats, PendingApprovals: pending.Calls})
 			return
 		}
@@ -156,22 +159,6 @@ func validateHistory(msgs []Message) error {
 		return errors.New(`the last message must have role "user" (or be the assistant message whose tool calls wait for approvals)`)
 	}
 	return nil
-}
-
-// answersFrom is the HTTP API's approver: the client's answers by call
-// id; a call without one stays pending.
-func answersFrom(answers map[string]string) Approver {
-	return func(_ context.Context, req ApprovalRequest) Decision {
-		a, ok := answers[req.Call.ID]
-		if !ok {
-			return Pending
-		}
-		switch strings.ToLower(a) {
-		case "yes", "y", "approve", "approved", "allow":
-			return Allow
-		}
-		return Refuse
-	}
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

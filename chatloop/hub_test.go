@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"strings"
 	"sync"
@@ -80,6 +81,15 @@ func newTestHub(t *testing.T) *testHub {
 		y, _ := a["b"].(float64)
 		return text(fmt.Sprint(x + y)), nil
 	})
+	// notes__delete changes things: its annotations say so.
+	h.server.AddTool(&mcp.Tool{Name: "notes__delete", Description: "Delete a note.", InputSchema: objSchema(`"id":{"type":"string"}`, "id"),
+		Annotations: &mcp.ToolAnnotations{DestructiveHint: ptr(true)}},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			h.mu.Lock()
+			h.calls["notes__delete"]++
+			h.mu.Unlock()
+			return text("deleted"), nil
+		})
 	add("fail__boom", "Always fails.", objSchema(``), func(context.Context, map[string]any) (*mcp.CallToolResult, error) {
 		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "Error: boom"}}}, nil
 	})
@@ -147,6 +157,22 @@ func (h *testHub) ServerOf(tool string) (string, bool) {
 	return server, ok
 }
 
+// PrincipalOf is who asPrincipal said the request is from.
+func (h *testHub) PrincipalOf(ctx context.Context) string {
+	p, _ := ctx.Value(principalKey{}).(string)
+	return p
+}
+
+type principalKey struct{}
+
+// asPrincipal stands in for the hub's auth in front of the HTTP API: the
+// X-Test-Principal header names who the request is from.
+func asPrincipal(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), principalKey{}, r.Header.Get("X-Test-Principal"))))
+	})
+}
+
 func (h *testHub) dial(t *testing.T) *Session {
 	t.Helper()
 	s, err := Dial(context.Background(), h, "", testLogger(t))
@@ -165,4 +191,4 @@ func testLogger(t *testing.T) *slog.Logger {
 }
 
 // initialTools is what tools/list shows before any search, sorted.
-var initialTools = []string{"clock__now", "fail__boom", "img__chart", "math__add", "par__one", "par__two", "search_tools", "slow__wait"}
+var initialTools = []string{"clock__now", "fail__boom", "img__chart", "math__add", "notes__delete", "par__one", "par__two", "search_tools", "slow__wait"}

@@ -58,10 +58,13 @@ type Options struct {
 	ResponseSchema *ResponseSchema
 	// Approve is the approval level (approve.go; "" = off), ApproveTools
 	// the names that need approval besides destructive tools, Approver
-	// who answers.
+	// who answers. AllowHint tells the model, when a call was refused
+	// because nobody could be asked, how the user can allow it
+	// ("" = DefaultAllowHint).
 	Approve      string
 	ApproveTools []string
 	Approver     Approver
+	AllowHint    string
 	// Preselector picks each turn's tools by embeddings (preselect.go);
 	// nil offers the session's tools.
 	Preselector *Preselector
@@ -190,7 +193,12 @@ func (c *Chat) run(ctx context.Context) (string, error) {
 	var lastText string
 	c.degraded = ""
 	if n := len(c.history); n > 0 && waitsForTools(c.history[n-1]) {
-		// Resuming after approval: the calls of the last message first.
+		// Resuming after approval: the calls of the last message first,
+		// judged by the session's tools (a tool not listed needs approval,
+		// its annotations unknown), so list them before. A listing that
+		// fails leaves them unknown, which asks more, never less; the
+		// loop below degrades on it.
+		c.session.Tools(ctx)
 		if err := c.round(ctx, c.history[n-1].ToolCalls); err != nil {
 			return "", err
 		}
@@ -277,14 +285,14 @@ func (c *Chat) run(ctx context.Context) (string, error) {
 // round runs the tool calls of the last assistant message (after their
 // approval) and appends their results.
 func (c *Chat) round(ctx context.Context, calls []ToolCall) error {
-	allowed, err := c.approve(ctx, calls)
+	refusals, err := c.approve(ctx, calls)
 	if err != nil {
 		return err
 	}
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("request cancelled: %w", err)
 	}
-	results, hubErrs := c.runTools(ctx, calls, allowed)
+	results, hubErrs := c.runTools(ctx, calls, refusals)
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("request cancelled: %w", err)
 	}
@@ -321,14 +329,14 @@ func (c *Chat) degrade(reason string) {
 // runTools executes every call of one assistant message and returns the
 // results in call order, whatever order they finished in, and for each
 // call the error when the hub session itself failed.
-func (c *Chat) runTools(ctx context.Context, calls []ToolCall, allowed []bool) ([]ToolResult, []error) {
+func (c *Chat) runTools(ctx context.Context, calls []ToolCall, refusals []string) ([]ToolResult, []error) {
 	results := make([]ToolResult, len(calls))
 	hubErrs := make([]error, len(calls))
 	took := make([]time.Duration, len(calls))
 	one := func(i int) {
 		call := calls[i]
-		if !allowed[i] {
-			results[i] = refused(call)
+		if refusals[i] != "" {
+			results[i] = refused(call, refusals[i])
 			if c.opts.Observer.ToolDone != nil {
 				c.opts.Observer.ToolDone(call, results[i], 0)
 			}
@@ -356,7 +364,7 @@ func (c *Chat) runTools(ctx context.Context, calls []ToolCall, allowed []bool) (
 		}
 	}
 	for i, call := range calls {
-		if !allowed[i] {
+		if refusals[i] != "" {
 			continue
 		}
 		// call_tool only carries the call: count the tool it ran.

@@ -21,6 +21,9 @@ type Hub interface {
 	// ServerOf names the upstream server of an exposed tool, for stats:
 	// only the hub knows, since a server's prefix may be anything, or "".
 	ServerOf(tool string) (server string, ok bool)
+	// PrincipalOf names who a request's context is from (the hub's
+	// principal key), or "": the HTTP API binds its approvals to it.
+	PrincipalOf(ctx context.Context) string
 }
 
 // Session is the chat's MCP session to the hub plus a cache of its

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/mcp-hub/mcp-hub/internal/origin"
 )
 
 // The provider clients are plain net/http: each API is two endpoints, and
@@ -85,7 +87,10 @@ func apiURL(base, path string) string {
 func newEndpoint(u, key string, header http.Header) *endpoint {
 	header.Set("Content-Type", "application/json")
 	header.Set("User-Agent", "mcp-hub")
-	return &endpoint{url: u, header: header, key: key, client: &http.Client{Transport: providerTransport()}}
+	// The key goes to the configured origin only: a redirect elsewhere is
+	// refused (net/http would carry X-Api-Key and the body along).
+	client := &http.Client{Transport: providerTransport(), CheckRedirect: origin.CheckRedirect}
+	return &endpoint{url: u, header: header, key: key, client: client}
 }
 
 // post sends body and returns a 2xx response, whose body is capped at
@@ -115,6 +120,10 @@ func (e *endpoint) post(ctx context.Context, body []byte, stream bool) (*http.Re
 		}
 		if err == nil {
 			err = readFailure(res, e.key)
+		}
+		var redirect *origin.RedirectError
+		if errors.As(err, &redirect) {
+			return nil, err // another attempt would be refused alike
 		}
 		if attempt >= maxRetries || !retryable(res) {
 			return nil, err

@@ -14,6 +14,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"sync"
+
+	"github.com/mcp-hub/mcp-hub/internal/nofollow"
 )
 
 // MaxCacheBytes bounds a cache file: about 80,000 vectors of 768
@@ -61,8 +63,10 @@ func CachePath(stateDir, model string) string {
 }
 
 // OpenCache reads the cache of model under stateDir. A missing file is an
-// empty cache; an unreadable, foreign or oversized one is an empty cache
-// and an error to log (Save then replaces it). Without a stateDir ("") it
+// empty cache; an unreadable, foreign or oversized one, or one refused by
+// nofollow.OpenOwned (a link, not a regular file, another owner, writable
+// by others), is an empty cache and an error to log naming the path and
+// the reason (Save then replaces it). Without a stateDir ("") it
 // is a memory cache (NewMemoryCache). The cache is never nil.
 func OpenCache(stateDir, model string) (*Cache, error) {
 	if stateDir == "" {
@@ -234,20 +238,16 @@ func (c *Cache) write(keys []Key) error {
 	return nil
 }
 
+// load reads the file only if the hub could have written it (see
+// nofollow.OpenOwned): anyone who can write the state folder could plant
+// a link, a FIFO that would hang start-up, or vectors of their own.
 func (c *Cache) load() error {
-	f, err := os.Open(c.path)
+	f, st, err := nofollow.OpenOwned(c.path, MaxCacheBytes)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return err
-	}
-	if st.Size() > MaxCacheBytes {
-		return fmt.Errorf("file of %d bytes is above the limit of %d", st.Size(), MaxCacheBytes)
-	}
-	r := bufio.NewReaderSize(f, 1<<16)
+	r := bufio.NewReaderSize(io.LimitReader(f, MaxCacheBytes), 1<<16)
 	bad := errors.New("not an mcp-hub embeddings cache of this version")
 	magic := make([]byte, len(cacheMagic))
 	if _, err := io.ReadFull(r, magic); err != nil || string(magic) != cacheMagic {

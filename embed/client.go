@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/internal/clean"
+	"github.com/mcp-hub/mcp-hub/internal/origin"
 	"github.com/mcp-hub/mcp-hub/internal/redact"
 )
 
@@ -44,7 +44,6 @@ const (
 type Client struct {
 	cfg      config.Embeddings
 	endpoint string // the full URL requests go to
-	origin   string // scheme://host of endpoint: the only place the key goes
 	http     *http.Client
 	redact   *redact.Redactor
 }
@@ -64,31 +63,18 @@ func New(cfg config.Embeddings, transport http.RoundTripper) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("embeddings: base_url %q: %w", cfg.BaseURL, err)
 	}
-	u, _ := url.Parse(endpoint)
 	c := &Client{
 		cfg:      cfg,
 		endpoint: endpoint,
-		origin:   u.Scheme + "://" + u.Host,
 		redact:   redact.New([]string{cfg.APIKey}),
 	}
 	if transport == nil {
 		transport = http.DefaultTransport
 	}
-	c.http = &http.Client{
-		Transport: transport,
-		// The key must reach only the configured origin: a redirect to
-		// another one is refused rather than followed without it, which
-		// would fail later with a less telling error.
-		CheckRedirect: func(req *http.Request, via []*http.Request) error {
-			if o := req.URL.Scheme + "://" + req.URL.Host; o != c.origin {
-				return fmt.Errorf("redirect to another origin (%s) refused", o)
-			}
-			if len(via) >= 5 {
-				return errors.New("too many redirects")
-			}
-			return nil
-		},
-	}
+	// The key must reach only the configured origin: a redirect to
+	// another one is refused rather than followed without it, which
+	// would fail later with a less telling error.
+	c.http = &http.Client{Transport: transport, CheckRedirect: origin.CheckRedirect}
 	return c, nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -470,3 +471,89 @@ func TestEmbedQueryCut(t *testing.T) {
 		t.Errorf("long query sent as %d bytes (valid UTF-8: %v), want its first %d", len(got), utf8.ValidString(got), embed.MaxQueryBytes-1)
 	}
 }
+
+// TestCacheRefusesPlantedFiles: what someone else put at the cache path
+// is not read: a link (its target stays unread), a FIFO (which would
+// hang the open, and with it the hub's start, until a writer came), a
+// file others may write, and one above MaxCacheBytes. Each is reported
+// with its path and reason and the cache starts empty; Save replaces it.
+func TestCacheRefusesPlantedFiles(t *testing.T) {
+	t.Parallel()
+	// A real cache file to plant copies of.
+	good := t.TempDir()
+	cache, _ := embed.OpenCache(good, "m")
+	cache.Put("x", []float32{1, 0})
+	if err := cache.Save(); err != nil {
+		t.Fatal(err)
+	}
+	valid, err := os.ReadFile(embed.CachePath(good, "m"))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	plants := map[string]func(path string) error{
+		"symlink": func(path string) error { return os.Symlink(embed.CachePath(good, "m"), path) },
+		"world-writable": func(path string) error {
+			if runtime.GOOS == "windows" {
+				return errSkip
+			}
+			if err := os.WriteFile(path, valid, 0o600); err != nil {
+				return err
+			}
+			return os.Chmod(path, 0o666)
+		},
+		"oversize": func(path string) error {
+			f, err := os.Create(path)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			f.Write(valid)
+			return f.Truncate(embed.MaxCacheBytes + 1) // sparse: costs no disk
+		},
+		"fifo": mkfifo,
+	}
+	for name, plant := range plants {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			path := embed.CachePath(dir, "m")
+			if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := plant(path); err != nil {
+				t.Skipf("cannot plant a %s here: %v", name, err)
+			}
+			done := make(chan struct{})
+			var cache *embed.Cache
+			var err error
+			go func() {
+				defer close(done)
+				cache, err = embed.OpenCache(dir, "m")
+			}()
+			select {
+			case <-done:
+			case <-time.After(10 * time.Second):
+				unblockFIFO(path)
+				<-done
+				t.Fatal("OpenCache blocked on what was planted at its path")
+			}
+			if err == nil || !strings.Contains(err.Error(), path) {
+				t.Errorf("OpenCache = %v; want an error naming %s", err, path)
+			}
+			if cache.Len() != 0 {
+				t.Errorf("the planted cache was trusted: %d vectors", cache.Len())
+			}
+			cache.Put("y", []float32{0, 1})
+			if err := cache.Save(); err != nil {
+				t.Fatalf("Save over the planted file: %v", err)
+			}
+			if again, err := embed.OpenCache(dir, "m"); err != nil || again.Len() != 1 {
+				t.Errorf("the saved cache: %d vectors, %v", again.Len(), err)
+			}
+		})
+	}
+}
+
+// errSkip: this platform cannot plant that kind of file.
+var errSkip = errors.New("not on this platform")

@@ -128,18 +128,14 @@ func loadOrCreateKeyFile(path string) ([]byte, error) {
 // readKeyFile reads a key file: a regular file, not a link, that only its
 // owner may read, holding the hex of hashKeyBytes random bytes.
 func readKeyFile(path string) ([]byte, error) {
-	f, err := nofollow.OpenFile(path, os.O_RDONLY, 0)
+	f, st, err := nofollow.OpenOwned(path, 4*hashKeyBytes)
+	if nofollow.Refused(err) {
+		return nil, fmt.Errorf("%w: remove it to have a new key made", err)
+	}
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file: remove it to have a new key made", path)
-	}
 	if runtime.GOOS != "windows" && st.Mode().Perm()&0o077 != 0 {
 		return nil, fmt.Errorf("%s may be read by others (mode %o): chmod 600 it", path, st.Mode().Perm())
 	}

@@ -43,7 +43,7 @@ Ctrl-D quits). With -p it answers one prompt on stdout and exits non-zero on fai
 			&cli.StringFlag{Name: "toolset", Aliases: []string{"t"}, Usage: "restrict the session to toolset `NAME`"},
 			&cli.StringFlag{Name: "system", Usage: "system prompt (overrides the model's system and the default)"},
 			&cli.BoolFlag{Name: "json", Usage: "print the final messages and stats as JSON on stdout"},
-			&cli.BoolFlag{Name: "yes", Aliases: []string{"y"}, Usage: "with -p: run tools that need approval (chat.approve) without asking"},
+			&cli.BoolFlag{Name: "yes", Aliases: []string{"y"}, Usage: "with -p: run tools that need approval (destructiveHint, chat.approve_tools) without asking; without it -p refuses them"},
 			&cli.StringFlag{Name: "schema", Usage: "make each final answer a JSON object valid against the JSON schema in `FILE`"},
 			&cli.BoolFlag{Name: "stats", Usage: "print stats (model calls, tokens, tool calls, searches) on stderr at the end"},
 		},
@@ -183,15 +183,17 @@ func runChat(c *cli.Context) error {
 	stdout, stderr := c.App.Writer, c.App.ErrWriter
 	co := chatloop.ChatOptions{Model: name, System: c.String("system"), Logger: log, ResponseSchema: schema, DefaultApprove: chatloop.ApproveOnMiss}
 	if oneShot {
-		// Nobody to ask: refuse what needs approval unless --yes.
+		// Nobody to ask: refuse what needs approval unless --yes, as the
+		// REPL would until the user said yes (chat.approve: off in the
+		// config runs such tools without asking, here as everywhere).
 		yes := c.Bool("yes")
-		co.DefaultApprove = chatloop.ApproveOff
+		co.AllowHint = "To allow it, the user can run mcp-hub chat -p again with --yes, or set chat.approve: off in the hub's config."
 		co.Approver = func(_ context.Context, req chatloop.ApprovalRequest) chatloop.Decision {
 			if yes {
 				return chatloop.Allow
 			}
 			fmt.Fprintf(stderr, "(refused %s: %s; pass --yes to allow tools that need approval)\n", req.Tool, req.Why)
-			return chatloop.Refuse
+			return chatloop.Unasked
 		}
 	}
 	chat, err := cc.NewChat(session, co)
@@ -351,6 +353,15 @@ func chatAPIHandler(c *cli.Context, h *hub.Hub) (http.Handler, error) {
 // chatHub is the hub as the chat sees it, with the servers' health so a
 // turn can go on without tools when one fails (chatloop.ServerHealth).
 type chatHub struct{ *hub.Hub }
+
+// PrincipalOf is the key of the principal a request was admitted as
+// (the HTTP API binds its approvals to it), "" for none.
+func (h chatHub) PrincipalOf(ctx context.Context) string {
+	if p := hub.PrincipalFrom(ctx); p != nil {
+		return p.Key()
+	}
+	return ""
+}
 
 // ServerDown reports whether server is configured and not connected.
 func (h chatHub) ServerDown(server string) bool {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -428,9 +429,15 @@ func deleteModel(times int) func(r fixture.LLMRequest) fixture.LLMReply {
 
 const notApproved = "the user did not approve running notes__delete_note"
 
+// notAsked is what the model is told when -p refused a call nobody could
+// approve: that it needs approval, and how the user allows it.
+var notAsked = regexp.MustCompile(`notes__delete_note was not run: it needs approval \(.+\) and nobody could be asked\. ` +
+	`To allow it, the user can run mcp-hub chat -p again with --yes, or set chat\.approve: off in the hub's config\.`)
+
 // TestChatApprove: a destructive tool (notes' delete_note) waits for
-// approval: -p runs it by default, refuses it under chat.approve unless
-// --yes; the REPL asks y/n/always and an "always" is not asked again.
+// approval: -p refuses it (by default too) unless --yes or chat.approve:
+// off says otherwise, and tells the model how to allow it; the REPL asks
+// y/n/always and an "always" is not asked again.
 func TestChatApprove(t *testing.T) {
 	for _, model := range chatModels {
 		t.Run(model+"/p", func(t *testing.T) {
@@ -439,7 +446,9 @@ func TestChatApprove(t *testing.T) {
 				args        []string
 				refused     bool
 			}{
-				{"default off", "", nil, false},
+				{"default refuses", "", nil, true},
+				{"default --yes", "", []string{"--yes"}, false},
+				{"off runs", "chat:\n  approve: off\n", nil, false},
 				{"on_miss refuses", "chat:\n  approve: on_miss\n", nil, true},
 				{"on_miss --yes", "chat:\n  approve: on_miss\n", []string{"--yes"}, false},
 				{"listed tool", "chat:\n  approve: always\n  approve_tools: [\"notes__*\"]\n", nil, true},
@@ -452,7 +461,7 @@ func TestChatApprove(t *testing.T) {
 					if code != 0 {
 						t.Fatalf("exit %d: %s", code, stderr)
 					}
-					if got := strings.Contains(stdout, notApproved); got != tc.refused {
+					if got := notAsked.MatchString(stdout); got != tc.refused {
 						t.Errorf("refused = %v, want %v; answer: %s", got, tc.refused, stdout)
 					}
 					if got := strings.Contains(stderr, "(refused notes__delete_note: "); got != tc.refused {

@@ -2,11 +2,15 @@
 // (token records and their locks, client config backups) without
 // following a symbolic link planted at the path: whoever can write the
 // folder must not get the hub to create or change a file elsewhere.
+//
+// Reading such a file back goes through OpenOwned or ReadOwned (owned.go),
+// which also refuse what the hub cannot have written (a FIFO, another
+// user's file, a file others may write, one above its size limit), and
+// never block on what they find at the path.
 package nofollow
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -30,10 +34,14 @@ func OpenFile(path string, flag int, perm fs.FileMode) (*os.File, error) {
 	return f, nil
 }
 
-// ReadFile is os.ReadFile through OpenFile.
+// ReadFile is os.ReadFile through OpenFile, except that it refuses
+// anything but a regular file, and a FIFO at path does not block it.
 func ReadFile(path string) ([]byte, error) {
-	f, err := OpenFile(path, os.O_RDONLY, 0)
+	f, err := openReadNonblock(path)
 	if err != nil {
+		if st, lerr := os.Lstat(path); lerr == nil && st.Mode()&fs.ModeSymlink != 0 {
+			return nil, symlinkError(path)
+		}
 		return nil, err
 	}
 	defer f.Close()
@@ -42,7 +50,7 @@ func ReadFile(path string) ([]byte, error) {
 		return nil, err
 	}
 	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", path)
+		return nil, &fs.PathError{Op: "open", Path: path, Err: ErrNotRegular}
 	}
 	return io.ReadAll(f)
 }

@@ -61,3 +61,14 @@ func openFile(path string, flag int, _ fs.FileMode) (*os.File, error) {
 	}
 	return f, nil
 }
+
+// openReadNonblock is openFile read-only: a path in a folder cannot be a
+// pipe on Windows, so nothing there blocks.
+func openReadNonblock(path string) (*os.File, error) {
+	return openFile(path, os.O_RDONLY, 0)
+}
+
+// checkOwner has nothing to check: Windows has no owner-and-mode bits;
+// the hub's folders are in the user's profile, whose ACL admits the user
+// alone, and the files the hub creates there inherit it.
+func checkOwner(fs.FileInfo) error { return nil }

@@ -25,6 +25,10 @@ const EnvStateDir = "MCP_HUB_STATE_DIR"
 // lock: a refresh holds it for one round trip to a token endpoint.
 const lockWait = 30 * time.Second
 
+// MaxRecordBytes bounds a record file: a record is a registration and a
+// token, a few KiB even with a large JWT; a larger file is not read.
+const MaxRecordBytes = 1 << 20
+
 // Record is one server's OAuth state.
 type Record struct {
 	Server  string    `json:"server"`
@@ -196,9 +200,10 @@ func (s *Store) Delete(ctx context.Context, server, url string) (bool, error) {
 
 func (s *Store) read(server, url string) (*Record, error) {
 	path := s.Path(server, url)
-	// A link planted at the path is refused, not read: records are files
-	// this store writes itself (write replaces a link, never follows it).
-	data, err := nofollow.ReadFile(path)
+	// Only a file this store could have written is read: a link, a FIFO
+	// (which would hang the read), another user's file or one others may
+	// write is refused (write replaces any of them, never follows it).
+	data, err := nofollow.ReadOwned(path, MaxRecordBytes)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}

@@ -12,9 +12,9 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sync"
 
+	"github.com/mcp-hub/mcp-hub/internal/atomicfile"
 	"github.com/mcp-hub/mcp-hub/internal/nofollow"
 )
 
@@ -190,52 +190,27 @@ func (c *Cache) write(keys []Key) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(dir, ".vec-*")
-	if err != nil {
-		return err
-	}
-	done := false
-	defer func() {
-		if !done {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	w := bufio.NewWriterSize(f, 1<<16)
-	w.WriteString(cacheMagic)
-	var u [4]byte
-	putU32 := func(n int) {
-		binary.LittleEndian.PutUint32(u[:], uint32(n))
-		w.Write(u[:])
-	}
-	putU32(len(c.model))
-	w.WriteString(c.model)
-	putU32(c.dim)
-	putU32(len(keys))
-	for _, k := range keys {
-		w.Write(k[:])
-		for _, x := range c.vecs[k] {
-			binary.LittleEndian.PutUint32(u[:], math.Float32bits(x))
+	return atomicfile.Write(c.path, 0o600, func(out io.Writer) error {
+		w := bufio.NewWriterSize(out, 1<<16)
+		w.WriteString(cacheMagic)
+		var u [4]byte
+		putU32 := func(n int) {
+			binary.LittleEndian.PutUint32(u[:], uint32(n))
 			w.Write(u[:])
 		}
-	}
-	if err := w.Flush(); err != nil {
-		return err
-	}
-	if err := f.Chmod(0o600); err != nil && !errors.Is(err, errors.ErrUnsupported) && !isWindows() {
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(f.Name(), c.path); err != nil {
-		return err
-	}
-	done = true
-	return nil
+		putU32(len(c.model))
+		w.WriteString(c.model)
+		putU32(c.dim)
+		putU32(len(keys))
+		for _, k := range keys {
+			w.Write(k[:])
+			for _, x := range c.vecs[k] {
+				binary.LittleEndian.PutUint32(u[:], math.Float32bits(x))
+				w.Write(u[:])
+			}
+		}
+		return w.Flush()
+	})
 }
 
 // load reads the file only if the hub could have written it (see
@@ -358,7 +333,3 @@ func (c *Client) refresh(ctx context.Context, cache *Cache, texts []string) ([][
 	}
 	return got, len(texts), nil
 }
-
-// isWindows: file modes are not enforced there, so a failed Chmod is not
-// an error.
-func isWindows() bool { return runtime.GOOS == "windows" }

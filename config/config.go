@@ -60,7 +60,8 @@ type Config struct {
 	// redis://[:PASSWORD@]HOST:PORT/DB or rediss:// (package gateway).
 	SessionStore string `yaml:"session_store"`
 	// HashKey keys the hashes of guessable values (package gateway); empty: a
-	// key generated and kept in the state folder.
+	// key generated and kept in the state folder. Required with
+	// SessionStore: replicas share it, and the store never holds it.
 	HashKey string `yaml:"hash_key"`
 
 	// The chat sections belong to package chatloop, which decodes them.

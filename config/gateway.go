@@ -259,6 +259,10 @@ func isLoopbackHost(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
+// SessionStoreNeedsHashKey is the config error of a session_store without
+// hash_key.
+const SessionStoreNeedsHashKey = "session_store needs hash_key: the replicas sharing the store must share the key that hashes principal ids and audit arguments, and the store never holds it; set hash_key to the same random value on every replica (generate one with: openssl rand -hex 32; e.g. hash_key: ${MCP_HUB_HASH_KEY})"
+
 // minHashKeyLen is the shortest hash_key accepted: a short key is as
 // guessable as the values it protects.
 const minHashKeyLen = 32
@@ -275,6 +279,11 @@ func (c *Config) validateIdentity(line func(keys ...string) int) []error {
 			msg += ", or remove the key to have one generated"
 		}
 		bad(at, msg)
+	case c.SessionStore != "" && c.HashKey == "":
+		// Replicas sharing a store must hash principal ids and audit
+		// arguments under one key, and that key must not live in the
+		// store next to the ids it protects: the operator gives it.
+		bad(line("session_store"), SessionStoreNeedsHashKey)
 	case c.HashKey != "" && len(c.HashKey) < minHashKeyLen:
 		bad(at, fmt.Sprintf("hash_key is too short: use a random value of at least %d characters (openssl rand -hex 32)", minHashKeyLen))
 	}

@@ -7,6 +7,8 @@ package main
 
 import (
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"strings"
 	"testing"
@@ -14,6 +16,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/mcp-hub/mcp-hub/hub"
 	"github.com/mcp-hub/mcp-hub/internal/fixture"
 )
 
@@ -79,4 +82,91 @@ func TestSessionStoreWithoutHashKey(t *testing.T) {
 			t.Errorf("Redis holds %s = %.200s: want session records only, never the key", k, v)
 		}
 	}
+}
+
+// TestReloadWeakeningAuthRefused: on a loopback listener, a reload that
+// drops auth, or keeps fewer tokens, is refused: the log and /healthz say
+// why and /metrics still needs the token. `auth: none` in the file, or
+// serve --allow-auth-change, lets it apply.
+func TestReloadWeakeningAuthRefused(t *testing.T) {
+	t.Parallel()
+	const servers = "servers:\n  calc: {builtin: calc}\n"
+	const twoTokens = servers + "auth:\n  tokens:\n    - {name: ops, token: ops-token-123456}\n    - {name: ci, token: ci-token-123456}\n"
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := func(t *testing.T, args ...string) (cfg, base string, hubProc *child) {
+		cfg = writeConfig(t, twoTokens)
+		addr := freeAddr(t)
+		hubProc = startChild(t, "hub", []string{envAsMain + "=1"}, self, append([]string{"--config", cfg, "serve", "--http", addr}, args...)...)
+		base = "http://" + addr
+		fixture.Eventually(t, 60*time.Second, "the hub answers", func() bool {
+			if hubProc.exited() {
+				t.Fatalf("hub exited: %v\n%s", hubProc.waitErr, hubProc.logTail(40))
+			}
+			return metricsStatus(base, "") == http.StatusUnauthorized
+		})
+		return cfg, base, hubProc
+	}
+	t.Run("refused", func(t *testing.T) {
+		t.Parallel()
+		cfg, base, hubProc := start(t)
+		for _, c := range []struct{ name, yaml, why string }{
+			{"no auth section", servers, "auth is removed"},
+			{"fewer tokens", servers + "auth:\n  tokens: [{name: ops, token: ops-token-123456}]\n", "auth.tokens: 1 tokens where there were 2"},
+		} {
+			replace(t, cfg, c.yaml)
+			var st hub.ConfigStatus
+			fixture.Eventually(t, 30*time.Second, c.name+": /healthz shows the refused reload", func() bool {
+				st = healthConfig(t, base, "ops-token-123456")
+				return strings.Contains(st.LastReloadError, c.why)
+			})
+			if !strings.Contains(st.LastReloadError, "weaken authentication") || st.Reloads != 0 {
+				t.Errorf("%s: /healthz config %+v, want the reason and no reload applied", c.name, st)
+			}
+			if !strings.Contains(hubProc.logTail(200), c.why) {
+				t.Errorf("%s: the log does not say why:\n%s", c.name, hubProc.logTail(20))
+			}
+			if st := metricsStatus(base, ""); st != http.StatusUnauthorized {
+				t.Errorf("%s: /metrics without a token: %d, want 401", c.name, st)
+			}
+			if st := metricsStatus(base, "ci-token-123456"); st != http.StatusOK {
+				t.Errorf("%s: /metrics with a token of the running config: %d, want 200", c.name, st)
+			}
+		}
+		// Said on purpose in the file: applied.
+		replace(t, cfg, servers+"auth: none\n")
+		fixture.Eventually(t, 30*time.Second, "auth: none applies", func() bool {
+			return metricsStatus(base, "") == http.StatusOK
+		})
+	})
+
+	t.Run("allowed by flag", func(t *testing.T) {
+		t.Parallel()
+		cfg, base, hubProc := start(t, "--allow-auth-change")
+		replace(t, cfg, servers)
+		fixture.Eventually(t, 30*time.Second, "the reload without auth applies", func() bool {
+			return metricsStatus(base, "") == http.StatusOK
+		})
+		if !strings.Contains(hubProc.logTail(200), "weakens authentication (--allow-auth-change): auth is removed") {
+			t.Errorf("no warning in the log:\n%s", hubProc.logTail(20))
+		}
+	})
+}
+
+// metricsStatus is the status of GET base/metrics, with token as bearer
+// when it is not empty; 0 when the hub does not answer.
+func metricsStatus(base, token string) int {
+	req, _ := http.NewRequest(http.MethodGet, base+"/metrics", nil)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
+	if err != nil {
+		return 0
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode
 }

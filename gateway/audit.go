@@ -20,7 +20,7 @@ const (
 	// are written there (redacted, cleaned, JSON-escaped), with
 	// include_arguments: larger ones are left out, and the line keeps
 	// their size (arguments_note) and args_hmac. A line without arguments
-	// is about 300-500 bytes; this keeps one with arguments within a few
+	// is about 300-400 bytes; this keeps one with arguments within a few
 	// times that, so rotation by max_size_mb keeps a comparable number of
 	// calls (docs/security.md, "Audit log size").
 	maxAuditedArguments = 2 << 10
@@ -147,7 +147,12 @@ func (a *auditLog) arguments(e *auditEntry, raw json.RawMessage) {
 	// the text as the line will hold it: redaction, cleaning and the
 	// encoder's escapes (<, >, & become \u003c...) may have grown it.
 	red = clean.JSON(red)
-	if written, err := json.Marshal(json.RawMessage(red)); err != nil || len(written) > maxAuditedArguments {
+	written, err := json.Marshal(json.RawMessage(red))
+	if err != nil {
+		e.ArgsNote = "omitted: not JSON once redacted"
+		return
+	}
+	if len(written) > maxAuditedArguments {
 		e.ArgsNote = fmt.Sprintf("omitted: %d bytes once redacted and escaped, over the %d KiB audit limit for arguments", len(written), maxAuditedArguments>>10)
 		return
 	}

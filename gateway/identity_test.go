@@ -340,7 +340,8 @@ func TestStoredSessionOwnership(t *testing.T) {
 // the key and how to make one) and writes nothing to the store. With it,
 // an unnamed token's session opened on one replica is restored on the
 // other, and the store holds session records only: no key, neither under
-// a name of its own nor in a record.
+// a name of its own (one an earlier version kept there is removed) nor in
+// a record.
 func TestSessionStoreNeedsHashKey(t *testing.T) {
 	t.Parallel()
 	addr := startTestRedis(t)
@@ -374,6 +375,10 @@ func TestSessionStoreNeedsHashKey(t *testing.T) {
 		t.Fatalf("replicas that did not start wrote %v to the store", keys)
 	}
 
+	// A key an earlier version kept in the store is removed at start.
+	if err := rdb.Set(fixture.Context(t), "mcp-hub:"+HashKeyFile, strings.Repeat("ab", hashKeyBytes), 0).Err(); err != nil {
+		t.Fatal(err)
+	}
 	one, err := start(key)
 	if err != nil {
 		t.Fatal(err)

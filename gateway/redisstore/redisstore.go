@@ -195,6 +195,15 @@ func (r *redisStore) Delete(ctx context.Context, id, principal string) (bool, er
 	return deleted, err
 }
 
+// legacyHashKey is where earlier versions kept a generated hash key for
+// replicas without hash_key: next to the ids it protects.
+const legacyHashKey = "mcp-hub:hash_key"
+
+func (r *redisStore) DropLegacyKey(ctx context.Context) (bool, error) {
+	n, err := r.client.Del(ctx, legacyHashKey).Result()
+	return n > 0, err
+}
+
 func (r *redisStore) Ping(ctx context.Context) error { return r.client.Ping(ctx).Err() }
 
 func (r *redisStore) Close() error { return r.client.Close() }

@@ -170,7 +170,7 @@ type oauthClient struct {
 	refreshedAt time.Time
 	steppedUp   map[string]bool // scope sets a step-up already asked for
 	stale       string          // fingerprint of the stored token when the server went needs_login
-	// loginFailed is why the browser flow of a login (ignoreStore) failed.
+	// loginFailed is why the authorization of a login (ignoreStore) failed.
 	// A login runs one authorization: go-sdk's client falls back from
 	// server/discover to initialize on any error, and that second 401
 	// must end with this error, not with a second registration and
@@ -560,7 +560,14 @@ func discard(resp *http.Response) {
 // authorize runs the browser flow through go-sdk's handler and stores
 // what it yields. stepUp holds the scopes granted so far when this is a
 // step-up (nil for a first authorization).
-func (o *oauthClient) authorize(ctx context.Context, req *http.Request, resp *http.Response, stepUp []string) error {
+func (o *oauthClient) authorize(ctx context.Context, req *http.Request, resp *http.Response, stepUp []string) (err error) {
+	defer func() {
+		o.mu.Lock()
+		if err != nil && o.ignoreStore {
+			o.loginFailed = err
+		}
+		o.mu.Unlock()
+	}()
 	rec, err := o.opts.Store.Load(ctx, o.server, o.url)
 	if err != nil {
 		discard(resp)
@@ -592,13 +599,7 @@ func (o *oauthClient) authorize(ctx context.Context, req *http.Request, resp *ht
 			continue
 		}
 		if err != nil {
-			err = fmt.Errorf("server '%s': authorization failed: %w", o.server, err)
-			o.mu.Lock()
-			if o.ignoreStore {
-				o.loginFailed = err
-			}
-			o.mu.Unlock()
-			return err
+			return fmt.Errorf("server '%s': authorization failed: %w", o.server, err)
 		}
 		o.mu.Lock()
 		o.authorized = true

@@ -147,7 +147,7 @@ func TestLoginErrorRedirectEndsIt(t *testing.T) {
 // registration and one browser.
 func TestLoginTimeoutEndsIt(t *testing.T) {
 	t.Parallel()
-	const timeout = 3 * time.Second
+	const timeout = 4 * time.Second
 	as := fixture.NewAuthServer(t, time.Hour, "mcp:read")
 	ps := fixture.NewProtectedServer(t, as, "mcp:read")
 	browser, opens := recordingBrowser(t, false)
@@ -159,7 +159,8 @@ func TestLoginTimeoutEndsIt(t *testing.T) {
 	if code != 1 || !strings.Contains(out, "login to 'svc' failed") {
 		t.Errorf("login (exit %d):\n%s\nwant exit 1", code, out)
 	}
-	if elapsed < timeout || elapsed > timeout+timeout/2 {
+	// One timeout plus start-up on a loaded machine, never two.
+	if elapsed < timeout || elapsed > 2*timeout-time.Second {
 		t.Errorf("login ended after %s, want about one --timeout (%s)", elapsed.Round(time.Millisecond), timeout)
 	}
 	if n := as.Counters().Registrations; n != 1 {

@@ -60,7 +60,8 @@ type Config struct {
 	// redis://[:PASSWORD@]HOST:PORT/DB or rediss:// (package gateway).
 	SessionStore string `yaml:"session_store"`
 	// HashKey keys the hashes of guessable values (package gateway); empty: a
-	// key generated and kept in the state folder.
+	// key generated and kept in the state folder. Required with
+	// SessionStore: replicas share it, and the store never holds it.
 	HashKey string `yaml:"hash_key"`
 
 	// The chat sections belong to package chatloop, which decodes them.
@@ -208,8 +209,12 @@ func (d Discovery) SearchLimit() int {
 	return 5
 }
 
-// Auth protects the HTTP endpoints. Without Tokens and OAuth, there is no auth.
+// Auth protects the HTTP endpoints. Without Tokens and OAuth, there is no
+// auth; `auth: none` says so on purpose (None), which a reload that drops
+// auth needs (Weakening).
 type Auth struct {
+	// None is set by `auth: none`, written as it is in the file.
+	None bool `yaml:"-"`
 	// Tokens are accepted as `Authorization: Bearer <token>`.
 	Tokens []Token `yaml:"tokens"`
 	// AllowedOrigins are extra browser origins allowed to call /mcp.
@@ -317,6 +322,7 @@ func parseYAML(path string, data []byte, builtins []string) (*Config, error) {
 			return nil, err
 		}
 	}
+	authNone := explicitNoAuth(&root)
 	exp := expander{path: path}
 	exp.walk(&root, nil, false)
 	if len(exp.errs) > 0 {
@@ -326,6 +332,7 @@ func parseYAML(path string, data []byte, builtins []string) (*Config, error) {
 	if err := root.Decode(cfg); err != nil {
 		return nil, yamlError(path, &root, err)
 	}
+	cfg.Auth.None = authNone
 	cfg.ServerOrder = mappingKeys(&root, "servers")
 	addSecret := func(v string) {
 		if v != "" && !slices.Contains(cfg.Secrets, v) {

@@ -6,6 +6,7 @@ import (
 	"math"
 	"net"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -67,6 +68,67 @@ func (c *Config) validateGateway(line func(keys ...string) int) []error {
 // Configured reports whether the section asks for credentials: static
 // tokens or OAuth.
 func (a Auth) Configured() bool { return len(a.Tokens) > 0 || a.OAuth != nil }
+
+// explicitNoAuth finds `auth: none` in the raw document (before ${VAR}
+// expansion, so a variable can never switch auth off) and leaves an empty
+// auth section in its place for decoding.
+func explicitNoAuth(root *yaml.Node) bool {
+	n := child(docMapping(root), "auth")
+	if n == nil || n.Kind != yaml.ScalarNode || n.Value != "none" {
+		return false
+	}
+	*n = yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: n.Line, Column: n.Column}
+	return true
+}
+
+// Weakening lists how next would authenticate less than a, the auth in
+// force: why a reload must not apply it unless the operator says so. It
+// is weaker when
+//
+//   - auth is removed: a had tokens or OAuth, next has neither;
+//   - it has fewer static tokens than a (a token dropped by mistake looks
+//     the same as one revoked on purpose);
+//   - auth.oauth is removed (no issuer where there was one);
+//   - the OAuth trust moves: another issuer, audience or jwks_url, or a
+//     changed toolset_claim;
+//   - a scope of a's auth.oauth.required_scopes is no longer required.
+//
+// Adding tokens, adding OAuth, rotating a token (as many as before) and
+// rate limits or allowed origins are not weakening. The reasons name keys,
+// never values.
+func (a Auth) Weakening(next Auth) []string {
+	if !a.Configured() {
+		return nil
+	}
+	if !next.Configured() {
+		return []string{"auth is removed: requests would need no token"}
+	}
+	var why []string
+	if len(next.Tokens) < len(a.Tokens) {
+		why = append(why, fmt.Sprintf("auth.tokens: %d tokens where there were %d", len(next.Tokens), len(a.Tokens)))
+	}
+	switch o, n := a.OAuth, next.OAuth; {
+	case o == nil:
+	case n == nil:
+		why = append(why, "auth.oauth is removed (no issuer)")
+	default:
+		for _, k := range []struct {
+			key     string
+			was, is string
+		}{{"issuer", o.Issuer, n.Issuer}, {"audience", o.Audience, n.Audience}, {"jwks_url", o.JWKSURL, n.JWKSURL}, {"toolset_claim", o.ToolsetClaim, n.ToolsetClaim}} {
+			if k.was != k.is {
+				why = append(why, "auth.oauth."+k.key+" changes")
+			}
+		}
+		for _, s := range o.RequiredScopes {
+			if !slices.Contains(n.RequiredScopes, s) {
+				why = append(why, "auth.oauth.required_scopes: a scope is no longer required")
+				break
+			}
+		}
+	}
+	return why
+}
 
 // HTTPLimits is the config's `http:` section: the limits of the hub's
 // HTTP server. Zero values take the defaults. None of them cuts a
@@ -259,6 +321,10 @@ func isLoopbackHost(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
+// SessionStoreNeedsHashKey is the config error of a session_store without
+// hash_key.
+const SessionStoreNeedsHashKey = "session_store needs hash_key: the replicas sharing the store must share the key that hashes principal ids and audit arguments, and the store never holds it; set hash_key to the same random value on every replica (generate one with: openssl rand -hex 32; e.g. hash_key: ${MCP_HUB_HASH_KEY})"
+
 // minHashKeyLen is the shortest hash_key accepted: a short key is as
 // guessable as the values it protects.
 const minHashKeyLen = 32
@@ -275,6 +341,11 @@ func (c *Config) validateIdentity(line func(keys ...string) int) []error {
 			msg += ", or remove the key to have one generated"
 		}
 		bad(at, msg)
+	case c.SessionStore != "" && c.HashKey == "":
+		// Replicas sharing a store must hash principal ids and audit
+		// arguments under one key, and that key must not live in the
+		// store next to the ids it protects: the operator gives it.
+		bad(line("session_store"), SessionStoreNeedsHashKey)
 	case c.HashKey != "" && len(c.HashKey) < minHashKeyLen:
 		bad(at, fmt.Sprintf("hash_key is too short: use a random value of at least %d characters (openssl rand -hex 32)", minHashKeyLen))
 	}

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -57,5 +58,63 @@ telemetry: {otlp_endpoint: "http://127.0.0.1:4318", service_name: hub}
 				t.Errorf("error %v, want one containing %q", err, c.wantErr)
 			}
 		})
+	}
+}
+
+// TestAuthWeakening: what a reload must not apply silently
+// (Auth.Weakening), and `auth: none`, which only a literal in the file
+// says.
+func TestAuthWeakening(t *testing.T) {
+	oauth := func(mod func(o *OAuth)) *OAuth {
+		o := &OAuth{Issuer: "https://login.example.com", Audience: "https://hub.example.com/mcp", RequiredScopes: []string{"mcp", "read"}, ToolsetClaim: "groups"}
+		if mod != nil {
+			mod(o)
+		}
+		return o
+	}
+	two := []Token{{Name: "a", Value: "token-a-1234"}, {Name: "b", Value: "token-b-1234"}}
+	cur := Auth{Tokens: two, OAuth: oauth(nil)}
+	for _, c := range []struct {
+		name string
+		next Auth
+		want string // "" = not weaker
+	}{
+		{"the same", Auth{Tokens: two, OAuth: oauth(nil)}, ""},
+		{"a token added", Auth{Tokens: append(slices.Clone(two), Token{Value: "token-c-1234"}), OAuth: oauth(nil)}, ""},
+		{"a token rotated", Auth{Tokens: []Token{two[0], {Name: "b", Value: "token-b-5678"}}, OAuth: oauth(nil)}, ""},
+		{"a scope added, rate limit", Auth{Tokens: two, OAuth: oauth(func(o *OAuth) { o.RequiredScopes = append(o.RequiredScopes, "write") }), RateLimit: &RateLimit{Rate: Rate{RequestsPerSecond: 1}}}, ""},
+		{"no auth", Auth{}, "auth is removed"},
+		{"auth: none", Auth{None: true}, "auth is removed"},
+		{"fewer tokens", Auth{Tokens: two[:1], OAuth: oauth(nil)}, "auth.tokens: 1 tokens where there were 2"},
+		{"no issuer", Auth{Tokens: two}, "auth.oauth is removed"},
+		{"another issuer", Auth{Tokens: two, OAuth: oauth(func(o *OAuth) { o.Issuer = "https://other.example.com" })}, "auth.oauth.issuer changes"},
+		{"another audience", Auth{Tokens: two, OAuth: oauth(func(o *OAuth) { o.Audience = "https://other.example.com/mcp" })}, "auth.oauth.audience changes"},
+		{"a jwks_url", Auth{Tokens: two, OAuth: oauth(func(o *OAuth) { o.JWKSURL = "https://keys.example.com" })}, "auth.oauth.jwks_url changes"},
+		{"another toolset claim", Auth{Tokens: two, OAuth: oauth(func(o *OAuth) { o.ToolsetClaim = "" })}, "auth.oauth.toolset_claim changes"},
+		{"a scope dropped", Auth{Tokens: two, OAuth: oauth(func(o *OAuth) { o.RequiredScopes = []string{"mcp"} })}, "a scope is no longer required"},
+	} {
+		got := strings.Join(cur.Weakening(c.next), "; ")
+		if c.want == "" && got != "" || !strings.Contains(got, c.want) {
+			t.Errorf("%s: Weakening = %q, want %q", c.name, got, c.want)
+		}
+		if strings.Contains(got, "token-") || strings.Contains(got, "example.com") {
+			t.Errorf("%s: the reason shows a value: %q", c.name, got)
+		}
+	}
+	if got := (Auth{}).Weakening(Auth{}); got != nil {
+		t.Errorf("no auth to no auth: %q", got)
+	}
+
+	const servers = "servers:\n  time: {builtin: time}\n"
+	cfg, err := parseConfig("hub.yaml", []byte(servers+"auth: none\n"))
+	if err != nil || !cfg.Auth.None || cfg.Auth.Configured() {
+		t.Fatalf("auth: none: %+v, %v; want None and no auth", cfg.Auth, err)
+	}
+	t.Setenv("MCP_HUB_TEST_AUTH", "none")
+	if cfg, err := parseConfig("hub.yaml", []byte(servers+"auth: ${MCP_HUB_TEST_AUTH}\n")); err == nil {
+		t.Errorf("auth: none from a variable was accepted: %+v", cfg.Auth)
+	}
+	if _, err := parseConfig("hub.yaml", []byte(servers+"auth: off\n")); err == nil {
+		t.Error("auth: off was accepted")
 	}
 }

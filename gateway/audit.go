@@ -16,8 +16,14 @@ import (
 const (
 	defaultAuditMB      = 100
 	defaultAuditBackups = 5
-	// maxAuditedArguments bounds the arguments written with include_arguments.
-	maxAuditedArguments = 16 << 10
+	// maxAuditedArguments bounds the arguments of one audit line as they
+	// are written there (redacted, cleaned, JSON-escaped), with
+	// include_arguments: larger ones are left out, and the line keeps
+	// their size (arguments_note) and args_hmac. A line without arguments
+	// is about 300-400 bytes; this keeps one with arguments within a few
+	// times that, so rotation by max_size_mb keeps a comparable number of
+	// calls (docs/security.md, "Audit log size").
+	maxAuditedArguments = 2 << 10
 	// maxAuditField bounds every other text field of an audit line (a
 	// tool name, a principal, a client's name), so that no client can
 	// fill the file, and rotate earlier records out, with one long name.
@@ -123,7 +129,7 @@ func (a *auditLog) arguments(e *auditEntry, raw json.RawMessage) {
 		return
 	}
 	if len(raw) > maxAuditedArguments {
-		e.ArgsNote = fmt.Sprintf("omitted: %d bytes, over the %d KiB audit limit", len(raw), maxAuditedArguments>>10)
+		e.ArgsNote = fmt.Sprintf("omitted: %d bytes, over the %d KiB audit limit for arguments", len(raw), maxAuditedArguments>>10)
 		return
 	}
 	// Secrets are matched in the decoded strings (whatever escapes the
@@ -137,10 +143,17 @@ func (a *auditLog) arguments(e *auditEntry, raw json.RawMessage) {
 	} else {
 		red = compact.Bytes()
 	}
-	// No bidi control or C1 character raw in the file; re-encoding may
-	// have grown the text past the limit.
-	if red = clean.JSON(red); len(red) > maxAuditedArguments {
-		e.ArgsNote = fmt.Sprintf("omitted: %d bytes once redacted, over the %d KiB audit limit", len(red), maxAuditedArguments>>10)
+	// No bidi control or C1 character raw in the file. The bound is on
+	// the text as the line will hold it: redaction, cleaning and the
+	// encoder's escapes (<, >, & become \u003c...) may have grown it.
+	red = clean.JSON(red)
+	written, err := json.Marshal(json.RawMessage(red))
+	if err != nil {
+		e.ArgsNote = "omitted: not JSON once redacted"
+		return
+	}
+	if len(written) > maxAuditedArguments {
+		e.ArgsNote = fmt.Sprintf("omitted: %d bytes once redacted and escaped, over the %d KiB audit limit for arguments", len(written), maxAuditedArguments>>10)
 		return
 	}
 	e.Arguments = red

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/hub"
 	"github.com/mcp-hub/mcp-hub/internal/fixture"
+	"github.com/mcp-hub/mcp-hub/internal/redact"
 )
 
 // auditLines reads the audit log's entries.
@@ -163,5 +165,78 @@ func TestAuditFileUnopenable(t *testing.T) {
 	var cerr *config.Error
 	if !errors.As(err, &cerr) || !strings.Contains(err.Error(), "audit.file") {
 		t.Errorf("New with an unopenable audit file: %v, want a config error naming audit.file", err)
+	}
+}
+
+// TestAuditArgumentsBound: with include_arguments, arguments over
+// maxAuditedArguments as they would be written (escapes included) are
+// left out, with their size and args_hmac, so a call with large arguments
+// writes a line about the size of one without; arguments under the bound
+// are written whole.
+func TestAuditArgumentsBound(t *testing.T) {
+	t.Parallel()
+	cfg := gwConfig()
+	cfg.HashKey = "audit-test-hash-key-0123456789abcdef"
+	cfg.Audit = config.Audit{File: filepath.Join(t.TempDir(), "audit.jsonl"), IncludeArguments: true}
+	h, _, _ := gwHub(t, cfg, &gwUpstream{})
+	cs := connectClient(t, h, "")
+	calls := []struct {
+		name    string
+		args    map[string]any
+		written bool
+	}{
+		{"small", map[string]any{"text": "visible value"}, true},
+		{"just under", map[string]any{"text": strings.Repeat("a", maxAuditedArguments-len(`{"text":""}`))}, true},
+		{"just over", map[string]any{"text": strings.Repeat("a", maxAuditedArguments+1-len(`{"text":""}`))}, false},
+		{"large", map[string]any{"text": strings.Repeat("x", 12<<10)}, false},
+	}
+	for _, c := range calls {
+		fixture.CallText(t, cs, "gw__ok", c.args)
+	}
+	data, err := os.ReadFile(cfg.Audit.File)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for _, line := range strings.Split(string(data), "\n") {
+		if strings.Contains(line, `"method":"tools/call"`) {
+			lines = append(lines, line)
+		}
+	}
+	if len(lines) != len(calls) {
+		t.Fatalf("%d call lines, want %d:\n%.2000s", len(lines), len(calls), data)
+	}
+	small := len(lines[0])
+	t.Logf("line sizes: %d (small arguments), %d (arguments at the bound), %d (left out)", len(lines[0]), len(lines[1]), len(lines[3]))
+	for i, c := range calls {
+		var e map[string]any
+		if err := json.Unmarshal([]byte(lines[i]), &e); err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := json.Marshal(c.args)
+		_, written := e["arguments"]
+		switch {
+		case written != c.written:
+			t.Errorf("%s (%d bytes sent): arguments written %v, want %v: %.300s", c.name, len(raw), written, c.written, lines[i])
+		case !c.written && (e["args_hmac"] != hmacHex(cfg.HashKey, string(raw)) || !strings.Contains(fmt.Sprint(e["arguments_note"]), "bytes")):
+			t.Errorf("%s: line %.300s, want args_hmac and a note with the size", c.name, lines[i])
+		case !c.written && len(lines[i]) > small+200:
+			t.Errorf("%s: a line of %d bytes, want about one without arguments (%d)", c.name, len(lines[i]), small)
+		case c.written && len(lines[i]) > small+maxAuditedArguments:
+			t.Errorf("%s: a line of %d bytes, over %d + the bound", c.name, len(lines[i]), small)
+		}
+	}
+}
+
+// TestAuditArgumentsBoundAsWritten: the bound is on the arguments as the
+// line holds them: a client may send '<' raw, which the line escapes to
+// six bytes.
+func TestAuditArgumentsBoundAsWritten(t *testing.T) {
+	a := &auditLog{hash: &keyedHash{key: []byte("audit-test-hash-key-0123456789abcdef")}, includeArgs: true, redact: redact.New()}
+	raw := json.RawMessage(`{"text":"` + strings.Repeat("<", maxAuditedArguments/2) + `"}`)
+	e := &auditEntry{}
+	a.arguments(e, raw)
+	if e.Arguments != nil || !strings.Contains(e.ArgsNote, "escaped") || e.ArgsDigest == "" {
+		t.Errorf("%d bytes of '<' sent: arguments %d bytes, note %q; want them left out, with a note and args_hmac", len(raw), len(e.Arguments), e.ArgsNote)
 	}
 }

@@ -126,7 +126,8 @@ func (a *authenticator) verify(r *http.Request, tok string) (*hub.Principal, err
 
 // admit lets a guarded request through to next, with its principal in the
 // context, or answers it: 401 (no or bad credentials; under UIPath the
-// request goes on without a principal, for the login form), 403 (missing
+// request goes on without a principal, for the login form, unless its
+// address is past the failed-authentication limit), 403 (missing
 // scope, or a toolset the principal may not use), 429 (rate limit, or too
 // many failed authentications from the address), 400 (a batch over
 // MaxBatchMessages), 413, 503 (the issuer's keys cannot be fetched).
@@ -134,7 +135,11 @@ func (g *Gateway) admit(w http.ResponseWriter, r *http.Request, next http.Handle
 	a := g.authn()
 	p, err := a.principal(r)
 	if err != nil {
-		if _, fromHeader := credential(r); isUIPath(r.URL.Path) && !fromHeader {
+		// Past the failed-authentication limit every path gets the same
+		// 429, the dashboard's login form included: it is where tokens
+		// are guessed by hand.
+		_, blocked := errors.AsType[*tooManyFailuresError](err)
+		if _, fromHeader := credential(r); isUIPath(r.URL.Path) && !fromHeader && !blocked {
 			next.ServeHTTP(w, r)
 			return
 		}

@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"context"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -13,7 +12,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"time"
 
 	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/internal/nofollow"
@@ -31,9 +29,9 @@ import (
 // and keeps it in HashKeyFile under its state folder ($MCP_HUB_STATE_DIR,
 // else <user config dir>/mcp-hub), so hashes stay comparable across
 // restarts. Replicas sharing a session_store compare principal ids, so they
-// must share the key: without hash_key they share the first replica's
-// generated key through the store, with a warning, since a key kept in
-// Redis sits next to the ids it is meant to protect: set hash_key there.
+// must share the key: there hash_key is required (a config error without
+// it, package config), and no key is ever kept in the store, where it
+// would sit next to the ids it is meant to protect.
 
 // HashKeyFile is the generated key's file name in the state folder.
 const HashKeyFile = "hash_key"
@@ -170,25 +168,6 @@ func (g *Gateway) keyFor(cfg *config.Config, needed bool) (*keyedHash, error) {
 	if err != nil {
 		return nil, &config.Error{Path: cfg.Path, Msg: err.Error()}
 	}
-	if store := g.storeLink.store; store != nil && cfg.HashKey == "" {
-		k = g.sharedHashKey(store, k)
-	}
 	g.hashKey.CompareAndSwap(nil, k)
 	return g.hashKey.Load(), nil
-}
-
-// sharedHashKey is the key the replicas sharing store agree on when the
-// config sets none: the first replica's generated key, kept in the store.
-// While the store cannot be reached this replica keeps its own (its
-// unnamed tokens' sessions then restore only here).
-func (g *Gateway) sharedHashKey(store SessionStore, own *keyedHash) *keyedHash {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	key, err := store.SharedKey(ctx, HashKeyFile, own.key)
-	if err != nil {
-		g.log.Warn("hash_key is not set and the session store could not share a generated one: this replica uses its own", "err", err)
-		return own
-	}
-	g.log.Warn("hash_key is not set: the replicas share a generated key kept in the session store, where whoever reads the store finds it next to the ids it protects; set hash_key (openssl rand -hex 32) on every replica")
-	return &keyedHash{key: key}
 }

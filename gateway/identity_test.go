@@ -5,6 +5,7 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"io"
 	"log/slog"
 	"net"
@@ -107,7 +108,7 @@ func TestOAuthPrincipalsNamespaced(t *testing.T) {
 }
 
 // TestIdentityConfig: principal ids in rate_limit are namespaced, and
-// hash_key is either set properly or left out.
+// hash_key is either set properly or left out (never with session_store).
 func TestIdentityConfig(t *testing.T) {
 	t.Setenv("MCP_HUB_TEST_EMPTY_KEY", "")
 	const servers = "servers: {calc: {builtin: calc}}\n"
@@ -119,7 +120,7 @@ func TestIdentityConfig(t *testing.T) {
 		{"hash_key from an unset variable", servers + "hash_key: ${MCP_HUB_TEST_UNSET_KEY_VAR}\n", "hub.yaml:2: hash_key: environment variable MCP_HUB_TEST_UNSET_KEY_VAR is not set"},
 		{"hash_key written empty", servers + "hash_key: \"\"\n", "hub.yaml:2: hash_key is empty"},
 		{"short hash_key", servers + "hash_key: tiny-key\n", "hub.yaml:2: hash_key is too short"},
-		{"session_store without hash_key (a shared generated key)", servers + "session_store: redis://127.0.0.1:6379/0\n", ""},
+		{"session_store without hash_key", servers + "session_store: redis://127.0.0.1:6379/0\n", "hub.yaml:2: session_store needs hash_key"},
 		{"session_store with hash_key", servers + "session_store: redis://127.0.0.1:6379/0\nhash_key: 0123456789abcdef0123456789abcdef\n", ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -334,47 +335,61 @@ func TestStoredSessionOwnership(t *testing.T) {
 	}
 }
 
-// TestSharedGeneratedHashKey: replicas sharing a session store but no
-// hash_key, each with a state folder of its own, agree on one generated
-// key (the first replica's, kept in the store): an unnamed token's session
-// opened on one is restored on the other, under the same keyed id.
-func TestSharedGeneratedHashKey(t *testing.T) {
+// TestSessionStoreNeedsHashKey: replicas sharing a real Redis need
+// hash_key; without it the gateway does not start (a config error naming
+// the key and how to make one) and writes nothing to the store. With it,
+// an unnamed token's session opened on one replica is restored on the
+// other, and the store holds session records only: no key, neither under
+// a name of its own (one an earlier version kept there is removed) nor in
+// a record.
+func TestSessionStoreNeedsHashKey(t *testing.T) {
 	t.Parallel()
 	addr := startTestRedis(t)
+	rdb := redis.NewClient(&redis.Options{Addr: addr})
+	defer rdb.Close()
 	const tok = "unnamed-token-1234"
-	replica := func() string {
+	const key = "store-test-hash-key-0123456789abcdef"
+	start := func(hashKey string) (string, error) {
 		cfg := gwConfig()
 		cfg.SessionStore = "redis://" + addr + "/0"
+		cfg.HashKey = hashKey
 		cfg.Auth.Tokens = []config.Token{{Value: tok}}
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		lg := &fixture.Log{}
-		h, err := New(ctx, cfg, Options{Hub: hub.Options{Logger: slog.New(slog.NewTextHandler(lg, nil)), StartupWait: 20 * time.Second, Builtin: (&gwUpstream{}).builtin(fixture.NewServers())}, StateDir: t.TempDir(), OpenStore: openStore})
+		h, err := New(ctx, cfg, Options{Hub: hub.Options{Logger: slog.New(slog.DiscardHandler), StartupWait: 20 * time.Second, Builtin: (&gwUpstream{}).builtin(fixture.NewServers())}, StateDir: t.TempDir(), OpenStore: openStore})
 		if err != nil {
-			t.Fatalf("New: %v", err)
-		}
-		if !strings.Contains(lg.String(), "hash_key is not set: the replicas share a generated key") {
-			t.Errorf("no warning that the generated key is kept in the store:\n%s", lg.String())
+			return "", err
 		}
 		srv := httptest.NewServer(h.HTTPHandler(nil))
 		t.Cleanup(func() { srv.Close(); h.Close() })
-		return srv.URL + "/mcp"
+		return srv.URL + "/mcp", nil
 	}
-	one, two := replica(), replica()
-	cs, err := fixture.HTTPClient(t, one, map[string]string{"Authorization": "Bearer " + tok})
+	for range 2 {
+		_, err := start("")
+		var cfgErr *hub.ConfigError
+		if !errors.As(err, &cfgErr) || !strings.Contains(err.Error(), "session_store needs hash_key") || !strings.Contains(err.Error(), "openssl rand -hex 32") {
+			t.Fatalf("a replica without hash_key: %v, want a config error naming hash_key and how to make one", err)
+		}
+	}
+	if keys := rdb.Keys(fixture.Context(t), "*").Val(); len(keys) != 0 {
+		t.Fatalf("replicas that did not start wrote %v to the store", keys)
+	}
+
+	// A key an earlier version kept in the store is removed at start.
+	if err := rdb.Set(fixture.Context(t), "mcp-hub:"+HashKeyFile, strings.Repeat("ab", hashKeyBytes), 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	one, err := start(key)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rdb := redis.NewClient(&redis.Options{Addr: addr})
-	defer rdb.Close()
-	shared, err := rdb.Get(fixture.Context(t), "mcp-hub:"+HashKeyFile).Result()
+	two, err := start(key)
 	if err != nil {
-		t.Fatalf("the generated key is not in the store: %v", err)
+		t.Fatal(err)
 	}
-	key, _ := hex.DecodeString(shared)
-	stored := rdb.Get(fixture.Context(t), redisKeyPrefix+cs.ID()).Val()
-	if !strings.Contains(stored, `"principal":"token:hmac:`+hmacHex(string(key), tok)+`"`) {
-		t.Fatalf("record %s: want the token's HMAC under the shared key", stored)
+	cs, err := fixture.HTTPClient(t, one, map[string]string{"Authorization": "Bearer " + tok})
+	if err != nil {
+		t.Fatal(err)
 	}
 	req, _ := http.NewRequest(http.MethodPost, two, strings.NewReader(`{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}`))
 	for k, v := range map[string]string{"Authorization": "Bearer " + tok, "Mcp-Session-Id": cs.ID(), "Mcp-Protocol-Version": cs.InitializeResult().ProtocolVersion,
@@ -389,5 +404,19 @@ func TestSharedGeneratedHashKey(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		t.Errorf("the session on the other replica: %d, want 200 (restored under the same id)", resp.StatusCode)
+	}
+	keys := rdb.Keys(fixture.Context(t), "*").Val()
+	if len(keys) == 0 {
+		t.Fatal("nothing in the store: the session was not kept")
+	}
+	for _, k := range keys {
+		v := rdb.Get(fixture.Context(t), k).Val()
+		if !strings.HasPrefix(k, redisKeyPrefix) || strings.Contains(k, "hash_key") ||
+			strings.Contains(v, key) || strings.Contains(v, hex.EncodeToString([]byte(key))) {
+			t.Errorf("the store holds %s = %.200s: want session records only, and never the key", k, v)
+		}
+	}
+	if v := rdb.Get(fixture.Context(t), redisKeyPrefix+cs.ID()).Val(); !strings.Contains(v, `"principal":"token:hmac:`+hmacHex(key, tok)+`"`) {
+		t.Errorf("record %s: want the token's HMAC under hash_key", v)
 	}
 }

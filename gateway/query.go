@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"errors"
 	"net/http"
 	"strings"
 
@@ -27,6 +28,17 @@ func (g *Gateway) VerifyToken(r *http.Request, token string) (*hub.Principal, er
 		return nil, err
 	}
 	return p, nil
+}
+
+// RefuseTooManyFailures answers r as every guarded path does when err
+// (from VerifyToken) is the failed-authentication limit's: 429 with
+// Retry-After. It reports whether it answered.
+func (g *Gateway) RefuseTooManyFailures(w http.ResponseWriter, r *http.Request, err error) bool {
+	tmf, ok := errors.AsType[*tooManyFailuresError](err)
+	if ok {
+		g.tooManyFailures(w, r, tmf.wait)
+	}
+	return ok
 }
 
 // AuthRequired reports whether HTTP requests need a token.

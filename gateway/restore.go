@@ -95,10 +95,26 @@ func (g *Gateway) startSessionStore(store SessionStore, cfg *config.Config) {
 	if err == nil {
 		l.up.Store(true)
 		g.log.Info("session store connected: sessions survive any replica")
+		g.dropLegacyKey(store)
 	} else {
 		l.warnDown(err)
 	}
 	go l.monitor()
+}
+
+// dropLegacyKey removes the hash key an earlier version kept in the
+// store (the store never holds a key: hash_key is required with it), so
+// that whoever reads the store cannot test guesses against the hashes
+// made with it. While the store is away it stays until the next start.
+func (g *Gateway) dropLegacyKey(store SessionStore) {
+	ctx, cancel := context.WithTimeout(context.Background(), StoreTimeout)
+	defer cancel()
+	switch dropped, err := store.DropLegacyKey(ctx); {
+	case err != nil:
+		g.log.Warn("the session store may still hold the hash key an earlier version kept there (mcp-hub:hash_key); delete it", "err", g.redact.String(err.Error()))
+	case dropped:
+		g.log.Warn("removed the hash key an earlier version kept in the session store (mcp-hub:hash_key): hashes made with it (audit args_hmac of that time) can no longer be checked from the store")
+	}
 }
 
 func (l *sessionStoreLink) enabled() bool { return l.store != nil }

@@ -46,9 +46,9 @@ type SessionStore interface {
 	// Delete removes the record of principal's session id; false when
 	// there is none, or it is another principal's (left as it is).
 	Delete(ctx context.Context, id, principal string) (bool, error)
-	// SharedKey returns the key kept under name, keeping fresh there first
-	// when there is none: every replica gets the first one's.
-	SharedKey(ctx context.Context, name string, fresh []byte) ([]byte, error)
+	// DropLegacyKey removes the hash key earlier versions kept in the
+	// store when hash_key was not set; true when there was one.
+	DropLegacyKey(ctx context.Context) (bool, error)
 	Ping(ctx context.Context) error
 	Close() error
 }

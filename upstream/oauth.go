@@ -170,6 +170,12 @@ type oauthClient struct {
 	refreshedAt time.Time
 	steppedUp   map[string]bool // scope sets a step-up already asked for
 	stale       string          // fingerprint of the stored token when the server went needs_login
+	// loginFailed is why the authorization of a login (ignoreStore) failed.
+	// A login runs one authorization: go-sdk's client falls back from
+	// server/discover to initialize on any error, and that second 401
+	// must end with this error, not with a second registration and
+	// browser.
+	loginFailed error
 }
 
 func newOAuthClient(u *Upstream) *oauthClient {
@@ -442,6 +448,13 @@ func (o *oauthClient) Authorize(ctx context.Context, req *http.Request, resp *ht
 		resp.Body.Close()
 		return ctx.Err()
 	}
+	o.mu.Lock()
+	failed := o.loginFailed
+	o.mu.Unlock()
+	if failed != nil {
+		discard(resp)
+		return failed
+	}
 	sent := strings.TrimPrefix(req.Header.Get("Authorization"), "Bearer ")
 	challenges, _ := oauthex.ParseWWWAuthenticate(resp.Header.Values("WWW-Authenticate"))
 	if resp.StatusCode == http.StatusForbidden {
@@ -547,7 +560,14 @@ func discard(resp *http.Response) {
 // authorize runs the browser flow through go-sdk's handler and stores
 // what it yields. stepUp holds the scopes granted so far when this is a
 // step-up (nil for a first authorization).
-func (o *oauthClient) authorize(ctx context.Context, req *http.Request, resp *http.Response, stepUp []string) error {
+func (o *oauthClient) authorize(ctx context.Context, req *http.Request, resp *http.Response, stepUp []string) (err error) {
+	defer func() {
+		o.mu.Lock()
+		if err != nil && o.ignoreStore {
+			o.loginFailed = err
+		}
+		o.mu.Unlock()
+	}()
 	rec, err := o.opts.Store.Load(ctx, o.server, o.url)
 	if err != nil {
 		discard(resp)

@@ -3,8 +3,10 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -74,5 +76,97 @@ func TestLoginDeniedPrintsCleanLine(t *testing.T) {
 	}
 	if strings.ContainsAny(out, "\x1b\x07") || len(line) > 1100 || !strings.Contains(line, "[cut:") {
 		t.Errorf("denied line (%d bytes) %.200q: want it bounded, cut and without control characters", len(line), line)
+	}
+}
+
+// recordingBrowser writes a $BROWSER script that appends the URL it is
+// asked to open to a file, then, when follow is set, follows it as the
+// test binary's consenting browser does (envAsBrowser). opens reads how
+// many times it ran.
+func recordingBrowser(t *testing.T, follow bool) (browser string, opens func() int) {
+	t.Helper()
+	dir := t.TempDir()
+	record := filepath.Join(dir, "opened")
+	script := "#!/bin/sh\nprintf '%s\\n' \"$1\" >> '" + record + "'\n"
+	if follow {
+		self, err := os.Executable()
+		if err != nil {
+			t.Fatal(err)
+		}
+		script += "exec '" + self + "' \"$1\"\n"
+	}
+	browser = filepath.Join(dir, "browser.sh")
+	if err := os.WriteFile(browser, []byte(script), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	return browser, func() int {
+		b, _ := os.ReadFile(record)
+		return strings.Count(string(b), "\n")
+	}
+}
+
+// TestLoginErrorRedirectEndsIt: the authorization server redirects back
+// with an error (the right state): login ends there, exit 1, with the
+// server's error and error_description on the terminal, after one
+// registration and one browser.
+func TestLoginErrorRedirectEndsIt(t *testing.T) {
+	t.Parallel()
+	as := fixture.NewAuthServer(t, time.Hour, "mcp:read")
+	as.SetDenyDescription("the user said no")
+	ps := fixture.NewProtectedServer(t, as, "mcp:read")
+	browser, opens := recordingBrowser(t, true)
+	cfg := writeConfig(t, fmt.Sprintf("servers:\n  svc:\n    url: %q\n", ps.URL))
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, self, "--config", cfg, "login", "--timeout", "20s", "svc")
+	cmd.Env = append(os.Environ(), "MCP_HUB_STATE_DIR="+filepath.Join(t.TempDir(), "state"), "BROWSER="+browser, envAsBrowser+"=1", envAsMain+"=1")
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err = cmd.Run()
+	code := cmd.ProcessState.ExitCode()
+	if err != nil && code < 0 {
+		t.Fatalf("login: %v", err)
+	}
+	if code != 1 || !strings.Contains(stderr.String(), "access_denied") || !strings.Contains(stderr.String(), "the user said no") {
+		t.Errorf("login (exit %d): stderr:\n%s\nwant exit 1 with the server's error and error_description on stderr", code, stderr.String())
+	}
+	if n := as.Counters().Registrations; n != 1 {
+		t.Errorf("the authorization server saw %d registrations, want 1", n)
+	}
+	if n := opens(); n != 1 {
+		t.Errorf("the browser was opened %d times, want 1", n)
+	}
+}
+
+// TestLoginTimeoutEndsIt: nobody completes the login in the browser:
+// login ends with exit 1 after about one --timeout, after one
+// registration and one browser.
+func TestLoginTimeoutEndsIt(t *testing.T) {
+	t.Parallel()
+	const timeout = 4 * time.Second
+	as := fixture.NewAuthServer(t, time.Hour, "mcp:read")
+	ps := fixture.NewProtectedServer(t, as, "mcp:read")
+	browser, opens := recordingBrowser(t, false)
+	cfg := writeConfig(t, fmt.Sprintf("servers:\n  svc:\n    url: %q\n", ps.URL))
+	start := time.Now()
+	out, code := runMain(t, []string{"MCP_HUB_STATE_DIR=" + filepath.Join(t.TempDir(), "state"), "BROWSER=" + browser},
+		"--config", cfg, "login", "--timeout", timeout.String(), "svc")
+	elapsed := time.Since(start)
+	if code != 1 || !strings.Contains(out, "login to 'svc' failed") {
+		t.Errorf("login (exit %d):\n%s\nwant exit 1", code, out)
+	}
+	// One timeout plus start-up on a loaded machine, never two.
+	if elapsed < timeout || elapsed > 2*timeout-time.Second {
+		t.Errorf("login ended after %s, want about one --timeout (%s)", elapsed.Round(time.Millisecond), timeout)
+	}
+	if n := as.Counters().Registrations; n != 1 {
+		t.Errorf("the authorization server saw %d registrations, want 1", n)
+	}
+	if n := opens(); n != 1 {
+		t.Errorf("the browser was opened %d times, want 1", n)
 	}
 }

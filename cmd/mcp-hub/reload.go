@@ -7,6 +7,7 @@ import (
 	"errors"
 	"log/slog"
 	"os"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -53,6 +54,11 @@ type configWatcher struct {
 	// requireAuth refuses a config without auth: serve listens beyond
 	// loopback without --allow-unauthenticated (checkOpenBind).
 	requireAuth atomic.Bool
+	// guardAuth refuses a reload that would weaken authentication
+	// (config.Auth.Weakening): serve has a listener, loopback or not.
+	// allowAuthChange (serve --allow-auth-change) lets it apply.
+	guardAuth       atomic.Bool
+	allowAuthChange bool
 	// reads counts the times the file was read.
 	reads int
 }
@@ -198,6 +204,9 @@ func (w *configWatcher) apply(ctx context.Context, data []byte) {
 		err = &config.Error{Path: w.path, Msg: "the config has no auth (auth.tokens or auth.oauth), and this hub listens beyond loopback: " +
 			"restart it with --allow-unauthenticated to serve it open on purpose"}
 	}
+	if err == nil {
+		err = w.checkAuthChange(cfg)
+	}
 	if err != nil {
 		w.refuse(err)
 		return
@@ -210,4 +219,27 @@ func (w *configWatcher) apply(ctx context.Context, data []byte) {
 		w.log.Error("config not applied, the running config stays", "err", err)
 		w.hub.ReloadFailed(err)
 	}
+}
+
+// checkAuthChange refuses a config that would weaken the authentication
+// in force (config.Auth.Weakening) while serve has a listener, unless the
+// operator said so: serve --allow-auth-change, or `auth: none` in the file
+// for a config without auth. What is let through is logged as a warning.
+func (w *configWatcher) checkAuthChange(cfg *hub.Config) error {
+	if !w.guardAuth.Load() {
+		return nil
+	}
+	why := w.hub.Config().Auth.Weakening(cfg.Auth)
+	switch {
+	case len(why) == 0:
+		return nil
+	case w.allowAuthChange:
+		w.log.Warn("the reload weakens authentication (--allow-auth-change): " + strings.Join(why, "; "))
+		return nil
+	case cfg.Auth.None && !cfg.Auth.Configured():
+		w.log.Warn("the reload removes authentication, as the config says (auth: none): requests need no token")
+		return nil
+	}
+	return &hub.ConfigError{Path: w.path, Msg: "the reload would weaken authentication (" + strings.Join(why, "; ") + "): " +
+		"write `auth: none` to serve without auth on purpose, or restart serve (with --allow-auth-change to let reloads weaken it)"}
 }

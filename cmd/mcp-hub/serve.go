@@ -39,6 +39,8 @@ func serveCommand() *cli.Command {
 				Usage: "let --http/--metrics listen beyond loopback with no auth configured (anyone who reaches the port can call every tool)"},
 			&cli.BoolFlag{Name: "share-cpus", EnvVars: []string{"MCP_HUB_SHARE_CPUS"},
 				Usage: "run on as few CPUs as keep up with the load (re-read every second; ignored when GOMAXPROCS is set)"},
+			&cli.BoolFlag{Name: "allow-auth-change",
+				Usage: "let a config reload remove or weaken auth (fewer tokens, no issuer, ...); without it such a reload is refused while --http/--metrics listen"},
 			&cli.StringFlag{Name: "cpuprofile", Usage: "write a CPU profile to this file until the hub stops", Hidden: true},
 		},
 		Action: func(c *cli.Context) error {
@@ -56,6 +58,7 @@ func serveCommand() *cli.Command {
 				return cli.Exit("--watch-interval must be 0 (only SIGHUP) or positive", exitConfig)
 			}
 			watcher := newConfigWatcher(configPath(c)) // before the hub reads the file
+			watcher.allowAuthChange = c.Bool("allow-auth-change")
 			// A step-up opens a browser only when $BROWSER says how: serve
 			// never waits on a person otherwise.
 			g, log, closeHub, err := openHubWith(c, os.Getenv("BROWSER") != "")
@@ -105,8 +108,11 @@ func (nopCloser) Close() error { return nil }
 
 // checkOpenBind fails closed: a listener beyond loopback needs auth in
 // the config, or --allow-unauthenticated. Without the flag, the watcher
-// also refuses a reload that would remove auth.
+// also refuses a reload that would remove auth. On any listener, loopback
+// included, the watcher refuses a reload that would weaken auth
+// (checkAuthChange).
 func checkOpenBind(c *cli.Context, g *gateway.Gateway, log *slog.Logger, w *configWatcher, ln net.Listener, flag string) error {
+	w.guardAuth.Store(true)
 	host, _, _ := net.SplitHostPort(ln.Addr().String())
 	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
 		return nil

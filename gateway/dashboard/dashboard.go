@@ -173,6 +173,9 @@ func (d *dashboard) login(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
 	token := strings.TrimSpace(r.PostFormValue("token"))
 	if _, err := d.g.VerifyToken(r, token); err != nil {
+		if d.g.RefuseTooManyFailures(w, r, err) {
+			return
+		}
 		render(w, http.StatusUnauthorized, "login.html", loginData{Error: "That token was not accepted: " + err.Error()})
 		return
 	}

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -215,5 +216,31 @@ func TestPageContent(t *testing.T) {
 	}
 	if strings.Contains(body, "<script") || strings.Contains(body, "src=\"http") || strings.Contains(body, "href=\"http") {
 		t.Error("the page loads scripts or external assets")
+	}
+}
+
+// TestLoginFailureLimit: the login form is under the failed-authentication
+// limit like /mcp and /metrics, with the same answer: past maxAuthFailures
+// (20) bad tokens from an address, 429 with Retry-After, on the form and
+// on every other path, a good token included.
+func TestLoginFailureLimit(t *testing.T) {
+	_, base := serveDashboard(t, testConfig)
+	own := map[string]string{"Origin": base, "Sec-Fetch-Site": "same-origin"}
+	for i := range 20 {
+		if resp, _ := do(t, "POST", base+"/ui/login", url.Values{"token": {"guess-" + strconv.Itoa(i)}}, own); resp.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("bad token %d: %d, want 401", i+1, resp.StatusCode)
+		}
+	}
+	for _, token := range []string{"guess-next", "dashboard-token-1234"} {
+		resp, body := do(t, "POST", base+"/ui/login", url.Values{"token": {token}}, own)
+		if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" || len(resp.Cookies()) != 0 {
+			t.Errorf("login with %s past the limit: %d (Retry-After %q, cookies %v), want 429 with Retry-After\n%.300s", token, resp.StatusCode, resp.Header.Get("Retry-After"), resp.Cookies(), body)
+		}
+	}
+	for _, path := range []string{"/ui/login", "/ui", "/mcp", "/metrics"} {
+		resp, _ := do(t, "GET", base+path, nil, map[string]string{"Authorization": "Bearer dashboard-token-1234"})
+		if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" {
+			t.Errorf("GET %s past the limit: %d (Retry-After %q), want 429 with Retry-After", path, resp.StatusCode, resp.Header.Get("Retry-After"))
+		}
 	}
 }

@@ -7,7 +7,6 @@ package redisstore
 
 import (
 	"context"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -196,20 +195,13 @@ func (r *redisStore) Delete(ctx context.Context, id, principal string) (bool, er
 	return deleted, err
 }
 
-func (r *redisStore) SharedKey(ctx context.Context, name string, fresh []byte) ([]byte, error) {
-	k := "mcp-hub:" + name
-	if err := r.client.SetNX(ctx, k, hex.EncodeToString(fresh), 0).Err(); err != nil {
-		return nil, err
-	}
-	v, err := r.client.Get(ctx, k).Result()
-	if err != nil {
-		return nil, err
-	}
-	key, err := hex.DecodeString(v)
-	if err != nil || len(key) != len(fresh) {
-		return nil, fmt.Errorf("%s in the session store does not hold a key (%d hex-encoded bytes): delete it to have a new one kept", k, len(fresh))
-	}
-	return key, nil
+// legacyHashKey is where earlier versions kept a generated hash key for
+// replicas without hash_key: next to the ids it protects.
+const legacyHashKey = "mcp-hub:hash_key"
+
+func (r *redisStore) DropLegacyKey(ctx context.Context) (bool, error) {
+	n, err := r.client.Del(ctx, legacyHashKey).Result()
+	return n > 0, err
 }
 
 func (r *redisStore) Ping(ctx context.Context) error { return r.client.Ping(ctx).Err() }

@@ -92,7 +92,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Gateway, error
 		if cfg.HashKey == "" {
 			// Package config refuses this too; a config built in code
 			// must not fall back to a key of one replica's own.
-			return nil, &hub.ConfigError{Path: cfg.Path, Msg: config.SessionStoreNeedsHashKey}
+			return nil, &config.Error{Path: cfg.Path, Msg: config.SessionStoreNeedsHashKey}
 		}
 		if opts.OpenStore == nil {
 			return nil, &config.Error{Path: cfg.Path, Msg: "session_store: this program has no session store"}

@@ -366,7 +366,7 @@ func TestSessionStoreNeedsHashKey(t *testing.T) {
 	}
 	for range 2 {
 		_, err := start("")
-		var cfgErr *hub.ConfigError
+		var cfgErr *config.Error
 		if !errors.As(err, &cfgErr) || !strings.Contains(err.Error(), "session_store needs hash_key") || !strings.Contains(err.Error(), "openssl rand -hex 32") {
 			t.Fatalf("a replica without hash_key: %v, want a config error naming hash_key and how to make one", err)
 		}

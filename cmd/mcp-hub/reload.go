@@ -225,7 +225,7 @@ func (w *configWatcher) apply(ctx context.Context, data []byte) {
 // in force (config.Auth.Weakening) while serve has a listener, unless the
 // operator said so: serve --allow-auth-change, or `auth: none` in the file
 // for a config without auth. What is let through is logged as a warning.
-func (w *configWatcher) checkAuthChange(cfg *hub.Config) error {
+func (w *configWatcher) checkAuthChange(cfg *config.Config) error {
 	if !w.guardAuth.Load() {
 		return nil
 	}
@@ -240,6 +240,6 @@ func (w *configWatcher) checkAuthChange(cfg *hub.Config) error {
 		w.log.Warn("the reload removes authentication, as the config says (auth: none): requests need no token")
 		return nil
 	}
-	return &hub.ConfigError{Path: w.path, Msg: "the reload would weaken authentication (" + strings.Join(why, "; ") + "): " +
+	return &config.Error{Path: w.path, Msg: "the reload would weaken authentication (" + strings.Join(why, "; ") + "): " +
 		"write `auth: none` to serve without auth on purpose, or restart serve (with --allow-auth-change to let reloads weaken it)"}
 }

@@ -1,0 +1,322 @@
+package hub
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
+
+	"github.com/mcp-hub/mcp-hub/internal/fixture"
+	"github.com/mcp-hub/mcp-hub/upstream"
+)
+
+// attribHostile is an upstream written for the attribution tests, one
+// process shared by every client (an in-process server on the hub's one
+// connection, as a stdio server is). During a call to ask it sends a
+// sampling request and, while that waits for its client, log lines and an
+// elicitation once the test says so: what go-sdk's own server does with a
+// round's requests, which it sends in parallel. block holds a call in
+// flight until the test releases it; log logs its argument during the call.
+type attribHostile struct {
+	proceed  chan struct{} // ask may go on to its logs and its elicitation
+	elicited chan string   // how ask's elicitation ended
+	blocked  chan struct{} // a call to block has started
+	release  chan struct{} // block may return
+
+	mu     sync.Mutex
+	latest *mcp.Server
+}
+
+func newAttribHostile() *attribHostile {
+	return &attribHostile{proceed: make(chan struct{}), elicited: make(chan string, 1),
+		blocked: make(chan struct{}, 1), release: make(chan struct{})}
+}
+
+func (x *attribHostile) server() *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "hostile", Version: "0"}, &mcp.ServerOptions{
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}, Logging: &mcp.LoggingCapabilities{}},
+	})
+	object := json.RawMessage(`{"type":"object"}`)
+	s.AddTool(&mcp.Tool{Name: "ask", Description: "ask the client twice", InputSchema: object}, x.ask)
+	s.AddTool(&mcp.Tool{Name: "block", Description: "wait for the test", InputSchema: object},
+		func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			x.blocked <- struct{}{}
+			select {
+			case <-x.release:
+				return attribText("released"), nil
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		})
+	s.AddTool(&mcp.Tool{Name: "log", Description: "log a line", InputSchema: object},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Data: string(req.Params.Arguments)})
+			return attribText("logged"), nil
+		})
+	x.mu.Lock()
+	x.latest = s
+	x.mu.Unlock()
+	return s
+}
+
+func (x *attribHostile) ask(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	sampled := make(chan string, 1)
+	go func() {
+		res, err := req.Session.CreateMessage(ctx, &mcp.CreateMessageParams{MaxTokens: 10,
+			Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "alice's question"}}}})
+		if err != nil {
+			sampled <- "error: " + err.Error()
+			return
+		}
+		text, _ := res.Content.(*mcp.TextContent)
+		sampled <- text.Text
+	}()
+	select {
+	case <-x.proceed:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	for i := range 3 {
+		req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Data: fmt.Sprintf("alice-secret-log-%d", i)})
+	}
+	elicit := ""
+	res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "alice's form",
+		RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{"answer": map[string]any{"type": "string"}}}})
+	if err != nil {
+		elicit = "error: " + err.Error()
+	} else {
+		b, _ := json.Marshal(res.Content)
+		elicit = res.Action + " " + string(b)
+	}
+	x.elicited <- elicit
+	select {
+	case sample := <-sampled:
+		return attribText("sample=" + sample + "; elicit=" + elicit), nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// attribCallText calls a tool with cs and returns the result's text, or
+// the error's.
+func attribCallText(cs *mcp.ClientSession, p *mcp.CallToolParams) string {
+	res, err := cs.CallTool(context.Background(), p)
+	if err != nil {
+		return "call failed: " + err.Error()
+	}
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	if res.IsError {
+		return "isError: " + b.String()
+	}
+	return b.String()
+}
+
+func attribText(s string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
+}
+
+// attribHub is a hub serving both eras with the given in-process servers
+// (builtin name = server name).
+func attribHub(t *testing.T, servers map[string]func() *mcp.Server, protocol func(*Config)) (*Hub, *fixture.Log) {
+	t.Helper()
+	var ups []agUp
+	for name := range servers {
+		ups = append(ups, agUp{name: name, cfg: upstream.Config{Builtin: name}})
+	}
+	cfg := agConfig(ups...)
+	on := true
+	cfg.Protocol.Modern = &on
+	if protocol != nil {
+		protocol(cfg)
+	}
+	return agHub(t, cfg, Options{Builtin: agBuiltins(servers)})
+}
+
+// attribModernClient connects a 2026-07-28 client to s, a session made by
+// NewModernSession, in memory: one of the clients its toolset and
+// principal share it with. Its wire (what it reads) is recorded.
+func attribModernClient(t *testing.T, s *Session, client *mcp.Client) (*mcp.ClientSession, *agWire) {
+	t.Helper()
+	ct, st := mcp.NewInMemoryTransports()
+	if _, err := s.Server().Connect(fixture.Context(t), st, nil); err != nil {
+		t.Fatal(err)
+	}
+	wire := &agWire{}
+	cs, err := client.Connect(fixture.Context(t), agRecTransport{ct, wire}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	if v := cs.InitializeResult().ProtocolVersion; v != ModernProtocol {
+		t.Fatalf("negotiated %q, want %s", v, ModernProtocol)
+	}
+	return cs, wire
+}
+
+func attribModernSession(t *testing.T, h *Hub, who string) *Session {
+	t.Helper()
+	s, err := h.NewModernSession(SessionOptions{Principal: &Principal{ID: "token:" + who, Name: who, Kind: PrincipalToken}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.End)
+	return s
+}
+
+// attribCall is a tools/call params that asks for every log line.
+func attribCall(name string) *mcp.CallToolParams {
+	return &mcp.CallToolParams{Name: name, Arguments: map[string]any{}, Meta: mcp.Meta{mcp.MetaKeyLogLevel: "debug"}}
+}
+
+// TestAttributionWhileWaiting: a modern call waiting for its client's
+// answer is in flight. While alice's call waits for her sampling answer,
+// her upstream (one process shared by everyone) logs and sends an
+// elicitation: with another client calling the same upstream (of another
+// principal, of alice's own principal, or a legacy session), neither
+// reaches that client; the elicitation is refused and the logs dropped.
+// Alone, alice gets both requests, one round each, and her logs.
+func TestAttributionWhileWaiting(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		other string // "", "principal", "same principal", "legacy"
+	}{
+		{"alone", ""},
+		{"another principal", "principal"},
+		{"another client of alice's principal", "same principal"},
+		{"a legacy session", "legacy"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			x := newAttribHostile()
+			h, log := attribHub(t, map[string]func() *mcp.Server{"hostile": x.server}, nil)
+			// A legacy client asks for every log line of the upstream
+			// (the upstream logs nothing until some client sets a level).
+			setter := agClient(t, h, nil)
+			if err := setter.SetLoggingLevel(fixture.Context(t), &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
+				t.Fatal(err)
+			}
+
+			aliceAsked := make(chan struct{}, 1)
+			aliceAnswer := make(chan struct{})
+			answer, release := sync.OnceFunc(func() { close(aliceAnswer) }), sync.OnceFunc(func() { close(x.release) })
+			t.Cleanup(answer) // a failed test leaves nothing blocked (cleanups run last first)
+			t.Cleanup(release)
+			aliceSession := attribModernSession(t, h, "alice")
+			alice, aliceWire := attribModernClient(t, aliceSession, mcp.NewClient(&mcp.Implementation{Name: "alice", Version: "0"}, &mcp.ClientOptions{
+				CreateMessageHandler: func(ctx context.Context, _ *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+					aliceAsked <- struct{}{}
+					select {
+					case <-aliceAnswer:
+					case <-ctx.Done():
+						return nil, ctx.Err()
+					}
+					return &mcp.CreateMessageResult{Model: "m", Role: "assistant", Content: &mcp.TextContent{Text: "alice-answer"}}, nil
+				},
+				ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+					return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"answer": "alice"}}, nil
+				},
+			}))
+			aliceDone := make(chan string, 1)
+			go func() { aliceDone <- attribCallText(alice, attribCall("hostile__ask")) }()
+			select {
+			case <-aliceAsked: // alice's call now waits for her answer
+			case <-time.After(30 * time.Second):
+				t.Fatal("alice was never asked to sample")
+			}
+
+			otherAsked := make(chan string, 4)
+			other := mcp.NewClient(&mcp.Implementation{Name: "other", Version: "0"}, &mcp.ClientOptions{
+				CreateMessageHandler: func(_ context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+					otherAsked <- "sampling"
+					return &mcp.CreateMessageResult{Model: "m", Role: "assistant", Content: &mcp.TextContent{Text: "other-answer"}}, nil
+				},
+				ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+					otherAsked <- req.Params.Message
+					return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"answer": "other"}}, nil
+				},
+			})
+			var otherCS *mcp.ClientSession
+			var otherWire *agWire
+			switch tc.other {
+			case "principal":
+				otherCS, otherWire = attribModernClient(t, attribModernSession(t, h, "bob"), other)
+			case "same principal":
+				otherCS, otherWire = attribModernClient(t, aliceSession, other)
+			case "legacy":
+				otherWire = &agWire{}
+				var err error
+				otherCS, err = other.Connect(fixture.Context(t), agRecTransport{agSessionTransport(t, h), otherWire}, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { otherCS.Close() })
+				if err := otherCS.SetLoggingLevel(fixture.Context(t), &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			otherDone := make(chan string, 1)
+			if otherCS != nil {
+				go func() { otherDone <- attribCallText(otherCS, attribCall("hostile__block")) }()
+				select {
+				case <-x.blocked: // the other client's call is in flight
+				case <-time.After(30 * time.Second):
+					t.Fatal("the other client's call never reached the upstream")
+				}
+			}
+
+			close(x.proceed) // the upstream logs and elicits while alice's sampling waits
+			if otherCS == nil {
+				answer() // her elicitation is her next round
+			}
+			var elicit string
+			select {
+			case elicit = <-x.elicited:
+			case what := <-otherAsked:
+				t.Fatalf("the other client was asked %q, sent by alice's upstream call", what)
+			case <-time.After(30 * time.Second):
+				t.Fatal("the upstream's elicitation never ended")
+			}
+			if otherCS == nil {
+				if elicit != `accept {"answer":"alice"}` {
+					t.Errorf("alone, alice's elicitation ended %q, want her answer", elicit)
+				}
+				if got := <-aliceDone; got != `sample=alice-answer; elicit=accept {"answer":"alice"}` {
+					t.Errorf("alice's result = %q", got)
+				}
+				if w := aliceWire.String(); !strings.Contains(w, "alice-secret-log-2") {
+					t.Errorf("alone, alice did not get her upstream's logs:\n%s", w)
+				}
+				return
+			}
+			if !strings.Contains(elicit, "cannot route") {
+				t.Errorf("the unattributable elicitation ended %q, want a refusal", elicit)
+			}
+			log.WaitFor(t, "the hub to drop alice's log lines", 30*time.Second, func(s string) bool {
+				return strings.Contains(s, "upstream log not forwarded") && strings.Contains(s, "alice-secret-log-2")
+			})
+			release()
+			if got := <-otherDone; got != "released" {
+				t.Errorf("the other client's call = %q, want its own result", got)
+			}
+			if w := otherWire.String(); strings.Contains(w, "alice") {
+				t.Errorf("the other client read alice's messages:\n%s", w)
+			}
+			answer()
+			if got := <-aliceDone; !strings.HasPrefix(got, "sample=alice-answer; elicit=error: ") || !strings.Contains(got, "cannot route") {
+				t.Errorf("alice's result = %q", got)
+			}
+			if w := aliceWire.String(); strings.Contains(w, "other") {
+				t.Errorf("alice read the other client's messages:\n%s", w)
+			}
+		})
+	}
+}

@@ -163,6 +163,19 @@ func attribModernClient(t *testing.T, s *Session, client *mcp.Client) (*mcp.Clie
 	return cs, wire
 }
 
+// attribLegacyClient connects a client of the 2025-11-25 era to h in
+// memory, in a session of its own. Its wire is recorded.
+func attribLegacyClient(t *testing.T, h *Hub, client *mcp.Client) (*mcp.ClientSession, *agWire) {
+	t.Helper()
+	wire := &agWire{}
+	cs, err := client.Connect(fixture.Context(t), agRecTransport{agSessionTransport(t, h), wire}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs, wire
+}
+
 func attribModernSession(t *testing.T, h *Hub, who string) *Session {
 	t.Helper()
 	s, err := h.NewModernSession(SessionOptions{Principal: &Principal{ID: "token:" + who, Name: who, Kind: PrincipalToken}})
@@ -252,13 +265,7 @@ func TestAttributionWhileWaiting(t *testing.T) {
 			case "same principal":
 				otherCS, otherWire = attribModernClient(t, aliceSession, other)
 			case "legacy":
-				otherWire = &agWire{}
-				var err error
-				otherCS, err = other.Connect(fixture.Context(t), agRecTransport{agSessionTransport(t, h), otherWire}, nil)
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { otherCS.Close() })
+				otherCS, otherWire = attribLegacyClient(t, h, other)
 				if err := otherCS.SetLoggingLevel(fixture.Context(t), &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
 					t.Fatal(err)
 				}
@@ -318,5 +325,140 @@ func TestAttributionWhileWaiting(t *testing.T) {
 				t.Errorf("alice read the other client's messages:\n%s", w)
 			}
 		})
+	}
+}
+
+// TestAttributionLogOutsideCall: a log line a shared upstream sends
+// outside any call reaches no session (it was broadcast to every legacy
+// session): the hub logs it at debug on its own log instead. A line sent
+// during a call still reaches the caller.
+func TestAttributionLogOutsideCall(t *testing.T) {
+	x := newAttribHostile()
+	h, log := attribHub(t, map[string]func() *mcp.Server{"hostile": x.server}, nil)
+	a, aWire := attribLegacyClient(t, h, mcp.NewClient(&mcp.Implementation{Name: "a", Version: "0"}, nil))
+	b, bWire := attribLegacyClient(t, h, mcp.NewClient(&mcp.Implementation{Name: "b", Version: "0"}, nil))
+	for _, cs := range []*mcp.ClientSession{a, b} {
+		if err := cs.SetLoggingLevel(fixture.Context(t), &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	x.mu.Lock()
+	srv := x.latest
+	x.mu.Unlock()
+	for ss := range srv.Sessions() {
+		if err := ss.Log(fixture.Context(t), &mcp.LoggingMessageParams{Level: "info", Data: "stray-log"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Delivered to a session, or dropped with a line on the hub's log.
+	fixture.Eventually(t, 30*time.Second, "the stray line handled", func() bool {
+		return strings.Contains(aWire.String()+bWire.String(), "stray-log") ||
+			strings.Contains(log.String(), "upstream log not forwarded: sent outside any call")
+	})
+	for i, w := range []*agWire{aWire, bWire} {
+		if got := w.String(); strings.Contains(got, "stray-log") {
+			t.Errorf("session %d got a log line sent outside any call:\n%s", i, got)
+		}
+	}
+	// A line logged during a session's call still reaches it.
+	for i, cs := range []*mcp.ClientSession{a, b} {
+		if got := attribCallText(cs, &mcp.CallToolParams{Name: "hostile__log", Arguments: map[string]any{"own": i}}); got != "logged" {
+			t.Fatalf("log call -> %q", got)
+		}
+	}
+	for i, w := range []*agWire{aWire, bWire} {
+		if got := w.String(); !strings.Contains(got, fmt.Sprintf(`{\"own\":%d}`, i)) {
+			t.Errorf("session %d did not get the line logged during its own call:\n%s", i, got)
+		}
+	}
+}
+
+// attribSampler is an upstream whose one tool, sample, asks its client's
+// model and returns the answer.
+func attribSampler() *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "sampler", Version: "0"}, nil)
+	s.AddTool(&mcp.Tool{Name: "sample", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			res, err := req.Session.CreateMessage(ctx, &mcp.CreateMessageParams{MaxTokens: 10,
+				Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "q"}}}})
+			if err != nil {
+				return nil, err
+			}
+			text, _ := res.Content.(*mcp.TextContent)
+			return attribText("answer=" + text.Text), nil
+		})
+	return s
+}
+
+// TestWaitingCallsPerPrincipal: one principal's calls waiting for its
+// input_required answers are bounded by its share
+// (protocol.max_waiting_calls_per_principal), all of them by
+// protocol.max_waiting_calls; past either only the call that would wait
+// is refused, saying which limit, and an answered call frees its place.
+// Each call goes to an upstream of its own: calls of several clients to
+// one shared upstream could not be told apart.
+func TestWaitingCallsPerPrincipal(t *testing.T) {
+	servers := map[string]func() *mcp.Server{}
+	for i := 1; i <= 6; i++ {
+		servers[fmt.Sprintf("w%d", i)] = attribSampler
+	}
+	h, _ := attribHub(t, servers, func(cfg *Config) {
+		cfg.Protocol.MaxWaitingCalls = 3
+		cfg.Protocol.MaxWaitingCallsPerPrincipal = 2
+	})
+	client := func(who string) *mcp.ClientSession {
+		cs, _ := attribModernClient(t, attribModernSession(t, h, who), mcp.NewClient(&mcp.Implementation{Name: who, Version: "0"}, &mcp.ClientOptions{
+			CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+				return nil, fmt.Errorf("answered by the test")
+			},
+			MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
+		}))
+		return cs
+	}
+	alice, bob, carol := client("alice"), client("bob"), client("carol")
+	call := func(cs *mcp.ClientSession, p *mcp.CallToolParams) *mcp.CallToolResult {
+		t.Helper()
+		res, err := cs.CallTool(fixture.Context(t), p)
+		if err != nil {
+			t.Fatalf("%s: %v", p.Name, err)
+		}
+		return res
+	}
+	var waiting *mcp.CallToolResult
+	for _, step := range []struct {
+		cs      *mcp.ClientSession
+		server  string
+		refused string // "": waits for input
+	}{
+		{alice, "w1", ""},
+		{alice, "w2", ""},
+		{alice, "w3", "max_waiting_calls_per_principal"},
+		{bob, "w4", ""},
+		{carol, "w5", "protocol.max_waiting_calls)"},
+	} {
+		res := call(step.cs, &mcp.CallToolParams{Name: step.server + "__sample"})
+		got := fixture.JSON(t, res)
+		switch {
+		case step.refused == "" && !res.NeedsInput():
+			t.Fatalf("call to %s = %s, want input_required", step.server, got)
+		case step.refused != "" && (!res.IsError || !strings.Contains(got, step.refused)):
+			t.Fatalf("call to %s = %s, want refused naming %s", step.server, got, step.refused)
+		}
+		if step.server == "w1" {
+			waiting = res
+		}
+	}
+	// alice answers her first call: it completes, and frees a place.
+	var key string
+	for k := range waiting.InputRequests {
+		key = k
+	}
+	res := call(alice, &mcp.CallToolParams{Name: "w1__sample", RequestState: waiting.RequestState,
+		InputResponses: mcp.InputResponseMap{key: &mcp.CreateMessageResult{Model: "m", Role: "assistant", Content: &mcp.TextContent{Text: "four"}}}})
+	if got := fixture.ResultText(res); got != "answer=four" {
+		t.Fatalf("alice's answered call = %s", fixture.JSON(t, res))
+	}
+	if res := call(carol, &mcp.CallToolParams{Name: "w6__sample"}); !res.NeedsInput() {
+		t.Fatalf("carol's call once a place is free = %s, want input_required", fixture.JSON(t, res))
 	}
 }

@@ -15,93 +15,6 @@ import (
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
-// attribHostile is an upstream written for the attribution tests, one
-// process shared by every client (an in-process server on the hub's one
-// connection, as a stdio server is). During a call to ask it sends a
-// sampling request and, while that waits for its client, log lines and an
-// elicitation once the test says so: what go-sdk's own server does with a
-// round's requests, which it sends in parallel. block holds a call in
-// flight until the test releases it; log logs its argument during the call.
-type attribHostile struct {
-	proceed  chan struct{} // ask may go on to its logs and its elicitation
-	elicited chan string   // how ask's elicitation ended
-	blocked  chan struct{} // a call to block has started
-	release  chan struct{} // block may return
-
-	mu     sync.Mutex
-	latest *mcp.Server
-}
-
-func newAttribHostile() *attribHostile {
-	return &attribHostile{proceed: make(chan struct{}), elicited: make(chan string, 1),
-		blocked: make(chan struct{}, 1), release: make(chan struct{})}
-}
-
-func (x *attribHostile) server() *mcp.Server {
-	s := mcp.NewServer(&mcp.Implementation{Name: "hostile", Version: "0"}, &mcp.ServerOptions{
-		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}, Logging: &mcp.LoggingCapabilities{}},
-	})
-	object := json.RawMessage(`{"type":"object"}`)
-	s.AddTool(&mcp.Tool{Name: "ask", Description: "ask the client twice", InputSchema: object}, x.ask)
-	s.AddTool(&mcp.Tool{Name: "block", Description: "wait for the test", InputSchema: object},
-		func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			x.blocked <- struct{}{}
-			select {
-			case <-x.release:
-				return attribText("released"), nil
-			case <-ctx.Done():
-				return nil, ctx.Err()
-			}
-		})
-	s.AddTool(&mcp.Tool{Name: "log", Description: "log a line", InputSchema: object},
-		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Data: string(req.Params.Arguments)})
-			return attribText("logged"), nil
-		})
-	x.mu.Lock()
-	x.latest = s
-	x.mu.Unlock()
-	return s
-}
-
-func (x *attribHostile) ask(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	sampled := make(chan string, 1)
-	go func() {
-		res, err := req.Session.CreateMessage(ctx, &mcp.CreateMessageParams{MaxTokens: 10,
-			Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "alice's question"}}}})
-		if err != nil {
-			sampled <- "error: " + err.Error()
-			return
-		}
-		text, _ := res.Content.(*mcp.TextContent)
-		sampled <- text.Text
-	}()
-	select {
-	case <-x.proceed:
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-	for i := range 3 {
-		req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Data: fmt.Sprintf("alice-secret-log-%d", i)})
-	}
-	elicit := ""
-	res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "alice's form",
-		RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{"answer": map[string]any{"type": "string"}}}})
-	if err != nil {
-		elicit = "error: " + err.Error()
-	} else {
-		b, _ := json.Marshal(res.Content)
-		elicit = res.Action + " " + string(b)
-	}
-	x.elicited <- elicit
-	select {
-	case sample := <-sampled:
-		return attribText("sample=" + sample + "; elicit=" + elicit), nil
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-}
-
 // attribCallText calls a tool with cs and returns the result's text, or
 // the error's.
 func attribCallText(cs *mcp.ClientSession, p *mcp.CallToolParams) string {
@@ -209,8 +122,8 @@ func TestAttributionWhileWaiting(t *testing.T) {
 		{"a legacy session", "legacy"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			x := newAttribHostile()
-			h, log := attribHub(t, map[string]func() *mcp.Server{"hostile": x.server}, nil)
+			x := fixture.NewAskingServer()
+			h, log := attribHub(t, map[string]func() *mcp.Server{"hostile": x.Server}, nil)
 			// A legacy client asks for every log line of the upstream
 			// (the upstream logs nothing until some client sets a level).
 			setter := agClient(t, h, nil)
@@ -220,7 +133,7 @@ func TestAttributionWhileWaiting(t *testing.T) {
 
 			aliceAsked := make(chan struct{}, 1)
 			aliceAnswer := make(chan struct{})
-			answer, release := sync.OnceFunc(func() { close(aliceAnswer) }), sync.OnceFunc(func() { close(x.release) })
+			answer, release := sync.OnceFunc(func() { close(aliceAnswer) }), sync.OnceFunc(func() { close(x.Release) })
 			t.Cleanup(answer) // a failed test leaves nothing blocked (cleanups run last first)
 			t.Cleanup(release)
 			aliceSession := attribModernSession(t, h, "alice")
@@ -274,19 +187,19 @@ func TestAttributionWhileWaiting(t *testing.T) {
 			if otherCS != nil {
 				go func() { otherDone <- attribCallText(otherCS, attribCall("hostile__block")) }()
 				select {
-				case <-x.blocked: // the other client's call is in flight
+				case <-x.Blocked: // the other client's call is in flight
 				case <-time.After(30 * time.Second):
 					t.Fatal("the other client's call never reached the upstream")
 				}
 			}
 
-			close(x.proceed) // the upstream logs and elicits while alice's sampling waits
+			close(x.Proceed) // the upstream logs and elicits while alice's sampling waits
 			if otherCS == nil {
 				answer() // her elicitation is her next round
 			}
 			var elicit string
 			select {
-			case elicit = <-x.elicited:
+			case elicit = <-x.Elicited:
 			case what := <-otherAsked:
 				t.Fatalf("the other client was asked %q, sent by alice's upstream call", what)
 			case <-time.After(30 * time.Second):
@@ -333,8 +246,8 @@ func TestAttributionWhileWaiting(t *testing.T) {
 // session): the hub logs it at debug on its own log instead. A line sent
 // during a call still reaches the caller.
 func TestAttributionLogOutsideCall(t *testing.T) {
-	x := newAttribHostile()
-	h, log := attribHub(t, map[string]func() *mcp.Server{"hostile": x.server}, nil)
+	x := fixture.NewAskingServer()
+	h, log := attribHub(t, map[string]func() *mcp.Server{"hostile": x.Server}, nil)
 	a, aWire := attribLegacyClient(t, h, mcp.NewClient(&mcp.Implementation{Name: "a", Version: "0"}, nil))
 	b, bWire := attribLegacyClient(t, h, mcp.NewClient(&mcp.Implementation{Name: "b", Version: "0"}, nil))
 	for _, cs := range []*mcp.ClientSession{a, b} {
@@ -342,10 +255,7 @@ func TestAttributionLogOutsideCall(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	x.mu.Lock()
-	srv := x.latest
-	x.mu.Unlock()
-	for ss := range srv.Sessions() {
+	for ss := range x.Latest().Sessions() {
 		if err := ss.Log(fixture.Context(t), &mcp.LoggingMessageParams{Level: "info", Data: "stray-log"}); err != nil {
 			t.Fatal(err)
 		}

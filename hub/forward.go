@@ -49,7 +49,11 @@ func (s *Session) handleTool(ctx context.Context, req *mcp.CallToolRequest) (mcp
 //   - result: returned as the upstream sent it (isError included), as its
 //     very bytes from a stdio upstream (upstream.RawResult);
 //   - session: an HTTP upstream runs the call in this session's own
-//     upstream session, so what it sends meanwhile is this session's;
+//     upstream session, so what it sends meanwhile is this session's (a
+//     legacy session's; a modern Session is shared, see router);
+//   - what the upstream sends during the call reaches this call's client
+//     only (router), and a 2026-07-28 upstream's input requests, which
+//     come back in the call's own context, reach this call exactly;
 //   - errors: a JSON-RPC error from the upstream is passed on with its code;
 //     a server that is down, restarting or timed out gives an isError
 //     result that says so and invites a retry.

@@ -28,6 +28,11 @@ import (
 // call, which goes on waiting; the retry hands the client's answer to the
 // upstream and waits again, for the call's result or its next request.
 //
+// A suspended call is still in flight to its upstream: a shared (stdio)
+// upstream's further requests and logs reach it only while no other
+// client calls that upstream (forward.go's router), and queue for its next
+// round.
+//
 // A suspended call lives on the replica that holds it: a retry that lands
 // on another replica gets an error naming the expired or unknown state
 // (an upstream call cannot move). It waits for the retry at most

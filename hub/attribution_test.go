@@ -18,7 +18,9 @@ import (
 // attribCallText calls a tool with cs and returns the result's text, or
 // the error's.
 func attribCallText(cs *mcp.ClientSession, p *mcp.CallToolParams) string {
-	res, err := cs.CallTool(context.Background(), p)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	res, err := cs.CallTool(ctx, p)
 	if err != nil {
 		return "call failed: " + err.Error()
 	}
@@ -370,5 +372,79 @@ func TestWaitingCallsPerPrincipal(t *testing.T) {
 	}
 	if res := call(carol, &mcp.CallToolParams{Name: "w6__sample"}); !res.NeedsInput() {
 		t.Fatalf("carol's call once a place is free = %s, want input_required", fixture.JSON(t, res))
+	}
+}
+
+// attribModernUpstream is an upstream of the 2026-07-28 era: its tool ask
+// asks for a sampling answer inside its result (input_required) and
+// answers with it on the retry; hold stays in flight until release closes.
+func attribModernUpstream(release <-chan struct{}, held chan<- struct{}) func() *mcp.Server {
+	return func() *mcp.Server {
+		s := mcp.NewServer(&mcp.Implementation{Name: "modern-up", Version: "0"}, nil)
+		object := json.RawMessage(`{"type":"object"}`)
+		s.AddTool(&mcp.Tool{Name: "ask", InputSchema: object}, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			if answer, ok := req.Params.InputResponses["q"]; ok && answer != nil {
+				b, _ := json.Marshal(answer)
+				return attribText("answer=" + string(b)), nil
+			}
+			return &mcp.CallToolResult{RequestState: "s", InputRequests: mcp.InputRequestMap{"q": &mcp.CreateMessageParams{MaxTokens: 10,
+				Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "q"}}}}}}, nil
+		})
+		s.AddTool(&mcp.Tool{Name: "hold", InputSchema: object}, func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			held <- struct{}{}
+			select {
+			case <-release:
+				return attribText("released"), nil
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		})
+		return s
+	}
+}
+
+// TestAttributionModernUpstream: a 2026-07-28 upstream's input request
+// comes back inside the call's own result: the hub hands it to that call,
+// exactly, though another client of the same principal (sharing its hub
+// session, and so its upstream owner) has a call in flight to the same
+// upstream. Before, the request went to any call of that session in
+// flight: as often as not the other client's.
+func TestAttributionModernUpstream(t *testing.T) {
+	const rounds = 8
+	release, held := make(chan struct{}), make(chan struct{}, rounds)
+	releaseAll := sync.OnceFunc(func() { close(release) })
+	t.Cleanup(releaseAll)
+	cfg := agConfig(agUp{name: "m", cfg: upstream.Config{Builtin: "m", ProtocolVersion: ModernProtocol}})
+	on := true
+	cfg.Protocol.Modern = &on
+	h, _ := agHub(t, cfg, Options{Builtin: agBuiltins(map[string]func() *mcp.Server{"m": attribModernUpstream(release, held)})})
+	shared := attribModernSession(t, h, "alice")
+	client := func(who string, asked chan<- string) *mcp.ClientSession {
+		cs, _ := attribModernClient(t, shared, mcp.NewClient(&mcp.Implementation{Name: who, Version: "0"}, &mcp.ClientOptions{
+			CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+				asked <- who
+				return &mcp.CreateMessageResult{Model: "m", Role: "assistant", Content: &mcp.TextContent{Text: who}}, nil
+			},
+		}))
+		return cs
+	}
+	holderAsked, askerAsked := make(chan string, rounds), make(chan string, rounds)
+	holder, asker := client("holder", holderAsked), client("asker", askerAsked)
+	holderDone := make(chan string, rounds)
+	for range rounds {
+		go func() { holderDone <- attribCallText(holder, &mcp.CallToolParams{Name: "m__hold"}) }()
+		<-held
+		if got := attribCallText(asker, &mcp.CallToolParams{Name: "m__ask"}); !strings.Contains(got, `"text":"asker"`) {
+			t.Errorf("the asking client's call = %q, want its own answer", got)
+		}
+	}
+	releaseAll()
+	for range rounds {
+		if got := <-holderDone; got != "released" {
+			t.Errorf("the holding client's call = %q, want its own result", got)
+		}
+	}
+	if len(holderAsked) > 0 {
+		t.Errorf("the holding client was asked the other client's question %d times", len(holderAsked))
 	}
 }

@@ -126,6 +126,36 @@ type Protocol struct {
 	// protocol version), so a client that speaks both falls back to
 	// 2025-11-25. nil: DefaultModern.
 	Modern *bool `yaml:"modern"`
+	// MaxWaitingCalls bounds the modern calls waiting at once for their
+	// client's answer to an input_required result (each holds its
+	// upstream call open until answered or for 5 minutes); 0:
+	// DefaultMaxWaitingCalls. Past it only the call that would wait is
+	// refused.
+	MaxWaitingCalls int `yaml:"max_waiting_calls"`
+	// MaxWaitingCallsPerPrincipal is one principal's share of them, so
+	// that one principal cannot fill them all; 0:
+	// DefaultMaxWaitingCallsPerPrincipal.
+	MaxWaitingCallsPerPrincipal int `yaml:"max_waiting_calls_per_principal"`
+}
+
+// Defaults of protocol.max_waiting_calls and its per-principal share.
+const (
+	DefaultMaxWaitingCalls             = 1000
+	DefaultMaxWaitingCallsPerPrincipal = 100
+)
+
+// WaitingLimits are protocol.max_waiting_calls and
+// max_waiting_calls_per_principal with their defaults; the share is at
+// most the total.
+func (p Protocol) WaitingLimits() (total, perPrincipal int) {
+	total, perPrincipal = p.MaxWaitingCalls, p.MaxWaitingCallsPerPrincipal
+	if total <= 0 {
+		total = DefaultMaxWaitingCalls
+	}
+	if perPrincipal <= 0 {
+		perPrincipal = DefaultMaxWaitingCallsPerPrincipal
+	}
+	return total, min(perPrincipal, total)
 }
 
 // DefaultModern is protocol.modern's default: off, so a client that
@@ -436,6 +466,8 @@ func (c *Config) validate(line func(keys ...string) int, builtins []string) erro
 		{"http.body_read_timeout", c.HTTP.BodyReadTimeout < 0},
 		{"http.idle_timeout", c.HTTP.IdleTimeout < 0},
 		{"http.max_header_bytes", c.HTTP.MaxHeaderBytes < 0},
+		{"protocol.max_waiting_calls", c.Protocol.MaxWaitingCalls < 0},
+		{"protocol.max_waiting_calls_per_principal", c.Protocol.MaxWaitingCallsPerPrincipal < 0},
 	} {
 		if lim.negative {
 			errs = append(errs, &Error{Path: c.Path, Line: line(strings.Split(lim.key, ".")...), Msg: lim.key + " must be positive (or left out for its default)"})

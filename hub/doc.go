@@ -20,11 +20,15 @@
 //     only its loaded names, and no goroutine of its own (toollist.go;
 //     session.go's watch runs when the SDK session ends).
 //   - Forwarding: tool calls, resources, prompts, completions, logging,
-//     progress and cancellation go to the upstream that owns them;
-//     server-to-client requests (sampling, elicitation, roots) come back to
-//     the session whose call caused them. A stdio server with `isolation`
-//     runs a process per principal or client session, and what one sends
-//     is its owner's alone (isolation.go).
+//     progress and cancellation go to the upstream that owns them; what an
+//     upstream sends during a call (sampling, elicitation and roots
+//     requests, logs, progress) comes back to the client whose call caused
+//     it, and only to it: by an exact link where there is one, else only
+//     while every call in flight to that upstream is one client's (a
+//     legacy session, or one modern request); what cannot be attributed
+//     is refused or dropped, never broadcast (forward.go's router). A stdio
+//     server with `isolation` runs a process per principal or client
+//     session, and what one sends is its owner's alone (isolation.go).
 //
 // Both protocol eras are served (modern.go): 2025-11-25 and older, in
 // which a session loads what search_tools finds; and, with protocol.modern,

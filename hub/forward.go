@@ -50,7 +50,11 @@ func (s *Session) handleTool(ctx context.Context, req *mcp.CallToolRequest) (mcp
 //   - result: returned as the upstream sent it (isError included), as its
 //     very bytes from a stdio upstream (upstream.RawResult);
 //   - session: an HTTP upstream runs the call in this session's own
-//     upstream session, so what it sends meanwhile is this session's;
+//     upstream session, so what it sends meanwhile is this session's (a
+//     legacy session's; a modern Session is shared, see router);
+//   - what the upstream sends during the call reaches this call's client
+//     only (router), and a 2026-07-28 upstream's input requests, which
+//     come back in the call's own context, reach this call exactly;
 //   - errors: a JSON-RPC error from the upstream is passed on with its code;
 //     a server that is down, restarting or timed out gives an isError
 //     result that says so and invites a retry.
@@ -73,7 +77,7 @@ func (s *Session) callUpstream(ctx context.Context, t *Tool, in *mcp.CallToolPar
 		params.SetProgressToken(h.routes.mapProgress(call, token))
 	}
 	r := &UpstreamRequest{Method: "tools/call", Server: t.Server, Tool: t, Meta: &params.Meta, Start: time.Now()}
-	callCtx := s.upstreamStart(ctx, r)
+	callCtx := s.upstreamStart(withCall(ctx, call), r)
 	res, err := u.CallTool(callCtx, s, params)
 	s.upstreamDone(callCtx, r, res, err)
 	if err != nil {
@@ -161,9 +165,21 @@ func (s *Session) visibleNames(c *Catalog) []string {
 	return out
 }
 
-// router remembers which downstream session is waiting on which upstream,
-// so that what an upstream sends during a call (logs, progress, sampling,
-// elicitation, roots) reaches the session whose call caused it.
+// router remembers which client is waiting on which upstream, so that
+// what an upstream sends during a call (logs, progress, sampling,
+// elicitation, roots) reaches the client whose call caused it, and no
+// other (docs/security.md, "Attribution").
+//
+// The links that are exact come first: a progress token the hub gave the
+// call (mapProgress); a 2026-07-28 upstream's input requests, which come
+// back inside the call's own result and so in its context (callIn); an
+// upstream session owned by one client session (upstream.Owner). Without
+// one (a stdio process shared by every client, speaking 2025-11-25), the
+// message says nothing of which call caused it, and the router attributes
+// it only when every call in flight to that upstream is one client's
+// (callerOf). A call waiting for its client's input_required answer is in
+// flight: its upstream may go on sending (a round's requests in parallel,
+// logs, progress).
 type router struct {
 	mu       sync.Mutex
 	calls    map[string]map[*call]struct{} // upstream name -> calls in flight
@@ -176,6 +192,11 @@ type call struct {
 	ctx      context.Context // the downstream request's context
 	session  *Session
 	upstream string
+	// client is who may receive what the call's upstream sends: a
+	// legacy session as a whole (one client holds it), or for a modern
+	// request the call alone (each stands alone; a shared modern Session
+	// serves many clients of one principal, and a stdio one many calls).
+	client   any
 	token    any    // the downstream progress token
 	hubToken string // what the upstream sees instead
 }
@@ -187,6 +208,10 @@ func (r *router) init() {
 
 func (r *router) begin(ctx context.Context, s *Session, server string) *call {
 	c := &call{ctx: ctx, session: s, upstream: server}
+	c.client = s
+	if suspensionOf(ctx) != nil || !s.oneClient() {
+		c.client = c
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.calls[server] == nil {
@@ -227,19 +252,25 @@ func (r *router) progressCall(token any) *call {
 }
 
 // callerOf finds the call an upstream's request or notification belongs
-// to. Nothing in the message says which call caused it, so: the only
-// session with calls in flight to that upstream. Several sessions at once
-// is ambiguous (nil, false). A modern call that is waiting for its
-// client's input (inputrequired.go) sent its upstream's request already:
-// it is never the one.
+// to when nothing in the message says: the calls in flight to that
+// upstream, all of one client (see call.client), waiting for input or
+// not. Calls of several clients at once is ambiguous (nil, true): a guess
+// could hand one client's request, or log line, to another.
 func (r *router) callerOf(server string) (c *call, ambiguous bool) {
+	return r.callFrom(server, nil)
+}
+
+// callFrom is callerOf among the calls of s only (of any session: nil),
+// for what an upstream sends in s's own upstream session
+// (upstream.Owner).
+func (r *router) callFrom(server string, s *Session) (c *call, ambiguous bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for cl := range r.calls[server] {
-		if cl.waitingForClient() {
+		if s != nil && cl.session != s {
 			continue
 		}
-		if c != nil && c.session != cl.session {
+		if c != nil && c.client != cl.client {
 			return nil, true
 		}
 		c = cl
@@ -247,43 +278,59 @@ func (r *router) callerOf(server string) (c *call, ambiguous bool) {
 	return c, false
 }
 
-// callFrom finds a call of session s in flight to an upstream, for what
-// the upstream sends in s's own session (upstream.Owner): any of them
-// puts the message on s's streams, but one waiting for its client's input.
-func (r *router) callFrom(server string, s *Session) *call {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for c := range r.calls[server] {
-		if c.session == s && !c.waitingForClient() {
-			return c
-		}
-	}
-	return nil
+// callKey carries the call in the context the hub calls its upstream
+// with: what comes back in that context (a 2026-07-28 upstream's input
+// requests, answered inside the call) is the call's, exactly.
+type callKey struct{}
+
+func withCall(ctx context.Context, c *call) context.Context {
+	return context.WithValue(ctx, callKey{}, c)
 }
 
-// waitingForClient reports whether c is a modern call whose upstream's
-// request is with the client.
-func (c *call) waitingForClient() bool {
-	sp := suspensionOf(c.ctx)
-	return sp != nil && sp.asking.Load() > 0
+func callIn(ctx context.Context) *call {
+	c, _ := ctx.Value(callKey{}).(*call)
+	return c
 }
 
 // caller finds the session, and the call, that what an upstream sent
-// belongs to: the owner of the upstream session it came in (or, from a
-// principal's isolated process, one of that principal's calls), or else
-// (callerOf) the only session calling. c is nil outside a call.
+// belongs to (see router). s is nil when nothing can be attributed;
+// ambiguous says that calls of several clients were in flight. c is nil
+// outside a call: then s is set only for an exact link to a session of one
+// client (its own upstream session), or to a modern request whose
+// suspension the context carries (a 2026-07-28 upstream's input request
+// during prompts/get or resources/read). What a principal's isolated
+// process sends is attributed among that principal's calls alone
+// (isolation.go).
 func (h *Hub) caller(ctx context.Context, u *upstream.Upstream) (s *Session, c *call, ambiguous bool) {
-	switch owner := upstream.Owner(ctx).(type) {
-	case *Session:
-		return owner, h.routes.callFrom(u.Name(), owner), false
-	case upstream.PrincipalOwner: // isolation.go
-		return h.principalCaller(u.Name(), owner)
+	if c := callIn(ctx); c != nil && c.upstream == u.Name() {
+		return c.session, c, false
 	}
-	c, ambiguous = h.routes.callerOf(u.Name())
-	if c != nil {
+	if sp := suspensionOf(ctx); sp != nil {
+		return sp.session, nil, false
+	}
+	if p, ok := upstream.Owner(ctx).(upstream.PrincipalOwner); ok {
+		return h.principalCaller(u.Name(), p)
+	}
+	owner, _ := upstream.Owner(ctx).(*Session)
+	c, ambiguous = h.routes.callFrom(u.Name(), owner)
+	switch {
+	case c != nil:
 		s = c.session
+	case owner != nil && !ambiguous && owner.oneClient():
+		s = owner // its own upstream session, between its calls
 	}
 	return s, c, ambiguous
+}
+
+// oneClient reports whether s is one client's: a session of the legacy
+// era, which its client holds and which can be sent requests and
+// notifications of its own. A modern client's requests each stand alone
+// (and over HTTP a shared modern Session serves many clients).
+func (s *Session) oneClient() bool {
+	if s.modernShared {
+		return false
+	}
+	return !modernSession(s.serverSession())
 }
 
 // callContext is the context to forward with: the call's values, so the
@@ -349,23 +396,22 @@ func (h *Hub) upstreamNotified(ctx context.Context, u *upstream.Upstream, method
 		p := params.(*mcp.LoggingMessageParams)
 		p.Data = h.redact.Value(p.Data) // a server may log its own credentials
 		s, c, ambiguous := h.caller(ctx, u)
-		switch {
-		case s != nil:
-			ss := s.serverSession()
-			if c != nil && requestSession(c.ctx) != nil {
-				ss = requestSession(c.ctx)
+		if s == nil {
+			// Never broadcast: a line nobody's call can be shown to have
+			// caused may be about any client's work.
+			why := "sent outside any call"
+			if ambiguous {
+				why = "several clients have calls in flight to it"
 			}
-			if ss != nil {
-				ss.Log(callContext(ctx, c), p)
-			}
-		case ambiguous:
-			h.log.Info("upstream log (several sessions calling; not forwarded)", "server", u.Name(), "level", p.Level, "data", p.Data)
-		default:
-			for _, s := range h.sessionList() {
-				if ss := s.serverSession(); ss != nil {
-					ss.Log(ctx, p)
-				}
-			}
+			h.log.Debug("upstream log not forwarded: "+why, "server", u.Name(), "level", p.Level, "data", p.Data)
+			return
+		}
+		ss := s.serverSession()
+		if c != nil && requestSession(c.ctx) != nil {
+			ss = requestSession(c.ctx)
+		}
+		if ss != nil {
+			ss.Log(callContext(ctx, c), p)
 		}
 	case upstream.NotifyResourceUpdated:
 		p := params.(*mcp.ResourceUpdatedNotificationParams)
@@ -383,33 +429,32 @@ func (h *Hub) upstreamNotified(ctx context.Context, u *upstream.Upstream, method
 }
 
 // upstreamRequest forwards sampling, elicitation and roots requests to the
-// session whose call caused them (listener).
+// client whose call caused them (listener), and refuses what cannot be
+// attributed (see router).
 func (h *Hub) upstreamRequest(ctx context.Context, u *upstream.Upstream, method string, params mcp.Params) (mcp.Result, error) {
 	s, c, ambiguous := h.caller(ctx, u)
 	reqCtx := callContext(ctx, c)
 	switch {
 	case s != nil:
 	case ambiguous:
-		return nil, fmt.Errorf("mcp-hub: cannot route %s from server '%s': several client sessions have calls in flight to it", method, u.Name())
+		return nil, fmt.Errorf("mcp-hub: cannot route %s from server '%s': several clients have calls in flight to it, and nothing in the request says whose call sent it", method, u.Name())
 	default:
 		// Not during a call (roots/list right after connecting, say): only
-		// unambiguous when one session exists.
-		if list := h.sessionList(); len(list) == 1 {
-			s = list[0]
-		} else {
+		// unambiguous when one session exists, and it is one client's.
+		list := h.sessionList()
+		if len(list) != 1 || !list[0].oneClient() {
 			return nil, fmt.Errorf("mcp-hub: cannot route %s from server '%s': it was not sent during a tool call and %d client sessions are connected", method, u.Name(), len(list))
 		}
+		s = list[0]
 	}
-	if c != nil {
-		if sp := suspensionOf(c.ctx); sp != nil {
-			// A modern client's call: the request reaches it as an
-			// input_required result.
-			in, err := inputRequest(method, params)
-			if err != nil {
-				return nil, err
-			}
-			return sp.ask(ctx, method, in)
+	if sp := suspensionOf(reqCtx); sp != nil {
+		// A modern client's call: the request reaches it as an
+		// input_required result.
+		in, err := inputRequest(method, params)
+		if err != nil {
+			return nil, err
 		}
+		return sp.ask(ctx, method, in)
 	}
 	ss := s.serverSession()
 	if ss == nil {

@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/jsonrpc"
@@ -29,15 +28,22 @@ import (
 // call, which goes on waiting; the retry hands the client's answer to the
 // upstream and waits again, for the call's result or its next request.
 //
+// A suspended call is still in flight to its upstream: a shared (stdio)
+// upstream's further requests and logs reach it only while no other
+// client calls that upstream (forward.go's router), and queue for its next
+// round.
+//
 // A suspended call lives on the replica that holds it: a retry that lands
 // on another replica gets an error naming the expired or unknown state
 // (an upstream call cannot move). It waits for the retry at most
 // suspendTimeout; then the upstream's request fails and the call is
-// cancelled. At most maxSuspended calls are suspended at once; past that a
-// call whose upstream asks for input gets the upstream an error.
+// cancelled. At most protocol.max_waiting_calls calls are suspended at
+// once, and at most protocol.max_waiting_calls_per_principal of one
+// principal's (so that one principal cannot take them all); past either,
+// the call that would wait is answered with an error saying so, and its
+// upstream's request fails.
 const (
 	suspendTimeout = 5 * time.Minute
-	maxSuspended   = 1000
 	// statePrefix starts the requestState of a suspended call; any other
 	// state belongs to an upstream of the modern era and goes through.
 	statePrefix = "mcp-hub-input-"
@@ -47,19 +53,44 @@ const (
 type suspensions struct {
 	mu sync.Mutex
 	m  map[string]*suspension
+	// per counts the suspended calls of each principal (Principal.Key).
+	per map[string]int
+}
+
+// add keeps sp under state; under mu.
+func (ss *suspensions) add(state string, sp *suspension) {
+	if ss.m == nil {
+		ss.m, ss.per = map[string]*suspension{}, map[string]int{}
+	}
+	ss.m[state] = sp
+	ss.per[sp.principal]++
+}
+
+// remove drops the suspension of state and reports whether it was there;
+// under mu.
+func (ss *suspensions) remove(state string) (*suspension, bool) {
+	sp, ok := ss.m[state]
+	if !ok {
+		return nil, false
+	}
+	delete(ss.m, state)
+	if ss.per[sp.principal]--; ss.per[sp.principal] <= 0 {
+		delete(ss.per, sp.principal)
+	}
+	return sp, true
 }
 
 // suspension is one modern call whose upstream call runs on its own.
 type suspension struct {
-	session *Session
-	tool    string                  // what was called: method and name (modernRequest.what)
-	caps    *mcp.ClientCapabilities // what the client declared on the call
-	cancel  context.CancelFunc
-	result  chan callOutcome // the upstream call's outcome; buffered
-	asks    chan *inputAsk   // what the upstream asks for during the call
-	done    chan struct{}    // closed when the call is over or abandoned
-	once    sync.Once
-	asking  atomic.Int32 // the upstream's requests waiting for the client's answer
+	session   *Session
+	principal string                  // whose share of the waiting calls it takes (Principal.Key)
+	tool      string                  // what was called: method and name (modernRequest.what)
+	caps      *mcp.ClientCapabilities // what the client declared on the call
+	cancel    context.CancelFunc
+	result    chan callOutcome // the upstream call's outcome; buffered
+	asks      chan *inputAsk   // what the upstream asks for during the call
+	done      chan struct{}    // closed when the call is over or abandoned
+	once      sync.Once
 
 	// Guarded by suspensions.mu while the call is suspended; owned by
 	// the waiting request otherwise.
@@ -141,13 +172,14 @@ func (s *Session) runModern(ctx context.Context, r modernRequest, run func(conte
 	}
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	sp := &suspension{
-		session: s,
-		tool:    r.what,
-		caps:    r.caps,
-		cancel:  cancel,
-		result:  make(chan callOutcome, 1),
-		asks:    make(chan *inputAsk),
-		done:    make(chan struct{}),
+		session:   s,
+		principal: s.who().Key(),
+		tool:      r.what,
+		caps:      r.caps,
+		cancel:    cancel,
+		result:    make(chan callOutcome, 1),
+		asks:      make(chan *inputAsk),
+		done:      make(chan struct{}),
 	}
 	runCtx = context.WithValue(runCtx, suspensionKey{}, sp)
 	go func() {
@@ -215,23 +247,26 @@ func (ss *suspensions) wait(ctx context.Context, sp *suspension) (mcp.Result, er
 // suspend answers the client input_required with sp's pending ask, and
 // keeps sp for its retry.
 func (ss *suspensions) suspend(ctx context.Context, sp *suspension) (mcp.Result, error) {
+	total, share := sp.session.hub.Config().Protocol.WaitingLimits()
 	ss.mu.Lock()
-	if len(ss.m) >= maxSuspended {
+	var err error
+	switch {
+	case len(ss.m) >= total:
+		err = fmt.Errorf("mcp-hub: %d calls are waiting for their clients' input already (protocol.max_waiting_calls); retry later", total)
+	case ss.per[sp.principal] >= share:
+		err = fmt.Errorf("mcp-hub: %d of your calls are waiting for your input already (protocol.max_waiting_calls_per_principal): answer or cancel one, then retry", share)
+	}
+	if err != nil {
 		ss.mu.Unlock()
-		err := fmt.Errorf("mcp-hub: %d calls are waiting for client input already (the limit)", maxSuspended)
 		sp.end(err)
 		return errorResult("Error: " + err.Error()), nil
 	}
 	sp.state = statePrefix + rand.Text()
-	if ss.m == nil {
-		ss.m = map[string]*suspension{}
-	}
-	ss.m[sp.state] = sp
+	ss.add(sp.state, sp)
 	state := sp.state
 	sp.timer = time.AfterFunc(suspendTimeout, func() {
 		ss.mu.Lock()
-		_, still := ss.m[state]
-		delete(ss.m, state)
+		_, still := ss.remove(state)
 		ss.mu.Unlock()
 		if still {
 			sp.end(fmt.Errorf("mcp-hub: the client did not answer within %s", suspendTimeout))
@@ -254,7 +289,7 @@ func (ss *suspensions) suspend(ctx context.Context, sp *suspension) (mcp.Result,
 func (ss *suspensions) closeAll() {
 	ss.mu.Lock()
 	all := ss.m
-	ss.m = nil
+	ss.m, ss.per = nil, nil
 	ss.mu.Unlock()
 	for _, sp := range all {
 		sp.timer.Stop()
@@ -271,7 +306,7 @@ func (ss *suspensions) take(state string, s *Session, tool string) (*suspension,
 		ok = false // another caller's, or another tool's: not this call's to continue
 	}
 	if ok {
-		delete(ss.m, state)
+		ss.remove(state)
 		sp.timer.Stop()
 	}
 	ss.mu.Unlock()
@@ -306,8 +341,6 @@ func (sp *suspension) key() string { return "input-" + strconv.Itoa(sp.round) }
 // the answer.
 func (sp *suspension) ask(ctx context.Context, method string, params mcp.InputRequest) (mcp.Result, error) {
 	a := &inputAsk{method: method, params: params, reply: make(chan callOutcome, 1)}
-	sp.asking.Add(1)
-	defer sp.asking.Add(-1)
 	select {
 	case sp.asks <- a:
 	case <-sp.done:

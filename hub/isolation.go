@@ -40,12 +40,11 @@ func (s *Session) principalKey() string {
 
 // principalCaller finds the call that what principal p's process of
 // server sent belongs to, among p's calls alone: those of p's sessions to
-// server. A legacy session is one client, and a modern request another
-// (modern requests share one session). When several clients of p are
-// calling, it is ambiguous and refused. Outside any call it is p's only
-// session's, if p has just one; otherwise ambiguous too: never a session
-// of another principal, which the shared process's fallback (every
-// session) would reach.
+// server, by the router's notion of a client (call.client: a legacy
+// session, or one modern request). When several clients of p are calling,
+// it is ambiguous and refused. Outside any call it is p's only session's,
+// if p has just one and it serves one client; otherwise ambiguous too:
+// never a session of another principal.
 func (h *Hub) principalCaller(server string, p upstream.PrincipalOwner) (s *Session, c *call, ambiguous bool) {
 	r := &h.routes
 	r.mu.Lock()
@@ -54,22 +53,18 @@ func (h *Hub) principalCaller(server string, p upstream.PrincipalOwner) (s *Sess
 		if upstream.PrincipalOwner(cl.session.principalKey()) != p {
 			continue
 		}
-		var who any = cl.session
-		if sp := suspensionOf(cl.ctx); sp != nil {
-			who = sp
-		}
-		if client != nil && client != who {
+		if client != nil && client != cl.client {
 			r.mu.Unlock()
 			return nil, nil, true
 		}
-		client, c = who, cl
+		client, c = cl.client, cl
 	}
 	r.mu.Unlock()
 	if c != nil {
 		return c.session, c, false
 	}
 	sessions := h.sessionsOf(p)
-	if len(sessions) == 1 {
+	if len(sessions) == 1 && sessions[0].oneClient() {
 		return sessions[0], nil, false
 	}
 	return nil, nil, true

@@ -36,8 +36,10 @@ import (
 // arrives; over HTTP (package gateway) a modern request, which has no
 // Mcp-Session-Id, is served by go-sdk's stateless handler in a Session
 // NewModernSession made, shared by the modern requests of its toolset and
-// principal, on whichever replica it lands. An upstream of the legacy era
-// reaches a modern client's calls through inputrequired.go.
+// principal, on whichever replica it lands. So that Session is many
+// clients: what an upstream sends is routed by the request's call, never by
+// the Session (forward.go's router). An upstream of the legacy era reaches
+// a modern client's calls through inputrequired.go.
 
 // ModernProtocol is the first protocol revision of the modern era.
 const ModernProtocol = "2026-07-28"

@@ -729,7 +729,7 @@ func TestPassthroughServerRequestAmbiguous(t *testing.T) {
 	if err != nil {
 		msg = err.Error()
 	}
-	if !strings.Contains(msg, "several client sessions") {
+	if !strings.Contains(msg, "several clients") {
 		t.Errorf("ambiguous sampling error = %s", msg)
 	}
 	stop()

@@ -198,9 +198,9 @@ func (u *Upstream) Forget(owner any) {
 
 // SetLoggingLevel sets owner's log level: on its own session or isolated
 // process (now, or when one is opened) and on the shared session, whose
-// messages outside any call go to every client. A stateless server has
-// no logging/setLevel: the level is remembered, and each of owner's calls
-// asks for it in its _meta (prepareCall).
+// messages the Listener attributes to the calls in flight. A stateless
+// server has no logging/setLevel: the level is remembered, and each of
+// owner's calls asks for it in its _meta (prepareCall).
 func (u *Upstream) SetLoggingLevel(ctx context.Context, owner any, p *mcp.SetLoggingLevelParams) error {
 	var own *mcp.ClientSession
 	key := owner

@@ -5,6 +5,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -95,19 +96,50 @@ func TestConformanceModern(t *testing.T) {
 			}
 			t.Logf("%s at %s: %d passed, %d failed (direct: %d passed)", v.name, specVersion, resLegacy.passed(), resLegacy.failed(), directLegacy.passed())
 			resAll := all.run(t, v.name+"-all", hubURL, directAll.order)
-			var gaps, warnings []string
-			for _, r := range diff(directAll, resAll) {
-				switch {
-				case !r.regression || r.direct != "SUCCESS":
-				case r.hub == "WARNING":
-					warnings = append(warnings, r.name()) // a SHOULD
-				case bridgeGap(r.scenario, r.id):
-					gaps = append(gaps, r.name())
-				default:
-					t.Errorf("--suite all: %s passes directly, %s through the hub\n%shub log (last lines):\n%s", r.name(), r.hub, details([]diffRow{r}, resAll), hub.logTail(40))
+			// A gap scenario leaves its call waiting for an answer that
+			// never comes (up to 5 minutes), in flight to the one upstream
+			// every scenario shares: what the upstream sends during a later
+			// scenario's call cannot be told from what the waiting call
+			// sends, and the hub refuses it (docs/security.md,
+			// "Attribution"). When the hub did refuse so, a scenario that
+			// fails runs again alone, on a hub of its own, and must pass
+			// there.
+			refused := strings.Contains(hub.logTail(1<<30), "several clients have calls in flight")
+			var gaps, warnings, alone []string
+			classify := func(rows []diffRow, res *suiteRun, log *child, retry bool) {
+				for _, r := range rows {
+					switch {
+					case !r.regression || r.direct != "SUCCESS":
+					case r.hub == "WARNING":
+						warnings = append(warnings, r.name()) // a SHOULD
+					case bridgeGap(r.scenario, r.id):
+						gaps = append(gaps, r.name())
+					case retry:
+						if !slices.Contains(alone, r.scenario) {
+							alone = append(alone, r.scenario)
+						}
+					default:
+						t.Errorf("--suite all: %s passes directly, %s through the hub\n%shub log (last lines):\n%s", r.name(), r.hub, details([]diffRow{r}, res), log.logTail(40))
+					}
 				}
 			}
-			t.Logf("%s --suite all: %d passed, %d failed (direct: %d passed); known gaps of a legacy upstream: %v; warnings (SHOULDs): %v", v.name, resAll.passed(), resAll.failed(), directAll.passed(), gaps, warnings)
+			classify(diff(directAll, resAll), resAll, hub, refused)
+			for _, s := range alone {
+				url, h := startHub(t, v.name+"-alone", cfg, "")
+				one := all
+				one.scenario = s
+				res := one.run(t, v.name+"-alone-"+s, url, []string{s})
+				var rows []diffRow
+				for _, r := range diff(directAll, res) {
+					if r.scenario == s {
+						rows = append(rows, r)
+					}
+				}
+				classify(rows, res, h, false)
+				h.stop()
+			}
+			t.Logf("%s --suite all: %d passed, %d failed (direct: %d passed); known gaps of a legacy upstream: %v; warnings (SHOULDs): %v; run alone (an earlier gap's call was still waiting on the shared upstream): %v",
+				v.name, resAll.passed(), resAll.failed(), directAll.passed(), gaps, warnings, alone)
 			if len(lost)+len(extra) > 0 || res.failed() > 0 {
 				rows := diff(direct, res)
 				t.Errorf("%s (%s): %d passed, %d failed; checks that pass directly but not through the hub: %s; failing only through the hub: %s\n\n%s\n%s\nhub config:\n%s\nhub log (last lines):\n%s",

@@ -155,6 +155,7 @@ type conformanceCLI struct {
 	node, script string
 	spec         string // --spec-version; "" is specVersion
 	suite        string // --suite; "" is the CLI's default, the active suite
+	scenario     string // --scenario: that one only; "" for the whole suite
 }
 
 func (cli conformanceCLI) specVersion() string {
@@ -253,6 +254,9 @@ func (cli conformanceCLI) run(t *testing.T, label, url string, expected []string
 	base := []string{cli.script, "server", "--url", url, "--spec-version", cli.specVersion(), "-o", outDir}
 	if cli.suite != "" {
 		base = append(base, "--suite", cli.suite)
+	}
+	if cli.scenario != "" {
+		base = append(base, "--scenario", cli.scenario)
 	}
 
 	stalls := 0

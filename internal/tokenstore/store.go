@@ -212,35 +212,13 @@ func (s *Store) read(server, url string) (*Record, error) {
 	return &r, nil
 }
 
-// write replaces the file at once: a temporary file in the same folder,
-// synced, then renamed over the old one.
+// write replaces the file at once (WriteFileAtomic).
 func (s *Store) write(server, url string, r *Record) error {
 	data, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(s.dir, ".tmp-*")
-	if err != nil {
-		return fmt.Errorf("token store: %w", err)
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp) // after a successful rename there is nothing left to remove
-	if err := f.Chmod(0o600); err != nil && !isWindows {
-		f.Close()
-		return fmt.Errorf("token store: %w", err)
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return fmt.Errorf("token store: %w", err)
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return fmt.Errorf("token store: %w", err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("token store: %w", err)
-	}
-	if err := replaceFile(tmp, s.Path(server, url)); err != nil {
+	if err := WriteFileAtomic(s.Path(server, url), data); err != nil {
 		return fmt.Errorf("token store: %w", err)
 	}
 	return nil
@@ -251,29 +229,9 @@ func (s *Store) lock(ctx context.Context, server, url string) (unlock func(), er
 	if err := s.ensureDir(); err != nil {
 		return nil, err
 	}
-	path := filepath.Join(s.dir, fileName(server, url)+".lock")
-	// Not through a link planted at the path: that would create (or lock)
-	// a file wherever it points.
-	f, err := nofollow.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	unlock, err = LockFile(ctx, filepath.Join(s.dir, fileName(server, url)+".lock"), lockWait)
 	if err != nil {
 		return nil, fmt.Errorf("token store: server '%s': %w", server, err)
 	}
-	ctx, cancel := context.WithTimeout(ctx, lockWait)
-	defer cancel()
-	for {
-		ok, err := tryLock(f)
-		if err != nil {
-			f.Close()
-			return nil, fmt.Errorf("token store: lock %s: %w", path, err)
-		}
-		if ok {
-			return func() { unlockFile(f); f.Close() }, nil
-		}
-		select {
-		case <-ctx.Done():
-			f.Close()
-			return nil, fmt.Errorf("token store: %s is locked by another mcp-hub process (%w)", path, ctx.Err())
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
+	return unlock, nil
 }

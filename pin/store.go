@@ -1,0 +1,566 @@
+package pin
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
+
+	"github.com/mcp-hub/mcp-hub/internal/nofollow"
+	"github.com/mcp-hub/mcp-hub/internal/tokenstore"
+)
+
+// Limits.
+const (
+	// FileName is the pin file in the state folder; LockName its lock.
+	FileName = "pins.json"
+	LockName = "pins.lock"
+	// MaxFileBytes bounds the pin file read: a larger one is refused (and
+	// every tool quarantined) rather than read.
+	MaxFileBytes = 64 << 20
+	// MaxTextBytes bounds the definition text kept for `pins diff`, per
+	// tool and per server's instructions; the digest always covers the
+	// whole definition.
+	MaxTextBytes = 64 << 10
+	// LockWait bounds how long a check, an approval or a forget waits for
+	// another process holding the pin file's lock.
+	LockWait = 5 * time.Second
+)
+
+// First-use policies (config `pinning: {first_use: ...}`).
+const (
+	FirstUseTrust      = "trust"
+	FirstUseQuarantine = "quarantine"
+)
+
+// State is what a pin says of a tool.
+type State string
+
+const (
+	// Pinned: the definition served is the one approved (or trusted on
+	// first use).
+	Pinned State = "pinned"
+	// Quarantined: the definition differs from its pin, or carries hidden
+	// characters; the tool is not served until approved.
+	Quarantined State = "quarantined"
+	// New: first seen under first_use: quarantine; not served until
+	// approved.
+	New State = "new"
+)
+
+// Record is one approved definition.
+type Record struct {
+	Digest string `json:"digest"`
+	// Text is the canonical definition (Canonical), cut at MaxTextBytes.
+	Text     string    `json:"text"`
+	Approved time.Time `json:"approved"`
+}
+
+// Pending is a definition seen but not approved.
+type Pending struct {
+	Digest string    `json:"digest"`
+	Text   string    `json:"text"`
+	State  State     `json:"state"`
+	Reason string    `json:"reason"`
+	Seen   time.Time `json:"seen"`
+}
+
+// entry is one tool's pin (or a server's instructions).
+type entry struct {
+	Pinned  *Record  `json:"pinned,omitempty"`
+	Pending *Pending `json:"pending,omitempty"`
+}
+
+type serverPins struct {
+	Instructions *entry            `json:"instructions,omitempty"`
+	Tools        map[string]*entry `json:"tools"`
+}
+
+// file is the pin file.
+type file struct {
+	Format  int                    `json:"format"`
+	Servers map[string]*serverPins `json:"servers"`
+}
+
+const format = 1
+
+// Verdict is a Check's finding for one tool.
+type Verdict struct {
+	State  State
+	Reason string
+}
+
+// Result is what Check found for one server.
+type Result struct {
+	// Held are the tools that must not be served, by their upstream name.
+	Held map[string]Verdict
+	// Instructions is the state of the server's instructions.
+	Instructions Verdict
+}
+
+// Store is the pin file of one state folder. Its methods are safe for
+// concurrent use, and several processes may share the file: every change
+// is a read-modify-write under the file's lock, written atomically.
+type Store struct {
+	path, lock string
+	now        func() time.Time
+
+	mu    sync.Mutex
+	cache *file
+	// stamp is the file as last read or written; Changed compares it.
+	stamp stamp
+}
+
+// stamp tells one version of the file from another cheaply.
+type stamp struct {
+	mod  time.Time
+	size int64
+	ok   bool
+}
+
+// Open is the pin store of stateDir (the file is created at the first
+// pin).
+func Open(stateDir string) (*Store, error) {
+	if stateDir == "" {
+		return nil, errors.New("pin store: no state folder")
+	}
+	return &Store{path: filepath.Join(stateDir, FileName), lock: filepath.Join(stateDir, LockName), now: time.Now}, nil
+}
+
+// Memory is a store kept in memory only: pins last as long as the process
+// (for a hub with no state folder, and for tests).
+func Memory() *Store { return &Store{now: time.Now} }
+
+// DefaultDir is the hub's state folder (tokenstore.DefaultDir).
+func DefaultDir() (string, error) { return tokenstore.DefaultDir() }
+
+// Path is the pin file.
+func (s *Store) Path() string { return s.path }
+
+func statOf(path string) stamp {
+	if path == "" {
+		return stamp{}
+	}
+	st, err := os.Lstat(path)
+	if err != nil {
+		return stamp{}
+	}
+	return stamp{mod: st.ModTime(), size: st.Size(), ok: true}
+}
+
+// Changed reports whether the file changed since this store last read or
+// wrote it: another process approved or forgot something. It costs one
+// stat.
+//
+// A change drops what the store had read: the next call reads the file
+// again.
+func (s *Store) Changed() bool {
+	st := statOf(s.path)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if st == s.stamp {
+		return false
+	}
+	s.cache, s.stamp = nil, st
+	return true
+}
+
+// read reads the file (an empty one when there is none). Called with mu
+// held. A link at the path, a file too big or damaged is an error: the
+// caller fails closed.
+func (s *Store) read() (*file, error) {
+	st := statOf(s.path)
+	if s.cache != nil && st == s.stamp {
+		return s.cache, nil
+	}
+	f := &file{Format: format, Servers: map[string]*serverPins{}}
+	if s.path == "" && s.cache != nil {
+		return s.cache, nil
+	}
+	if !st.ok {
+		s.cache, s.stamp = f, st
+		return f, nil
+	}
+	if st.size > MaxFileBytes {
+		return nil, fmt.Errorf("pin store: %s is larger than %d bytes", s.path, MaxFileBytes)
+	}
+	data, err := nofollow.ReadFile(s.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		s.cache, s.stamp = f, stamp{}
+		return f, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("pin store: %w", err)
+	}
+	if err := json.Unmarshal(data, f); err != nil {
+		return nil, fmt.Errorf("pin store: %s is damaged: %w (fix it, or remove it to pin every tool afresh)", s.path, err)
+	}
+	if f.Format != format {
+		return nil, fmt.Errorf("pin store: %s has format %d; this mcp-hub reads format %d", s.path, f.Format, format)
+	}
+	if f.Servers == nil {
+		f.Servers = map[string]*serverPins{}
+	}
+	s.cache, s.stamp = f, st
+	return f, nil
+}
+
+// write writes f under the lock. Called with mu held.
+func (s *Store) write(f *file) error {
+	if s.path == "" {
+		s.cache = f
+		return nil
+	}
+	data, err := json.MarshalIndent(f, "", "  ")
+	if err != nil {
+		return fmt.Errorf("pin store: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(s.path), 0o700); err != nil {
+		return fmt.Errorf("pin store: %w", err)
+	}
+	if err := tokenstore.WriteFileAtomic(s.path, data); err != nil {
+		return fmt.Errorf("pin store: %w", err)
+	}
+	s.cache, s.stamp = f, statOf(s.path)
+	return nil
+}
+
+// update runs change on the current file under the lock and writes the
+// result when change reports a change. Called with mu held.
+func (s *Store) update(ctx context.Context, change func(*file) (bool, error)) error {
+	if s.path == "" {
+		f, _ := s.read()
+		changed, err := change(f)
+		if err != nil || !changed {
+			return err
+		}
+		return s.write(f)
+	}
+	if err := os.MkdirAll(filepath.Dir(s.lock), 0o700); err != nil {
+		return fmt.Errorf("pin store: %w", err)
+	}
+	unlock, err := tokenstore.LockFile(ctx, s.lock, LockWait)
+	if err != nil {
+		return fmt.Errorf("pin store: %w", err)
+	}
+	defer unlock()
+	s.cache = nil // re-read under the lock: another process may have written
+	f, err := s.read()
+	if err != nil {
+		return err
+	}
+	changed, err := change(f)
+	if err != nil || !changed {
+		return err
+	}
+	return s.write(f)
+}
+
+// Check compares server's tools and instructions with their pins, pins
+// what it sees for the first time (under first_use trust) and records
+// what waits for approval. It returns the tools that must not be served.
+//
+// A file that cannot be read is an error and nothing may be served (the
+// caller holds every tool). A file that cannot be written is an error
+// too, but Result is then valid: what was pinned is kept in memory for
+// this process.
+func (s *Store) Check(ctx context.Context, server, instructions string, tools []*mcp.Tool, firstUse string) (Result, error) {
+	type seen struct {
+		name, digest, text string
+		hidden             bool
+		err                error
+	}
+	cur := make([]seen, len(tools))
+	for i, t := range tools {
+		text, err := Canonical(t)
+		cur[i] = seen{name: t.Name, digest: Digest(text), text: string(text), hidden: HasHidden(string(text)), err: err}
+	}
+	ins := seen{digest: Digest([]byte(instructions)), text: instructions, hidden: HasHidden(instructions)}
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	res := Result{Held: map[string]Verdict{}, Instructions: Verdict{State: Pinned}}
+	judge := func(f *file, write bool) bool {
+		changed := false
+		sp := f.Servers[server]
+		if sp == nil {
+			sp = &serverPins{Tools: map[string]*entry{}}
+			if write {
+				f.Servers[server] = sp
+			}
+		}
+		if sp.Tools == nil {
+			sp.Tools = map[string]*entry{}
+		}
+		now := s.now().UTC()
+		for _, c := range cur {
+			if c.err != nil {
+				res.Held[c.name] = Verdict{State: Quarantined, Reason: "definition cannot be pinned: " + c.err.Error()}
+				continue
+			}
+			e := sp.Tools[c.name]
+			if e == nil {
+				e = &entry{}
+			}
+			v, ch := judgeOne(e, c.digest, c.text, c.hidden, firstUse, now, "definition")
+			if ch {
+				sp.Tools[c.name] = e
+				changed = true
+			}
+			if v.State != Pinned {
+				res.Held[c.name] = v
+			}
+		}
+		if instructions != "" || sp.Instructions != nil {
+			e := sp.Instructions
+			if e == nil {
+				e = &entry{}
+			}
+			v, ch := judgeOne(e, ins.digest, ins.text, ins.hidden, firstUse, now, "instructions")
+			if ch {
+				sp.Instructions = e
+				changed = true
+			}
+			res.Instructions = v
+		}
+		return changed
+	}
+	// Most checks change nothing: judge the cached file first, and take
+	// the lock only to write.
+	f, err := s.read()
+	if err != nil {
+		return Result{}, err
+	}
+	probe := cloneFile(f)
+	if !judge(probe, true) {
+		return res, nil
+	}
+	res = Result{Held: map[string]Verdict{}, Instructions: Verdict{State: Pinned}}
+	err = s.update(ctx, func(f *file) (bool, error) { return judge(f, true), nil })
+	if err != nil {
+		if s.cache == nil {
+			// Unreadable under the lock: fail closed.
+			return Result{}, err
+		}
+		// Unwritable: what was pinned stays in memory (update's change
+		// ran on the cache) for this process.
+		return res, fmt.Errorf("server '%s': pins not saved: %w", server, err)
+	}
+	return res, nil
+}
+
+// judgeOne decides one definition against its entry e, changing e as
+// needed; it reports whether it did.
+func judgeOne(e *entry, digest, text string, hidden bool, firstUse string, now time.Time, what string) (Verdict, bool) {
+	text = cut(text)
+	if e.Pinned != nil && e.Pinned.Digest == digest {
+		if e.Pending != nil {
+			e.Pending = nil // changed back to what was approved
+			return Verdict{State: Pinned}, true
+		}
+		return Verdict{State: Pinned}, false
+	}
+	var v Verdict
+	switch {
+	case e.Pinned != nil && hidden:
+		v = Verdict{Quarantined, what + " changed since it was pinned, and carries hidden characters"}
+	case e.Pinned != nil:
+		v = Verdict{Quarantined, what + " changed since it was pinned"}
+	case hidden:
+		v = Verdict{Quarantined, what + " carries hidden characters"}
+	case firstUse == FirstUseQuarantine:
+		v = Verdict{New, "first seen; first_use is quarantine"}
+	default:
+		e.Pinned = &Record{Digest: digest, Text: text, Approved: now}
+		e.Pending = nil
+		return Verdict{State: Pinned}, true
+	}
+	if p := e.Pending; p != nil && p.Digest == digest && p.State == v.State && p.Reason == v.Reason {
+		return v, false
+	}
+	e.Pending = &Pending{Digest: digest, Text: text, State: v.State, Reason: v.Reason, Seen: now}
+	return v, true
+}
+
+func cut(s string) string {
+	if len(s) <= MaxTextBytes {
+		return s
+	}
+	i := MaxTextBytes
+	for i > 0 && s[i]&0xC0 == 0x80 {
+		i-- // a rune boundary
+	}
+	return s[:i] + "\n[... cut at " + fmt.Sprint(MaxTextBytes) + " bytes]"
+}
+
+func cloneFile(f *file) *file {
+	out := &file{Format: f.Format, Servers: make(map[string]*serverPins, len(f.Servers))}
+	for name, sp := range f.Servers {
+		c := &serverPins{Tools: make(map[string]*entry, len(sp.Tools))}
+		if sp.Instructions != nil {
+			e := *sp.Instructions
+			c.Instructions = &e
+		}
+		for t, e := range sp.Tools {
+			ec := *e
+			c.Tools[t] = &ec
+		}
+		out.Servers[name] = c
+	}
+	return out
+}
+
+// Approve accepts the definitions of server's tools that wait for
+// approval (all of them, and its instructions, when tools is empty),
+// making them the pins. A running hub serves them within a second or two
+// (it watches the file: Changed).
+func (s *Store) Approve(ctx context.Context, server string, tools ...string) (approved []string, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	err = s.update(ctx, func(f *file) (bool, error) {
+		sp := f.Servers[server]
+		if sp == nil {
+			return false, fmt.Errorf("server '%s' has no pins (see `mcp-hub pins`)", server)
+		}
+		now := s.now().UTC()
+		accept := func(e *entry) bool {
+			if e == nil || e.Pending == nil {
+				return false
+			}
+			e.Pinned = &Record{Digest: e.Pending.Digest, Text: e.Pending.Text, Approved: now}
+			e.Pending = nil
+			return true
+		}
+		if len(tools) == 0 {
+			for _, name := range slices.Sorted(maps.Keys(sp.Tools)) {
+				if accept(sp.Tools[name]) {
+					approved = append(approved, name)
+				}
+			}
+			if accept(sp.Instructions) {
+				approved = append(approved, "(instructions)")
+			}
+			return len(approved) > 0, nil
+		}
+		for _, name := range tools {
+			e, ok := sp.Tools[name]
+			if !ok {
+				return false, fmt.Errorf("server '%s' has no tool '%s' (use the upstream's own name, as `mcp-hub pins` shows it)", server, Escape(name))
+			}
+			if !accept(e) {
+				return false, fmt.Errorf("tool '%s' of server '%s' has nothing waiting for approval", Escape(name), server)
+			}
+			approved = append(approved, name)
+		}
+		return true, nil
+	})
+	return approved, err
+}
+
+// Forget removes every pin of server: its tools are seen afresh next time
+// (trusted, or new under first_use: quarantine). It reports whether there
+// were any.
+func (s *Store) Forget(ctx context.Context, server string) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	found := false
+	err := s.update(ctx, func(f *file) (bool, error) {
+		_, found = f.Servers[server]
+		delete(f.Servers, server)
+		return found, nil
+	})
+	return found, err
+}
+
+// Entry is one line of List.
+type Entry struct {
+	Server string `json:"server"`
+	// Tool is the upstream's own name; "" for the server's instructions.
+	Tool   string `json:"tool"`
+	State  State  `json:"state"`
+	Reason string `json:"reason,omitempty"`
+	Digest string `json:"digest"`
+	// Old is the approved definition, New the one waiting (Diff only).
+	Old string `json:"old,omitempty"`
+	New string `json:"new,omitempty"`
+}
+
+// List is every pin, by server then tool, instructions first.
+func (s *Store) List(ctx context.Context) ([]Entry, error) {
+	return s.entries(ctx, "", nil, false)
+}
+
+// Diff is the entries of server (only the named tools, when any are
+// named) that wait for approval, with the old and new text.
+func (s *Store) Diff(ctx context.Context, server string, tools ...string) ([]Entry, error) {
+	out, err := s.entries(ctx, server, tools, true)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (s *Store) entries(ctx context.Context, server string, tools []string, diff bool) ([]Entry, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f, err := s.read()
+	if err != nil {
+		return nil, err
+	}
+	if server != "" && f.Servers[server] == nil {
+		return nil, fmt.Errorf("server '%s' has no pins (see `mcp-hub pins`)", server)
+	}
+	var out []Entry
+	add := func(srv, tool string, e *entry) {
+		if diff && e.Pending == nil {
+			return
+		}
+		en := Entry{Server: srv, Tool: tool, State: Pinned}
+		if e.Pinned != nil {
+			en.Digest = e.Pinned.Digest
+			if diff {
+				en.Old = e.Pinned.Text
+			}
+		}
+		if p := e.Pending; p != nil {
+			en.State, en.Reason, en.Digest = p.State, p.Reason, p.Digest
+			if diff {
+				en.New = p.Text
+			}
+		}
+		out = append(out, en)
+	}
+	for _, srv := range slices.Sorted(maps.Keys(f.Servers)) {
+		if server != "" && srv != server {
+			continue
+		}
+		sp := f.Servers[srv]
+		if sp.Instructions != nil && len(tools) == 0 {
+			add(srv, "", sp.Instructions)
+		}
+		for _, t := range slices.Sorted(maps.Keys(sp.Tools)) {
+			if len(tools) > 0 && !slices.Contains(tools, t) {
+				continue
+			}
+			add(srv, t, sp.Tools[t])
+		}
+	}
+	for _, t := range tools {
+		if f.Servers[server].Tools[t] == nil {
+			return nil, fmt.Errorf("server '%s' has no tool '%s'", server, Escape(t))
+		}
+	}
+	return out, nil
+}

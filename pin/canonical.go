@@ -130,3 +130,36 @@ func Escape(s string) string {
 	}
 	return b.String()
 }
+
+// EscapeJSON is JSON text b with every Hidden character written as a JSON
+// escape (\u202e; a surrogate pair for a tag character). Hidden characters
+// can only be inside strings, where an escape means the same: the JSON is
+// unchanged, and a terminal shows what is there.
+func EscapeJSON(b []byte) []byte {
+	if !HasHidden(string(b)) {
+		return b
+	}
+	var out bytes.Buffer
+	for _, r := range string(b) {
+		switch {
+		case !Hidden(r):
+			out.WriteRune(r)
+		case r > 0xFFFF:
+			r -= 0x10000
+			fmt.Fprintf(&out, `\u%04x\u%04x`, 0xD800+(r>>10), 0xDC00+(r&0x3FF))
+		default:
+			fmt.Fprintf(&out, `\u%04x`, r)
+		}
+	}
+	return out.Bytes()
+}
+
+// Pretty is a pinned text for a person: canonical JSON indented, other
+// text (a server's instructions) as it is; hidden characters escaped.
+func Pretty(text string) string {
+	var buf bytes.Buffer
+	if json.Indent(&buf, []byte(text), "", "  ") == nil {
+		text = buf.String()
+	}
+	return Escape(text)
+}

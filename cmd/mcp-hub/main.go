@@ -116,6 +116,7 @@ func newApp(stdin io.ReadCloser, stdout, stderr io.Writer) *cli.App {
 			evalCommand(),
 			chatCommand(),
 			callCommand(),
+			pinsCommand(),
 			loginCommand(),
 			logoutCommand(),
 			modelsCommand(),

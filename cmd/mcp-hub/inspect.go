@@ -12,8 +12,8 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/mcp-hub/mcp-hub/hub"
-	"github.com/mcp-hub/mcp-hub/pin"
 	"github.com/mcp-hub/mcp-hub/internal/clean"
+	"github.com/mcp-hub/mcp-hub/pin"
 )
 
 func toolsCommand() *cli.Command {

@@ -83,6 +83,9 @@ type Catalog struct {
 	// listing order; quarantined has them by exposed name.
 	Quarantine  []*Quarantine
 	quarantined map[string]*Quarantine
+	// pinsFailed: the pins could not be read for some server, whose tools
+	// are all held back.
+	pinsFailed bool
 }
 
 // Tool looks a tool up by exposed name.

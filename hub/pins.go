@@ -76,6 +76,7 @@ func (c *Catalog) checkPins(log *slog.Logger, pins Pins, cfg *Config, server, in
 		}
 		return res.Held
 	}
+	c.pinsFailed = true // watchPins tries again
 	c.problem(log, fmt.Sprintf("server '%s': every tool held back: %v", server, err))
 	held := make(map[string]pin.Verdict, len(tools))
 	for _, t := range tools {
@@ -84,8 +85,9 @@ func (c *Catalog) checkPins(log *slog.Logger, pins Pins, cfg *Config, server, in
 	return held
 }
 
-// watchPins rebuilds the catalog when the pins change elsewhere, until
-// stop is closed.
+// watchPins rebuilds the catalog when the pins change elsewhere, or when
+// the last build could not read them (every PinPollInterval until it
+// can), until stop is closed.
 func (h *Hub) watchPins(stop <-chan struct{}) {
 	t := time.NewTicker(PinPollInterval)
 	defer t.Stop()
@@ -95,8 +97,11 @@ func (h *Hub) watchPins(stop <-chan struct{}) {
 			return
 		case <-t.C:
 		}
-		if h.pins.Changed() {
-			h.log.Info("pins changed: rebuilding the catalog")
+		changed := h.pins.Changed()
+		if changed || h.Catalog().pinsFailed {
+			if changed {
+				h.log.Info("pins changed: rebuilding the catalog")
+			}
 			h.changes.Add(1)
 			h.rebuildCatalog()
 		}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -203,6 +205,12 @@ func TestPinsRugPull(t *testing.T) {
 	if _, ok := h.Catalog().Tool("deep__lookup_city"); ok {
 		t.Error("approving one tool approved another server's")
 	}
+	// The session had loaded the deferred tool (auto_load_on_call): an
+	// approval puts it back in its list.
+	if _, err := cli.Approve(context.Background(), "deep"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the loaded deferred tool back in tools/list", func() bool { return c.tool("deep__lookup_city") != nil })
 	h.Close()
 
 	// While the hub is down, the server changes again: caught at start.
@@ -289,4 +297,31 @@ func TestPinsFirstUseQuarantineAndOff(t *testing.T) {
 	if _, ok := h2.Catalog().Tool("rug__get_time"); !ok {
 		t.Error("pinning: false held a tool")
 	}
+}
+
+// A pin file that cannot be read holds every tool back (fails closed);
+// once it is mended, the running hub serves them again without a restart.
+func TestPinsDamagedFileFailsClosed(t *testing.T) {
+	stateDir := t.TempDir()
+	path := filepath.Join(stateDir, pin.FileName)
+	if err := os.WriteFile(path, []byte("{damaged"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := newRugServers()
+	r.define("rug", "get_time", "Get the time.")
+	r.define("deep", "lookup_city", "Look up a city.")
+	h := startRugHub(t, rugConfig(), r, stateDir)
+	if len(h.Catalog().Tools) != 0 {
+		t.Fatalf("served with a damaged pin file: %v", h.Catalog().Names())
+	}
+	if q, ok := h.Catalog().Quarantined("rug__get_time"); !ok || !strings.Contains(q.Reason, "cannot be read") {
+		t.Fatalf("held: %+v %v", q, ok)
+	}
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the tools served once the file is mended", func() bool {
+		_, ok := h.Catalog().Tool("rug__get_time")
+		return ok
+	})
 }

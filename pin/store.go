@@ -202,9 +202,11 @@ func (s *Store) read() (*file, error) {
 		return nil, fmt.Errorf("pin store: %w", err)
 	}
 	if err := json.Unmarshal(data, f); err != nil {
+		s.cache, s.stamp = nil, st // Changed reports the next version, not this one again
 		return nil, fmt.Errorf("pin store: %s is damaged: %w (fix it, or remove it to pin every tool afresh)", s.path, err)
 	}
 	if f.Format != format {
+		s.cache, s.stamp = nil, st
 		return nil, fmt.Errorf("pin store: %s has format %d; this mcp-hub reads format %d", s.path, f.Format, format)
 	}
 	if f.Servers == nil {
@@ -345,10 +347,14 @@ func (s *Store) Check(ctx context.Context, server, instructions string, tools []
 		return res, nil
 	}
 	res = Result{Held: map[string]Verdict{}, Instructions: Verdict{State: Pinned}}
-	err = s.update(ctx, func(f *file) (bool, error) { return judge(f, true), nil })
+	judged := false
+	err = s.update(ctx, func(f *file) (bool, error) {
+		judged = true
+		return judge(f, true), nil
+	})
 	if err != nil {
-		if s.cache == nil {
-			// Unreadable under the lock: fail closed.
+		if !judged {
+			// No lock, or unreadable under it: fail closed.
 			return Result{}, err
 		}
 		// Unwritable: what was pinned stays in memory (update's change

@@ -9,8 +9,11 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
+
+	"github.com/mcp-hub/mcp-hub/internal/tokenstore"
 )
 
 func tool(name, desc, schema string) *mcp.Tool {
@@ -173,6 +176,23 @@ func TestDamagedFileFailsClosed(t *testing.T) {
 	s, _ := Open(dir)
 	if _, err := s.Check(context.Background(), "srv", "", []*mcp.Tool{tool("a", "A", `{}`)}, FirstUseTrust); err == nil {
 		t.Fatal("a damaged pin file was accepted")
+	}
+}
+
+// A check that cannot take the lock serves nothing.
+func TestLockedFailsClosed(t *testing.T) {
+	dir := t.TempDir()
+	s, _ := Open(dir)
+	unlock, err := tokenstore.LockFile(context.Background(), filepath.Join(dir, LockName), time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	res, err := s.Check(ctx, "srv", "", []*mcp.Tool{tool("a", "A", `{}`)}, FirstUseTrust)
+	if err == nil || res.Held != nil {
+		t.Fatalf("Check under another's lock = %+v, %v; want an error and nothing servable", res, err)
 	}
 }
 

@@ -2,6 +2,8 @@ package hub
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"time"
@@ -16,7 +18,8 @@ import (
 type Pins interface {
 	// Check returns the tools of server that must not be served. An error
 	// with a nil Result.Held means nothing of the server may be served.
-	Check(ctx context.Context, server, instructions string, tools []*mcp.Tool, firstUse string) (pin.Result, error)
+	// identity names how the server is launched (pinIdentity).
+	Check(ctx context.Context, server, identity, instructions string, tools []*mcp.Tool, firstUse string) (pin.Result, error)
 	// Changed reports whether another process (`mcp-hub pins approve`,
 	// another hub) changed the pins since the store last looked.
 	Changed() bool
@@ -64,7 +67,7 @@ func (c *Catalog) checkPins(log *slog.Logger, pins Pins, cfg *Config, server, in
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), pinCheckWait)
 	defer cancel()
-	res, err := pins.Check(ctx, server, instructions, tools, cfg.Pinning.FirstUsePolicy())
+	res, err := pins.Check(ctx, server, pinIdentity(cfg.Servers[server]), instructions, tools, cfg.Pinning.FirstUsePolicy())
 	if err == nil || res.Held != nil {
 		if err != nil {
 			c.problem(log, fmt.Sprintf("server '%s': %v", server, err))
@@ -125,4 +128,26 @@ func defaultPins(stateDir string, log *slog.Logger) Pins {
 		return pin.Memory()
 	}
 	return s
+}
+
+// pinIdentity is how a server is launched, hashed (its arguments may hold
+// secrets): the builtin's name, the URL, or the command and its
+// arguments. Pins are kept per server name and identity.
+func pinIdentity(sc *ServerConfig) string {
+	if sc == nil {
+		return ""
+	}
+	h := sha256.New()
+	switch {
+	case sc.Builtin != "":
+		fmt.Fprintf(h, "builtin\x00%s", sc.Builtin)
+	case sc.URL != "":
+		fmt.Fprintf(h, "url\x00%s", sc.URL)
+	default:
+		fmt.Fprintf(h, "stdio\x00%s", sc.Command)
+		for _, a := range sc.Args {
+			fmt.Fprintf(h, "\x00%s", a)
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil)[:8])
 }

@@ -26,6 +26,11 @@
 //     A definition with any is quarantined even on first sight, and
 //     whatever shows it to a person writes them as escapes (Escape,
 //     EscapeJSON): \u{E0041}, \u202E.
+//   - Pins are kept per server name and identity: how the config's entry
+//     launches the server (a hash of the command and arguments, the URL or
+//     the builtin's name), as the token store keys a token by name and
+//     URL. Another command or URL under the same name is another server,
+//     pinned afresh.
 //   - first_use (config `pinning: {first_use: ...}`): trust (the default)
 //     pins what it sees first; quarantine holds new tools, and every tool
 //     of a new server, until approved.

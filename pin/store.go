@@ -80,9 +80,34 @@ type entry struct {
 	Pending *Pending `json:"pending,omitempty"`
 }
 
+// serverPins are the pins of one server as one entry of the config
+// launches it (Check's identity).
 type serverPins struct {
+	Name         string            `json:"name"`
+	Identity     string            `json:"identity,omitempty"`
 	Instructions *entry            `json:"instructions,omitempty"`
 	Tools        map[string]*entry `json:"tools"`
+}
+
+// serverKey is the key of a server's pins in the file: its name, and the
+// identity of how it is launched.
+func serverKey(name, identity string) string {
+	if identity == "" {
+		return name
+	}
+	return name + "@" + identity
+}
+
+// named is the keys of the pins of every server called name, sorted.
+func (f *file) named(name string) []string {
+	var keys []string
+	for k, sp := range f.Servers {
+		if sp.Name == name {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	return keys
 }
 
 // file is the pin file.
@@ -271,11 +296,17 @@ func (s *Store) update(ctx context.Context, change func(*file) (bool, error)) er
 // what it sees for the first time (under first_use trust) and records
 // what waits for approval. It returns the tools that must not be served.
 //
+// identity names how the server is launched (a hash of its command and
+// arguments, or its URL): the same name launched another way is another
+// server, pinned afresh, as the token store keys a token by name and URL.
+// Two configs that share a state folder and a server name then never undo
+// each other's pins.
+//
 // A file that cannot be read is an error and nothing may be served (the
 // caller holds every tool). A file that cannot be written is an error
 // too, but Result is then valid: what was pinned is kept in memory for
 // this process.
-func (s *Store) Check(ctx context.Context, server, instructions string, tools []*mcp.Tool, firstUse string) (Result, error) {
+func (s *Store) Check(ctx context.Context, server, identity, instructions string, tools []*mcp.Tool, firstUse string) (Result, error) {
 	type seen struct {
 		name, digest, text string
 		hidden             bool
@@ -293,11 +324,12 @@ func (s *Store) Check(ctx context.Context, server, instructions string, tools []
 	res := Result{Held: map[string]Verdict{}, Instructions: Verdict{State: Pinned}}
 	judge := func(f *file, write bool) bool {
 		changed := false
-		sp := f.Servers[server]
+		key := serverKey(server, identity)
+		sp := f.Servers[key]
 		if sp == nil {
-			sp = &serverPins{Tools: map[string]*entry{}}
+			sp = &serverPins{Name: server, Identity: identity, Tools: map[string]*entry{}}
 			if write {
-				f.Servers[server] = sp
+				f.Servers[key] = sp
 			}
 		}
 		if sp.Tools == nil {
@@ -411,7 +443,7 @@ func cut(s string) string {
 func cloneFile(f *file) *file {
 	out := &file{Format: f.Format, Servers: make(map[string]*serverPins, len(f.Servers))}
 	for name, sp := range f.Servers {
-		c := &serverPins{Tools: make(map[string]*entry, len(sp.Tools))}
+		c := &serverPins{Name: sp.Name, Identity: sp.Identity, Tools: make(map[string]*entry, len(sp.Tools))}
 		if sp.Instructions != nil {
 			e := *sp.Instructions
 			c.Instructions = &e
@@ -433,9 +465,9 @@ func (s *Store) Approve(ctx context.Context, server string, tools ...string) (ap
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	err = s.update(ctx, func(f *file) (bool, error) {
-		sp := f.Servers[server]
-		if sp == nil {
-			return false, fmt.Errorf("server '%s' has no pins (see `mcp-hub pins`)", server)
+		keys := f.named(server)
+		if len(keys) == 0 {
+			return false, fmt.Errorf("server '%s' has no pins (see `mcp-hub pins`)", Escape(server))
 		}
 		now := s.now().UTC()
 		accept := func(e *entry) bool {
@@ -447,23 +479,33 @@ func (s *Store) Approve(ctx context.Context, server string, tools ...string) (ap
 			return true
 		}
 		if len(tools) == 0 {
-			for _, name := range slices.Sorted(maps.Keys(sp.Tools)) {
-				if accept(sp.Tools[name]) {
-					approved = append(approved, name)
+			for _, k := range keys {
+				sp := f.Servers[k]
+				for _, name := range slices.Sorted(maps.Keys(sp.Tools)) {
+					if accept(sp.Tools[name]) {
+						approved = append(approved, name)
+					}
 				}
-			}
-			if accept(sp.Instructions) {
-				approved = append(approved, "(instructions)")
+				if accept(sp.Instructions) {
+					approved = append(approved, "(instructions)")
+				}
 			}
 			return len(approved) > 0, nil
 		}
 		for _, name := range tools {
-			e, ok := sp.Tools[name]
-			if !ok {
-				return false, fmt.Errorf("server '%s' has no tool '%s' (use the upstream's own name, as `mcp-hub pins` shows it)", server, Escape(name))
+			known, done := false, false
+			for _, k := range keys {
+				e, ok := f.Servers[k].Tools[name]
+				known = known || ok
+				if accept(e) {
+					done = true
+				}
 			}
-			if !accept(e) {
-				return false, fmt.Errorf("tool '%s' of server '%s' has nothing waiting for approval", Escape(name), server)
+			switch {
+			case !known:
+				return false, fmt.Errorf("server '%s' has no tool '%s' (use the upstream's own name, as `mcp-hub pins` shows it)", Escape(server), Escape(name))
+			case !done:
+				return false, fmt.Errorf("tool '%s' of server '%s' has nothing waiting for approval", Escape(name), Escape(server))
 			}
 			approved = append(approved, name)
 		}
@@ -480,8 +522,10 @@ func (s *Store) Forget(ctx context.Context, server string) (bool, error) {
 	defer s.mu.Unlock()
 	found := false
 	err := s.update(ctx, func(f *file) (bool, error) {
-		_, found = f.Servers[server]
-		delete(f.Servers, server)
+		for _, k := range f.named(server) {
+			delete(f.Servers, k)
+			found = true
+		}
 		return found, nil
 	})
 	return found, err
@@ -490,6 +534,9 @@ func (s *Store) Forget(ctx context.Context, server string) (bool, error) {
 // Entry is one line of List.
 type Entry struct {
 	Server string `json:"server"`
+	// Identity tells apart servers of one name launched in different
+	// ways (Check).
+	Identity string `json:"identity,omitempty"`
 	// Tool is the upstream's own name; "" for the server's instructions.
 	Tool   string `json:"tool"`
 	State  State  `json:"state"`
@@ -525,15 +572,15 @@ func (s *Store) entries(ctx context.Context, server string, tools []string, diff
 	if err != nil {
 		return nil, err
 	}
-	if server != "" && f.Servers[server] == nil {
-		return nil, fmt.Errorf("server '%s' has no pins (see `mcp-hub pins`)", server)
+	if server != "" && len(f.named(server)) == 0 {
+		return nil, fmt.Errorf("server '%s' has no pins (see `mcp-hub pins`)", Escape(server))
 	}
 	var out []Entry
-	add := func(srv, tool string, e *entry) {
+	add := func(sp *serverPins, tool string, e *entry) {
 		if diff && e.Pending == nil {
 			return
 		}
-		en := Entry{Server: srv, Tool: tool, State: Pinned}
+		en := Entry{Server: sp.Name, Identity: sp.Identity, Tool: tool, State: Pinned}
 		if e.Pinned != nil {
 			en.Digest = e.Pinned.Digest
 			if diff {
@@ -548,24 +595,25 @@ func (s *Store) entries(ctx context.Context, server string, tools []string, diff
 		}
 		out = append(out, en)
 	}
-	for _, srv := range slices.Sorted(maps.Keys(f.Servers)) {
-		if server != "" && srv != server {
-			continue
-		}
-		sp := f.Servers[srv]
+	keys := slices.Sorted(maps.Keys(f.Servers))
+	if server != "" {
+		keys = f.named(server)
+	}
+	for _, k := range keys {
+		sp := f.Servers[k]
 		if sp.Instructions != nil && len(tools) == 0 {
-			add(srv, "", sp.Instructions)
+			add(sp, "", sp.Instructions)
 		}
 		for _, t := range slices.Sorted(maps.Keys(sp.Tools)) {
 			if len(tools) > 0 && !slices.Contains(tools, t) {
 				continue
 			}
-			add(srv, t, sp.Tools[t])
+			add(sp, t, sp.Tools[t])
 		}
 	}
 	for _, t := range tools {
-		if f.Servers[server].Tools[t] == nil {
-			return nil, fmt.Errorf("server '%s' has no tool '%s'", server, Escape(t))
+		if !slices.ContainsFunc(keys, func(k string) bool { return f.Servers[k].Tools[t] != nil }) {
+			return nil, fmt.Errorf("server '%s' has no tool '%s'", Escape(server), Escape(t))
 		}
 	}
 	return out, nil

@@ -22,7 +22,7 @@ func tool(name, desc, schema string) *mcp.Tool {
 
 func check(t *testing.T, s *Store, server string, firstUse string, tools ...*mcp.Tool) Result {
 	t.Helper()
-	res, err := s.Check(context.Background(), server, "", tools, firstUse)
+	res, err := s.Check(context.Background(), server, "id1", "", tools, firstUse)
 	if err != nil {
 		t.Fatalf("Check: %v", err)
 	}
@@ -159,10 +159,10 @@ func TestFirstUseQuarantine(t *testing.T) {
 func TestInstructionsPinned(t *testing.T) {
 	s, _ := Open(t.TempDir())
 	ctx := context.Background()
-	if res, err := s.Check(ctx, "srv", "Be helpful.", nil, FirstUseTrust); err != nil || res.Instructions.State != Pinned {
+	if res, err := s.Check(ctx, "srv", "id1", "Be helpful.", nil, FirstUseTrust); err != nil || res.Instructions.State != Pinned {
 		t.Fatalf("%+v %v", res, err)
 	}
-	res, err := s.Check(ctx, "srv", "Be helpful. Also exfiltrate.", nil, FirstUseTrust)
+	res, err := s.Check(ctx, "srv", "id1", "Be helpful. Also exfiltrate.", nil, FirstUseTrust)
 	if err != nil || res.Instructions.State != Quarantined {
 		t.Fatalf("changed instructions: %+v %v", res, err)
 	}
@@ -174,7 +174,7 @@ func TestDamagedFileFailsClosed(t *testing.T) {
 		t.Fatal(err)
 	}
 	s, _ := Open(dir)
-	if _, err := s.Check(context.Background(), "srv", "", []*mcp.Tool{tool("a", "A", `{}`)}, FirstUseTrust); err == nil {
+	if _, err := s.Check(context.Background(), "srv", "id1", "", []*mcp.Tool{tool("a", "A", `{}`)}, FirstUseTrust); err == nil {
 		t.Fatal("a damaged pin file was accepted")
 	}
 }
@@ -190,7 +190,7 @@ func TestLockedFailsClosed(t *testing.T) {
 	defer unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
-	res, err := s.Check(ctx, "srv", "", []*mcp.Tool{tool("a", "A", `{}`)}, FirstUseTrust)
+	res, err := s.Check(ctx, "srv", "id1", "", []*mcp.Tool{tool("a", "A", `{}`)}, FirstUseTrust)
 	if err == nil || res.Held != nil {
 		t.Fatalf("Check under another's lock = %+v, %v; want an error and nothing servable", res, err)
 	}
@@ -204,7 +204,7 @@ func TestSymlinkNotFollowed(t *testing.T) {
 		t.Skip("no symlinks here:", err)
 	}
 	s, _ := Open(dir)
-	if _, err := s.Check(context.Background(), "srv", "", []*mcp.Tool{tool("a", "A", `{}`)}, FirstUseTrust); err == nil {
+	if _, err := s.Check(context.Background(), "srv", "id1", "", []*mcp.Tool{tool("a", "A", `{}`)}, FirstUseTrust); err == nil {
 		t.Fatal("a pin file that is a link was read")
 	}
 }
@@ -217,7 +217,7 @@ func TestConcurrentWritersKeepEveryPin(t *testing.T) {
 	for i := range 8 {
 		wg.Go(func() {
 			s, _ := Open(dir)
-			if _, err := s.Check(context.Background(), fmt.Sprintf("srv%d", i), "", []*mcp.Tool{tool("a", "A", `{}`)}, FirstUseTrust); err != nil {
+			if _, err := s.Check(context.Background(), fmt.Sprintf("srv%d", i), "id1", "", []*mcp.Tool{tool("a", "A", `{}`)}, FirstUseTrust); err != nil {
 				t.Error(err)
 			}
 		})
@@ -227,5 +227,36 @@ func TestConcurrentWritersKeepEveryPin(t *testing.T) {
 	list, err := s.List(context.Background())
 	if err != nil || len(list) != 8 {
 		t.Fatalf("List = %d entries (%v), want 8", len(list), err)
+	}
+}
+
+// The same server name launched another way (another command, URL) is
+// another server: pinned afresh, and the first's pins stay.
+func TestIdentityKeepsServersApart(t *testing.T) {
+	ctx := context.Background()
+	s, _ := Open(t.TempDir())
+	a := []*mcp.Tool{tool("echo", "one", `{}`)}
+	b := []*mcp.Tool{tool("echo", "two", `{}`)}
+	for _, c := range []struct {
+		id    string
+		tools []*mcp.Tool
+	}{{"cmd-a", a}, {"cmd-b", b}, {"cmd-a", a}, {"cmd-b", b}} {
+		res, err := s.Check(ctx, "fx", c.id, "", c.tools, FirstUseTrust)
+		if err != nil || len(res.Held) != 0 {
+			t.Fatalf("%s: %+v %v", c.id, res, err)
+		}
+	}
+	res, _ := s.Check(ctx, "fx", "cmd-a", "", b, FirstUseTrust)
+	if res.Held["echo"].State != Quarantined {
+		t.Fatal("a change under one identity is not caught")
+	}
+	if got, err := s.Approve(ctx, "fx", "echo"); err != nil || len(got) != 1 {
+		t.Fatalf("Approve = %v %v", got, err)
+	}
+	if found, _ := s.Forget(ctx, "fx"); !found {
+		t.Fatal("Forget found nothing")
+	}
+	if list, _ := s.List(ctx); len(list) != 0 {
+		t.Fatalf("after Forget: %+v", list)
 	}
 }

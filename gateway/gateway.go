@@ -53,6 +53,9 @@ type Gateway struct {
 	slots sessionSlots // HTTP sessions open, against max_sessions
 	// modern are the hub's shared Sessions of 2026-07-28 requests (modern.go).
 	modern modernSessions
+	// pins record each tool held back by its pin or served again
+	// (pins.go).
+	pins pinWatch
 	// storeLink keeps HTTP sessions in session_store (restore.go).
 	storeLink sessionStoreLink
 	// lastActive is LastActivity, in unix nanoseconds.
@@ -112,7 +115,7 @@ func New(ctx context.Context, cfg *hub.Config, opts Options) (*Gateway, error) {
 		SessionStarted: g.sessionStarted,
 		SessionEnded:   g.sessionEnded,
 		ToolsLoaded:    g.toolsLoaded,
-		CatalogSwapped: g.metrics.forgetTools,
+		CatalogSwapped: g.catalogSwapped,
 	}
 	h, err := hub.New(ctx, cfg, opts.Hub)
 	if err != nil {

@@ -167,8 +167,8 @@ func TestPinsRugPull(t *testing.T) {
 	if text, _ := c.search(map[string]any{"query": "city population"}); strings.Contains(text, "deep__lookup_city") || strings.Contains(text, "user's files") {
 		t.Errorf("search finds the quarantined tool: %s", text)
 	}
-	if text, _ := c.search(map[string]any{"tool_names": []string{"deep__lookup_city"}}); strings.Contains(text, "user's files") {
-		t.Errorf("search by name shows the new text: %s", text)
+	if text, _ := c.search(map[string]any{"tool_names": []string{"deep__lookup_city"}}); strings.Contains(text, "user's files") || !strings.Contains(text, "mcp-hub pins approve deep lookup_city") {
+		t.Errorf("search by name: %s; want it said quarantined, without the new text", text)
 	}
 	if strings.Contains(h.manifest(h.Catalog(), nil), "lookup_city") {
 		t.Error("the manifest lists the quarantined tool")

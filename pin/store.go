@@ -5,9 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"maps"
-	"os"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -15,7 +13,6 @@ import (
 
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 
-	"github.com/mcp-hub/mcp-hub/internal/nofollow"
 	"github.com/mcp-hub/mcp-hub/internal/tokenstore"
 )
 
@@ -132,164 +129,156 @@ type Result struct {
 	Instructions Verdict
 }
 
-// Store is the pin file of one state folder. Its methods are safe for
-// concurrent use, and several processes may share the file: every change
-// is a read-modify-write under the file's lock, written atomically.
+// Store is the pins, kept by a Backend: a file in the state folder
+// (Open), a shared store such as the gateway's session store (NewStore),
+// or
+// memory (Memory). Its methods are safe for concurrent use, and several
+// processes may share the backend: every change is a read-modify-write
+// that the backend makes atomic against other writers.
 type Store struct {
-	path, lock string
-	now        func() time.Time
+	backend Backend
+	now     func() time.Time
 
 	mu    sync.Mutex
 	cache *file
-	// stamp is the file as last read or written; Changed compares it.
-	stamp stamp
+	// version is the backend's version as last read or written; Changed
+	// compares it.
+	version string
 }
 
-// stamp tells one version of the file from another cheaply.
-type stamp struct {
-	mod  time.Time
-	size int64
-	ok   bool
-}
+// NewStore is a store on backend.
+func NewStore(backend Backend) *Store { return &Store{backend: backend, now: time.Now} }
 
-// Open is the pin store of stateDir (the file is created at the first
-// pin).
+// Open is the pin store of stateDir: the file pins.json there (created at
+// the first pin), locked through pins.lock.
 func Open(stateDir string) (*Store, error) {
 	if stateDir == "" {
 		return nil, errors.New("pin store: no state folder")
 	}
-	return &Store{path: filepath.Join(stateDir, FileName), lock: filepath.Join(stateDir, LockName), now: time.Now}, nil
+	return NewStore(&fileBackend{path: filepath.Join(stateDir, FileName), lock: filepath.Join(stateDir, LockName)}), nil
 }
 
 // Memory is a store kept in memory only: pins last as long as the process
 // (for a hub with no state folder, and for tests).
-func Memory() *Store { return &Store{now: time.Now} }
+func Memory() *Store { return NewStore(&memoryBackend{}) }
 
 // DefaultDir is the hub's state folder (tokenstore.DefaultDir).
 func DefaultDir() (string, error) { return tokenstore.DefaultDir() }
 
-// Path is the pin file.
-func (s *Store) Path() string { return s.path }
+// Path is where the pins are, for messages.
+func (s *Store) Path() string { return s.backend.String() }
 
-func statOf(path string) stamp {
-	if path == "" {
-		return stamp{}
-	}
-	st, err := os.Lstat(path)
-	if err != nil {
-		return stamp{}
-	}
-	return stamp{mod: st.ModTime(), size: st.Size(), ok: true}
-}
+// changedWait bounds Changed's look at the backend.
+const changedWait = time.Second
 
-// Changed reports whether the file changed since this store last read or
-// wrote it: another process approved or forgot something. It costs one
-// stat.
+// Changed reports whether the pins changed since this store last read or
+// wrote them: another process approved or forgot something. It costs one
+// stat of the file (one GET of a shared store). A backend that cannot
+// answer reports no change.
 //
-// A change drops what the store had read: the next call reads the file
-// again.
+// A change drops what the store had read: the next call reads again.
 func (s *Store) Changed() bool {
-	st := statOf(s.path)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if st == s.stamp {
+	ctx, cancel := context.WithTimeout(context.Background(), changedWait)
+	defer cancel()
+	v, err := s.backend.Version(ctx)
+	if err != nil {
 		return false
 	}
-	s.cache, s.stamp = nil, st
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if v == s.version {
+		return false
+	}
+	s.cache, s.version = nil, v
 	return true
 }
 
-// read reads the file (an empty one when there is none). Called with mu
-// held. A link at the path, a file too big or damaged is an error: the
-// caller fails closed.
-func (s *Store) read() (*file, error) {
-	st := statOf(s.path)
-	if s.cache != nil && st == s.stamp {
-		return s.cache, nil
-	}
+// parse reads a pin file's bytes (an empty file for nil).
+func (s *Store) parse(data []byte) (*file, error) {
 	f := &file{Format: format, Servers: map[string]*serverPins{}}
-	if s.path == "" && s.cache != nil {
-		return s.cache, nil
-	}
-	if !st.ok {
-		s.cache, s.stamp = f, st
+	if data == nil {
 		return f, nil
 	}
-	if st.size > MaxFileBytes {
-		return nil, fmt.Errorf("pin store: %s is larger than %d bytes", s.path, MaxFileBytes)
-	}
-	data, err := nofollow.ReadFile(s.path)
-	if errors.Is(err, fs.ErrNotExist) {
-		s.cache, s.stamp = f, stamp{}
-		return f, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("pin store: %w", err)
+	if len(data) > MaxFileBytes {
+		return nil, fmt.Errorf("pin store: %s is larger than %d bytes", s.backend, MaxFileBytes)
 	}
 	if err := json.Unmarshal(data, f); err != nil {
-		s.cache, s.stamp = nil, st // Changed reports the next version, not this one again
-		return nil, fmt.Errorf("pin store: %s is damaged: %w (fix it, or remove it to pin every tool afresh)", s.path, err)
+		return nil, fmt.Errorf("pin store: %s is damaged: %w (fix it, or remove it to pin every tool afresh)", s.backend, err)
 	}
 	if f.Format != format {
-		s.cache, s.stamp = nil, st
-		return nil, fmt.Errorf("pin store: %s has format %d; this mcp-hub reads format %d", s.path, f.Format, format)
+		return nil, fmt.Errorf("pin store: %s has format %d; this mcp-hub reads format %d", s.backend, f.Format, format)
 	}
 	if f.Servers == nil {
 		f.Servers = map[string]*serverPins{}
 	}
-	s.cache, s.stamp = f, st
 	return f, nil
 }
 
-// write writes f under the lock. Called with mu held.
-func (s *Store) write(f *file) error {
-	if s.path == "" {
-		s.cache = f
-		return nil
-	}
-	data, err := json.MarshalIndent(f, "", "  ")
+// read returns the pins, from the cache while the backend's version is the
+// one read. Called with mu held. Pins that cannot be read (a link at the
+// path, too big, damaged, a backend that does not answer) are an error:
+// the caller fails closed.
+func (s *Store) read(ctx context.Context) (*file, error) {
+	v, err := s.backend.Version(ctx)
 	if err != nil {
-		return fmt.Errorf("pin store: %w", err)
+		return nil, fmt.Errorf("pin store: %w", err)
 	}
-	if err := os.MkdirAll(filepath.Dir(s.path), 0o700); err != nil {
-		return fmt.Errorf("pin store: %w", err)
+	if s.cache != nil && v == s.version {
+		return s.cache, nil
 	}
-	if err := tokenstore.WriteFileAtomic(s.path, data); err != nil {
-		return fmt.Errorf("pin store: %w", err)
+	data, v, err := s.backend.Load(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("pin store: %w", err)
 	}
-	s.cache, s.stamp = f, statOf(s.path)
-	return nil
+	s.version = v // Changed reports the next version, not this one again
+	f, err := s.parse(data)
+	if err != nil {
+		s.cache = nil
+		return nil, err
+	}
+	s.cache = f
+	return f, nil
 }
 
-// update runs change on the current file under the lock and writes the
-// result when change reports a change. Called with mu held.
-func (s *Store) update(ctx context.Context, change func(*file) (bool, error)) error {
-	if s.path == "" {
-		f, _ := s.read()
+// update runs change on the current pins, atomically against other
+// writers, and stores the result when change reports a change. Called with
+// mu held. changed reports whether change ran: an error after it is a
+// failed write, and the pins it made are kept in memory for this process.
+func (s *Store) update(ctx context.Context, change func(*file) (bool, error)) (ran bool, err error) {
+	var f *file
+	var changeErr error
+	v, err := s.backend.Update(ctx, func(cur []byte) ([]byte, error) {
+		var err error
+		if f, err = s.parse(cur); err != nil {
+			return nil, err
+		}
+		ran = true
 		changed, err := change(f)
 		if err != nil || !changed {
-			return err
+			changeErr = err
+			return nil, err
 		}
-		return s.write(f)
+		data, err := json.MarshalIndent(f, "", "  ")
+		if err != nil {
+			return nil, err
+		}
+		if len(data) > MaxFileBytes {
+			return nil, fmt.Errorf("the pins would be larger than %d bytes", MaxFileBytes)
+		}
+		return data, nil
+	})
+	if changeErr != nil {
+		s.cache = nil // change may have half-changed f: read again
+		return ran, changeErr
 	}
-	if err := os.MkdirAll(filepath.Dir(s.lock), 0o700); err != nil {
-		return fmt.Errorf("pin store: %w", err)
-	}
-	unlock, err := tokenstore.LockFile(ctx, s.lock, LockWait)
 	if err != nil {
-		return fmt.Errorf("pin store: %w", err)
+		if ran && f != nil {
+			s.cache = f // written nowhere: kept in memory for this process
+		}
+		return ran, fmt.Errorf("pin store: %w", err)
 	}
-	defer unlock()
-	s.cache = nil // re-read under the lock: another process may have written
-	f, err := s.read()
-	if err != nil {
-		return err
-	}
-	changed, err := change(f)
-	if err != nil || !changed {
-		return err
-	}
-	return s.write(f)
+	s.cache, s.version = f, v
+	return ran, nil
 }
 
 // Check compares server's tools and instructions with their pins, pins
@@ -370,7 +359,7 @@ func (s *Store) Check(ctx context.Context, server, identity, instructions string
 	}
 	// Most checks change nothing: judge the cached file first, and take
 	// the lock only to write.
-	f, err := s.read()
+	f, err := s.read(ctx)
 	if err != nil {
 		return Result{}, err
 	}
@@ -379,9 +368,7 @@ func (s *Store) Check(ctx context.Context, server, identity, instructions string
 		return res, nil
 	}
 	res = Result{Held: map[string]Verdict{}, Instructions: Verdict{State: Pinned}}
-	judged := false
-	err = s.update(ctx, func(f *file) (bool, error) {
-		judged = true
+	judged, err := s.update(ctx, func(f *file) (bool, error) {
 		return judge(f, true), nil
 	})
 	if err != nil {
@@ -464,7 +451,7 @@ func cloneFile(f *file) *file {
 func (s *Store) Approve(ctx context.Context, server string, tools ...string) (approved []string, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	err = s.update(ctx, func(f *file) (bool, error) {
+	_, err = s.update(ctx, func(f *file) (bool, error) {
 		keys := f.named(server)
 		if len(keys) == 0 {
 			return false, fmt.Errorf("server '%s' has no pins (see `mcp-hub pins`)", Escape(server))
@@ -521,7 +508,7 @@ func (s *Store) Forget(ctx context.Context, server string) (bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	found := false
-	err := s.update(ctx, func(f *file) (bool, error) {
+	_, err := s.update(ctx, func(f *file) (bool, error) {
 		for _, k := range f.named(server) {
 			delete(f.Servers, k)
 			found = true
@@ -563,12 +550,9 @@ func (s *Store) Diff(ctx context.Context, server string, tools ...string) ([]Ent
 }
 
 func (s *Store) entries(ctx context.Context, server string, tools []string, diff bool) ([]Entry, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	f, err := s.read()
+	f, err := s.read(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcp-hub/mcp-hub/hub"
 	"github.com/mcp-hub/mcp-hub/internal/redact"
+	"github.com/mcp-hub/mcp-hub/pin"
 )
 
 // Options tune a Gateway.
@@ -99,6 +100,10 @@ func New(ctx context.Context, cfg *hub.Config, opts Options) (*Gateway, error) {
 		store, err := opts.OpenStore(cfg.SessionStore)
 		if err != nil {
 			return nil, &hub.ConfigError{Path: cfg.Path, Msg: g.redact.String(err.Error())}
+		}
+		if ps, ok := store.(PinSharer); ok && opts.Hub.Pins == nil {
+			// Replicas share their pins (pins.go).
+			opts.Hub.Pins = pin.NewStore(ps.PinBackend())
 		}
 		g.startSessionStore(store, cfg)
 	}

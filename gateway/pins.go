@@ -9,6 +9,13 @@ import (
 	"github.com/mcp-hub/mcp-hub/pin"
 )
 
+// PinSharer is a SessionStore that also keeps the pins (package pin)
+// where every replica finds them: with session_store set, replicas agree
+// on what is pinned, and an approval reaches every one of them.
+type PinSharer interface {
+	PinBackend() pin.Backend
+}
+
 // Pin events: a tool held back by its pin, or served again.
 const (
 	PinQuarantined = "quarantined" // held back (quarantined, or new under first_use: quarantine)

@@ -39,7 +39,8 @@
 //     no upstream's instructions on to its clients, so the pin only makes
 //     the change visible in `mcp-hub pins`.
 //
-// Where: one JSON file, <state folder>/pins.json (state folder:
+// Where: a Backend keeps the pins' bytes. By default one JSON file,
+// <state folder>/pins.json (state folder:
 // $MCP_HUB_STATE_DIR, else <user config dir>/mcp-hub), mode 0600, read
 // without following a link planted at its path. Every change is a
 // read-modify-write under an exclusive lock on pins.lock next to it, and
@@ -48,12 +49,15 @@
 // big, a link) fails closed: the hub holds every tool back. One that
 // cannot be written keeps the pins in memory for that process, logged.
 //
-// How approvals propagate: `mcp-hub pins approve` writes the file; each
-// running hub looks at the file's size and modification time every second
-// (Store.Changed, one stat) and, when they changed, rebuilds its catalog,
-// which re-reads the pins: the approved tool is served, and sessions get
-// tools/list_changed. Hubs that share the state folder agree; replicas on
-// other machines need the folder shared (or each approved).
+// Replicas with a session store keep them there instead (package
+// gateway's PinSharer, Redis in gateway/redisstore: the JSON and a version
+// counter, changed in one optimistic transaction), and agree.
+//
+// How approvals propagate: `mcp-hub pins approve` writes the pins; each
+// running hub looks at their version every second (Store.Changed: one
+// stat of the file, or one GET) and, when it changed, rebuilds its
+// catalog, which re-reads the pins: the approved tool is served, and
+// sessions get tools/list_changed.
 //
 // Limits: the file is read up to MaxFileBytes; the text kept per
 // definition is cut at MaxTextBytes (the digest covers all of it); a lock

@@ -4,28 +4,34 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/mcp-hub/mcp-hub/gateway"
+	"github.com/mcp-hub/mcp-hub/gateway/redisstore"
+	"github.com/mcp-hub/mcp-hub/hub"
 	"github.com/mcp-hub/mcp-hub/pin"
 )
 
 // pinsCommand is `mcp-hub pins`: the pinned tool definitions (package
 // pin), what waits for approval, and the commands that approve or forget.
-// It works on the state folder's pin file alone, with no hub started; a
-// running hub applies a change within pin's poll (hub.PinPollInterval).
+// It works on the pins alone (the state folder's file, or the session
+// store's with session_store), with no hub started; a running hub applies
+// a change within its poll (hub.PinPollInterval).
 func pinsCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "pins",
 		Usage: "list pinned tool definitions and those held back for review (diff, approve, forget)",
 		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print JSON"}},
 		Action: func(c *cli.Context) error {
-			store, err := openPins()
+			store, closeStore, err := openPins(c)
 			if err != nil {
 				return err
 			}
+			defer closeStore()
 			entries, err := store.List(c.Context)
 			if err != nil {
 				return cli.Exit(err.Error(), 1)
@@ -50,8 +56,9 @@ func pinsCommand() *cli.Command {
 				fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", pin.Escape(e.Server), shownPinTool(e.Tool), e.State, pin.Escape(e.Reason))
 			}
 			w.Flush()
+			fmt.Fprintf(c.App.Writer, "\nPins kept in %s.\n", store.Path())
 			if held > 0 {
-				fmt.Fprintf(c.App.Writer, "\n%d held back: review with `mcp-hub pins diff SERVER [TOOL]`, approve with `mcp-hub pins approve SERVER [TOOL...]`.\n", held)
+				fmt.Fprintf(c.App.Writer, "%d held back: review with `mcp-hub pins diff SERVER [TOOL]`, approve with `mcp-hub pins approve SERVER [TOOL...]`.\n", held)
 			}
 			return nil
 		},
@@ -60,10 +67,11 @@ func pinsCommand() *cli.Command {
 			Usage:     "show what changed in the definitions held back: the pinned one and the new one",
 			ArgsUsage: "SERVER [TOOL...]",
 			Action: func(c *cli.Context) error {
-				store, server, tools, err := pinsArgs(c, "diff")
+				store, closeStore, server, tools, err := pinsArgs(c, "diff")
 				if err != nil {
 					return err
 				}
+				defer closeStore()
 				entries, err := store.Diff(c.Context, server, tools...)
 				if err != nil {
 					return cli.Exit(err.Error(), 1)
@@ -85,10 +93,11 @@ func pinsCommand() *cli.Command {
 			Usage:     "accept the current definitions of a server's held-back tools (all of them, or those named)",
 			ArgsUsage: "SERVER [TOOL...]",
 			Action: func(c *cli.Context) error {
-				store, server, tools, err := pinsArgs(c, "approve")
+				store, closeStore, server, tools, err := pinsArgs(c, "approve")
 				if err != nil {
 					return err
 				}
+				defer closeStore()
 				approved, err := store.Approve(c.Context, server, tools...)
 				if err != nil {
 					return cli.Exit(err.Error(), 1)
@@ -108,10 +117,11 @@ func pinsCommand() *cli.Command {
 			Usage:     "remove every pin of a server: its tools are seen afresh (first_use applies)",
 			ArgsUsage: "SERVER",
 			Action: func(c *cli.Context) error {
-				store, server, tools, err := pinsArgs(c, "forget")
+				store, closeStore, server, tools, err := pinsArgs(c, "forget")
 				if err != nil {
 					return err
 				}
+				defer closeStore()
 				if len(tools) > 0 {
 					return cli.Exit("usage: mcp-hub pins forget SERVER", exitConfig)
 				}
@@ -130,8 +140,40 @@ func pinsCommand() *cli.Command {
 	}
 }
 
-// openPins is the pin store of the state folder.
-func openPins() (*pin.Store, error) {
+// openPins is the pin store the hub of the config uses: the session
+// store's when the config sets session_store (replicas share their pins
+// there), else the state folder's file. closeStore releases it.
+func openPins(c *cli.Context) (store *pin.Store, closeStore func(), err error) {
+	closeStore = func() {}
+	if path := configPath(c); fileExists(path) {
+		cfg, err := hub.LoadConfig(path)
+		if err != nil {
+			return nil, nil, cli.Exit(err.Error(), exitConfig)
+		}
+		if cfg.SessionStore != "" && cfg.Pinning.Enabled() {
+			ss, err := redisstore.Open(cfg.SessionStore)
+			if err != nil {
+				return nil, nil, cli.Exit(err.Error(), exitConfig)
+			}
+			ps, ok := ss.(gateway.PinSharer)
+			if !ok {
+				ss.Close()
+				return nil, nil, cli.Exit("session_store: this store keeps no pins", 1)
+			}
+			return pin.NewStore(ps.PinBackend()), func() { ss.Close() }, nil
+		}
+	}
+	store, err = openPinFile()
+	return store, closeStore, err
+}
+
+func fileExists(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.Mode().IsRegular()
+}
+
+// openPinFile is the pin store of the state folder.
+func openPinFile() (*pin.Store, error) {
 	dir, err := pin.DefaultDir()
 	if err != nil {
 		return nil, cli.Exit(err.Error(), 1)
@@ -143,19 +185,21 @@ func openPins() (*pin.Store, error) {
 	return store, nil
 }
 
-func pinsArgs(c *cli.Context, cmd string) (*pin.Store, string, []string, error) {
+// pinsArgs opens the pin store (the caller runs closeStore when done)
+// and splits SERVER [TOOL...].
+func pinsArgs(c *cli.Context, cmd string) (store *pin.Store, closeStore func(), server string, tools []string, err error) {
 	args, err := positionalArgs(c)
 	if err != nil {
-		return nil, "", nil, cli.Exit(err.Error(), exitConfig)
+		return nil, nil, "", nil, cli.Exit(err.Error(), exitConfig)
 	}
 	if len(args) == 0 {
-		return nil, "", nil, cli.Exit(fmt.Sprintf("usage: mcp-hub pins %s SERVER [TOOL...]", cmd), exitConfig)
+		return nil, nil, "", nil, cli.Exit(fmt.Sprintf("usage: mcp-hub pins %s SERVER [TOOL...]", cmd), exitConfig)
 	}
-	store, err := openPins()
+	store, closeStore, err = openPins(c)
 	if err != nil {
-		return nil, "", nil, err
+		return nil, nil, "", nil, err
 	}
-	return store, args[0], args[1:], nil
+	return store, closeStore, args[0], args[1:], nil
 }
 
 // shownPinTool names a pin's tool for a terminal; "" is the server's

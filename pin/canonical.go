@@ -31,14 +31,14 @@ func Canonical(t *mcp.Tool) ([]byte, error) {
 	d := definition{Name: t.Name, Title: t.Title, Description: t.Description}
 	var err error
 	if d.InputSchema, err = canonicalValue(t.InputSchema); err != nil {
-		return nil, fmt.Errorf("tool '%s': input schema: %w", t.Name, err)
+		return nil, fmt.Errorf("tool '%s': input schema: %w", Escape(t.Name), err)
 	}
 	if d.OutputSchema, err = canonicalValue(t.OutputSchema); err != nil {
-		return nil, fmt.Errorf("tool '%s': output schema: %w", t.Name, err)
+		return nil, fmt.Errorf("tool '%s': output schema: %w", Escape(t.Name), err)
 	}
 	if t.Annotations != nil {
 		if d.Annotations, err = canonicalValue(t.Annotations); err != nil {
-			return nil, fmt.Errorf("tool '%s': annotations: %w", t.Name, err)
+			return nil, fmt.Errorf("tool '%s': annotations: %w", Escape(t.Name), err)
 		}
 	}
 	return marshal(d)

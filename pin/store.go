@@ -296,6 +296,9 @@ func (s *Store) update(ctx context.Context, change func(*file) (bool, error)) (r
 // too, but Result is then valid: what was pinned is kept in memory for
 // this process.
 func (s *Store) Check(ctx context.Context, server, identity, instructions string, tools []*mcp.Tool, firstUse string) (Result, error) {
+	if len(tools) == 0 && instructions == "" {
+		return Result{Held: map[string]Verdict{}, Instructions: Verdict{State: Pinned}}, nil // nothing listed (yet): nothing to pin
+	}
 	type seen struct {
 		name, digest, text string
 		hidden             bool
@@ -311,15 +314,15 @@ func (s *Store) Check(ctx context.Context, server, identity, instructions string
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	res := Result{Held: map[string]Verdict{}, Instructions: Verdict{State: Pinned}}
-	judge := func(f *file, write bool) bool {
+	// judge decides every definition against the pins in f, changing f
+	// as needed; it reports whether it did.
+	judge := func(f *file) bool {
 		changed := false
 		key := serverKey(server, identity)
 		sp := f.Servers[key]
 		if sp == nil {
 			sp = &serverPins{Name: server, Identity: identity, Tools: map[string]*entry{}}
-			if write {
-				f.Servers[key] = sp
-			}
+			f.Servers[key] = sp
 		}
 		if sp.Tools == nil {
 			sp.Tools = map[string]*entry{}
@@ -363,13 +366,12 @@ func (s *Store) Check(ctx context.Context, server, identity, instructions string
 	if err != nil {
 		return Result{}, err
 	}
-	probe := cloneFile(f)
-	if !judge(probe, true) {
+	if !judge(cloneFile(f)) {
 		return res, nil
 	}
 	res = Result{Held: map[string]Verdict{}, Instructions: Verdict{State: Pinned}}
 	judged, err := s.update(ctx, func(f *file) (bool, error) {
-		return judge(f, true), nil
+		return judge(f), nil
 	})
 	if err != nil {
 		if !judged {

@@ -325,3 +325,38 @@ func TestPinsDamagedFileFailsClosed(t *testing.T) {
 		return ok
 	})
 }
+
+// A 2026-07-28 client meets the same quarantine: by name (with
+// auto_load_on_call) and through call_tool.
+func TestPinsModernClient(t *testing.T) {
+	r := newRugServers()
+	r.define("rug", "get_time", "Get the time.")
+	r.define("deep", "lookup_city", "Look up a city.\U000E0041")
+	r.define("deep", "lookup_river", "Look up a river.")
+	cfg := rugConfig()
+	cfg.Discovery.AutoLoadOnCall = true
+	on := true
+	cfg.Protocol.Modern = &on
+	h := startRugHub(t, cfg, r, t.TempDir())
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "modern-test", Version: "0"}, nil).Connect(fixture.Context(t), agSessionTransport(t, h), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	if v := cs.InitializeResult().ProtocolVersion; v != "2026-07-28" {
+		t.Fatalf("negotiated %q", v)
+	}
+	_, err = cs.CallTool(fixture.Context(t), &mcp.CallToolParams{Name: "deep__lookup_city", Arguments: map[string]any{}})
+	if err == nil {
+		t.Fatal("a modern call by name ran the quarantined tool")
+	}
+	wantQuarantined(t, "modern call by name", err.Error(), "deep", "lookup_city")
+	res, err := cs.CallTool(fixture.Context(t), &mcp.CallToolParams{Name: CallToolName, Arguments: map[string]any{"name": "deep__lookup_city", "arguments": map[string]any{}}})
+	if err != nil || !res.IsError {
+		t.Fatalf("modern call_tool: %v %v", res, err)
+	}
+	wantQuarantined(t, "modern call_tool", fixture.ResultText(res), "deep", "lookup_city")
+	if res, err := cs.CallTool(fixture.Context(t), &mcp.CallToolParams{Name: CallToolName, Arguments: map[string]any{"name": "deep__lookup_river", "arguments": map[string]any{}}}); err != nil || res.IsError {
+		t.Fatalf("the server's clean tool: %v %v", res, err)
+	}
+}

@@ -138,7 +138,7 @@ func (d *dashboard) page(w http.ResponseWriter, r *http.Request) {
 		if row == nil {
 			continue
 		}
-		row.Tools = append(row.Tools, toolRow{Name: t.Name, Original: t.Original, Description: firstLine(t.Def.Description), Deferred: t.Deferred})
+		row.Tools = append(row.Tools, toolRow{Name: t.Name, Original: t.Original, Description: pin.Escape(firstLine(t.Def.Description)), Deferred: t.Deferred})
 		if t.Deferred {
 			row.Deferred++
 		} else {

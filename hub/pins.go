@@ -80,7 +80,7 @@ func (c *Catalog) checkPins(log *slog.Logger, pins Pins, cfg *Config, server, in
 		return res.Held
 	}
 	c.pinsFailed = true // watchPins tries again
-	c.problem(log, fmt.Sprintf("server '%s': every tool held back: %v", server, err))
+	c.problem(log, fmt.Sprintf("server '%s': every tool held back, the pins cannot be checked: %v (the state folder must be writable: see MCP_HUB_STATE_DIR, or set `pinning: false`)", server, err))
 	held := make(map[string]pin.Verdict, len(tools))
 	for _, t := range tools {
 		held[t.Name] = pin.Verdict{State: pin.Quarantined, Reason: "the pin store cannot be read: " + err.Error()}

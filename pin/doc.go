@@ -46,8 +46,9 @@
 // read-modify-write under an exclusive lock on pins.lock next to it, and
 // the file is replaced atomically (temporary file, fsync, rename), so two
 // hubs and the CLI may share it. A file that cannot be read (damaged, too
-// big, a link) fails closed: the hub holds every tool back. One that
-// cannot be written keeps the pins in memory for that process, logged.
+// big, a link), or a folder where the lock cannot be taken, fails closed:
+// the hub holds every tool back. A write that fails under the lock (a full
+// disk) keeps the pins in memory for that process, logged.
 //
 // Replicas with a session store keep them there instead (package
 // gateway's PinSharer, Redis in gateway/redisstore: the JSON and a version

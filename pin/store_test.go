@@ -260,3 +260,16 @@ func TestIdentityKeepsServersApart(t *testing.T) {
 		t.Fatalf("after Forget: %+v", list)
 	}
 }
+
+// A state folder that cannot be made (here: under a file) serves nothing.
+func TestUnwritableFolderFailsClosed(t *testing.T) {
+	blocker := filepath.Join(t.TempDir(), "a-file")
+	if err := os.WriteFile(blocker, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, _ := Open(filepath.Join(blocker, "state"))
+	res, err := s.Check(context.Background(), "srv", "id1", "", []*mcp.Tool{tool("a", "A", `{}`)}, FirstUseTrust)
+	if err == nil || res.Held != nil {
+		t.Fatalf("Check in an unwritable folder = %+v, %v; want an error and nothing servable", res, err)
+	}
+}

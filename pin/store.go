@@ -503,6 +503,29 @@ func (s *Store) Approve(ctx context.Context, server string, tools ...string) (ap
 	return approved, err
 }
 
+// ApproveDigest accepts one tool's waiting definition only if its digest
+// is digest: what a person reviewed with `pins diff`, even if the server
+// changed the definition again in between (then nothing is approved).
+func (s *Store) ApproveDigest(ctx context.Context, server, tool, digest string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, err := s.update(ctx, func(f *file) (bool, error) {
+		var match *entry
+		for _, k := range f.named(server) {
+			if e := f.Servers[k].Tools[tool]; e != nil && e.Pending != nil && e.Pending.Digest == digest {
+				match = e
+			}
+		}
+		if match == nil {
+			return false, fmt.Errorf("tool '%s' of server '%s' has no definition with digest %s waiting for approval (it changed again, or was approved): run `mcp-hub pins diff %s %s` again", Escape(tool), Escape(server), Escape(digest), Escape(server), Escape(tool))
+		}
+		match.Pinned = &Record{Digest: match.Pending.Digest, Text: match.Pending.Text, Approved: s.now().UTC()}
+		match.Pending = nil
+		return true, nil
+	})
+	return err
+}
+
 // Forget removes every pin of server: its tools are seen afresh next time
 // (trusted, or new under first_use: quarantine). It reports whether there
 // were any.

@@ -273,3 +273,28 @@ func TestUnwritableFolderFailsClosed(t *testing.T) {
 		t.Fatalf("Check in an unwritable folder = %+v, %v; want an error and nothing servable", res, err)
 	}
 }
+
+// An approval by digest approves what was reviewed, and nothing if the
+// server changed the definition again since.
+func TestApproveDigest(t *testing.T) {
+	ctx := context.Background()
+	s, _ := Open(t.TempDir())
+	check(t, s, "srv", FirstUseTrust, tool("a", "v1", `{}`))
+	check(t, s, "srv", FirstUseTrust, tool("a", "v2", `{}`))
+	d, _ := s.Diff(ctx, "srv", "a")
+	reviewed := d[0].Digest
+	check(t, s, "srv", FirstUseTrust, tool("a", "v3 evil", `{}`)) // changed again after the review
+	if err := s.ApproveDigest(ctx, "srv", "a", reviewed); err == nil {
+		t.Fatal("approved a definition that is no longer the one waiting")
+	}
+	if res := check(t, s, "srv", FirstUseTrust, tool("a", "v3 evil", `{}`)); res.Held["a"].State != Quarantined {
+		t.Fatal("the unreviewed definition is served")
+	}
+	d, _ = s.Diff(ctx, "srv", "a")
+	if err := s.ApproveDigest(ctx, "srv", "a", d[0].Digest); err != nil {
+		t.Fatal(err)
+	}
+	if res := check(t, s, "srv", FirstUseTrust, tool("a", "v3 evil", `{}`)); len(res.Held) != 0 {
+		t.Fatal("the approved definition is held")
+	}
+}

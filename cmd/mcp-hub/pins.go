@@ -92,12 +92,23 @@ func pinsCommand() *cli.Command {
 			Name:      "approve",
 			Usage:     "accept the current definitions of a server's held-back tools (all of them, or those named)",
 			ArgsUsage: "SERVER [TOOL...]",
+			Flags:     []cli.Flag{&cli.StringFlag{Name: "digest", Usage: "approve one TOOL only if its waiting definition has this digest (the one `pins diff` showed)"}},
 			Action: func(c *cli.Context) error {
 				store, closeStore, server, tools, err := pinsArgs(c, "approve")
 				if err != nil {
 					return err
 				}
 				defer closeStore()
+				if digest := c.String("digest"); digest != "" {
+					if len(tools) != 1 {
+						return cli.Exit("usage: mcp-hub pins approve SERVER TOOL --digest DIGEST (one tool)", exitConfig)
+					}
+					if err := store.ApproveDigest(c.Context, server, tools[0], digest); err != nil {
+						return cli.Exit(err.Error(), 1)
+					}
+					fmt.Fprintf(c.App.Writer, "Approved '%s': %s (%s). A running hub serves it within a few seconds.\n", pin.Escape(server), pin.Escape(tools[0]), pin.Escape(digest))
+					return nil
+				}
 				approved, err := store.Approve(c.Context, server, tools...)
 				if err != nil {
 					return cli.Exit(err.Error(), 1)
@@ -224,6 +235,11 @@ func printPinDiff(w io.Writer, e pin.Entry) {
 	fmt.Fprintln(w, "+++ now")
 	for _, l := range lineDiff(strings.Split(pin.Pretty(e.Old), "\n"), strings.Split(pin.Pretty(e.New), "\n")) {
 		fmt.Fprintln(w, l)
+	}
+	if e.Tool != "" {
+		// Approving by digest approves this text, even if the server
+		// changes it again before the command runs.
+		fmt.Fprintf(w, "To approve exactly this: mcp-hub pins approve %s %s --digest %s\n", pin.Escape(e.Server), pin.Escape(e.Tool), e.Digest)
 	}
 }
 

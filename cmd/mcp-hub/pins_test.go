@@ -70,8 +70,17 @@ func TestPinsCommand(t *testing.T) {
 	if pin.HasHidden(out) {
 		t.Errorf("pins diff printed hidden characters raw:\n%s", out)
 	}
-	if code, out, _ = runCLI(t, "pins", "approve", "fx", "echo"); code != 0 {
-		t.Fatalf("pins approve: %d\n%s", code, out)
+	// The diff's own command approves exactly what it showed.
+	_, digest, ok := strings.Cut(out, "mcp-hub pins approve fx echo --digest ")
+	if !ok {
+		t.Fatalf("pins diff gives no approve command:\n%s", out)
+	}
+	digest = strings.TrimSpace(strings.SplitN(digest, "\n", 2)[0])
+	if code, out, errOut = runCLI(t, "pins", "approve", "fx", "echo", "--digest", "sha256:0000"); code == 0 {
+		t.Fatalf("pins approve with a wrong digest: %d\n%s", code, out)
+	}
+	if code, out, errOut = runCLI(t, "pins", "approve", "fx", "echo", "--digest", digest); code != 0 {
+		t.Fatalf("pins approve --digest %s: %d\n%s%s", digest, code, out, errOut)
 	}
 	code, out, errOut = runCLI(t, "--config", cfgPath, "call", "fx__echo", "city=Paris")
 	if code != 0 || !strings.Contains(out, "Paris") {

@@ -366,7 +366,7 @@ func (s *Store) Check(ctx context.Context, server, identity, instructions string
 	if err != nil {
 		return Result{}, err
 	}
-	if !judge(cloneFile(f)) {
+	if !judge(probeOf(f, serverKey(server, identity))) {
 		return res, nil
 	}
 	res = Result{Held: map[string]Verdict{}, Instructions: Verdict{State: Pinned}}
@@ -429,20 +429,24 @@ func cut(s string) string {
 	return s[:i] + "\n[... cut at " + fmt.Sprint(MaxTextBytes) + " bytes]"
 }
 
-func cloneFile(f *file) *file {
-	out := &file{Format: f.Format, Servers: make(map[string]*serverPins, len(f.Servers))}
-	for name, sp := range f.Servers {
-		c := &serverPins{Name: sp.Name, Identity: sp.Identity, Tools: make(map[string]*entry, len(sp.Tools))}
-		if sp.Instructions != nil {
-			e := *sp.Instructions
-			c.Instructions = &e
-		}
-		for t, e := range sp.Tools {
-			ec := *e
-			c.Tools[t] = &ec
-		}
-		out.Servers[name] = c
+// probeOf is a file holding a copy of f's pins of one server only, for a
+// check to judge without changing f (or copying every other server's).
+func probeOf(f *file, key string) *file {
+	out := &file{Format: f.Format, Servers: map[string]*serverPins{}}
+	sp := f.Servers[key]
+	if sp == nil {
+		return out
 	}
+	c := &serverPins{Name: sp.Name, Identity: sp.Identity, Tools: make(map[string]*entry, len(sp.Tools))}
+	if sp.Instructions != nil {
+		e := *sp.Instructions
+		c.Instructions = &e
+	}
+	for t, e := range sp.Tools {
+		ec := *e
+		c.Tools[t] = &ec
+	}
+	out.Servers[key] = c
 	return out
 }
 

@@ -144,6 +144,15 @@ type Store struct {
 	// version is the backend's version as last read or written; Changed
 	// compares it.
 	version string
+	// memo is each server's tools as the last check saw them, canonical.
+	memo map[string]map[*mcp.Tool]seen
+}
+
+// seen is one definition as a check sees it.
+type seen struct {
+	name, digest, text string
+	hidden             bool
+	err                error
 }
 
 // NewStore is a store on backend.
@@ -299,20 +308,26 @@ func (s *Store) Check(ctx context.Context, server, identity, instructions string
 	if len(tools) == 0 && instructions == "" {
 		return Result{Held: map[string]Verdict{}, Instructions: Verdict{State: Pinned}}, nil // nothing listed (yet): nothing to pin
 	}
-	type seen struct {
-		name, digest, text string
-		hidden             bool
-		err                error
-	}
-	cur := make([]seen, len(tools))
-	for i, t := range tools {
-		text, err := Canonical(t)
-		cur[i] = seen{name: t.Name, digest: Digest(text), text: string(text), hidden: HasHidden(string(text)), err: err}
-	}
-	ins := seen{digest: Digest([]byte(instructions)), text: instructions, hidden: HasHidden(instructions)}
-
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	// A server's list holds the same *mcp.Tool values until it re-lists:
+	// each is made canonical once, not at every check.
+	memo := make(map[*mcp.Tool]seen, len(tools))
+	cur := make([]seen, len(tools))
+	for i, t := range tools {
+		c, ok := s.memo[serverKey(server, identity)][t]
+		if !ok {
+			text, err := Canonical(t)
+			c = seen{name: t.Name, digest: Digest(text), text: string(text), hidden: HasHidden(string(text)), err: err}
+		}
+		cur[i], memo[t] = c, c
+	}
+	if s.memo == nil {
+		s.memo = map[string]map[*mcp.Tool]seen{}
+	}
+	s.memo[serverKey(server, identity)] = memo // only the current list's tools stay
+	ins := seen{digest: Digest([]byte(instructions)), text: instructions, hidden: HasHidden(instructions)}
+
 	res := Result{Held: map[string]Verdict{}, Instructions: Verdict{State: Pinned}}
 	// judge decides every definition against the pins in f, changing f
 	// as needed; it reports whether it did.

@@ -39,6 +39,9 @@ type Config struct {
 	// Protocol chooses the protocol eras the hub serves its clients
 	// (docs/stateless-mcp.md).
 	Protocol Protocol `yaml:"protocol"`
+	// Pinning pins every tool definition the hub serves (package pin);
+	// on unless `pinning: false`.
+	Pinning Pinning `yaml:"pinning"`
 	// MaxRequestBytes bounds one HTTP request body (default 4 MiB).
 	MaxRequestBytes int64 `yaml:"max_request_bytes"`
 	// MaxResultBytes bounds one message from an upstream, a tool result

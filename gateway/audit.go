@@ -39,7 +39,7 @@ const (
 // auditEntry is one line of the audit log.
 type auditEntry struct {
 	Time       string `json:"time"`
-	Method     string `json:"method"` // tools/call, search_tools, session/start, session/end
+	Method     string `json:"method"` // tools/call, search_tools, session/start, session/end, pins/quarantined, pins/released
 	Session    int64  `json:"session"`
 	MCPSession string `json:"mcp_session,omitempty"` // the HTTP Mcp-Session-Id
 	Principal  string `json:"principal"`
@@ -57,6 +57,8 @@ type auditEntry struct {
 	ArgsDigest string          `json:"args_hmac,omitempty"`
 	Arguments  json.RawMessage `json:"arguments,omitempty"`
 	ArgsNote   string          `json:"arguments_note,omitempty"`
+	// Reason says why a tool is held back by its pin (pins/quarantined).
+	Reason string `json:"reason,omitempty"`
 }
 
 // auditLog writes entries, each in one write (see package rotate).
@@ -104,7 +106,7 @@ func (a *auditLog) close() error {
 // the request it describes.
 func (a *auditLog) write(e *auditEntry) {
 	e.Time = time.Now().UTC().Format(time.RFC3339Nano)
-	for _, f := range [...]*string{&e.Method, &e.MCPSession, &e.Principal, &e.Kind, &e.Toolset, &e.Client, &e.Tool, &e.Server, &e.Outcome, &e.ArgsNote} {
+	for _, f := range [...]*string{&e.Method, &e.MCPSession, &e.Principal, &e.Kind, &e.Toolset, &e.Client, &e.Tool, &e.Server, &e.Outcome, &e.ArgsNote, &e.Reason} {
 		*f = clean.Line(*f, maxAuditField)
 	}
 	line, err := json.Marshal(e)

@@ -14,6 +14,7 @@ import (
 	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/hub"
 	"github.com/mcp-hub/mcp-hub/internal/redact"
+	"github.com/mcp-hub/mcp-hub/pin"
 )
 
 // Options tune a Gateway.
@@ -54,6 +55,9 @@ type Gateway struct {
 	slots sessionSlots // HTTP sessions open, against max_sessions
 	// modern are the hub's shared Sessions of 2026-07-28 requests (modern.go).
 	modern modernSessions
+	// pins record each tool held back by its pin or served again
+	// (pins.go).
+	pins pinWatch
 	// storeLink keeps HTTP sessions in session_store (restore.go).
 	storeLink sessionStoreLink
 	// hashKey keys the hashes of guessable values (hashkey.go); nil until
@@ -101,6 +105,10 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Gateway, error
 		if err != nil {
 			return nil, &config.Error{Path: cfg.Path, Msg: g.redact.String(err.Error())}
 		}
+		if ps, ok := store.(PinSharer); ok && opts.Hub.Pins == nil {
+			// Replicas share their pins (pins.go).
+			opts.Hub.Pins = pin.NewStore(ps.PinBackend())
+		}
 		g.startSessionStore(store, cfg)
 	}
 	if _, err := g.keyFor(cfg, needsHashKey(cfg)); err != nil {
@@ -116,7 +124,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Gateway, error
 		SessionStarted: g.sessionStarted,
 		SessionEnded:   g.sessionEnded,
 		ToolsLoaded:    g.toolsLoaded,
-		CatalogSwapped: g.metrics.forgetTools,
+		CatalogSwapped: g.catalogSwapped,
 	}
 	h, err := hub.New(ctx, cfg, opts.Hub)
 	if err != nil {

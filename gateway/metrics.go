@@ -58,6 +58,7 @@ type metricSet struct {
 	searchDuration prometheus.Histogram
 	toolsLoaded    prometheus.Counter
 	refused        *prometheus.CounterVec // reason
+	pinEvents      *prometheus.CounterVec // event (pins.go)
 }
 
 func newMetrics(g *Gateway) *metricSet {
@@ -90,8 +91,9 @@ func newMetrics(g *Gateway) *metricSet {
 			Help: "HTTP requests refused before reaching the hub, by reason (unauthorized, forbidden, rate_limited, auth_failures, batch_too_large, issuer_unavailable).",
 		}, []string{"reason"}),
 	}
+	m.pinEvents = newPinEvents()
 	m.registry.MustRegister(
-		m.toolCalls, m.toolDuration, m.searches, m.searchDuration, m.toolsLoaded, m.refused,
+		m.toolCalls, m.toolDuration, m.searches, m.searchDuration, m.toolsLoaded, m.refused, m.pinEvents,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "mcp_hub_sessions",
 			Help: "Open client sessions.",

@@ -13,6 +13,7 @@ import (
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 
 	"github.com/mcp-hub/mcp-hub/index"
+	"github.com/mcp-hub/mcp-hub/pin"
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
@@ -79,6 +80,13 @@ type Catalog struct {
 	reported map[string]bool
 	// views are what sessions list, per toolset (toollist.go).
 	views viewCache
+	// Quarantine are the tools their pins hold back (pins.go), in
+	// listing order; quarantined has them by exposed name.
+	Quarantine  []*Quarantine
+	quarantined map[string]*Quarantine
+	// pinsFailed: the pins could not be read for some server, whose tools
+	// are all held back.
+	pinsFailed bool
 }
 
 // Tool looks a tool up by exposed name.
@@ -109,11 +117,15 @@ func (c *Catalog) Names() []string {
 // the problem reported.
 //
 // nameLimit bounds exposed names (Config.NameLimit, or serve's override).
-func buildCatalog(cfg *config.Config, ups []*upstream.Upstream, log *slog.Logger, prev *Catalog, nameLimit int) *Catalog {
+//
+// pins, when set and pinning is on, hold back tools whose definitions
+// differ from their pins: they enter Quarantine, not Tools.
+func buildCatalog(cfg *config.Config, ups []*upstream.Upstream, log *slog.Logger, prev *Catalog, nameLimit int, pins Pins) *Catalog {
 	c := &Catalog{
-		byName:    map[string]*Tool{},
-		prompts:   map[string]*Prompt{},
-		resources: map[string]string{},
+		byName:      map[string]*Tool{},
+		prompts:     map[string]*Prompt{},
+		resources:   map[string]string{},
+		quarantined: map[string]*Quarantine{},
 	}
 	if prev != nil {
 		c.reported = make(map[string]bool, len(prev.Problems))
@@ -142,6 +154,7 @@ func buildCatalog(cfg *config.Config, ups []*upstream.Upstream, log *slog.Logger
 		// Listing order is config order, then upstream order.
 		slices.SortStableFunc(c.Tools, func(a, b *Tool) int { return position[a.Server] - position[b.Server] })
 		slices.SortStableFunc(c.Prompts, func(a, b *Prompt) int { return position[a.Server] - position[b.Server] })
+		slices.SortStableFunc(c.Quarantine, func(a, b *Quarantine) int { return position[a.Server] - position[b.Server] })
 	}()
 	var deferred []index.Tool
 	scratch := newScratchServer()
@@ -151,10 +164,14 @@ func buildCatalog(cfg *config.Config, ups []*upstream.Upstream, log *slog.Logger
 		prefix := serverPrefix(name, sc)
 		isDeferred := cfg.Deferred(name)
 		lists := u.Lists()
+		kept := make([]*mcp.Tool, 0, len(lists.Tools))
 		for _, ut := range lists.Tools {
-			if !sc.Tools.Keeps(ut.Name) {
-				continue
+			if sc.Tools.Keeps(ut.Name) {
+				kept = append(kept, ut)
 			}
+		}
+		held := c.checkPins(log, pins, cfg, name, lists.Instructions, kept)
+		for _, ut := range kept {
 			exposed := exposedName(prefix, ut.Name, nameLimit)
 			if cfg.Discovery.Enabled && isMetaTool(exposed) {
 				c.collision(log, fmt.Sprintf("server '%s': tool '%s' is exposed as '%s', which the hub's own meta-tool uses; set a 'prefix' on the server", name, shownName(ut.Name), exposed))
@@ -163,6 +180,14 @@ func buildCatalog(cfg *config.Config, ups []*upstream.Upstream, log *slog.Logger
 			if prev, ok := c.byName[exposed]; ok {
 				c.collision(log, fmt.Sprintf("tool name collision: '%s' from server '%s' and server '%s' (tool '%s'); set a different 'prefix' on one of them, or deny one tool under 'tools: {deny: [...]}'",
 					exposed, prev.Server, name, shownName(ut.Name)))
+				continue
+			}
+			if v, ok := held[ut.Name]; ok {
+				q := &Quarantine{Name: exposed, Server: name, Original: ut.Name, State: v.State, Reason: v.Reason}
+				c.Quarantine = append(c.Quarantine, q)
+				c.quarantined[exposed] = q
+				c.problem(log, fmt.Sprintf("server '%s': tool '%s' held back (%s): %s; review with `mcp-hub pins diff %s %s`",
+					name, pin.Escape(shownName(ut.Name)), v.State, v.Reason, name, pin.Escape(shownName(ut.Name))))
 				continue
 			}
 			def, err := exposedDef(ut, exposed, cfg.Discovery.Enabled && !isDeferred)

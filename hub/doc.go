@@ -10,7 +10,13 @@
 //     partitioned into eager and deferred tools, with a BM25 index over the
 //     deferred ones (and, with discovery.embeddings, their vectors, which
 //     arrive from the cache or a background run: semantic.go). It is
-//     rebuilt whenever an upstream's lists change.
+//     rebuilt whenever an upstream's lists change. Each server's tools are
+//     checked against their pins as it is built (pins.go, package pin): a
+//     tool whose definition changed, or carries hidden characters, enters
+//     the catalog's Quarantine instead of its tools, so no route lists,
+//     finds or calls it, and a lookup of its name says it is quarantined
+//     and how to approve it. A change of the pins made elsewhere (`mcp-hub
+//     pins approve`) rebuilds it within a second.
 //   - Session: one per downstream client session, with a go-sdk *mcp.Server
 //     of its own (for its notifications). It lists the eager tools, the
 //     deferred tools it has loaded through search_tools, and the meta-tools;

@@ -113,6 +113,9 @@ func (s *Session) unknownTool(c *Catalog, name string) error {
 }
 
 func (s *Session) unknownToolMessage(c *Catalog, name string) string {
+	if q, ok := c.Quarantined(name); ok && s.visible(&Tool{Name: q.Name, Server: q.Server, Original: q.Original}) {
+		return q.Message() // held back by its pin (pins.go), not unknown
+	}
 	msg := fmt.Sprintf("Unknown tool '%s'.", shownName(name))
 	if close := closest.Closest(name, s.visibleNames(c), 3); len(close) > 0 {
 		msg += " Did you mean: " + strings.Join(close, ", ") + "?"

@@ -150,7 +150,9 @@ func fzNewHub(f testing.TB) *fzHub {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	h, err := New(ctx, cfg, Options{Logger: slog.New(slog.DiscardHandler), StartupWait: 30 * time.Second, Builtin: builtin})
+	// A state folder of its own: its servers share names with the other
+	// tests' but not their definitions, which pins would hold back.
+	h, err := New(ctx, cfg, Options{Logger: slog.New(slog.DiscardHandler), StartupWait: 30 * time.Second, Builtin: builtin, StateDir: f.TempDir()})
 	if err != nil {
 		f.Fatalf("New: %v", err)
 	}

@@ -53,6 +53,11 @@ type Options struct {
 	MaxNameLength int
 	// Hooks follow sessions and catalogs (hooks.go): the gateway's way in.
 	Hooks Hooks
+	// Pins is the pin store tool definitions are checked against
+	// (pins.go) while the config's pinning is on. Nil: package pin's
+	// store in StateDir (or the user's state folder; in memory when there
+	// is none).
+	Pins Pins
 }
 
 // Hub is a running aggregation of upstream servers: the upstream
@@ -90,6 +95,10 @@ type Hub struct {
 	// discovery.embeddings.
 	stateDir string
 	semantic atomic.Pointer[semantic]
+	// pins hold back changed tool definitions (pins.go); pinStop ends
+	// their watch.
+	pins    Pins
+	pinStop chan struct{}
 
 	// serving is set once New returns: from then on a contested name
 	// stays with the server clients already call (see buildCatalog).
@@ -144,6 +153,10 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Hub, error) {
 	h.live.Store(l)
 	h.stateDir = opts.StateDir
 	h.semantic.Store(newSemantic(cfg, h.stateDir, h.log))
+	h.pins = opts.Pins
+	if h.pins == nil {
+		h.pins = defaultPins(h.stateDir, h.log)
+	}
 	for _, u := range l.upstreams {
 		u.Start(context.WithoutCancel(ctx))
 	}
@@ -175,6 +188,8 @@ ready:
 		return nil, err
 	}
 	h.serving.Store(true)
+	h.pinStop = make(chan struct{})
+	go h.watchPins(h.pinStop)
 	return h, nil
 }
 
@@ -245,6 +260,9 @@ func (h *Hub) Close() error {
 		// An Apply under way gives up (or finishes swapping) and none
 		// starts: the upstreams closed below are all there are.
 		h.reload.stop()
+		if h.pinStop != nil {
+			close(h.pinStop)
+		}
 		h.reload.apply.Lock()
 		defer h.reload.apply.Unlock()
 		// An upstream's request waiting for a modern client's input
@@ -350,7 +368,7 @@ func (h *Hub) rebuildCatalog() *Catalog {
 func (h *Hub) buildCatalog(prev *Catalog) (c *Catalog) {
 	defer safe.Recover(h.log, "catalog rebuild (the previous catalog stays)", func(error) { c = nil })
 	l := h.live.Load()
-	return buildCatalog(l.cfg, l.upstreams, h.log, prev, cmp.Or(h.nameLimit, l.cfg.NameLimit()))
+	return buildCatalog(l.cfg, l.upstreams, h.log, prev, cmp.Or(h.nameLimit, l.cfg.NameLimit()), h.pins)
 }
 
 // listSignature tells whether an upstream's resources or prompts changed.

@@ -15,6 +15,7 @@ import (
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 
 	"github.com/mcp-hub/mcp-hub/index"
+	"github.com/mcp-hub/mcp-hub/pin"
 )
 
 // Meta-tool names. They are reserved: an upstream tool exposed under one of
@@ -306,6 +307,9 @@ func (s *Session) searchTools(ctx context.Context, req *mcp.CallToolRequest) *mc
 			seen[name] = true
 			if t, ok := byName[name]; ok && (server == "" || t.Server == server) {
 				found = append(found, t)
+			} else if q, held := c.Quarantined(name); held && s.visible(&Tool{Server: q.Server, Original: q.Original}) {
+				// Held back by its pin (pins.go): say so, not "not found".
+				notFound = append(notFound, fmt.Sprintf("%s (quarantined; a person must approve it: `mcp-hub pins approve %s %s`)", q.Name, q.Server, pin.Escape(q.Original)))
 			} else {
 				notFound = append(notFound, shownName(name))
 			}

@@ -297,7 +297,9 @@ func (s *Session) sync(c *Catalog) {
 	}
 	s.mu.Lock()
 	for name := range s.loaded {
-		if _, ok := c.Tool(name); !ok {
+		// A quarantined tool stays loaded, unlisted: an approval brings
+		// it back to the list.
+		if _, ok := c.Tool(name); !ok && c.quarantined[name] == nil {
 			delete(s.loaded, name)
 		}
 	}

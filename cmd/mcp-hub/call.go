@@ -69,6 +69,9 @@ func runCall(c *cli.Context) error {
 	cat := h.Catalog()
 	tool, known := cat.Tool(name)
 	discovery := h.Config().Discovery.Enabled
+	if q, held := cat.Quarantined(name); held {
+		return cli.Exit(q.Message(), 1)
+	}
 	if !known && !(discovery && (name == hub.SearchToolsName || name == hub.CallToolName)) {
 		return unknownToolExit(h, cat, name)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcp-hub/mcp-hub/hub"
 	"github.com/mcp-hub/mcp-hub/internal/clean"
+	"github.com/mcp-hub/mcp-hub/pin"
 )
 
 func toolsCommand() *cli.Command {
@@ -41,7 +42,11 @@ func toolsCommand() *cli.Command {
 				for _, t := range cat.Tools {
 					rows = append(rows, row{t.Name, t.Server, t.Original, status(t), t.Def.Description})
 				}
-				return printJSON(c, rows)
+				// Held back by their pins: the state, never the new text.
+				for _, q := range cat.Quarantine {
+					rows = append(rows, row{q.Name, q.Server, q.Original, string(q.State), ""})
+				}
+				return printEscapedJSON(c.App.Writer, rows)
 			}
 			w := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
 			if discovery {
@@ -57,8 +62,20 @@ func toolsCommand() *cli.Command {
 					fmt.Fprintf(w, "%s\t%s\t%s\n", t.Name, t.Server, desc)
 				}
 			}
+			for _, q := range cat.Quarantine {
+				// The state and why, never the new text: `mcp-hub pins diff` shows it escaped.
+				held := fmt.Sprintf("(%s: %s; see `mcp-hub pins diff %s`)", q.State, q.Reason, q.Server)
+				if discovery {
+					fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", q.Name, q.Server, q.State, held)
+				} else {
+					fmt.Fprintf(w, "%s\t%s\t%s\n", q.Name, q.Server, held)
+				}
+			}
 			w.Flush()
 			fmt.Fprintf(c.App.Writer, "\n%d tools from %d servers", len(cat.Tools), len(h.Upstreams()))
+			if n := len(cat.Quarantine); n > 0 {
+				fmt.Fprintf(c.App.Writer, ", %d held back by their pins (`mcp-hub pins`)", n)
+			}
 			if discovery {
 				eager := 0
 				for _, t := range cat.Tools {
@@ -88,8 +105,9 @@ func status(t *hub.Tool) string {
 
 func oneLine(s string, max int) string {
 	// What upstreams wrote goes to a terminal: one line, no control
-	// characters, cut at a rune boundary.
-	return clean.Line(strings.Join(strings.Fields(s), " "), max)
+	// characters, cut at a rune boundary; hidden characters (tag
+	// characters, zero-width ones, bidi controls) shown as escapes.
+	return clean.Line(pin.Escape(strings.Join(strings.Fields(s), " ")), max)
 }
 
 func printJSON(c *cli.Context, v any) error {

@@ -118,6 +118,7 @@ func newApp(stdin io.ReadCloser, stdout, stderr io.Writer) *cli.App {
 			evalCommand(),
 			chatCommand(),
 			callCommand(),
+			pinsCommand(),
 			loginCommand(),
 			logoutCommand(),
 			modelsCommand(),

@@ -13,6 +13,7 @@ import (
 	"github.com/mcp-hub/mcp-hub/gateway"
 	"github.com/mcp-hub/mcp-hub/hub"
 	"github.com/mcp-hub/mcp-hub/internal/version"
+	"github.com/mcp-hub/mcp-hub/pin"
 )
 
 //go:embed templates/*.html
@@ -81,6 +82,13 @@ type pageData struct {
 	Result    string
 	IsError   bool
 	Total     int
+	// Held are the tools held back by their pins: state and reason,
+	// never their new text.
+	Held []heldRow
+}
+
+type heldRow struct {
+	Name, Server, Original, State, Reason string
 }
 
 type serverRow struct {
@@ -130,12 +138,18 @@ func (d *dashboard) page(w http.ResponseWriter, r *http.Request) {
 		if row == nil {
 			continue
 		}
-		row.Tools = append(row.Tools, toolRow{Name: t.Name, Original: t.Original, Description: firstLine(t.Def.Description), Deferred: t.Deferred})
+		row.Tools = append(row.Tools, toolRow{Name: t.Name, Original: t.Original, Description: pin.Escape(firstLine(t.Def.Description)), Deferred: t.Deferred})
 		if t.Deferred {
 			row.Deferred++
 		} else {
 			row.Eager++
 		}
+	}
+	for _, q := range d.hub.Catalog().Quarantine {
+		if row := byServer[q.Server]; row == nil || (p.Restricted && len(row.Tools) == 0) {
+			continue
+		}
+		data.Held = append(data.Held, heldRow{Name: q.Name, Server: q.Server, Original: pin.Escape(q.Original), State: string(q.State), Reason: pin.Escape(q.Reason)})
 	}
 	if p.Restricted {
 		// Servers the toolset shows nothing of are not this principal's business.

@@ -124,6 +124,10 @@ func NewHub(ctx context.Context, c *Corpus) (*hub.Hub, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A corpus is measured, not served: its tools are not pinned (they
+	// would land in the user's pin file, and a corpus tool with hidden
+	// characters would be held back from the measure).
+	cfg.Pinning.Off = true
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	h, err := hub.New(ctx, cfg, hub.Options{Logger: quiet, StartupWait: 5 * time.Minute, Builtin: CorpusBuiltin(c, nil)})
 	if err != nil {

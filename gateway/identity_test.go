@@ -411,9 +411,11 @@ func TestSessionStoreNeedsHashKey(t *testing.T) {
 	}
 	for _, k := range keys {
 		v := rdb.Get(fixture.Context(t), k).Val()
-		if !strings.HasPrefix(k, redisKeyPrefix) || strings.Contains(k, "hash_key") ||
+		// Session records, and the pins the replicas share (never secret).
+		record := strings.HasPrefix(k, redisKeyPrefix) || strings.HasPrefix(k, "mcp-hub:pins")
+		if !record || strings.Contains(k, "hash_key") ||
 			strings.Contains(v, key) || strings.Contains(v, hex.EncodeToString([]byte(key))) {
-			t.Errorf("the store holds %s = %.200s: want session records only, and never the key", k, v)
+			t.Errorf("the store holds %s = %.200s: want session records and pins only, and never the key", k, v)
 		}
 	}
 	if v := rdb.Get(fixture.Context(t), redisKeyPrefix+cs.ID()).Val(); !strings.Contains(v, `"principal":"token:hmac:`+hmacHex(key, tok)+`"`) {

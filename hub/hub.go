@@ -126,7 +126,7 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Hub, error) {
 		hooks:     opts.Hooks,
 	}
 	h.routes.init()
-	h.subs = subscriptions{hub: h, by: map[string]map[*Session]bool{}}
+	h.subs = subscriptions{hub: h, by: map[subKey]map[*mcp.ServerSession]*Session{}}
 	h.catalog.Store(&Catalog{byName: map[string]*Tool{}, prompts: map[string]*Prompt{}, resources: map[string]string{}})
 	h.reload.init(opts)
 	h.redact = opts.Redactor

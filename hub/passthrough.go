@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -15,10 +16,18 @@ import (
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
+// The toolset of a session bounds everything it reaches, not only tools:
+// the resources, resource templates, subscriptions, prompts and
+// completions of a server its toolset does not reach (Session.reaches) are
+// never listed, and asking for one by name gets the answer a name no
+// server has gets (the hub's own not-found error, or the upstream's when
+// the session's one resource server is asked for a URI it does not know).
+
 // listResources passes one upstream's pages through with their cursors;
-// with several upstreams it concatenates all their pages.
-func (h *Hub) listResources(ctx context.Context, p *mcp.ListResourcesParams) (*mcp.ListResourcesResult, error) {
-	return listAcross(ctx, h, "resources", p, (*mcp.ClientSession).ListResources,
+// with several upstreams it concatenates all their pages. Only the
+// upstreams s's toolset reaches count.
+func (s *Session) listResources(ctx context.Context, p *mcp.ListResourcesParams) (*mcp.ListResourcesResult, error) {
+	return listAcross(ctx, s, "resources", p, (*mcp.ClientSession).ListResources,
 		func(cs *mcp.ClientSession, ctx context.Context, cursor string) ([]*mcp.Resource, string, error) {
 			r, err := cs.ListResources(ctx, &mcp.ListResourcesParams{Cursor: cursor})
 			if err != nil {
@@ -29,8 +38,8 @@ func (h *Hub) listResources(ctx context.Context, p *mcp.ListResourcesParams) (*m
 		func(all []*mcp.Resource) *mcp.ListResourcesResult { return &mcp.ListResourcesResult{Resources: all} })
 }
 
-func (h *Hub) listResourceTemplates(ctx context.Context, p *mcp.ListResourceTemplatesParams) (*mcp.ListResourceTemplatesResult, error) {
-	return listAcross(ctx, h, "resource templates", p, (*mcp.ClientSession).ListResourceTemplates,
+func (s *Session) listResourceTemplates(ctx context.Context, p *mcp.ListResourceTemplatesParams) (*mcp.ListResourceTemplatesResult, error) {
+	return listAcross(ctx, s, "resource templates", p, (*mcp.ClientSession).ListResourceTemplates,
 		func(cs *mcp.ClientSession, ctx context.Context, cursor string) ([]*mcp.ResourceTemplate, string, error) {
 			r, err := cs.ListResourceTemplates(ctx, &mcp.ListResourceTemplatesParams{Cursor: cursor})
 			if err != nil {
@@ -47,12 +56,13 @@ func (h *Hub) listResourceTemplates(ctx context.Context, p *mcp.ListResourceTemp
 // resources answers the request itself (cursor and all); several are read
 // page by page (with the limits of upstream.ReadPages) and concatenated,
 // skipping one that fails.
-func listAcross[P, R any, T any](ctx context.Context, h *Hub, what string, p P,
+func listAcross[P, R any, T any](ctx context.Context, s *Session, what string, p P,
 	one func(*mcp.ClientSession, context.Context, P) (R, error),
 	page func(cs *mcp.ClientSession, ctx context.Context, cursor string) ([]*T, string, error),
 	result func([]*T) R,
 ) (R, error) {
-	ups := h.readyUpstreams(func(c *mcp.ServerCapabilities) bool { return c.Resources != nil })
+	h := s.hub
+	ups := s.resourceUpstreams()
 	if len(ups) == 1 {
 		cs, err := ups[0].Session()
 		if err != nil {
@@ -78,22 +88,41 @@ func listAcross[P, R any, T any](ctx context.Context, h *Hub, what string, p P,
 	return result(all), nil
 }
 
+// resourceUpstreams are the ready upstreams with resources that s's
+// toolset reaches.
+func (s *Session) resourceUpstreams() []*upstream.Upstream {
+	ups := s.hub.readyUpstreams(func(c *mcp.ServerCapabilities) bool { return c.Resources != nil })
+	return slices.DeleteFunc(ups, func(u *upstream.Upstream) bool { return !s.reaches(u.Name()) })
+}
+
 // MaxResourceURIBytes bounds the URI of a resources/read or subscribe
 // request. Matching a URI against the upstreams' templates costs a few
 // microseconds a byte (the uritemplate matcher allocates at every step),
 // so a multi-MiB URI would hold a CPU for minutes; real URIs are short.
 const MaxResourceURIBytes = 8 << 10
 
-// resourceOwner finds the upstream serving a URI: the one that listed it,
-// else one whose template matches, else the only upstream with resources.
-func (h *Hub) resourceOwner(uri string) (*upstream.Upstream, error) {
-	if name, ok := h.Catalog().resources[uri]; ok {
+// resourceOwner finds the upstream serving a URI for s, among the
+// upstreams its toolset reaches: the one that listed it, else one whose
+// template matches, else the only upstream with resources. A URI listed
+// only by servers out of reach is looked for as if no server had listed
+// it, so the answer is the one an unknown URI gets.
+func (s *Session) resourceOwner(uri string) (*upstream.Upstream, error) {
+	h := s.hub
+	if name, ok := h.Catalog().resources[uri]; ok && s.reaches(name) {
 		return h.upstream(name)
 	}
 	if len(uri) > MaxResourceURIBytes {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("resource URI of %d bytes is over the limit of %d bytes: no server serves such a URI", len(uri), MaxResourceURIBytes)}
 	}
-	ups := h.readyUpstreams(func(c *mcp.ServerCapabilities) bool { return c.Resources != nil })
+	ups := s.resourceUpstreams()
+	if _, listed := h.Catalog().resources[uri]; listed {
+		// Its first lister is out of reach; another may list it too.
+		for _, u := range ups {
+			if slices.ContainsFunc(u.Lists().Resources, func(r *mcp.Resource) bool { return r.URI == uri }) {
+				return u, nil
+			}
+		}
+	}
 	for _, u := range ups {
 		for _, t := range u.Lists().Templates {
 			if tmpl, err := uritemplate.New(t.URITemplate); err == nil && tmpl.Match(uri) != nil {
@@ -114,7 +143,7 @@ func (h *Hub) resourceOwner(uri string) (*upstream.Upstream, error) {
 // readResource reads a resource for session s: what the server asks for
 // meanwhile (a stateless server's input_required) is answered by s.
 func (s *Session) readResource(ctx context.Context, p *mcp.ReadResourceParams) (*mcp.ReadResourceResult, error) {
-	u, err := s.hub.resourceOwner(p.URI)
+	u, err := s.resourceOwner(p.URI)
 	if err != nil {
 		return nil, err
 	}
@@ -132,36 +161,70 @@ func (s *Session) readResource(ctx context.Context, p *mcp.ReadResourceParams) (
 }
 
 func (s *Session) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
-	return s.hub.subs.change(ctx, s, req.Params.URI, true)
+	return s.hub.subs.change(ctx, s, req.Session, req.Params.URI, true)
 }
 
 func (s *Session) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) error {
-	return s.hub.subs.change(ctx, s, req.Params.URI, false)
+	return s.hub.subs.change(ctx, s, req.Session, req.Params.URI, false)
 }
 
-// subscriptions counts downstream sessions per resource URI. Upstreams are
-// shared, so the hub subscribes upstream for the first session and
-// unsubscribes after the last one leaves; the SDK filters
-// resources/updated by each session's own subscriptions.
+// subscriptions counts the client sessions subscribed to each resource
+// URI at each upstream. Upstreams are shared, so the hub subscribes
+// upstream for the first client session and unsubscribes after the last
+// one leaves; the SDK filters resources/updated by each session's own
+// subscriptions. A client session is the SDK's: a legacy client's one
+// session, or one subscriptions/listen stream of a modern client (several
+// may be open at once in one hub Session, each with its own URIs).
+//
+// The key has the upstream as well as the URI: two sessions whose
+// toolsets reach different servers may send one URI to different owners
+// (resourceOwner), and each owner is subscribed for its own sessions.
 type subscriptions struct {
 	hub *Hub
 	mu  sync.Mutex
-	by  map[string]map[*Session]bool // uri -> sessions
+	by  map[subKey]map[*mcp.ServerSession]*Session
 }
 
-func (sub *subscriptions) change(ctx context.Context, s *Session, uri string, on bool) error {
+type subKey struct{ server, uri string }
+
+func (sub *subscriptions) change(ctx context.Context, s *Session, ss *mcp.ServerSession, uri string, on bool) error {
 	sub.mu.Lock()
 	defer sub.mu.Unlock()
-	sessions := sub.by[uri]
-	if on == sessions[s] {
-		return nil
-	}
-	first, last := on && len(sessions) == 0, !on && len(sessions) == 1
-	if first || last {
-		u, err := sub.hub.resourceOwner(uri)
-		if err != nil {
+	var key subKey
+	var u *upstream.Upstream
+	if on {
+		var err error
+		if u, err = s.resourceOwner(uri); err != nil {
 			return err
 		}
+		key = subKey{u.Name(), uri}
+		if _, ok := sub.by[key][ss]; ok {
+			return nil
+		}
+	} else {
+		found := false
+		for k, sessions := range sub.by {
+			if _, ok := sessions[ss]; ok && k.uri == uri {
+				key, found = k, true
+				break
+			}
+		}
+		if !found {
+			return nil
+		}
+	}
+	sessions := sub.by[key]
+	first, last := on && len(sessions) == 0, !on && len(sessions) == 1
+	if last {
+		var err error
+		if u, err = sub.hub.upstream(key.server); err != nil {
+			// The server is gone (a reload): nothing left to unsubscribe.
+			delete(sub.by, key)
+			return nil
+		}
+	}
+	if first || last {
+		var err error
 		if first {
 			err = u.Subscribe(ctx, uri)
 		} else {
@@ -173,48 +236,67 @@ func (sub *subscriptions) change(ctx context.Context, s *Session, uri string, on
 	}
 	if on {
 		if sessions == nil {
-			sessions = map[*Session]bool{}
-			sub.by[uri] = sessions
+			sessions = map[*mcp.ServerSession]*Session{}
+			sub.by[key] = sessions
 		}
-		sessions[s] = true
-	} else {
-		delete(sessions, s)
+		sessions[ss] = s
+	} else if delete(sessions, ss); len(sessions) == 0 {
+		delete(sub.by, key)
 	}
 	return nil
 }
 
 // forget drops a closed session's subscriptions.
 func (sub *subscriptions) forget(s *Session) {
+	type held struct {
+		uri string
+		ss  *mcp.ServerSession
+	}
 	sub.mu.Lock()
-	var uris []string
-	for uri, sessions := range sub.by {
-		if sessions[s] {
-			uris = append(uris, uri)
+	var all []held
+	for k, sessions := range sub.by {
+		for ss, owner := range sessions {
+			if owner == s {
+				all = append(all, held{k.uri, ss})
+			}
 		}
 	}
 	sub.mu.Unlock()
-	for _, uri := range uris {
-		sub.change(context.Background(), s, uri, false)
+	for _, h := range all {
+		sub.change(context.Background(), s, h.ss, h.uri, false)
 	}
 }
 
-// listPrompts serves the catalog's prompts under their exposed names.
-func (h *Hub) listPrompts() *mcp.ListPromptsResult {
-	c := h.Catalog()
+// listPrompts serves the catalog's prompts of the servers s's toolset
+// reaches under their exposed names.
+func (s *Session) listPrompts() *mcp.ListPromptsResult {
+	c := s.hub.Catalog()
 	out := &mcp.ListPromptsResult{Prompts: make([]*mcp.Prompt, 0, len(c.Prompts))}
 	for _, p := range c.Prompts {
-		out.Prompts = append(out.Prompts, p.Def)
+		if s.reaches(p.Server) {
+			out.Prompts = append(out.Prompts, p.Def)
+		}
 	}
 	return out
+}
+
+// prompt finds the prompt of an exposed name among those s's toolset
+// reaches; a prompt out of reach gets the error an unknown name gets.
+func (s *Session) prompt(name string) (*Prompt, error) {
+	pr, ok := s.hub.Catalog().Prompt(name)
+	if !ok || !s.reaches(pr.Server) {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown prompt '%s'", shownName(name))}
+	}
+	return pr, nil
 }
 
 // getPrompt gets a prompt for session s, which answers what the server
 // asks for meanwhile, as readResource.
 func (s *Session) getPrompt(ctx context.Context, p *mcp.GetPromptParams) (*mcp.GetPromptResult, error) {
 	h := s.hub
-	pr, ok := h.Catalog().Prompt(p.Name)
-	if !ok {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown prompt '%s'", shownName(p.Name))}
+	pr, err := s.prompt(p.Name)
+	if err != nil {
+		return nil, err
 	}
 	u, err := h.upstream(pr.Server)
 	if err != nil {
@@ -246,14 +328,14 @@ func (s *Session) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.
 	var err error
 	switch ref.Type {
 	case "ref/prompt":
-		pr, ok := h.Catalog().Prompt(ref.Name)
-		if !ok {
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown prompt '%s'", shownName(ref.Name))}
+		var pr *Prompt
+		if pr, err = s.prompt(ref.Name); err != nil {
+			return nil, err
 		}
 		ref.Name = pr.Original
 		u, err = h.upstream(pr.Server)
 	case "ref/resource":
-		u, err = h.templateOwner(ref.URI)
+		u, err = s.templateOwner(ref.URI)
 	default:
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown reference type '%s'", ref.Type)}
 	}
@@ -267,15 +349,20 @@ func (s *Session) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.
 	return cs.Complete(ctx, &p)
 }
 
-func (h *Hub) templateOwner(uri string) (*upstream.Upstream, error) {
-	for _, u := range h.live.Load().upstreams {
+// templateOwner finds the upstream offering a resource template for s,
+// among those its toolset reaches, else the owner of the URI.
+func (s *Session) templateOwner(uri string) (*upstream.Upstream, error) {
+	for _, u := range s.hub.live.Load().upstreams {
+		if !s.reaches(u.Name()) {
+			continue
+		}
 		for _, t := range u.Lists().Templates {
 			if t.URITemplate == uri {
 				return u, nil
 			}
 		}
 	}
-	return h.resourceOwner(uri)
+	return s.resourceOwner(uri)
 }
 
 // setLevel passes a session's logging level on to every upstream that logs:

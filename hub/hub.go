@@ -126,7 +126,8 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Hub, error) {
 		hooks:     opts.Hooks,
 	}
 	h.routes.init()
-	h.subs = subscriptions{hub: h, by: map[subKey]map[*mcp.ServerSession]*Session{}}
+	h.subs = subscriptions{hub: h, by: map[subKey]map[*mcp.ServerSession]bool{},
+		of: map[*mcp.ServerSession]*clientSubs{}, held: map[string]int{}}
 	h.catalog.Store(&Catalog{byName: map[string]*Tool{}, prompts: map[string]*Prompt{}, resources: map[string]string{}})
 	h.reload.init(opts)
 	h.redact = opts.Redactor

@@ -160,6 +160,27 @@ func (s *Session) readResource(ctx context.Context, p *mcp.ReadResourceParams) (
 	return res, err
 }
 
+// checkListen refuses a subscriptions/listen request the hub does not
+// serve: one in a session opened by a legacy initialize (that era
+// subscribes with resources/subscribe, one URI a request; go-sdk would
+// serve it, but the gateway counts a listen's URIs against the rate limit
+// only by the modern era's Mcp-Method header), and one naming more URIs
+// than protocol.max_listen_uris. The SDK then subscribes to the URIs one
+// by one (subscribe), each held against max_subscriptions_per_principal,
+// and undoes them all when one fails.
+func (s *Session) checkListen(req *mcp.SubscriptionsListenRequest) error {
+	if ip := req.Session.InitializeParams(); ip != nil && ip.ProtocolVersion < ModernProtocol {
+		return &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound,
+			Message: fmt.Sprintf("subscriptions/listen is a method of MCP %s; this session speaks %s: use resources/subscribe", ModernProtocol, ip.ProtocolVersion)}
+	}
+	limit := s.hub.Config().Protocol.ListenURILimit()
+	if n := req.Params.Notifications; n != nil && len(n.ResourceSubscriptions) > limit {
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
+			Message: fmt.Sprintf("subscriptions/listen names %d resource URIs, more than one request may (%d, protocol.max_listen_uris): listen to fewer", len(n.ResourceSubscriptions), limit)}
+	}
+	return nil
+}
+
 func (s *Session) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
 	return s.hub.subs.change(ctx, s, req.Session, req.Params.URI, true)
 }
@@ -179,91 +200,114 @@ func (s *Session) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) 
 // The key has the upstream as well as the URI: two sessions whose
 // toolsets reach different servers may send one URI to different owners
 // (resourceOwner), and each owner is subscribed for its own sessions.
+// held counts the subscriptions of each principal (Session.subscriber),
+// which max_subscriptions_per_principal bounds.
 type subscriptions struct {
-	hub *Hub
-	mu  sync.Mutex
-	by  map[subKey]map[*mcp.ServerSession]*Session
+	hub  *Hub
+	mu   sync.Mutex
+	by   map[subKey]map[*mcp.ServerSession]bool // the client sessions of each (upstream, URI)
+	of   map[*mcp.ServerSession]*clientSubs     // what each client session subscribed to
+	held map[string]int
 }
 
 type subKey struct{ server, uri string }
 
+// unsubscribeTimeout bounds telling an upstream that the hub's last
+// subscription to a URI ended.
+const unsubscribeTimeout = 5 * time.Second
+
+// clientSubs are one client session's subscriptions: URI -> upstream.
+type clientSubs struct {
+	session *Session
+	servers map[string]string
+}
+
 func (sub *subscriptions) change(ctx context.Context, s *Session, ss *mcp.ServerSession, uri string, on bool) error {
 	sub.mu.Lock()
 	defer sub.mu.Unlock()
-	var key subKey
-	var u *upstream.Upstream
-	if on {
-		var err error
-		if u, err = s.resourceOwner(uri); err != nil {
+	mine := sub.of[ss]
+	if !on {
+		server, ok := "", false
+		if mine != nil {
+			server, ok = mine.servers[uri]
+		}
+		if !ok {
+			return nil
+		}
+		sub.drop(ctx, mine, ss, subKey{server, uri})
+		return nil
+	}
+	if mine != nil {
+		if _, ok := mine.servers[uri]; ok {
+			return nil
+		}
+	}
+	u, err := s.resourceOwner(uri)
+	if err != nil {
+		return err
+	}
+	who := s.subscriber()
+	if limit := sub.hub.Config().SubscriptionLimit(); sub.held[who] >= limit {
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
+			Message: fmt.Sprintf("%d resource subscriptions are open for this principal, the most it may hold (max_subscriptions_per_principal): end some (unsubscribe, or close a subscriptions/listen stream) first", limit)}
+	}
+	key := subKey{u.Name(), uri}
+	if len(sub.by[key]) == 0 {
+		if err := u.Subscribe(ctx, uri); err != nil {
 			return err
 		}
-		key = subKey{u.Name(), uri}
-		if _, ok := sub.by[key][ss]; ok {
-			return nil
-		}
-	} else {
-		found := false
-		for k, sessions := range sub.by {
-			if _, ok := sessions[ss]; ok && k.uri == uri {
-				key, found = k, true
-				break
-			}
-		}
-		if !found {
-			return nil
-		}
+		sub.by[key] = map[*mcp.ServerSession]bool{}
 	}
-	sessions := sub.by[key]
-	first, last := on && len(sessions) == 0, !on && len(sessions) == 1
-	if last {
-		var err error
-		if u, err = sub.hub.upstream(key.server); err != nil {
-			// The server is gone (a reload): nothing left to unsubscribe.
-			delete(sub.by, key)
-			return nil
-		}
+	sub.by[key][ss] = true
+	if mine == nil {
+		mine = &clientSubs{session: s, servers: map[string]string{}}
+		sub.of[ss] = mine
 	}
-	if first || last {
-		var err error
-		if first {
-			err = u.Subscribe(ctx, uri)
-		} else {
-			err = u.Unsubscribe(ctx, uri)
-		}
-		if err != nil {
-			return err
-		}
-	}
-	if on {
-		if sessions == nil {
-			sessions = map[*mcp.ServerSession]*Session{}
-			sub.by[key] = sessions
-		}
-		sessions[ss] = s
-	} else if delete(sessions, ss); len(sessions) == 0 {
-		delete(sub.by, key)
-	}
+	mine.servers[uri] = key.server
+	sub.held[who]++
 	return nil
+}
+
+// drop ends client session ss's subscription to key, and the upstream's
+// after the last one. Called with sub.mu held. An upstream that fails to
+// unsubscribe (or is gone) is logged: the client's subscription ends all
+// the same, and the hub sends it no more updates.
+func (sub *subscriptions) drop(ctx context.Context, mine *clientSubs, ss *mcp.ServerSession, key subKey) {
+	delete(mine.servers, key.uri)
+	if len(mine.servers) == 0 {
+		delete(sub.of, ss)
+	}
+	who := mine.session.subscriber()
+	if sub.held[who]--; sub.held[who] <= 0 {
+		delete(sub.held, who)
+	}
+	delete(sub.by[key], ss)
+	if len(sub.by[key]) > 0 {
+		return
+	}
+	delete(sub.by, key)
+	if u, err := sub.hub.upstream(key.server); err == nil {
+		// A listen stream ends by its cancellation: the upstream is told
+		// all the same, within unsubscribeTimeout.
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), unsubscribeTimeout)
+		defer cancel()
+		if err := u.Unsubscribe(ctx, key.uri); err != nil {
+			sub.hub.log.Warn("resources/unsubscribe failed", "server", key.server, "err", sub.hub.redact.Error(err))
+		}
+	}
 }
 
 // forget drops a closed session's subscriptions.
 func (sub *subscriptions) forget(s *Session) {
-	type held struct {
-		uri string
-		ss  *mcp.ServerSession
-	}
 	sub.mu.Lock()
-	var all []held
-	for k, sessions := range sub.by {
-		for ss, owner := range sessions {
-			if owner == s {
-				all = append(all, held{k.uri, ss})
-			}
+	defer sub.mu.Unlock()
+	for ss, mine := range sub.of {
+		if mine.session != s {
+			continue
 		}
-	}
-	sub.mu.Unlock()
-	for _, h := range all {
-		sub.change(context.Background(), s, h.ss, h.uri, false)
+		for uri, server := range mine.servers {
+			sub.drop(context.Background(), mine, ss, subKey{server, uri})
+		}
 	}
 }
 
@@ -375,4 +419,13 @@ func (h *Hub) setLevel(ctx context.Context, s *Session, p *mcp.SetLoggingLevelPa
 			h.log.Warn("logging/setLevel not forwarded", "server", u.Name(), "err", strings.TrimSpace(err.Error()))
 		}
 	}
+}
+
+// subscriber is whom s's subscriptions count against: its principal, ""
+// for a local session.
+func (s *Session) subscriber() string {
+	if s.principal == nil {
+		return ""
+	}
+	return s.principal.Key()
 }

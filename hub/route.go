@@ -97,6 +97,11 @@ func (s *Session) route(next mcp.MethodHandler) mcp.MethodHandler {
 					func(ctx context.Context) (mcp.Result, error) { return s.getPrompt(ctx, p) })
 			}
 			return s.getPrompt(ctx, r.Params)
+		case "subscriptions/listen":
+			if err := s.checkListen(req.(*mcp.SubscriptionsListenRequest)); err != nil {
+				return nil, err
+			}
+			return next(ctx, method, req)
 		case "logging/setLevel":
 			res, err := next(ctx, method, req)
 			if err == nil {

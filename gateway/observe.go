@@ -50,6 +50,27 @@ func recordOf(ctx context.Context) *callRecord {
 	return r
 }
 
+// callReport is what report needs of the tools/call a request carries. A
+// 2026-07-28 call that its upstream asks the client something during is
+// answered input_required, and goes on in the client's retry of it, maybe
+// over several rounds; its upstream's hooks fill in the record of the
+// request that began it. So a request answered input_required reports
+// nothing (suspended), and the retry that gets the call's answer reports
+// the call once, with its first request's record and start
+// (hub.CallTrace's InputRequired and Continued).
+type callReport struct {
+	rec       *callRecord
+	start     time.Time
+	suspended bool
+}
+
+type callReportKey struct{}
+
+func reportOf(ctx context.Context) *callReport {
+	r, _ := ctx.Value(callReportKey{}).(*callReport)
+	return r
+}
+
 // sessionCreated is the hub's SessionCreated hook: every session is
 // observed.
 func (g *Gateway) sessionCreated(s *hub.Session) {
@@ -70,23 +91,36 @@ func (g *Gateway) observe(s *hub.Session) mcp.Middleware {
 				g.endSpan(span, "", err)
 				return res, err
 			}
-			start := time.Now()
 			rec := &callRecord{}
-			ctx = hub.WithCallTrace(context.WithValue(ctx, callRecordKey{}, rec), &g.callTrace)
+			rep := &callReport{rec: rec, start: time.Now()}
+			ctx = context.WithValue(context.WithValue(ctx, callRecordKey{}, rec), callReportKey{}, rep)
+			ctx = hub.WithCallTrace(ctx, &g.callTrace)
 			var span trace.Span
 			if tr != nil {
 				ctx, span = tr.startRequest(ctx, s, method, req)
 			}
 			res, err := next(ctx, method, req)
-			g.report(s, req.(*mcp.CallToolRequest), rec, res, err, time.Since(start), span)
+			g.report(s, req.(*mcp.CallToolRequest), rep, res, err, span)
 			return res, err
 		}
 	}
 }
 
 // report counts a finished tools/call, writes its audit line and ends its
-// span. It allocates nothing unless tracing or the audit log is on.
-func (g *Gateway) report(s *hub.Session, req *mcp.CallToolRequest, rec *callRecord, res mcp.Result, err error, took time.Duration, span trace.Span) {
+// span. A request answered input_required only ends its span: its call is
+// counted and audited once, when a retry gets its answer (callReport). It
+// allocates nothing unless tracing or the audit log is on.
+func (g *Gateway) report(s *hub.Session, req *mcp.CallToolRequest, rep *callReport, res mcp.Result, err error, span trace.Span) {
+	if rep.suspended {
+		// The call's record is its upstream's to fill in meanwhile:
+		// nothing of it is read here.
+		if span != nil {
+			span.SetAttributes(attrTool.String(shownName(req.Params.Name)))
+			g.endSpan(span, outcomeInputRequired, err)
+		}
+		return
+	}
+	rec, took := rep.rec, time.Since(rep.start)
 	method, tool, server, outcome := "tools/call", shownName(req.Params.Name), "", OutcomeError
 	switch rec.kind {
 	case recordForwarded:
@@ -135,6 +169,16 @@ func (g *Gateway) newCallTrace() hub.CallTrace {
 				rec.kind, rec.loaded = recordSearch, loaded
 			}
 		},
+		InputRequired: func(ctx context.Context) {
+			if rep := reportOf(ctx); rep != nil {
+				rep.suspended = true
+			}
+		},
+		Continued: func(ctx, first context.Context) {
+			if rep, began := reportOf(ctx), reportOf(first); rep != nil && began != nil {
+				rep.rec, rep.start, rep.suspended = began.rec, began.start, false
+			}
+		},
 		UpstreamStart: func(ctx context.Context, r *hub.UpstreamRequest) context.Context {
 			if g.tracing == nil {
 				return ctx
@@ -176,6 +220,10 @@ const maxShownName = 2 * hub.MaxNameLength
 
 // shownName is name as the gateway repeats it: bounded and one line.
 func shownName(name string) string { return clean.Line(name, maxShownName) }
+
+// outcomeInputRequired is the outcome of a span whose request was
+// answered input_required: the call goes on in the client's retry.
+const outcomeInputRequired = "input_required"
 
 // outcomeOf classifies a tool call's answer.
 func outcomeOf(res mcp.Result, err error) string {

@@ -52,6 +52,7 @@ type suspensions struct {
 // suspension is one modern call whose upstream call runs on its own.
 type suspension struct {
 	session *Session
+	first   context.Context         // the request that began the call (its CallTraces)
 	tool    string                  // what was called: method and name (modernRequest.what)
 	caps    *mcp.ClientCapabilities // what the client declared on the call
 	cancel  context.CancelFunc
@@ -127,6 +128,7 @@ func (s *Session) runModern(ctx context.Context, r modernRequest, run func(conte
 		if err != nil {
 			return nil, err
 		}
+		s.traceContinued(ctx, sp.first)
 		if sp.pending != nil {
 			answer, ok := r.responses[sp.key()].(mcp.Result)
 			if !ok || answer == nil {
@@ -142,6 +144,7 @@ func (s *Session) runModern(ctx context.Context, r modernRequest, run func(conte
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	sp := &suspension{
 		session: s,
+		first:   ctx,
 		tool:    r.what,
 		caps:    r.caps,
 		cancel:  cancel,
@@ -247,6 +250,7 @@ func (ss *suspensions) suspend(ctx context.Context, sp *suspension) (mcp.Result,
 		sp.end(err)
 		return nil, err
 	}
+	sp.session.traceInputRequired(ctx)
 	return &upstream.RawResult{JSON: b}, nil
 }
 

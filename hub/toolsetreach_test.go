@@ -3,6 +3,7 @@ package hub
 import (
 	"context"
 	"errors"
+	"io"
 	"slices"
 	"strings"
 	"testing"
@@ -37,33 +38,54 @@ func reachHub(t *testing.T) *Hub {
 	return h
 }
 
-// reachConnect connects a client of one era to a session of toolset ts.
-func reachConnect(t *testing.T, h *Hub, ts string, modern bool, opts *mcp.ClientOptions) *mcp.ClientSession {
+// reachConnect connects a client of one era to a session of toolset ts,
+// in memory or over stdio (ServeStdio, as serve --toolset runs it).
+func reachConnect(t *testing.T, h *Hub, ts string, modern, stdio bool, opts *mcp.ClientOptions) *mcp.ClientSession {
 	t.Helper()
 	client := mcp.NewClient(&mcp.Implementation{Name: "reach-test", Version: "0"}, opts)
-	if !modern {
+	var ct mcp.Transport
+	switch {
+	case stdio:
+		inR, inW := io.Pipe()
+		outR, outW := io.Pipe()
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- h.ServeStdio(ctx, ts, inR, outW) }()
+		t.Cleanup(func() { cancel(); inW.Close(); outR.Close(); <-done })
+		ct = &mcp.IOTransport{Reader: outR, Writer: inW}
+	case !modern:
 		cs, err := h.Connect(fixture.Context(t), ts, client)
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { cs.Close() })
 		return cs
+	default:
+		s, err := h.NewSession(SessionOptions{Toolset: ts})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var st mcp.Transport
+		ct, st = mcp.NewInMemoryTransports()
+		if _, err := s.connect(fixture.Context(t), st); err != nil {
+			t.Fatal(err)
+		}
 	}
-	s, err := h.NewSession(SessionOptions{Toolset: ts})
-	if err != nil {
-		t.Fatal(err)
+	var opt *mcp.ClientSessionOptions
+	if !modern {
+		opt = &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"}
 	}
-	ct, st := mcp.NewInMemoryTransports()
-	if _, err := s.connect(fixture.Context(t), st); err != nil {
-		t.Fatal(err)
-	}
-	cs, err := client.Connect(fixture.Context(t), ct, nil)
+	cs, err := client.Connect(fixture.Context(t), ct, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cs.Close() })
-	if got := cs.InitializeResult().ProtocolVersion; got != ModernProtocol {
-		t.Fatalf("negotiated %s, want %s", got, ModernProtocol)
+	want := "2025-11-25"
+	if modern {
+		want = ModernProtocol
+	}
+	if got := cs.InitializeResult().ProtocolVersion; got != want {
+		t.Fatalf("negotiated %s, want %s", got, want)
 	}
 	return cs
 }
@@ -92,10 +114,10 @@ func sameAnswer(t *testing.T, what string, err error, out string, errUnknown err
 
 // TestToolsetBoundsResourcesAndPrompts: a session's toolset bounds its
 // resources, resource templates, prompts, completions and subscriptions as
-// it bounds its tools, in both eras and for every shape of toolset entry:
-// what a server out of reach offers is not listed, and asking for it by
-// name gets the answer a name no server has gets. A server named by a list
-// of tools is reached whole.
+// it bounds its tools, in both eras, in memory and over stdio, and for
+// every shape of toolset entry: what a server out of reach offers is not
+// listed, and asking for it by name gets the answer a name no server has
+// gets. A server named by a list of tools is reached whole.
 func TestToolsetBoundsResourcesAndPrompts(t *testing.T) {
 	h := reachHub(t)
 	full := agClient(t, h, nil) // sends fx's resources/updated
@@ -127,15 +149,15 @@ func TestToolsetBoundsResourcesAndPrompts(t *testing.T) {
 			readable: "fixture://info", readableText: `"name":"web"`,
 		},
 	} {
-		for _, modern := range []bool{false, true} {
-			era := "legacy"
-			if modern {
-				era = "modern"
-			}
-			t.Run(tc.toolset+"/"+era, func(t *testing.T) {
+		for _, way := range []struct {
+			name          string
+			modern, stdio bool
+		}{{"legacy", false, false}, {"modern", true, false}, {"legacy-stdio", false, true}, {"modern-stdio", true, true}} {
+			modern := way.modern
+			t.Run(tc.toolset+"/"+way.name, func(t *testing.T) {
 				ctx := fixture.Context(t)
 				updates := make(chan string, 10)
-				cs := reachConnect(t, h, tc.toolset, modern, &mcp.ClientOptions{ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
+				cs := reachConnect(t, h, tc.toolset, modern, way.stdio, &mcp.ClientOptions{ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
 					updates <- req.Params.URI
 				}})
 				res, err := cs.ListResources(ctx, nil)

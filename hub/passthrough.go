@@ -212,8 +212,10 @@ type subscriptions struct {
 
 type subKey struct{ server, uri string }
 
-// unsubscribeTimeout bounds telling an upstream that the hub's last
-// subscription to a URI ended.
+// unsubscribeTimeout bounds telling upstreams that the hub's last
+// subscriptions to URIs ended: one client's unsubscribe, or all of a
+// closed session's at once. Past it the upstream may go on sending
+// updates, which no session asked for and the SDK drops.
 const unsubscribeTimeout = 5 * time.Second
 
 // clientSubs are one client session's subscriptions: URI -> upstream.
@@ -234,6 +236,10 @@ func (sub *subscriptions) change(ctx context.Context, s *Session, ss *mcp.Server
 		if !ok {
 			return nil
 		}
+		// A listen stream ends by its cancellation: the upstream is
+		// told all the same, within unsubscribeTimeout.
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), unsubscribeTimeout)
+		defer cancel()
 		sub.drop(ctx, mine, ss, subKey{server, uri})
 		return nil
 	}
@@ -287,18 +293,17 @@ func (sub *subscriptions) drop(ctx context.Context, mine *clientSubs, ss *mcp.Se
 	}
 	delete(sub.by, key)
 	if u, err := sub.hub.upstream(key.server); err == nil {
-		// A listen stream ends by its cancellation: the upstream is told
-		// all the same, within unsubscribeTimeout.
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), unsubscribeTimeout)
-		defer cancel()
 		if err := u.Unsubscribe(ctx, key.uri); err != nil {
 			sub.hub.log.Warn("resources/unsubscribe failed", "server", key.server, "err", sub.hub.redact.Error(err))
 		}
 	}
 }
 
-// forget drops a closed session's subscriptions.
+// forget drops a closed session's subscriptions, telling the upstreams
+// within one unsubscribeTimeout for them all.
 func (sub *subscriptions) forget(s *Session) {
+	ctx, cancel := context.WithTimeout(context.Background(), unsubscribeTimeout)
+	defer cancel()
 	sub.mu.Lock()
 	defer sub.mu.Unlock()
 	for ss, mine := range sub.of {
@@ -306,7 +311,7 @@ func (sub *subscriptions) forget(s *Session) {
 			continue
 		}
 		for uri, server := range mine.servers {
-			sub.drop(context.Background(), mine, ss, subKey{server, uri})
+			sub.drop(ctx, mine, ss, subKey{server, uri})
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
@@ -25,8 +26,30 @@ import (
 // which tool of which server answered and how, or how many tools a search
 // loaded.
 
-// callRecord is what handling one tools/call did.
+// callRecord is what handling one tools/call did. The hub's hooks write
+// it on the goroutine that runs the call, which for a 2026-07-28 call is
+// not the request's: a request that ends while the call is still ending
+// (a retry cancelled as the upstream is cancelled) reads it as the call's
+// goroutine writes it. Hence mu.
 type callRecord struct {
+	mu sync.Mutex
+	v  recorded
+}
+
+func (r *callRecord) set(f func(*recorded)) {
+	r.mu.Lock()
+	f(&r.v)
+	r.mu.Unlock()
+}
+
+func (r *callRecord) get() recorded {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.v
+}
+
+// recorded is what a callRecord holds.
+type recorded struct {
 	kind    recordKind
 	tool    string // exposed name
 	server  string
@@ -120,7 +143,7 @@ func (g *Gateway) report(s *hub.Session, req *mcp.CallToolRequest, rep *callRepo
 		}
 		return
 	}
-	rec, took := rep.rec, time.Since(rep.start)
+	rec, took := rep.rec.get(), time.Since(rep.start)
 	method, tool, server, outcome := "tools/call", shownName(req.Params.Name), "", OutcomeError
 	switch rec.kind {
 	case recordForwarded:
@@ -161,12 +184,12 @@ func (g *Gateway) newCallTrace() hub.CallTrace {
 	return hub.CallTrace{
 		MetaToolCall: func(ctx context.Context, name string) {
 			if rec := recordOf(ctx); rec != nil && name == hub.SearchToolsName {
-				rec.kind, rec.loaded = recordSearch, 0
+				rec.set(func(v *recorded) { v.kind, v.loaded = recordSearch, 0 })
 			}
 		},
 		SearchDone: func(ctx context.Context, loaded int) {
 			if rec := recordOf(ctx); rec != nil {
-				rec.kind, rec.loaded = recordSearch, loaded
+				rec.set(func(v *recorded) { v.kind, v.loaded = recordSearch, loaded })
 			}
 		},
 		InputRequired: func(ctx context.Context) {
@@ -201,7 +224,9 @@ func (g *Gateway) newCallTrace() hub.CallTrace {
 			if r.Tool != nil {
 				outcome = outcomeOf(res, err)
 				if rec := recordOf(ctx); rec != nil {
-					*rec = callRecord{kind: recordForwarded, tool: r.Tool.Name, server: r.Tool.Server, label: toolLabel(r.Tool.Original, r.Tool.Position), outcome: outcome}
+					rec.set(func(v *recorded) {
+						*v = recorded{kind: recordForwarded, tool: r.Tool.Name, server: r.Tool.Server, label: toolLabel(r.Tool.Original, r.Tool.Position), outcome: outcome}
+					})
 				}
 			} else if err != nil {
 				outcome = outcomeOf(nil, err)

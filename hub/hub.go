@@ -382,6 +382,9 @@ func (h *Hub) notifyListChanges(u *upstream.Upstream) {
 		prev = listSignature{}
 	}
 	for _, s := range h.sessionList() {
+		if !s.reaches(u.Name()) {
+			continue // its toolset shows nothing of u's lists
+		}
 		if sig.resources != prev.resources {
 			s.notifyResourcesChanged()
 		}

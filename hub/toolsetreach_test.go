@@ -6,6 +6,8 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/jsonrpc"
@@ -264,5 +266,71 @@ func TestToolsetBoundsResourcesAndPrompts(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestToolsetBoundsListChanged: prompts/list_changed for a server out of a
+// session's toolset does not reach the session. Server a (out of reach)
+// adds a prompt, then, once a session of every server has heard of it,
+// server b (in reach) adds one: the toolset's session hears of b's alone.
+func TestToolsetBoundsListChanged(t *testing.T) {
+	servers := map[string]*mcp.Server{}
+	var mu sync.Mutex
+	builtin := func(name string) func() *mcp.Server {
+		return func() *mcp.Server {
+			s := mcp.NewServer(&mcp.Implementation{Name: name, Version: "0"}, &mcp.ServerOptions{
+				Capabilities: &mcp.ServerCapabilities{Prompts: &mcp.PromptCapabilities{ListChanged: true}}})
+			mu.Lock()
+			servers[name] = s
+			mu.Unlock()
+			return s
+		}
+	}
+	cfg := agConfig(agUp{name: "a", cfg: upstream.Config{Builtin: "a"}}, agUp{name: "b", cfg: upstream.Config{Builtin: "b"}})
+	cfg.Toolsets = map[string]*Toolset{"bonly": {Servers: map[string]*ToolSelection{"b": {All: true}}}}
+	h, _ := agHub(t, cfg, Options{Builtin: agBuiltins(map[string]func() *mcp.Server{"a": builtin("a"), "b": builtin("b")})})
+	var heard atomic.Int32 // by the session of toolset bonly
+	changed := func(count *atomic.Int32) (chan struct{}, *mcp.ClientOptions) {
+		ch := make(chan struct{}, 10)
+		return ch, &mcp.ClientOptions{PromptListChangedHandler: func(context.Context, *mcp.PromptListChangedRequest) {
+			if count != nil {
+				count.Add(1)
+			}
+			ch <- struct{}{}
+		}}
+	}
+	allChanged, allOpts := changed(nil)
+	all := reachConnect(t, h, "", false, false, allOpts)
+	bChanged, bOpts := changed(&heard)
+	bonly := reachConnect(t, h, "bonly", false, false, bOpts)
+	ctx := fixture.Context(t)
+	waitPrompt := func(cs *mcp.ClientSession, ch chan struct{}, name string) {
+		t.Helper()
+		for {
+			select {
+			case <-ch:
+			case <-ctx.Done():
+				t.Fatalf("no prompts/list_changed listing %s", name)
+			}
+			res, err := cs.ListPrompts(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range res.Prompts {
+				if p.Name == name {
+					return
+				}
+			}
+		}
+	}
+	mu.Lock()
+	a, b := servers["a"], servers["b"]
+	mu.Unlock()
+	a.AddPrompt(&mcp.Prompt{Name: "pa"}, nil)
+	waitPrompt(all, allChanged, "a__pa")
+	b.AddPrompt(&mcp.Prompt{Name: "pb"}, nil)
+	waitPrompt(bonly, bChanged, "b__pb")
+	if n := heard.Load(); n != 1 {
+		t.Errorf("the session of toolset bonly heard of %d prompt list changes, want b's alone", n)
 	}
 }

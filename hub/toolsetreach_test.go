@@ -334,3 +334,28 @@ func TestToolsetBoundsListChanged(t *testing.T) {
 		t.Errorf("the session of toolset bonly heard of %d prompt list changes, want b's alone", n)
 	}
 }
+
+// TestSubscriptionsPerPrincipal: max_subscriptions_per_principal bounds a
+// legacy session's resources/subscribe too: past it that subscribe fails
+// naming the key, and an unsubscribe frees a place.
+func TestSubscriptionsPerPrincipal(t *testing.T) {
+	cfg := agConfig(agUp{name: "mem", cfg: upstream.Config{Builtin: "content"}})
+	cfg.MaxSubscriptionsPerPrincipal = 2
+	h, _ := agHub(t, cfg, Options{Builtin: agBuiltins(map[string]func() *mcp.Server{"content": newAgContentServer().server})})
+	cs := reachConnect(t, h, "", false, true, nil)
+	ctx := fixture.Context(t)
+	for _, uri := range []string{"mem://doc", "mem://bin"} {
+		if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
+			t.Fatalf("subscribe %s: %v", uri, err)
+		}
+	}
+	if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: "mem://third"}); err == nil || !strings.Contains(err.Error(), "max_subscriptions_per_principal") {
+		t.Fatalf("a third subscription with max_subscriptions_per_principal 2: %v, want an error naming the key", err)
+	}
+	if err := cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: "mem://doc"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: "mem://third"}); err != nil {
+		t.Fatalf("a subscription after an unsubscribe: %v", err)
+	}
+}

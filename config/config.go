@@ -49,6 +49,11 @@ type Config struct {
 	MaxResultBytes int64 `yaml:"max_result_bytes"`
 	// MaxSessions bounds the HTTP sessions open at once (default 10,000).
 	MaxSessions int `yaml:"max_sessions"`
+	// MaxSubscriptionsPerPrincipal bounds the resource subscriptions one
+	// principal holds open at once on a replica: its legacy
+	// resources/subscribe and the URIs of its subscriptions/listen streams
+	// together (default 1,000). Each may hold an upstream stream open.
+	MaxSubscriptionsPerPrincipal int `yaml:"max_subscriptions_per_principal"`
 	// SessionIdleTimeout closes an HTTP session that has had no request
 	// for this long (default 30m).
 	SessionIdleTimeout Duration `yaml:"session_idle_timeout"`
@@ -139,6 +144,9 @@ type Protocol struct {
 	// that one principal cannot fill them all; 0:
 	// DefaultMaxWaitingCallsPerPrincipal.
 	MaxWaitingCallsPerPrincipal int `yaml:"max_waiting_calls_per_principal"`
+	// MaxListenURIs bounds the resource URIs one subscriptions/listen
+	// request names (default 100).
+	MaxListenURIs int `yaml:"max_listen_uris"`
 }
 
 // Defaults of protocol.max_waiting_calls and its per-principal share.
@@ -159,6 +167,14 @@ func (p Protocol) WaitingLimits() (total, perPrincipal int) {
 		perPrincipal = DefaultMaxWaitingCallsPerPrincipal
 	}
 	return total, min(perPrincipal, total)
+}
+
+// ListenURILimit is max_listen_uris with its default.
+func (p Protocol) ListenURILimit() int {
+	if p.MaxListenURIs > 0 {
+		return p.MaxListenURIs
+	}
+	return DefaultMaxListenURIs
 }
 
 // DefaultModern is protocol.modern's default: off, so a client that
@@ -196,6 +212,11 @@ const (
 	DefaultMaxResultBytes     = 8 << 20
 	DefaultMaxSessions        = 10000
 	DefaultSessionIdleTimeout = 30 * time.Minute
+	// A subscriptions/listen stream names the few resources a client
+	// shows; each URI may cost an upstream stream (a stateless HTTP
+	// upstream's listen), so one request may not open thousands.
+	DefaultMaxListenURIs                = 100
+	DefaultMaxSubscriptionsPerPrincipal = 1000
 )
 
 // NameLimit is max_name_length with its default.
@@ -221,6 +242,14 @@ func (c *Config) SessionLimit() int {
 		return c.MaxSessions
 	}
 	return DefaultMaxSessions
+}
+
+// SubscriptionLimit is max_subscriptions_per_principal with its default.
+func (c *Config) SubscriptionLimit() int {
+	if c.MaxSubscriptionsPerPrincipal > 0 {
+		return c.MaxSubscriptionsPerPrincipal
+	}
+	return DefaultMaxSubscriptionsPerPrincipal
 }
 
 // SessionTimeout is session_idle_timeout with its default.
@@ -464,6 +493,8 @@ func (c *Config) validate(line func(keys ...string) int, builtins []string) erro
 		{"max_request_bytes", c.MaxRequestBytes < 0},
 		{"max_result_bytes", c.MaxResultBytes < 0},
 		{"max_sessions", c.MaxSessions < 0},
+		{"max_subscriptions_per_principal", c.MaxSubscriptionsPerPrincipal < 0},
+		{"protocol.max_listen_uris", c.Protocol.MaxListenURIs < 0},
 		{"session_idle_timeout", c.SessionIdleTimeout < 0},
 		{"http.read_header_timeout", c.HTTP.ReadHeaderTimeout < 0},
 		{"http.body_read_timeout", c.HTTP.BodyReadTimeout < 0},

@@ -187,10 +187,10 @@ func (g *Gateway) rateLimited(w http.ResponseWriter, r *http.Request, p *hub.Pri
 	msg := fmt.Sprintf("Too Many Requests: %s is over auth.rate_limit; retry in %ds", p.Name, retryAfterSeconds(wait))
 	switch {
 	case wait < 0:
-		msg = fmt.Sprintf("Too Many Requests: a batch of %d requests is more than auth.rate_limit lets %s send at once (its burst); send fewer per batch", n, p.Name)
+		msg = fmt.Sprintf("Too Many Requests: %d requests (the messages of a batch, or the URIs of a subscriptions/listen) are more than auth.rate_limit lets %s send at once (its burst); send fewer at once", n, p.Name)
 	case n > 1:
 		w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds(wait)))
-		msg = fmt.Sprintf("Too Many Requests: a batch of %d requests is over auth.rate_limit for %s (every request of a batch counts); retry in %ds", n, p.Name, retryAfterSeconds(wait))
+		msg = fmt.Sprintf("Too Many Requests: %d requests (the messages of a batch, or the URIs of a subscriptions/listen, each count) are over auth.rate_limit for %s; retry in %ds", n, p.Name, retryAfterSeconds(wait))
 	default:
 		w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds(wait)))
 	}

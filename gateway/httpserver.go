@@ -86,9 +86,11 @@ func (b *deadlineBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// sessionSlots counts the HTTP sessions open, against max_sessions. A slot
-// is taken before a session is made and given back when the SDK's session
-// ends: closed by the client, or after session_idle_timeout.
+// sessionSlots counts the HTTP sessions open, of both eras, against
+// max_sessions. A slot is taken before a session is made and given back
+// when it ends: a legacy session's when its SDK session ends (closed by
+// the client, or after session_idle_timeout), a shared modern Session's
+// when it is evicted (modern.go).
 type sessionSlots struct {
 	mu   sync.Mutex
 	open int
@@ -110,7 +112,7 @@ func (s *sessionSlots) release() {
 	s.mu.Unlock()
 }
 
-// Open is how many HTTP sessions are open.
+// Open is how many HTTP sessions are open, of both eras.
 func (s *sessionSlots) Open() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -65,7 +65,7 @@ func (g *Gateway) serveModern(w http.ResponseWriter, r *http.Request, stream htt
 		p = anonymous // no auth configured
 	}
 	cfg := g.Config()
-	s, ok, err := g.modern.get(modernKey{ts, p.Key()}, cfg.SessionLimit(), cfg.SessionTimeout(), func() (*hub.Session, error) {
+	s, ok, err := g.modern.get(modernKey{ts, p.Key()}, &g.slots, cfg.SessionLimit(), cfg.SessionTimeout(), func() (*hub.Session, error) {
 		return g.hub.NewModernSession(hub.SessionOptions{Toolset: ts, Principal: p})
 	})
 	switch {
@@ -80,9 +80,12 @@ func (g *Gateway) serveModern(w http.ResponseWriter, r *http.Request, stream htt
 }
 
 // modernSessions are the shared modern Sessions, one per toolset and
-// principal. A Session no request has used for session_idle_timeout, and
-// that holds no listen stream, is ended when another is made; past
-// max_sessions a new key is refused (503), as a legacy session would be.
+// principal. Each holds a session slot (sessionSlots) while it lives, so
+// that max_sessions counts the sessions of both eras together. A Session
+// no request has used for session_idle_timeout, and that holds no listen
+// stream, is ended when another is made, or when a legacy session wants
+// its slot (Gateway.takeSessionSlot); past max_sessions a new key is
+// refused (503), as a legacy session would be.
 type modernSessions struct {
 	mu sync.Mutex
 	m  map[modernKey]*modernEntry
@@ -95,34 +98,53 @@ type modernEntry struct {
 	lastUsed time.Time
 }
 
-// get returns the shared modern Session of key, made with make when there
-// is none; ok is false when there is none and limit are open.
-func (ms *modernSessions) get(key modernKey, limit int, idle time.Duration, make func() (*hub.Session, error)) (s *hub.Session, ok bool, err error) {
+// get returns the shared modern Session of key, made with make in a slot
+// of slots when there is none; ok is false when there is none and limit
+// sessions of either era are open.
+func (ms *modernSessions) get(key modernKey, slots *sessionSlots, limit int, idle time.Duration, make func() (*hub.Session, error)) (s *hub.Session, ok bool, err error) {
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
-	now := time.Now()
 	if e, found := ms.m[key]; found {
-		e.lastUsed = now
+		e.lastUsed = time.Now()
 		return e.s, true, nil
 	}
-	for k, e := range ms.m {
-		if idle > 0 && now.Sub(e.lastUsed) > idle && !e.s.Busy() {
-			delete(ms.m, k)
-			go e.s.End()
-		}
-	}
-	if len(ms.m) >= limit {
+	ms.evictIdleLocked(idle, slots)
+	if !slots.take(limit) {
 		return nil, false, nil
 	}
 	s, err = make()
 	if err != nil {
+		slots.release()
 		return nil, true, err
 	}
 	if ms.m == nil {
 		ms.m = map[modernKey]*modernEntry{}
 	}
-	ms.m[key] = &modernEntry{s: s, lastUsed: now}
+	ms.m[key] = &modernEntry{s: s, lastUsed: time.Now()}
 	return s, true, nil
+}
+
+// evictIdle ends the Sessions no request has used for idle and that hold
+// no listen stream, giving their slots back to slots, and reports how
+// many it ended.
+func (ms *modernSessions) evictIdle(idle time.Duration, slots *sessionSlots) int {
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
+	return ms.evictIdleLocked(idle, slots)
+}
+
+func (ms *modernSessions) evictIdleLocked(idle time.Duration, slots *sessionSlots) int {
+	n := 0
+	now := time.Now()
+	for k, e := range ms.m {
+		if idle > 0 && now.Sub(e.lastUsed) > idle && !e.s.Busy() {
+			delete(ms.m, k)
+			go e.s.End()
+			slots.release()
+			n++
+		}
+	}
+	return n
 }
 
 // closeAll ends every shared modern Session (the gateway is closing).
@@ -134,4 +156,15 @@ func (ms *modernSessions) closeAll() {
 	for _, e := range all {
 		e.s.End()
 	}
+}
+
+// takeSessionSlot takes a slot for a new legacy session (a new or a
+// restored one), ending idle modern Sessions to free one when all are
+// taken: max_sessions is one count for both eras.
+func (g *Gateway) takeSessionSlot() bool {
+	cfg := g.Config()
+	if g.slots.take(cfg.SessionLimit()) {
+		return true
+	}
+	return g.modern.evictIdle(cfg.SessionTimeout(), &g.slots) > 0 && g.slots.take(cfg.SessionLimit())
 }

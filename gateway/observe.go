@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mcp-hub/mcp-hub/config"
@@ -26,8 +27,30 @@ import (
 // which tool of which server answered and how, or how many tools a search
 // loaded.
 
-// callRecord is what handling one tools/call did.
+// callRecord is what handling one tools/call did. The hub's hooks write
+// it on the goroutine that runs the call, which for a 2026-07-28 call is
+// not the request's: a request that ends while the call is still ending
+// (a retry cancelled as the upstream is cancelled) reads it as the call's
+// goroutine writes it. Hence mu.
 type callRecord struct {
+	mu sync.Mutex
+	v  recorded
+}
+
+func (r *callRecord) set(f func(*recorded)) {
+	r.mu.Lock()
+	f(&r.v)
+	r.mu.Unlock()
+}
+
+func (r *callRecord) get() recorded {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.v
+}
+
+// recorded is what a callRecord holds.
+type recorded struct {
 	kind    recordKind
 	tool    string // exposed name
 	server  string
@@ -51,6 +74,27 @@ func recordOf(ctx context.Context) *callRecord {
 	return r
 }
 
+// callReport is what report needs of the tools/call a request carries. A
+// 2026-07-28 call that its upstream asks the client something during is
+// answered input_required, and goes on in the client's retry of it, maybe
+// over several rounds; its upstream's hooks fill in the record of the
+// request that began it. So a request answered input_required reports
+// nothing (suspended), and the retry that gets the call's answer reports
+// the call once, with its first request's record and start
+// (hub.CallTrace's InputRequired and Continued).
+type callReport struct {
+	rec       *callRecord
+	start     time.Time
+	suspended bool
+}
+
+type callReportKey struct{}
+
+func reportOf(ctx context.Context) *callReport {
+	r, _ := ctx.Value(callReportKey{}).(*callReport)
+	return r
+}
+
 // sessionCreated is the hub's SessionCreated hook: every session is
 // observed.
 func (g *Gateway) sessionCreated(s *hub.Session) {
@@ -71,23 +115,36 @@ func (g *Gateway) observe(s *hub.Session) mcp.Middleware {
 				g.endSpan(span, "", err)
 				return res, err
 			}
-			start := time.Now()
 			rec := &callRecord{}
-			ctx = hub.WithCallTrace(context.WithValue(ctx, callRecordKey{}, rec), &g.callTrace)
+			rep := &callReport{rec: rec, start: time.Now()}
+			ctx = context.WithValue(context.WithValue(ctx, callRecordKey{}, rec), callReportKey{}, rep)
+			ctx = hub.WithCallTrace(ctx, &g.callTrace)
 			var span trace.Span
 			if tr != nil {
 				ctx, span = tr.startRequest(ctx, s, method, req)
 			}
 			res, err := next(ctx, method, req)
-			g.report(s, req.(*mcp.CallToolRequest), rec, res, err, time.Since(start), span)
+			g.report(s, req.(*mcp.CallToolRequest), rep, res, err, span)
 			return res, err
 		}
 	}
 }
 
 // report counts a finished tools/call, writes its audit line and ends its
-// span. It allocates nothing unless tracing or the audit log is on.
-func (g *Gateway) report(s *hub.Session, req *mcp.CallToolRequest, rec *callRecord, res mcp.Result, err error, took time.Duration, span trace.Span) {
+// span. A request answered input_required only ends its span: its call is
+// counted and audited once, when a retry gets its answer (callReport). It
+// allocates nothing unless tracing or the audit log is on.
+func (g *Gateway) report(s *hub.Session, req *mcp.CallToolRequest, rep *callReport, res mcp.Result, err error, span trace.Span) {
+	if rep.suspended {
+		// The call's record is its upstream's to fill in meanwhile:
+		// nothing of it is read here.
+		if span != nil {
+			span.SetAttributes(attrTool.String(shownName(req.Params.Name)))
+			g.endSpan(span, outcomeInputRequired, err)
+		}
+		return
+	}
+	rec, took := rep.rec.get(), time.Since(rep.start)
 	method, tool, server, outcome := "tools/call", shownName(req.Params.Name), "", OutcomeError
 	switch rec.kind {
 	case recordForwarded:
@@ -128,12 +185,22 @@ func (g *Gateway) newCallTrace() hub.CallTrace {
 	return hub.CallTrace{
 		MetaToolCall: func(ctx context.Context, name string) {
 			if rec := recordOf(ctx); rec != nil && name == hub.SearchToolsName {
-				rec.kind, rec.loaded = recordSearch, 0
+				rec.set(func(v *recorded) { v.kind, v.loaded = recordSearch, 0 })
 			}
 		},
 		SearchDone: func(ctx context.Context, loaded int) {
 			if rec := recordOf(ctx); rec != nil {
-				rec.kind, rec.loaded = recordSearch, loaded
+				rec.set(func(v *recorded) { v.kind, v.loaded = recordSearch, loaded })
+			}
+		},
+		InputRequired: func(ctx context.Context) {
+			if rep := reportOf(ctx); rep != nil {
+				rep.suspended = true
+			}
+		},
+		Continued: func(ctx, first context.Context) {
+			if rep, began := reportOf(ctx), reportOf(first); rep != nil && began != nil {
+				rep.rec, rep.start, rep.suspended = began.rec, began.start, false
 			}
 		},
 		UpstreamStart: func(ctx context.Context, r *hub.UpstreamRequest) context.Context {
@@ -158,7 +225,9 @@ func (g *Gateway) newCallTrace() hub.CallTrace {
 			if r.Tool != nil {
 				outcome = outcomeOf(res, err)
 				if rec := recordOf(ctx); rec != nil {
-					*rec = callRecord{kind: recordForwarded, tool: r.Tool.Name, server: r.Tool.Server, label: toolLabel(r.Tool.Original, r.Tool.Position), outcome: outcome}
+					rec.set(func(v *recorded) {
+						*v = recorded{kind: recordForwarded, tool: r.Tool.Name, server: r.Tool.Server, label: toolLabel(r.Tool.Original, r.Tool.Position), outcome: outcome}
+					})
 				}
 			} else if err != nil {
 				outcome = outcomeOf(nil, err)
@@ -177,6 +246,10 @@ const maxShownName = 2 * config.MaxNameLength
 
 // shownName is name as the gateway repeats it: bounded and one line.
 func shownName(name string) string { return clean.Line(name, maxShownName) }
+
+// outcomeInputRequired is the outcome of a span whose request was
+// answered input_required: the call goes on in the client's retry.
+const outcomeInputRequired = "input_required"
 
 // outcomeOf classifies a tool call's answer.
 func outcomeOf(res mcp.Result, err error) string {

@@ -436,7 +436,7 @@ func (g *Gateway) restore(w http.ResponseWriter, r *http.Request, id string, str
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		clientInitialized = isInitializedNotification(body)
 	}
-	if !g.slots.take(g.Config().SessionLimit()) {
+	if !g.takeSessionSlot() {
 		g.refuseSession(w)
 		return false
 	}

@@ -114,7 +114,7 @@ func (g *Gateway) HTTPHandler(extra map[string]http.Handler) http.Handler {
 		case kind == otherRequest:
 			stream.ServeHTTP(w, r)
 			return
-		case !g.slots.take(g.Config().SessionLimit()):
+		case !g.takeSessionSlot():
 			g.refuseSession(w)
 			return
 		}

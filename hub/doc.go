@@ -61,8 +61,9 @@
 //     net/http/httptrace: called when the client calls a meta-tool, when a
 //     search ran, when the hub refuses a call itself, and around every
 //     request it sends upstream for the client (UpstreamStart may return
-//     a context of its own and add to the request's _meta). A session's
-//     own Stats are one more subscriber.
+//     a context of its own and add to the request's _meta), and when a
+//     2026-07-28 call is answered input_required or continued by the
+//     client's retry. A session's own Stats are one more subscriber.
 //   - SessionOptions: a session made with a given id, principal and
 //     loaded tools carries on one made before (a session store's
 //     restore).

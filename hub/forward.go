@@ -426,7 +426,9 @@ func (h *Hub) upstreamNotified(ctx context.Context, u *upstream.Upstream, method
 			sessions = h.sessionsOf(owner)
 		}
 		for _, s := range sessions {
-			s.server.ResourceUpdated(ctx, p)
+			if s.reaches(u.Name()) { // a toolset bounds updates too (passthrough.go)
+				s.server.ResourceUpdated(ctx, p)
+			}
 		}
 	}
 }

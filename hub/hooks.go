@@ -63,6 +63,17 @@ type CallTrace struct {
 	// UpstreamDone is called when the upstream has answered (res), or the
 	// request failed (err), with the context UpstreamStart returned.
 	UpstreamDone func(ctx context.Context, r *UpstreamRequest, res mcp.Result, err error)
+	// InputRequired is called when the hub answers a 2026-07-28 request
+	// input_required (inputrequired.go): the call is not over, and its
+	// upstream is still at work; the client's retry continues it
+	// (Continued). A layer that records calls records one when a request
+	// of it is answered otherwise.
+	InputRequired func(ctx context.Context)
+	// Continued is called when a client's retry (ctx) continues a call
+	// that an earlier request began: first is that request's context,
+	// with whose CallTraces the call's UpstreamStart and UpstreamDone
+	// hooks run, whichever request is waiting for it.
+	Continued func(ctx, first context.Context)
 }
 
 // UpstreamRequest is one request the hub sends to an upstream for a
@@ -142,6 +153,22 @@ func (s *Session) upstreamDone(ctx context.Context, r *UpstreamRequest, res mcp.
 	s.traces(ctx, func(t *CallTrace) {
 		if t.UpstreamDone != nil {
 			t.UpstreamDone(ctx, r, res, err)
+		}
+	})
+}
+
+func (s *Session) traceInputRequired(ctx context.Context) {
+	s.traces(ctx, func(t *CallTrace) {
+		if t.InputRequired != nil {
+			t.InputRequired(ctx)
+		}
+	})
+}
+
+func (s *Session) traceContinued(ctx, first context.Context) {
+	s.traces(ctx, func(t *CallTrace) {
+		if t.Continued != nil {
+			t.Continued(ctx, first)
 		}
 	})
 }

@@ -136,7 +136,8 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Hub, error) {
 		hooks:     opts.Hooks,
 	}
 	h.routes.init()
-	h.subs = subscriptions{hub: h, by: map[string]map[*Session]bool{}}
+	h.subs = subscriptions{hub: h, by: map[subKey]map[*mcp.ServerSession]bool{},
+		of: map[*mcp.ServerSession]*clientSubs{}, held: map[string]int{}}
 	h.catalog.Store(&Catalog{byName: map[string]*Tool{}, prompts: map[string]*Prompt{}, resources: map[string]string{}})
 	h.reload.init(opts)
 	h.redact = opts.Redactor
@@ -400,6 +401,9 @@ func (h *Hub) notifyListChanges(u *upstream.Upstream) {
 		prev = listSignature{}
 	}
 	for _, s := range h.sessionList() {
+		if !s.reaches(u.Name()) {
+			continue // its toolset shows nothing of u's lists
+		}
 		if sig.resources != prev.resources {
 			s.notifyResourcesChanged()
 		}

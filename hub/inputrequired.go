@@ -84,6 +84,7 @@ func (ss *suspensions) remove(state string) (*suspension, bool) {
 type suspension struct {
 	session   *Session
 	principal string                  // whose share of the waiting calls it takes (Principal.Key)
+	first     context.Context         // the request that began the call (its CallTraces)
 	tool      string                  // what was called: method and name (modernRequest.what)
 	caps      *mcp.ClientCapabilities // what the client declared on the call
 	cancel    context.CancelFunc
@@ -158,6 +159,7 @@ func (s *Session) runModern(ctx context.Context, r modernRequest, run func(conte
 		if err != nil {
 			return nil, err
 		}
+		s.traceContinued(ctx, sp.first)
 		if sp.pending != nil {
 			answer, ok := r.responses[sp.key()].(mcp.Result)
 			if !ok || answer == nil {
@@ -174,6 +176,7 @@ func (s *Session) runModern(ctx context.Context, r modernRequest, run func(conte
 	sp := &suspension{
 		session:   s,
 		principal: s.who().Key(),
+		first:     ctx,
 		tool:      r.what,
 		caps:      r.caps,
 		cancel:    cancel,
@@ -282,6 +285,7 @@ func (ss *suspensions) suspend(ctx context.Context, sp *suspension) (mcp.Result,
 		sp.end(err)
 		return nil, err
 	}
+	sp.session.traceInputRequired(ctx)
 	return &upstream.RawResult{JSON: b}, nil
 }
 

@@ -367,6 +367,9 @@ func (h *Hub) forgetLists(name string) {
 		return
 	}
 	for _, s := range h.sessionList() {
+		if !s.reaches(name) {
+			continue // its toolset showed nothing of the server's lists
+		}
 		if sig.resources != "" {
 			s.notifyResourcesChanged()
 		}

@@ -56,16 +56,18 @@ func (s *Session) route(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 			return s.handleTool(ctx, r)
 		case "resources/list":
-			res, err := s.hub.listResources(ctx, req.(*mcp.ListResourcesRequest).Params)
-			if modern && err == nil && res.CacheScope == "" {
+			// An upstream's "public" does not hold for what a
+			// principal's toolset filtered: private wins (cacheScope).
+			res, err := s.listResources(ctx, req.(*mcp.ListResourcesRequest).Params)
+			if modern && err == nil && (res.CacheScope == "" || s.cacheScope() == "private") {
 				c := *res
 				c.CacheScope = s.cacheScope()
 				res = &c
 			}
 			return res, err
 		case "resources/templates/list":
-			res, err := s.hub.listResourceTemplates(ctx, req.(*mcp.ListResourceTemplatesRequest).Params)
-			if modern && err == nil && res.CacheScope == "" {
+			res, err := s.listResourceTemplates(ctx, req.(*mcp.ListResourceTemplatesRequest).Params)
+			if modern && err == nil && (res.CacheScope == "" || s.cacheScope() == "private") {
 				c := *res
 				c.CacheScope = s.cacheScope()
 				res = &c
@@ -80,8 +82,8 @@ func (s *Session) route(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 			return s.readResource(ctx, r.Params)
 		case "prompts/list":
-			res := s.hub.listPrompts()
-			if modern && res.CacheScope == "" {
+			res := s.listPrompts()
+			if modern && (res.CacheScope == "" || s.cacheScope() == "private") {
 				c := *res
 				c.CacheScope = s.cacheScope()
 				res = &c
@@ -95,6 +97,11 @@ func (s *Session) route(next mcp.MethodHandler) mcp.MethodHandler {
 					func(ctx context.Context) (mcp.Result, error) { return s.getPrompt(ctx, p) })
 			}
 			return s.getPrompt(ctx, r.Params)
+		case "subscriptions/listen":
+			if err := s.checkListen(req.(*mcp.SubscriptionsListenRequest)); err != nil {
+				return nil, err
+			}
+			return next(ctx, method, req)
 		case "logging/setLevel":
 			res, err := next(ctx, method, req)
 			if err == nil {

@@ -26,6 +26,25 @@ func allows(ts *config.Toolset, t *Tool) bool {
 	return sel.All && !slices.Contains(sel.Exclude, t.Original)
 }
 
+// reaches reports whether toolset ts lets a session reach server's
+// resources, resource templates, subscriptions, prompts and completions.
+// A toolset reaches a server its entry names with anything but false:
+// true, an exclude list, or a list of tools (even an empty one, which
+// keeps the server's resources and prompts and none of its tools). Its
+// tools are allows' to decide, one by one; what is not a tool has no
+// finer selection, so a server is in or out whole. A nil toolset reaches
+// every server.
+func reaches(ts *config.Toolset, server string) bool {
+	if ts == nil {
+		return true
+	}
+	sel := ts.Servers[server]
+	return sel != nil && (sel.All || sel.Include != nil)
+}
+
+// reaches reports whether s's toolset reaches server (see reaches).
+func (s *Session) reaches(server string) bool { return reaches(s.toolset.Load(), server) }
+
 // validateToolset checks a toolset against the live catalog; every problem is
 // reported at once. Servers that are not connected yet cannot be checked
 // tool by tool and are skipped.

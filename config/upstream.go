@@ -38,6 +38,9 @@ type Upstream struct {
 	// InheritEnv passes the hub's whole environment to the child. Off by
 	// default so that secrets meant for one server do not leak to all.
 	InheritEnv bool `yaml:"inherit_env,omitempty" json:"inherit_env,omitempty"`
+	// Sandbox confines the server (package sandbox); nil: sandbox_default
+	// applies, which validation copies here.
+	Sandbox *Sandbox `yaml:"sandbox,omitempty" json:"sandbox,omitempty"`
 
 	// remote
 	URL       string            `yaml:"url,omitempty" json:"url,omitempty"`

@@ -266,6 +266,8 @@ type ServerInfo struct {
 	// ProtocolVersion is the MCP revision the live connection negotiated
 	// (empty while not connected).
 	ProtocolVersion string `json:"protocol_version,omitempty"`
+	// Sandbox says how a stdio server is confined ("off", or "on, ...").
+	Sandbox string `json:"sandbox,omitempty"`
 }
 
 // Health reports the hub's state.
@@ -290,6 +292,7 @@ func (g *Gateway) Health() Health {
 			LatencyMillis: float64(st.LastLatency.Microseconds()) / 1000,
 			ListChanges:   st.ListChanges, Relists: st.Relists,
 			ProtocolVersion: st.ProtocolVersion,
+			Sandbox:         st.Sandbox,
 		})
 	}
 	return out

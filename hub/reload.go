@@ -72,6 +72,7 @@ func (h *Hub) newUpstream(cfg *Config, name string) *upstream.Upstream {
 		Redactor:       h.redact,
 		MaxResultBytes: cfg.ResultLimit(),
 		HTTPTransport:  o.HTTPTransport,
+		Sandbox:        h.sandboxFor(cfg),
 	})
 }
 

@@ -88,7 +88,12 @@ type Options struct {
 	// HTTPTransport sends the requests to remote servers (default
 	// http.DefaultTransport); the hub scopes it to each server's origin.
 	HTTPTransport http.RoundTripper
+	// Sandbox confines the stdio servers whose config asks for it
+	// (package sandbox). A server that asks with no Sandbox here does not
+	// start: never silently unconfined.
+	Sandbox Sandboxer
 }
+
 
 func (o *Options) defaults() {
 	if o.InitialBackoff <= 0 {
@@ -150,6 +155,9 @@ type Status struct {
 	// ProtocolVersion is the revision the live connection negotiated
 	// (2026-07-28 for a stateless server), empty while not connected.
 	ProtocolVersion string `json:"protocol_version,omitempty"`
+	// Sandbox says how a stdio server is confined ("off" when it is not;
+	// config.Sandbox.Summary), empty for other transports.
+	Sandbox string `json:"sandbox,omitempty"`
 }
 
 // Upstream is one configured server and its live connection.
@@ -297,6 +305,9 @@ func (u *Upstream) Status() Status {
 		Relisting:   u.relisting,
 	}
 	s.ProtocolVersion = negotiated(u.session)
+	if u.cfg.Kind() == TransportStdio {
+		s.Sandbox = u.cfg.Sandbox.Summary()
+	}
 	if u.lastErr != nil {
 		// Redacted, then bounded and on one line: it can hold what the
 		// server wrote (its stderr, its error messages), and goes to

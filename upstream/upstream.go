@@ -94,7 +94,6 @@ type Options struct {
 	Sandbox Sandboxer
 }
 
-
 func (o *Options) defaults() {
 	if o.InitialBackoff <= 0 {
 		o.InitialBackoff = 500 * time.Millisecond

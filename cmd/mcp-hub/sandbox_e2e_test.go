@@ -311,3 +311,55 @@ func TestSandboxFailsClosed(t *testing.T) {
 		t.Fatalf("mcp-hub servers --json lists %d of the 2 servers:\n%s", seen, outb)
 	}
 }
+
+// TestSandboxFilesystemServer: a real npm server, @modelcontextprotocol/
+// server-filesystem (installed into .cache/npm-fs by ./scripts/test.sh),
+// works in the sandbox with the entry docs/security.md gives for a
+// filesystem server on one folder: it reads and writes there, through the
+// hub.
+func TestSandboxFilesystemServer(t *testing.T) {
+	node, script := os.Getenv(envNode), os.Getenv("MCP_HUB_FS_SERVER")
+	if node == "" || script == "" {
+		t.Skipf("%s and MCP_HUB_FS_SERVER are not set: run ./scripts/test.sh, which installs Node and server-filesystem into .cache/", envNode)
+	}
+	needBwrap(t)
+	root := t.TempDir()
+	home, state, notes := filepath.Join(root, "home"), filepath.Join(root, "state"), filepath.Join(root, "notes")
+	for _, d := range []string{home, state, notes} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(notes, "todo.txt"), []byte("buy milk"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfgPath := filepath.Join(root, "hub.yaml")
+	cfg := fmt.Sprintf(`servers:
+  notes:
+    command: %s
+    args: [%s, %s]
+    sandbox:
+      write: [%s]
+`, strconv.Quote(node), strconv.Quote(script), strconv.Quote(notes), strconv.Quote(notes))
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cs, hub := sandboxHub(t, cfgPath, home, state, "notes__read_text_file")
+	text := func(tool string, args map[string]any) string {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "notes__" + tool, Arguments: args})
+		if err != nil || res.IsError {
+			t.Fatalf("%s: %v %+v\nhub log:\n%s", tool, err, res, hub.logTail(30))
+		}
+		return res.Content[0].(*mcp.TextContent).Text
+	}
+	if got := text("read_text_file", map[string]any{"path": filepath.Join(notes, "todo.txt")}); !strings.Contains(got, "buy milk") {
+		t.Errorf("read_text_file: %q", got)
+	}
+	text("write_file", map[string]any{"path": filepath.Join(notes, "done.txt"), "content": "milk bought"})
+	if b, err := os.ReadFile(filepath.Join(notes, "done.txt")); err != nil || string(b) != "milk bought" {
+		t.Errorf("write_file did not reach the folder: %q %v", b, err)
+	}
+}

@@ -27,7 +27,7 @@ import (
 
 // needBwrap skips a test where bubblewrap is not installed, unless
 // MCP_HUB_REQUIRE_REAL=1 (./scripts/test.sh installs it), which fails it.
-func needBwrap(t *testing.T) {
+func needBwrap(t testing.TB) {
 	t.Helper()
 	if _, err := exec.LookPath("bwrap"); err != nil {
 		if os.Getenv(envRequireReal) == "1" {

@@ -86,7 +86,7 @@ func bwrapArgs(p *plan, helper, sockDir string) []string {
 		"--unshare-all",     // user, pid, network, ipc, uts and cgroup namespaces: no network, no other processes
 		"--cap-drop", "ALL",
 	}
-	for _, d := range systemDirs {
+	for _, d := range systemDirs() {
 		if t, err := os.Readlink(d); err == nil && filepath.Dir(d) == "/" {
 			a = append(a, "--symlink", t, d) // merged /usr: /bin -> usr/bin
 			continue
@@ -105,7 +105,7 @@ func bwrapArgs(p *plan, helper, sockDir string) []string {
 	if sockDir != "" {
 		a = append(a, "--ro-bind", sockDir, netDirAt)
 	}
-	for _, m := range append(append([]string{}, maskedSystemFiles...), p.hidden...) {
+	for _, m := range append(append([]string{}, maskedSystemFiles()...), p.hidden...) {
 		if !visible(p, m) {
 			continue
 		}
@@ -129,7 +129,7 @@ func bwrapArgs(p *plan, helper, sockDir string) []string {
 // visible reports whether path would be seen in p's sandbox without a
 // mask.
 func visible(p *plan, path string) bool {
-	for _, list := range [][]string{systemDirs, p.readable, p.writable} {
+	for _, list := range [][]string{systemDirs(), p.readable, p.writable} {
 		for _, d := range list {
 			if within(path, d) {
 				return true

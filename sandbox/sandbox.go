@@ -191,7 +191,7 @@ func nodeModules(p string) string {
 // systemPath reports whether p is in the system folders every sandbox
 // sees read-only anyway.
 func systemPath(p string) bool {
-	for _, s := range systemDirs {
+	for _, s := range systemDirs() {
 		if within(p, s) {
 			return true
 		}
@@ -203,16 +203,20 @@ func systemPath(p string) bool {
 // libraries and their configuration, without which nothing runs. /etc is
 // shown minus maskedSystemFiles; /home, /root, /var, /srv, /mnt, /media and
 // /tmp are not shown.
-var systemDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/nix/store"}
+func systemDirs() []string {
+	return []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/nix/store"}
+}
 
 // maskedSystemFiles are the secrets of a system folder a server is shown:
 // password hashes, host keys, private TLS keys, credentials of system
 // services. Masked whether or not the hub could read them: in the sandbox
 // the server may be root of its own user namespace.
-var maskedSystemFiles = []string{
-	"/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-",
-	"/etc/sudoers", "/etc/sudoers.d", "/etc/ssh", "/etc/ssl/private",
-	"/etc/security/opasswd", "/etc/krb5.keytab", "/etc/mcp-hub",
+func maskedSystemFiles() []string {
+	return []string{
+		"/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-",
+		"/etc/sudoers", "/etc/sudoers.d", "/etc/ssh", "/etc/ssl/private",
+		"/etc/security/opasswd", "/etc/krb5.keytab", "/etc/mcp-hub",
+	}
 }
 
 func appendNew(list []string, p string) []string {

@@ -8,7 +8,9 @@ import (
 
 // seatbeltSystem are the folders a macOS sandbox reads: the system, its
 // libraries and frameworks, Homebrew and MacPorts.
-var seatbeltSystem = []string{"/usr", "/bin", "/sbin", "/System", "/Library", "/opt", "/private/etc", "/private/var/db", "/Applications/Xcode.app", "/dev"}
+func seatbeltSystem() []string {
+	return []string{"/usr", "/bin", "/sbin", "/System", "/Library", "/opt", "/private/etc", "/private/var/db", "/Applications/Xcode.app", "/dev"}
+}
 
 // seatbeltProfile is the sandbox-exec profile (SBPL) for p on macOS, where
 // nothing can be remounted: the server's home is its own folder (HOME
@@ -35,10 +37,10 @@ func seatbeltProfile(p *plan, tmp string, proxyPort int) string {
 	b.WriteString("(allow sysctl-read mach-lookup ipc-posix-shm-read-data ipc-posix-shm-write-data ipc-posix-shm-write-create ipc-posix-sem)\n")
 	b.WriteString("(allow file-read-metadata)\n(allow file-read* (literal \"/\"))\n")
 	b.WriteString("(allow file-write* (literal \"/dev/null\") (literal \"/dev/tty\") (literal \"/dev/dtracehelper\"))\n")
-	rule("(allow file-read* %s)", seatbeltSystem...)
+	rule("(allow file-read* %s)", seatbeltSystem()...)
 	rule("(allow file-read* %s)", p.readable...)
 	rule("(allow file-read* file-write* %s)", p.writable...)
-	rule("(deny file-read* file-write* %s)", append(append([]string{}, maskedSystemFiles...), p.hidden...)...)
+	rule("(deny file-read* file-write* %s)", append(append([]string{}, maskedSystemFiles()...), p.hidden...)...)
 	rule("(allow file-read* file-write* %s)", p.home, tmp)
 	if proxyPort != 0 {
 		fmt.Fprintf(&b, "(allow network-outbound (remote tcp %s))\n", sbplString("localhost:"+strconv.Itoa(proxyPort)))

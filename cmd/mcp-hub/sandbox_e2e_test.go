@@ -181,6 +181,13 @@ func TestSandboxHostileServer(t *testing.T) {
 		return path
 	}
 	sshKey := plant(filepath.Join(home, ".ssh", "id_rsa"), "-----BEGIN OPENSSH PRIVATE KEY----- planted")
+	os.MkdirAll(filepath.Join(home, ".aws"), 0o700)
+	awsKeys := plant(filepath.Join(home, ".aws", "credentials"), "aws_secret_access_key = planted")
+	// A link in its own folder to the key: followed inside the sandbox,
+	// where the key is not.
+	if err := os.Symlink(sshKey, filepath.Join(out, "key-link")); err != nil {
+		t.Fatal(err)
+	}
 	tokens := plant(filepath.Join(state, "tokens", "server.json"), `{"access_token":"planted-token"}`)
 	shared := plant(filepath.Join(data, "notes.txt"), "notes the server may read")
 	audit := filepath.Join(data, "audit.log")
@@ -222,6 +229,8 @@ servers:
 	}
 
 	refused("the user's SSH key", "read_file", map[string]any{"path": sshKey}, "planted")
+	refused("the user's cloud keys", "read_file", map[string]any{"path": awsKeys}, "planted")
+	refused("the SSH key through a symlink in its write folder", "read_file", map[string]any{"path": filepath.Join(out, "key-link")}, "planted")
 	refused("the hub's config file", "read_file", map[string]any{"path": cfgPath}, "servers")
 	refused("the hub's token store", "read_file", map[string]any{"path": tokens}, "planted-token")
 	refused("the hub's audit log", "read_file", map[string]any{"path": audit}, "")

@@ -101,22 +101,39 @@ func bwrapArgs(p *plan, helper, sockDir string) []string {
 	for _, w := range p.writable {
 		a = append(a, "--bind", w, w)
 	}
+	for _, al := range p.aliases {
+		if al.write {
+			a = append(a, "--bind", al.target, al.name)
+		} else {
+			a = append(a, "--ro-bind", al.target, al.name)
+		}
+	}
 	a = append(a, "--ro-bind", helper, helperAt)
 	if sockDir != "" {
 		a = append(a, "--ro-bind", sockDir, netDirAt)
 	}
-	for _, m := range append(append([]string{}, maskedSystemFiles()...), p.hidden...) {
-		if !visible(p, m) {
+	for _, m := range append(maskedSystemFiles(), p.hidden...) {
+		st, err := os.Stat(m)
+		if err != nil {
 			continue
 		}
-		st, err := os.Stat(m)
-		switch {
-		case err != nil:
-			continue
-		case st.IsDir():
-			a = append(a, "--tmpfs", m, "--remount-ro", m)
-		default:
-			a = append(a, "--ro-bind", "/dev/null", m)
+		// Where it shows: at its path, and under every alias of a folder
+		// holding it (a second mount of the same folder, which a mask on
+		// the first does not cover).
+		at := []string{m}
+		for _, al := range p.aliases {
+			if rel, err := filepath.Rel(al.target, m); err == nil && within(m, al.target) {
+				at = append(at, filepath.Join(al.name, rel))
+			}
+		}
+		for _, where := range at {
+			switch {
+			case !visible(p, where):
+			case st.IsDir():
+				a = append(a, "--tmpfs", where, "--remount-ro", where)
+			default:
+				a = append(a, "--ro-bind", "/dev/null", where)
+			}
 		}
 	}
 	chdir := p.homeAt
@@ -134,6 +151,11 @@ func visible(p *plan, path string) bool {
 			if within(path, d) {
 				return true
 			}
+		}
+	}
+	for _, al := range p.aliases {
+		if within(path, al.name) {
+			return true
 		}
 	}
 	return false

@@ -72,3 +72,35 @@ func TestWrapWithoutBwrap(t *testing.T) {
 		t.Fatalf("Wrap without bwrap = %v, want an error naming the server and what to install", err)
 	}
 }
+
+// TestBwrapAliases: a folder given by a symbolic link shows at the link's
+// name too, and the hub's file inside it is masked there as well.
+func TestBwrapAliases(t *testing.T) {
+	root := t.TempDir()
+	state, data := filepath.Join(root, "state"), filepath.Join(root, "data")
+	os.MkdirAll(state, 0o700)
+	os.MkdirAll(data, 0o700)
+	cfgFile := filepath.Join(data, "hub.yaml")
+	os.WriteFile(cfgFile, []byte("servers: {}"), 0o600)
+	link := filepath.Join(root, "link")
+	if err := os.Symlink(data, link); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("HOME", filepath.Join(root, "home"))
+	r := New(Options{Hidden: []string{cfgFile, state}, StateDir: state})
+	p, err := r.plan("fs", &config.Sandbox{Enabled: true, Read: []string{link}}, exec.Command("/bin/true"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := strings.Join(bwrapArgs(p, "/usr/bin/mcp-hub", ""), " ")
+	for _, want := range []string{
+		"--ro-bind " + data + " " + data,
+		"--ro-bind " + data + " " + link,
+		"--ro-bind /dev/null " + cfgFile,
+		"--ro-bind /dev/null " + filepath.Join(link, "hub.yaml"),
+	} {
+		if !strings.Contains(a, want) {
+			t.Errorf("bwrap args lack %q:\n%s", want, a)
+		}
+	}
+}

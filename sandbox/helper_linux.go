@@ -136,5 +136,12 @@ func landlockFor(p *plan) *landlockRules {
 	}
 	l.Read = append(l.Read, p.readable...)
 	l.Write = append(l.Write, p.writable...)
+	for _, al := range p.aliases {
+		if al.write {
+			l.Write = append(l.Write, al.name)
+		} else {
+			l.Read = append(l.Read, al.name)
+		}
+	}
 	return l
 }

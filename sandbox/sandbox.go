@@ -78,8 +78,32 @@ type plan struct {
 	cwd          string // "" when the config sets none: it starts in home
 	readable     []string
 	writable     []string
-	hidden       []string
-	network      []config.NetworkEntry
+	// aliases are paths given by a name that is a symbolic link
+	// elsewhere: the link's target is mounted at the name too, since the
+	// link itself may be in a folder the sandbox does not show.
+	aliases []alias
+	hidden  []string
+	network []config.NetworkEntry
+}
+
+// alias mounts target at name, read-only unless write.
+type alias struct {
+	target, name string
+	write        bool
+}
+
+// addAlias records name when it is not target itself.
+func (p *plan) addAlias(target, name string, write bool) {
+	name = filepath.Clean(name)
+	if name == target || !filepath.IsAbs(name) {
+		return
+	}
+	for _, a := range p.aliases {
+		if a.name == name {
+			return
+		}
+	}
+	p.aliases = append(p.aliases, alias{target: target, name: name, write: write})
 }
 
 // plan resolves box for one start of cmd.
@@ -133,11 +157,15 @@ func (r *Runner) plan(server string, box *config.Sandbox, cmd *exec.Cmd) (*plan,
 		if _, err := os.Stat(n); err != nil {
 			continue // not a path after all, or not there: nothing to show
 		}
-		n = realPath(n)
-		if nm := nodeModules(n); nm != "" {
-			n = nm
+		real := realPath(n)
+		if nm := nodeModules(real); nm != "" {
+			p.readable = appendNew(p.readable, nm)
+			continue
 		}
-		p.readable = appendNew(p.readable, n)
+		p.readable = appendNew(p.readable, real)
+		if n != p.command {
+			p.addAlias(real, n, false)
+		}
 	}
 	for _, list := range []struct {
 		key   string
@@ -148,13 +176,14 @@ func (r *Runner) plan(server string, box *config.Sandbox, cmd *exec.Cmd) (*plan,
 			if _, err := os.Stat(path); err != nil {
 				return nil, fmt.Errorf("sandbox.%s: %w", list.key, err)
 			}
-			path = realPath(path)
+			real := realPath(path)
 			for _, h := range p.hidden {
-				if within(path, h) || within(h, path) && list.key == "write" {
+				if within(real, h) || within(h, real) && list.key == "write" {
 					return nil, fmt.Errorf("sandbox.%s: %s holds the hub's own files (%s), which no server may see", list.key, path, h)
 				}
 			}
-			*list.into = appendNew(*list.into, path)
+			*list.into = appendNew(*list.into, real)
+			p.addAlias(real, path, list.key == "write")
 		}
 	}
 	return p, nil

@@ -251,13 +251,15 @@ func (p *proxy) dial(ctx context.Context, host string, port int) (net.Conn, erro
 	return nil, err
 }
 
-// relay copies both ways until the far side has answered and closed, or
-// nothing passes for ProxyIdleTimeout. The client's end of sending only
-// half-closes the far side, which may still be answering.
+// relay copies both ways until either side ends, then closes both: a
+// client gone, or a far side done answering, frees the connection's slot
+// at once (no half-closed tunnels held open). Nothing passing for
+// ProxyIdleTimeout ends it too.
 func relay(c net.Conn, from io.Reader, up net.Conn) {
 	idle := time.AfterFunc(ProxyIdleTimeout, func() { c.Close(); up.Close() })
 	defer idle.Stop()
-	copyHalf := func(dst net.Conn, src io.Reader) {
+	copyHalf := func(dst net.Conn, src io.Reader, done chan<- struct{}) {
+		defer func() { done <- struct{}{} }()
 		buf := make([]byte, 32<<10)
 		for {
 			n, err := src.Read(buf)
@@ -272,18 +274,13 @@ func relay(c net.Conn, from io.Reader, up net.Conn) {
 			}
 		}
 	}
-	sent := make(chan struct{})
-	go func() {
-		defer close(sent)
-		copyHalf(up, from)
-		if cw, ok := up.(interface{ CloseWrite() error }); ok {
-			cw.CloseWrite()
-		}
-	}()
-	copyHalf(c, up)
+	done := make(chan struct{}, 2)
+	go copyHalf(up, from, done)
+	go copyHalf(c, up, done)
+	<-done
 	c.Close()
 	up.Close()
-	<-sent
+	<-done
 }
 
 // refuse answers a request the proxy will not carry.

@@ -11,6 +11,7 @@ import (
 	"net/netip"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcp-hub/mcp-hub/config"
 )
@@ -132,5 +133,64 @@ func TestProxyServes(t *testing.T) {
 	body, _ := io.ReadAll(inner.Body)
 	if string(body) != "hello /tunnel" {
 		t.Errorf("through the tunnel: %q", body)
+	}
+}
+
+// TestProxyBoundsConnections: past MaxProxyConns open tunnels, the next
+// connection waits (it is not served, nor dropped) until one ends.
+func TestProxyBoundsConnections(t *testing.T) {
+	backend, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer backend.Close()
+	go func() { // accept and hold: every tunnel stays open
+		for {
+			c, err := backend.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close()
+		}
+	}()
+	port := backend.Addr().(*net.TCPAddr).Port
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := newProxy("s", rules(t, fmt.Sprintf("127.0.0.1:%d", port)), slog.Default())
+	go p.serve(ln)
+	defer func() { ln.Close(); p.close() }()
+
+	tunnel := func() (net.Conn, *bufio.Reader) {
+		c, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(c, "CONNECT 127.0.0.1:%d HTTP/1.1\r\nHost: x\r\n\r\n", port)
+		return c, bufio.NewReader(c)
+	}
+	var open []net.Conn
+	for range MaxProxyConns {
+		c, br := tunnel()
+		if resp, err := http.ReadResponse(br, nil); err != nil || resp.StatusCode != 200 {
+			t.Fatalf("tunnel %d: %v %v", len(open), resp, err)
+		}
+		open = append(open, c)
+	}
+	extra, br := tunnel()
+	defer extra.Close()
+	// A negative check needs a bound: 300 ms without an answer.
+	extra.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+	if _, err := br.Peek(1); err == nil {
+		t.Fatalf("connection %d was served while %d were open", MaxProxyConns+1, MaxProxyConns)
+	}
+	open[0].Close()
+	extra.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if resp, err := http.ReadResponse(br, nil); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("once one ended, the waiting connection: %v %v", resp, err)
+	}
+	for _, c := range open[1:] {
+		c.Close()
 	}
 }

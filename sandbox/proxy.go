@@ -116,12 +116,14 @@ func (p *proxy) close() {
 // handle serves one client connection: one request, or one tunnel.
 func (p *proxy) handle(c net.Conn) {
 	c.SetReadDeadline(time.Now().Add(ProxyHeaderTimeout))
-	br := bufio.NewReaderSize(&io.LimitedReader{R: c, N: MaxProxyHeaderBytes}, 4<<10)
+	head := &headCap{r: c, left: MaxProxyHeaderBytes}
+	br := bufio.NewReaderSize(head, 4<<10)
 	req, err := http.ReadRequest(br)
 	if err != nil {
 		refuse(c, http.StatusBadRequest, "mcp-hub sandbox proxy: unreadable request (or headers over "+strconv.Itoa(MaxProxyHeaderBytes)+" bytes)")
 		return
 	}
+	head.left = -1 // the headers are in: a body or a tunnel is not capped
 	c.SetReadDeadline(time.Time{})
 	host, port, err := target(req)
 	if err != nil {
@@ -146,9 +148,7 @@ func (p *proxy) handle(c net.Conn) {
 		return
 	}
 	defer p.track(up, false)
-	// Whatever the client sent after the request's headers is still in br,
-	// which reads at most MaxProxyHeaderBytes: past that, read c itself.
-	client := io.MultiReader(io.LimitReader(br, int64(br.Buffered())), c)
+	// What the client sent after the request's headers is in br.
 	if req.Method == http.MethodConnect {
 		if _, err := io.WriteString(c, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
 			return
@@ -163,9 +163,27 @@ func (p *proxy) handle(c net.Conn) {
 		if err := req.Write(up); err != nil {
 			return
 		}
-		client = c
 	}
-	relay(c, client, up)
+	relay(c, br, up)
+}
+
+// headCap reads at most left bytes from r while the request's line and
+// headers are read; left < 0 lifts the cap.
+type headCap struct {
+	r    io.Reader
+	left int
+}
+
+func (h *headCap) Read(p []byte) (int, error) {
+	if h.left < 0 {
+		return h.r.Read(p)
+	}
+	if h.left == 0 {
+		return 0, errors.New("request headers too large")
+	}
+	n, err := h.r.Read(p[:min(len(p), h.left)])
+	h.left -= n
+	return n, err
 }
 
 // target is where a request wants to go.

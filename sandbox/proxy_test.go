@@ -81,7 +81,14 @@ func TestProxyServes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "hello "+r.URL.Path) })}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			b, _ := io.ReadAll(r.Body)
+			fmt.Fprintf(w, "hello %s %d", r.URL.Path, len(b))
+			return
+		}
+		fmt.Fprint(w, "hello "+r.URL.Path)
+	})}
 	go srv.Serve(backend)
 	defer srv.Close()
 	port := backend.Addr().(*net.TCPAddr).Port
@@ -107,6 +114,10 @@ func TestProxyServes(t *testing.T) {
 	}
 	if got := roundTrip(fmt.Sprintf("GET http://127.0.0.1:%d/x HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", port)); !strings.Contains(got, "200 OK") || !strings.Contains(got, "hello /x") {
 		t.Errorf("plain GET: %q", got)
+	}
+	big := strings.Repeat("b", 3*MaxProxyHeaderBytes) // a body is not capped like headers
+	if got := roundTrip(fmt.Sprintf("POST http://127.0.0.1:%d/post HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: %d\r\n\r\n%s", port, len(big), big)); !strings.Contains(got, fmt.Sprintf("hello /post %d", len(big))) {
+		t.Errorf("POST with a large body: %.200q", got)
 	}
 	if got := roundTrip(fmt.Sprintf("GET http://127.0.0.1:%d/x HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", port+1)); !strings.Contains(got, "403") {
 		t.Errorf("GET another port: %q, want 403", got)

@@ -26,7 +26,8 @@ func TestBwrapArgs(t *testing.T) {
 	os.WriteFile(cfgFile, []byte("servers: {}"), 0o600)
 	t.Setenv("HOME", filepath.Join(root, "home"))
 	r := New(Options{Hidden: []string{cfgFile, state}, StateDir: state})
-	cmd := exec.Command("/bin/true", "--root="+given, "relative", "/nonexistent")
+	cmd := exec.Command("/bin/true", "--root="+given, "relative", "/nonexistent", "/", filepath.Join(root, "home"))
+	os.MkdirAll(filepath.Join(root, "home"), 0o700)
 	p, err := r.plan("fs", &config.Sandbox{Enabled: true, Write: []string{out}}, cmd)
 	if err != nil {
 		t.Fatal(err)
@@ -45,7 +46,7 @@ func TestBwrapArgs(t *testing.T) {
 			t.Errorf("bwrap args lack %q:\n%s", want, a)
 		}
 	}
-	if strings.Contains(a, "--share-net") || strings.Contains(a, "/nonexistent") {
+	if strings.Contains(a, "--share-net") || strings.Contains(a, "/nonexistent") || strings.Contains(a, "--ro-bind / /") || strings.Contains(a, "--ro-bind "+filepath.Join(root, "home")) {
 		t.Errorf("unexpected: %s", a)
 	}
 	if strings.Index(a, "/dev/null "+cfgFile) < strings.Index(a, "--ro-bind "+given) {

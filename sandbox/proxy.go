@@ -160,6 +160,7 @@ func (p *proxy) handle(c net.Conn) {
 		req.Header.Del("Proxy-Authorization")
 		req.Close = true
 		req.RequestURI = ""
+		req.Host = req.URL.Host // the Host header names the host allowed, no other
 		if err := req.Write(up); err != nil {
 			return
 		}

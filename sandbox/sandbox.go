@@ -153,11 +153,15 @@ func (r *Runner) plan(server string, box *config.Sandbox, cmd *exec.Cmd) (*plan,
 			named = append(named, a)
 		}
 	}
+	userHome, _ := os.UserHomeDir()
 	for _, n := range named {
 		if _, err := os.Stat(n); err != nil {
 			continue // not a path after all, or not there: nothing to show
 		}
 		real := realPath(n)
+		if real == "/" || userHome != "" && real == realPath(userHome) {
+			continue // the whole system or home only by an explicit `read`
+		}
 		if nm := nodeModules(real); nm != "" {
 			p.readable = appendNew(p.readable, nm)
 			continue

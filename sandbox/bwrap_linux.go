@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 )
 
 // Where the hub's pieces appear inside a Linux sandbox.
@@ -94,6 +95,24 @@ func bwrapArgs(p *plan, helper, sockDir string) []string {
 		a = append(a, "--ro-bind-try", d, d)
 	}
 	a = append(a, "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp")
+	// Folders bwrap would make in /tmp to hold what is mounted there are
+	// made read-only first (no capabilities: root inside obeys modes), so
+	// a write next to a given folder fails instead of landing unseen in
+	// the sandbox's own /tmp.
+	dests := []string{p.homeAt}
+	dests = append(append(dests, p.readable...), p.writable...)
+	for _, al := range p.aliases {
+		dests = append(dests, al.name)
+	}
+	var made []string
+	for _, d := range dests {
+		for _, anc := range ancestorsUnder("/tmp", d) {
+			if !slices.Contains(made, anc) {
+				made = append(made, anc)
+				a = append(a, "--perms", "0555", "--dir", anc)
+			}
+		}
+	}
 	a = append(a, "--bind", p.home, p.homeAt)
 	for _, r := range p.readable {
 		a = append(a, "--ro-bind", r, r)
@@ -140,7 +159,22 @@ func bwrapArgs(p *plan, helper, sockDir string) []string {
 	if p.cwd != "" {
 		chdir = p.cwd
 	}
-	return append(a, "--chdir", chdir)
+	// The root bwrap builds (the folders holding the mounts) read-only:
+	// writable are only the home, /tmp and the write paths.
+	return append(a, "--remount-ro", "/", "--chdir", chdir)
+}
+
+// ancestorsUnder lists the folders strictly between base and p, outermost
+// first: /tmp, /tmp/a/b/c gives /tmp/a, /tmp/a/b.
+func ancestorsUnder(base, p string) []string {
+	if !within(p, base) || p == base {
+		return nil
+	}
+	var out []string
+	for d := filepath.Dir(p); d != base && within(d, base); d = filepath.Dir(d) {
+		out = append([]string{d}, out...)
+	}
+	return out
 }
 
 // visible reports whether path would be seen in p's sandbox without a

@@ -41,6 +41,8 @@ func TestBwrapArgs(t *testing.T) {
 		"--bind " + out + " " + out,
 		"--ro-bind /dev/null " + cfgFile, // masked though inside a given folder
 		"--ro-bind /dev/null /etc/shadow",
+		"--perms 0555 --dir " + filepath.Dir(root) + " ", // the folders holding mounts in /tmp: read-only
+		"--remount-ro / --chdir",
 	} {
 		if !strings.Contains(a, want) {
 			t.Errorf("bwrap args lack %q:\n%s", want, a)

@@ -239,6 +239,8 @@ servers:
 	allowedTo("a file in its read folder", "read_file", map[string]any{"path": shared}, "notes the server may read")
 
 	refused("writing into its read-only folder", "write_file", map[string]any{"path": filepath.Join(data, "evil"), "content": "x"}, "")
+	refused("writing next to the folders it was given", "write_file", map[string]any{"path": filepath.Join(root, "evil"), "content": "x"}, "")
+	refused("writing a key into the user's ~/.ssh", "write_file", map[string]any{"path": filepath.Join(home, ".ssh", "authorized_keys"), "content": "x"}, "")
 	// Elsewhere a write lands in the sandbox's own home or tmp, never on
 	// the host.
 	for _, p := range []string{filepath.Join(data, "evil"), filepath.Join(root, "evil"), filepath.Join(home, "evil"), filepath.Join(home, ".ssh", "authorized_keys")} {

@@ -95,6 +95,9 @@ func bwrapArgs(p *plan, helper, sockDir string) []string {
 		a = append(a, "--ro-bind-try", d, d)
 	}
 	a = append(a, "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp")
+	for _, d := range sysDirs() {
+		a = append(a, "--ro-bind-try", d, d)
+	}
 	// Folders bwrap would make in /tmp to hold what is mounted there are
 	// made read-only first (no capabilities: root inside obeys modes), so
 	// a write next to a given folder fails instead of landing unseen in
@@ -162,6 +165,13 @@ func bwrapArgs(p *plan, helper, sockDir string) []string {
 	// The root bwrap builds (the folders holding the mounts) read-only:
 	// writable are only the home, /tmp and the write paths.
 	return append(a, "--remount-ro", "/", "--chdir", chdir)
+}
+
+// sysDirs are the parts of /sys runtimes read to size themselves: Go's
+// huge page size and CPU limit, Node's and the JVM's memory limit, the
+// CPU count. Read-only; the rest of /sys is not shown.
+func sysDirs() []string {
+	return []string{"/sys/kernel/mm/transparent_hugepage", "/sys/fs/cgroup", "/sys/devices/system/cpu"}
 }
 
 // ancestorsUnder lists the folders strictly between base and p, outermost

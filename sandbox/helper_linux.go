@@ -131,7 +131,7 @@ type landlockRules struct {
 // landlockFor is the rules matching p's mounts.
 func landlockFor(p *plan) *landlockRules {
 	l := &landlockRules{
-		Read:  append([]string{"/proc", helperAt, netDirAt}, systemDirs()...),
+		Read:  append(append([]string{"/proc", helperAt, netDirAt}, systemDirs()...), sysDirs()...),
 		Write: []string{"/tmp", "/dev", p.homeAt},
 	}
 	l.Read = append(l.Read, p.readable...)

@@ -46,7 +46,9 @@
 //
 // What stays visible by default, and why: the system folders, because
 // interpreters and their libraries live there and are the same for every
-// user; /proc of the sandbox's own processes only (a new PID namespace, so
+// user; the few parts of /sys runtimes size themselves by (sysDirs: cgroup
+// limits, CPUs, huge pages), read-only, without which Go, Node and the JVM
+// guess; /proc of the sandbox's own processes only (a new PID namespace, so
 // the hub's environment in /proc/PID/environ is out of reach); the
 // environment the hub gives every stdio server (already reduced to PATH,
 // LANG and the like, see package upstream), with HOME and TMPDIR pointing

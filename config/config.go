@@ -36,6 +36,9 @@ type Config struct {
 	Restart   Restart             `yaml:"restart"`
 	Audit     Audit               `yaml:"audit"`
 	Telemetry Telemetry           `yaml:"telemetry"`
+	// SandboxDefault is the sandbox of every stdio server that has no
+	// `sandbox:` of its own (config/sandbox.go).
+	SandboxDefault *Sandbox `yaml:"sandbox_default"`
 	// Protocol chooses the protocol eras the hub serves its clients
 	// (docs/stateless-mcp.md).
 	Protocol Protocol `yaml:"protocol"`
@@ -454,6 +457,9 @@ func (c *Config) validate(line func(keys ...string) int, builtins []string) erro
 		return &Error{Path: c.Path, Msg: "no servers configured: add at least one under 'servers:' (see the bundled hub.yaml)"}
 	}
 	var errs []error
+	if c.SandboxDefault != nil { // before the servers, which copy it
+		errs = append(errs, c.validateSandbox(c.SandboxDefault, "sandbox_default", []string{"sandbox_default"}, line)...)
+	}
 	for _, name := range c.ServerOrder {
 		s := c.Servers[name]
 		if s == nil {
@@ -470,6 +476,7 @@ func (c *Config) validate(line func(keys ...string) int, builtins []string) erro
 		if key, err := s.validateIsolation(); err != nil {
 			errs = append(errs, &Error{Path: c.Path, Line: line("servers", name, key), Msg: fmt.Sprintf("server '%s': %v", name, err)})
 		}
+		errs = append(errs, c.serverSandbox(s, line)...)
 		if s.Builtin != "" && builtins != nil && !slices.Contains(builtins, s.Builtin) {
 			errs = append(errs, &Error{Path: c.Path, Line: line("servers", name, "builtin"),
 				Msg: fmt.Sprintf("server '%s': unknown builtin '%s'; available: %s", name, s.Builtin, strings.Join(builtins, ", "))})

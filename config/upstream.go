@@ -65,6 +65,9 @@ type Upstream struct {
 	// MaxIsolatedProcesses bounds the isolated processes of the server
 	// running at once; zero means DefaultMaxIsolatedProcesses.
 	MaxIsolatedProcesses int `yaml:"max_isolated_processes,omitempty" json:"max_isolated_processes,omitempty"`
+	// Sandbox confines the server (package sandbox); nil: sandbox_default
+	// applies, which validation copies here.
+	Sandbox *Sandbox `yaml:"sandbox,omitempty" json:"sandbox,omitempty"`
 
 	// remote
 	URL       string            `yaml:"url,omitempty" json:"url,omitempty"`

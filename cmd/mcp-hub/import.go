@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -149,10 +150,29 @@ func runImport(c *cli.Context) error {
 	if !strings.HasSuffix(source, ".json") && slices.Contains(clientconfig.Clients, source) {
 		fmt.Fprintf(out, "Then: mcp-hub install %s --config %s --replace   (the client runs the hub instead of these servers)\n", source, shellQuote(abs))
 	}
+	printSandboxHint(out, add)
 	if st, err := os.Stat(abs); err == nil && st.Mode().Perm()&0o077 != 0 && len(secrets) > 0 {
 		fmt.Fprintf(out, "Warning: %s is readable by other users (%v) and holds the copied values: chmod 600 it.\n", abs, st.Mode().Perm())
 	}
 	return nil
+}
+
+// printSandboxHint says how to sandbox the stdio servers just imported:
+// import keeps them as the client ran them, with the user's full rights.
+func printSandboxHint(out io.Writer, add []clientconfig.Server) {
+	var stdio []string
+	for _, s := range add {
+		if s.Config.Kind() == config.TransportStdio && !s.Config.Sandbox.On() {
+			stdio = append(stdio, s.Name)
+		}
+	}
+	if len(stdio) == 0 {
+		return
+	}
+	fmt.Fprintf(out, "Sandbox: %s run with your full rights, as the client ran them. To confine one, add to its entry\n", strings.Join(stdio, ", "))
+	fmt.Fprintln(out, "    sandbox: true                                                     (no network, a home of its own), or opened a little:")
+	fmt.Fprintln(out, "    sandbox: {network: [api.example.com], write: [/path/it/edits]}")
+	fmt.Fprintln(out, "  or put `sandbox_default: true` at the top of the file for every stdio server (docs/security.md, The sandbox).")
 }
 
 // readSource reads a client's files, or one file.

@@ -154,6 +154,11 @@ func serversCommand() *cli.Command {
 			if err := w.Flush(); err != nil {
 				return err
 			}
+			for _, s := range health.Servers {
+				if s.Sandbox != "" {
+					fmt.Fprintf(c.App.Writer, "%s: sandbox %s\n", s.Name, s.Sandbox)
+				}
+			}
 			cs := health.Config
 			fmt.Fprintf(c.App.Writer, "\nconfig %s applied %s (%d reloads)\n", cs.Path, cs.AppliedAt.Format(time.RFC3339), cs.Reloads)
 			if cs.LastReloadError != "" {

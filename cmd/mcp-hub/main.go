@@ -25,9 +25,16 @@ import (
 	"github.com/mcp-hub/mcp-hub/hub"
 	"github.com/mcp-hub/mcp-hub/internal/redact"
 	"github.com/mcp-hub/mcp-hub/internal/version"
+	"github.com/mcp-hub/mcp-hub/sandbox"
 )
 
 func main() {
+	// Inside a Linux sandbox the hub runs itself as the server's first
+	// process (sandbox.RunHelper): before anything else, with nothing of
+	// the CLI.
+	if len(os.Args) > 1 && os.Args[1] == sandbox.HelperCommand {
+		os.Exit(sandbox.RunHelper(os.Args[2:]))
+	}
 	profileMemory()
 	followMemoryLimit()
 	os.Exit(run(os.Args, os.Stdin, os.Stdout, os.Stderr))

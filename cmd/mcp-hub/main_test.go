@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/mcp-hub/mcp-hub/internal/tokenstore"
+	"github.com/mcp-hub/mcp-hub/sandbox"
 )
 
 // envAsMain makes the test binary behave as the mcp-hub binary. Tests that
@@ -24,6 +25,9 @@ var testMainCleanups []func()
 const envAsBrowser = "MCP_HUB_TEST_BROWSER"
 
 func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == sandbox.HelperCommand {
+		os.Exit(sandbox.RunHelper(os.Args[2:])) // this binary stands in for mcp-hub in a sandbox
+	}
 	if os.Getenv(envAsBrowser) == "1" && os.Getenv(envAsMain) != "1" && len(os.Args) == 2 {
 		resp, err := http.Get(os.Args[1])
 		if err != nil {

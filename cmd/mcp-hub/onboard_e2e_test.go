@@ -104,6 +104,11 @@ func TestImportClientFiles(t *testing.T) {
 				t.Fatalf("import: exit %d\n%s", code, out)
 			}
 			assertNoSecret(t, "import", out, secrets)
+			// Imported stdio servers stay as the client ran them; import says
+			// how to sandbox them (issue 36).
+			if strings.Contains(out, "stdio") && !strings.Contains(out, "sandbox_default: true") {
+				t.Errorf("import added stdio servers without saying how to sandbox them:\n%s", out)
+			}
 			for _, s := range tc.skipped {
 				if !strings.Contains(out, "skipped   "+s) {
 					t.Errorf("import output lacks %q:\n%s", "skipped   "+s, out)

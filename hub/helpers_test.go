@@ -9,7 +9,9 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -228,4 +230,47 @@ func secRawSession(t testing.TB, cfg *config.Config) (url string, headers map[st
 		t.Fatal(err)
 	}
 	return srv.URL + "/mcp", map[string]string{"Mcp-Session-Id": cs.ID(), "Mcp-Protocol-Version": cs.InitializeResult().ProtocolVersion}
+}
+
+// The spec helpers (docs/search-tools.md): expected errors, and what a
+// search_tools result and description show.
+
+const (
+	errNoArgs         = "Error: Please provide at least one of: query, server_name, or tool_names."
+	errForecastNotYet = "Error: Tool 'weather__get_forecast' is not yet loaded. Use the 'search_tools' tool to discover and load it first, then call it again."
+)
+
+// foundBlock is the first line of a tool's block: "  name: " when the
+// name starts with "<server>__", else "  [server] name: ".
+var foundBlock = regexp.MustCompile(`(?m)^  (?:\[([^\]]+)\] )?([A-Za-z0-9_-]+): `)
+
+// foundNames lists the tools a search_tools result shows, in order.
+func foundNames(text string) []string {
+	var out []string
+	for _, m := range foundBlock.FindAllStringSubmatch(text, -1) {
+		out = append(out, m[2])
+	}
+	return out
+}
+
+// foundServers lists the [server] of each block of a search_tools result.
+func foundServers(text string) []string {
+	var out []string
+	for _, m := range foundBlock.FindAllStringSubmatch(text, -1) {
+		server := m[1]
+		if server == "" {
+			server, _, _ = strings.Cut(m[2], "__")
+		}
+		out = append(out, server)
+	}
+	return out
+}
+
+func searchDescription(t *testing.T, c *testClient) string {
+	t.Helper()
+	st := c.tool(SearchToolsName)
+	if st == nil {
+		t.Fatalf("no search_tools in %v", c.toolNames())
+	}
+	return st.Description
 }

@@ -6,6 +6,8 @@ package hub
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -18,6 +20,7 @@ import (
 
 	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
+	"github.com/mcp-hub/mcp-hub/upstream"
 
 	"github.com/mcp-hub/mcp-hub/internal/fixture"
 )
@@ -273,4 +276,197 @@ func searchDescription(t *testing.T, c *testClient) string {
 		t.Fatalf("no search_tools in %v", c.toolNames())
 	}
 	return st.Description
+}
+
+// The "ag" helpers: hubs over real upstreams, in-process go-sdk servers
+// (the Builtin hook, in-memory transports), the stdio fixture subprocess
+// (testdata/fixture), and HTTP upstreams on 127.0.0.1 (streamable HTTP and
+// SSE). Prefixed "ag" so they never clash with other test files of the
+// package.
+
+// agUp is one upstream of a test hub.
+type agUp struct {
+	name   string
+	cfg    config.Upstream
+	prefix *string
+	allow  []string
+	deny   []string
+}
+
+func agPrefix(s string) *string { return &s }
+
+// agConfig builds a Config directly (builtin names used by tests are not
+// the shipped ones, so the file loader's validation is bypassed here; the
+// loader has its own tests below).
+func agConfig(ups ...agUp) *config.Config {
+	cfg := &config.Config{Path: "test.yaml", Servers: map[string]*config.Server{}}
+	cfg.Restart.InitialBackoff = config.Duration(100 * time.Millisecond)
+	cfg.Restart.MaxBackoff = config.Duration(time.Second)
+	for _, u := range ups {
+		sc := &config.Server{Upstream: u.cfg, Prefix: u.prefix, Tools: config.ToolFilter{Allow: u.allow, Deny: u.deny}}
+		sc.Name = u.name
+		cfg.Servers[u.name] = sc
+		cfg.ServerOrder = append(cfg.ServerOrder, u.name)
+	}
+	return cfg
+}
+
+// agBuiltins makes an Options.Builtin hook serving the given in-process
+// servers by builtin name. Each connect gets a fresh server.
+func agBuiltins(servers map[string]func() *mcp.Server) func(string, map[string]string) (*mcp.Server, error) {
+	return func(name string, _ map[string]string) (*mcp.Server, error) {
+		mk, ok := servers[name]
+		if !ok {
+			return nil, fmt.Errorf("no test builtin %q", name)
+		}
+		return mk(), nil
+	}
+}
+
+// agHub starts a hub; it is closed when the test ends.
+func agHub(t *testing.T, cfg *config.Config, opts Options) (*Hub, *fixture.Log) {
+	t.Helper()
+	h, log, err := agNew(t, cfg, opts)
+	if err != nil {
+		t.Fatalf("hub.New: %v", err)
+	}
+	return h, log
+}
+
+func agNew(t *testing.T, cfg *config.Config, opts Options) (*Hub, *fixture.Log, error) {
+	t.Helper()
+	log := fixture.NewLog(t)
+	opts.Logger = slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	if opts.StartupWait == 0 {
+		opts.StartupWait = 20 * time.Second
+	}
+	h, err := New(fixture.Context(t), cfg, opts)
+	if err == nil {
+		t.Cleanup(func() { h.Close() })
+	}
+	return h, log, err
+}
+
+// agClient connects a downstream client to h over the in-memory transport.
+func agClient(t *testing.T, h *Hub, opts *mcp.ClientOptions) *mcp.ClientSession {
+	t.Helper()
+	return agClientWith(t, h, mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "0"}, opts))
+}
+
+func agClientWith(t *testing.T, h *Hub, client *mcp.Client) *mcp.ClientSession {
+	t.Helper()
+	cs, err := h.Connect(fixture.Context(t), "", client)
+	if err != nil {
+		t.Fatalf("connect to hub: %v", err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// agSessionTransport opens a session of h (default options) on the
+// in-memory transport and returns the client's end, for a client that
+// h.Connect does not fit (it pins the legacy era).
+func agSessionTransport(t *testing.T, h *Hub) mcp.Transport {
+	t.Helper()
+	s, err := h.NewSession(SessionOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ct, st := mcp.NewInMemoryTransports()
+	if _, err := s.connect(fixture.Context(t), st); err != nil {
+		t.Fatal(err)
+	}
+	return ct
+}
+
+// agHTTPClient connects a downstream client to h over streamable HTTP.
+func agHTTPClient(t *testing.T, h *Hub, client *mcp.Client) *mcp.ClientSession {
+	t.Helper()
+	srv := httptest.NewServer(serveHTTP(h))
+	t.Cleanup(srv.Close)
+	cs, err := client.Connect(fixture.Context(t), &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp", MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatalf("connect to hub over HTTP: %v", err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// agEchoServer is an in-process server whose tools answer "server:tool:args".
+func agEchoServer(name string, tools ...string) *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: name, Version: "1"}, nil)
+	for _, tool := range tools {
+		s.AddTool(&mcp.Tool{Name: tool, Description: "echo " + tool + " of " + name, InputSchema: json.RawMessage(`{"type":"object"}`)},
+			func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				args := string(req.Params.Arguments)
+				if args == "" || args == "null" {
+					args = "{}"
+				}
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: name + ":" + tool + ":" + args}}}, nil
+			})
+	}
+	return s
+}
+
+// agServeSSE serves s over the 2024-11-05 SSE transport and returns the endpoint.
+func agServeSSE(t *testing.T, s *mcp.Server) string {
+	t.Helper()
+	srv := httptest.NewServer(mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+func agStdio(t testing.TB, args ...string) config.Upstream {
+	return config.Upstream{Command: fixture.Build(t), Args: args}
+}
+
+func agToolNames(t *testing.T, cs *mcp.ClientSession) []string {
+	t.Helper()
+	res, err := cs.ListTools(fixture.Context(t), nil)
+	if err != nil {
+		t.Fatalf("tools/list: %v", err)
+	}
+	var names []string
+	for _, tool := range res.Tools {
+		names = append(names, tool.Name)
+	}
+	slices.Sort(names)
+	return names
+}
+
+func agCall(t *testing.T, cs *mcp.ClientSession, name string, args any) *mcp.CallToolResult {
+	t.Helper()
+	res, err := cs.CallTool(fixture.Context(t), &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("tools/call %s: %v", name, err)
+	}
+	return res
+}
+
+// agSameJSON compares two JSON values structurally.
+func agSameJSON(t *testing.T, what string, got, want any) {
+	t.Helper()
+	norm := func(v any) string {
+		var x any
+		if err := json.Unmarshal([]byte(fixture.JSON(t, v)), &x); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		return fixture.JSON(t, x)
+	}
+	if g, w := norm(got), norm(want); g != w {
+		t.Errorf("%s differs:\n got: %s\nwant: %s", what, g, w)
+	}
+}
+
+// agHealth is the status the gateway's /healthz gives h: degraded when a
+// server that is not disabled is not ready.
+func agHealth(h *Hub) (status string, servers []upstream.Status) {
+	status = "ok"
+	for _, st := range h.Upstreams() {
+		if st.State != upstream.StateReady && st.State != upstream.StateDisabled {
+			status = "degraded"
+		}
+		servers = append(servers, st)
+	}
+	return status, servers
 }

@@ -173,6 +173,10 @@ type testSessionKey struct{}
 // way package gateway does, without its guards and rewriting: a new
 // Session for each POST without a session id (the SDK then refuses one
 // that is not an initialize), routed by the SDK by its id afterwards.
+// Only the wire-order tests use it (listchanged_test.go,
+// TestPassthroughLogging), which read the raw SSE streams next to stdout
+// or an in-memory session; the other HTTP tests run on the gateway's real
+// front (package gateway).
 func serveHTTP(h *Hub) http.Handler {
 	shared := mcp.NewServer(&mcp.Implementation{Name: "mcp-hub", Version: "test"}, &mcp.ServerOptions{SupportedProtocolVersions: SupportedProtocolVersions()})
 	stream := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
@@ -202,8 +206,8 @@ func serveHTTP(h *Hub) http.Handler {
 	return mux
 }
 
-// The "sec" helpers: fixture servers as real stdio processes, a hub on
-// them, and raw HTTP clients.
+// The "sec" helpers: fixture servers as real stdio processes and a hub on
+// them.
 
 func secHub(t testing.TB, cfg *config.Config) (*Hub, *fixture.Log) {
 	t.Helper()
@@ -219,20 +223,6 @@ func secHub(t testing.TB, cfg *config.Config) (*Hub, *fixture.Log) {
 		}
 	})
 	return h, lg
-}
-
-// secRawSession serves a hub for cfg over HTTP and opens a session on it for
-// raw POSTs: the URL of /mcp and the headers that name the session.
-func secRawSession(t testing.TB, cfg *config.Config) (url string, headers map[string]string) {
-	t.Helper()
-	h, _ := secHub(t, cfg)
-	srv := httptest.NewServer(serveHTTP(h))
-	t.Cleanup(srv.Close)
-	cs, err := fixture.HTTPClient(t, srv.URL+"/mcp", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return srv.URL + "/mcp", map[string]string{"Mcp-Session-Id": cs.ID(), "Mcp-Protocol-Version": cs.InitializeResult().ProtocolVersion}
 }
 
 // The spec helpers (docs/search-tools.md): expected errors, and what a
@@ -377,19 +367,6 @@ func agSessionTransport(t *testing.T, h *Hub) mcp.Transport {
 		t.Fatal(err)
 	}
 	return ct
-}
-
-// agHTTPClient connects a downstream client to h over streamable HTTP.
-func agHTTPClient(t *testing.T, h *Hub, client *mcp.Client) *mcp.ClientSession {
-	t.Helper()
-	srv := httptest.NewServer(serveHTTP(h))
-	t.Cleanup(srv.Close)
-	cs, err := client.Connect(fixture.Context(t), &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp", MaxRetries: -1}, nil)
-	if err != nil {
-		t.Fatalf("connect to hub over HTTP: %v", err)
-	}
-	t.Cleanup(func() { cs.Close() })
-	return cs
 }
 
 // agEchoServer is an in-process server whose tools answer "server:tool:args".

@@ -1,7 +1,6 @@
 package hub
 
-// Tests of hub.go: one hub over upstreams of every transport, and upstreams
-// that join late or change their tools.
+// Tests of hub.go: upstreams that join late or change their tools.
 
 import (
 	"context"
@@ -13,61 +12,7 @@ import (
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 
 	"github.com/mcp-hub/mcp-hub/internal/fixture"
-	"github.com/mcp-hub/mcp-hub/upstream"
 )
-
-// TestAggregateMixedTransports aggregates four servers over every transport
-// (in-process, stdio subprocess, streamable HTTP, SSE) into one tools/list,
-// namespaced <server>__<tool>, and routes each call to its server.
-func TestAggregateMixedTransports(t *testing.T) {
-	t.Parallel()
-	httpURL := fixture.ServeHTTP(t, agEchoServer("web", "fetch", "echo"))
-	sseURL := agServeSSE(t, agEchoServer("old", "echo"))
-	cfg := agConfig(
-		agUp{name: "mem", cfg: config.Upstream{Builtin: "mem"}},
-		agUp{name: "proc", cfg: agStdio(t, "-name", "proc", "-tools", "echo,alpha")},
-		agUp{name: "web", cfg: config.Upstream{URL: httpURL}},
-		agUp{name: "old", cfg: config.Upstream{URL: sseURL, Transport: config.TransportSSE}},
-	)
-	h, _ := agHub(t, cfg, Options{Builtin: agBuiltins(map[string]func() *mcp.Server{
-		"mem": func() *mcp.Server { return agEchoServer("mem", "echo") },
-	})})
-	for _, st := range h.Upstreams() {
-		if st.State != upstream.StateReady {
-			t.Errorf("server %s: state %s (%s), want ready", st.Name, st.State, st.LastError)
-		}
-	}
-	cs := agClient(t, h, nil)
-	want := []string{"mem__echo", "old__echo", "proc__alpha", "proc__echo", "web__echo", "web__fetch"}
-	if got := agToolNames(t, cs); !slices.Equal(got, want) {
-		t.Fatalf("tools/list = %v, want %v", got, want)
-	}
-	for name, text := range map[string]string{
-		"mem__echo":   `mem:echo:{"n":1}`,
-		"proc__echo":  `proc:echo:{"n":1}`,
-		"proc__alpha": `proc:alpha:{"n":1}`,
-		"web__fetch":  `web:fetch:{"n":1}`,
-		"old__echo":   `old:echo:{"n":1}`,
-	} {
-		if got := fixture.ResultText(agCall(t, cs, name, map[string]any{"n": 1})); got != text {
-			t.Errorf("%s -> %q, want %q", name, got, text)
-		}
-	}
-	// The same tools, over the hub's own HTTP transport.
-	hcs := agHTTPClient(t, h, mcp.NewClient(&mcp.Implementation{Name: "http-client", Version: "0"}, nil))
-	if got := agToolNames(t, hcs); !slices.Equal(got, want) {
-		t.Fatalf("tools/list over HTTP = %v, want %v", got, want)
-	}
-	if got := fixture.ResultText(agCall(t, hcs, "old__echo", nil)); got != "old:echo:{}" {
-		t.Errorf("old__echo over HTTP -> %q", got)
-	}
-	if tools := h.Catalog().Tools; len(tools) != len(want) {
-		t.Errorf("catalog has %d tools, want %d", len(tools), len(want))
-	}
-	if status, servers := agHealth(h); status != "ok" || len(servers) != 4 {
-		t.Errorf("health = %s %+v", status, servers)
-	}
-}
 
 // TestLateServer: a server slower than StartupWait joins later; its tools
 // appear and the client gets notifications/tools/list_changed.

@@ -8,15 +8,19 @@ package gateway
 // prefixed "ag", as the hub's tests they came from.
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -360,4 +364,212 @@ servers:
 			}
 		}
 	}
+}
+
+// agBodyRecorder keeps every HTTP response body a client reads, so a test
+// can check the order of events on a POST's SSE stream.
+type agBodyRecorder struct {
+	base http.RoundTripper
+	mu   sync.Mutex
+	// bodies maps a request body to the response body read so far.
+	bodies []*agBody
+}
+
+type agBody struct {
+	request string
+	mu      sync.Mutex
+	resp    bytes.Buffer
+}
+
+func (b *agBody) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.resp.String()
+}
+
+func (r *agBodyRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
+	rec := &agBody{}
+	if req.Body != nil {
+		data, _ := io.ReadAll(req.Body)
+		req.Body = io.NopCloser(bytes.NewReader(data))
+		rec.request = string(data)
+	}
+	resp, err := r.base.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	r.bodies = append(r.bodies, rec)
+	r.mu.Unlock()
+	resp.Body = &agTee{ReadCloser: resp.Body, rec: rec}
+	return resp, nil
+}
+
+// responseTo returns the response body of the request containing marker.
+func (r *agBodyRecorder) responseTo(marker string) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, b := range r.bodies {
+		if strings.Contains(b.request, marker) {
+			return b.String()
+		}
+	}
+	return ""
+}
+
+type agTee struct {
+	io.ReadCloser
+	rec *agBody
+}
+
+func (t *agTee) Read(p []byte) (int, error) {
+	n, err := t.ReadCloser.Read(p)
+	t.rec.mu.Lock()
+	t.rec.resp.Write(p[:n])
+	t.rec.mu.Unlock()
+	return n, err
+}
+
+// TestPassthroughLogging: logging/setLevel reaches the upstreams, and a log
+// message sent during a call arrives before the call's response, over the
+// in-memory and HTTP downstream transports, from stdio and HTTP upstreams.
+func TestPassthroughLogging(t *testing.T) {
+	h, _ := agFeatures(t)
+	ctx := fixture.Context(t)
+
+	var got atomic.Int64
+	logs := func(context.Context, *mcp.LoggingMessageRequest) { got.Add(1) }
+	mem, wire := agRecordedClient(t, h, &mcp.ClientOptions{LoggingMessageHandler: logs})
+	rec := &agBodyRecorder{base: http.DefaultTransport}
+	srv := httptest.NewServer(h.HTTPHandler(nil))
+	t.Cleanup(srv.Close)
+	hc, err := mcp.NewClient(&mcp.Implementation{Name: "http", Version: "0"}, &mcp.ClientOptions{LoggingMessageHandler: logs}).
+		Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp", HTTPClient: &http.Client{Transport: rec}, MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { hc.Close() })
+
+	for _, cs := range []*mcp.ClientSession{mem, hc} {
+		if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
+			t.Fatalf("setLevel: %v", err)
+		}
+	}
+	n := 0
+	for round := range 5 {
+		for _, server := range []string{"fx", "web"} {
+			for i, cs := range []*mcp.ClientSession{mem, hc} {
+				n++
+				msg := "message-" + strings.Repeat("x", round) + server + string(rune('A'+i))
+				res := agCall(t, cs, server+"__log", map[string]any{"level": "debug", "message": msg})
+				if fixture.ResultText(res) != "logged" {
+					t.Fatalf("log tool -> %q", fixture.ResultText(res))
+				}
+				var stream string
+				if cs == mem {
+					stream = wire.String()
+				} else {
+					stream = rec.responseTo(msg)
+				}
+				li := strings.Index(stream, `"data":"`+msg+`"`)
+				ri := strings.Index(stream[max(li, 0):], `"text":"logged"`)
+				if li < 0 || ri < 0 {
+					t.Fatalf("%s via %s: log message not before the response on the wire:\n%s", msg, server, stream)
+				}
+			}
+		}
+	}
+	// The go-sdk client runs notification handlers asynchronously.
+	fixture.Eventually(t, 30*time.Second, "the client to handle every log message", func() bool { return got.Load() == int64(n) })
+	// setLevel is forwarded: at "error", the upstream sends no info message.
+	if err := mem.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "error"}); err != nil {
+		t.Fatal(err)
+	}
+	before := wire.String()
+	agCall(t, mem, "fx__log", map[string]any{"level": "info", "message": "filtered-out"})
+	// An error-level message after it, which must arrive: anything of the
+	// first call would be on the wire before it.
+	agCall(t, mem, "fx__log", map[string]any{"level": "error", "message": "passes-the-filter"})
+	after := wire.String()[len(before):]
+	if !strings.Contains(after, "passes-the-filter") || strings.Contains(after, "filtered-out") {
+		t.Errorf("at level error: want only the error message on the wire:\n%s", after)
+	}
+}
+
+// agSessionTransport opens a session of h (default options) on the
+// in-memory transport and returns the client's end, for a client that
+// h.hub.Connect does not fit (it pins the legacy era).
+func agSessionTransport(t *testing.T, h *Gateway) mcp.Transport {
+	t.Helper()
+	s, err := h.hub.NewSession(hub.SessionOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ct, st := mcp.NewInMemoryTransports()
+	ss, err := s.Server().Connect(fixture.Context(t), st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Watch(ss, nil)
+	return ct
+}
+
+// agWire records what a downstream client reads, in order.
+type agWire struct {
+	mu     sync.Mutex
+	events []string
+}
+
+func (w *agWire) add(e string) {
+	w.mu.Lock()
+	w.events = append(w.events, e)
+	w.mu.Unlock()
+}
+
+func (w *agWire) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return strings.Join(w.events, "\n")
+}
+
+type agRecTransport struct {
+	inner mcp.Transport
+	wire  *agWire
+}
+
+func (t agRecTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := t.inner.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &agRecConn{Connection: c, wire: t.wire}, nil
+}
+
+type agRecConn struct {
+	mcp.Connection
+	wire *agWire
+}
+
+func (c *agRecConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	msg, err := c.Connection.Read(ctx)
+	if err == nil {
+		if b, err := jsonrpc.EncodeMessage(msg); err == nil {
+			c.wire.add(string(b))
+		}
+	}
+	return msg, err
+}
+
+// agRecordedClient connects over the in-memory transport and records every
+// message the client reads (the in-memory client connection has no private
+// SDK hooks, so wrapping it loses nothing).
+func agRecordedClient(t *testing.T, h *Gateway, opts *mcp.ClientOptions) (*mcp.ClientSession, *agWire) {
+	t.Helper()
+	wire := &agWire{}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "rec", Version: "0"}, opts).Connect(fixture.Context(t), agRecTransport{agSessionTransport(t, h), wire}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs, wire
 }

@@ -173,10 +173,9 @@ type testSessionKey struct{}
 // way package gateway does, without its guards and rewriting: a new
 // Session for each POST without a session id (the SDK then refuses one
 // that is not an initialize), routed by the SDK by its id afterwards.
-// Only the wire-order tests use it (listchanged_test.go,
-// TestPassthroughLogging), which read the raw SSE streams next to stdout
-// or an in-memory session; the other HTTP tests run on the gateway's real
-// front (package gateway).
+// Only the wire-order tests of listchanged_test.go use it, which read the
+// raw SSE streams next to stdout; the other HTTP tests run on the
+// gateway's real front (package gateway).
 func serveHTTP(h *Hub) http.Handler {
 	shared := mcp.NewServer(&mcp.Implementation{Name: "mcp-hub", Version: "test"}, &mcp.ServerOptions{SupportedProtocolVersions: SupportedProtocolVersions()})
 	stream := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {

@@ -9,8 +9,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"net/http"
-	"net/http/httptest"
 	"regexp"
 	"slices"
 	"strings"
@@ -165,44 +163,6 @@ func (c *testClient) toolNames() []string {
 	}
 	slices.Sort(names)
 	return names
-}
-
-type testSessionKey struct{}
-
-// serveHTTP serves h over streamable HTTP at /mcp and /mcp/<toolset> the
-// way package gateway does, without its guards and rewriting: a new
-// Session for each POST without a session id (the SDK then refuses one
-// that is not an initialize), routed by the SDK by its id afterwards.
-// Only the wire-order tests of listchanged_test.go use it, which read the
-// raw SSE streams next to stdout; the other HTTP tests run on the
-// gateway's real front (package gateway).
-func serveHTTP(h *Hub) http.Handler {
-	shared := mcp.NewServer(&mcp.Implementation{Name: "mcp-hub", Version: "test"}, &mcp.ServerOptions{SupportedProtocolVersions: SupportedProtocolVersions()})
-	stream := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
-		if s, ok := r.Context().Value(testSessionKey{}).(*Session); ok {
-			return s.Server()
-		}
-		return shared
-	}, nil)
-	serve := func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost || r.Header.Get("Mcp-Session-Id") != "" {
-			stream.ServeHTTP(w, r)
-			return
-		}
-		s, err := h.NewSession(SessionOptions{Toolset: r.PathValue("toolset")})
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusNotFound)
-			return
-		}
-		stream.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), testSessionKey{}, s)))
-		for ss := range s.Server().Sessions() {
-			s.Watch(ss, nil)
-		}
-	}
-	mux := http.NewServeMux()
-	mux.HandleFunc("/mcp", serve)
-	mux.HandleFunc("/mcp/{toolset}", serve)
-	return mux
 }
 
 // The "sec" helpers: fixture servers as real stdio processes and a hub on
@@ -382,14 +342,6 @@ func agEchoServer(name string, tools ...string) *mcp.Server {
 			})
 	}
 	return s
-}
-
-// agServeSSE serves s over the 2024-11-05 SSE transport and returns the endpoint.
-func agServeSSE(t *testing.T, s *mcp.Server) string {
-	t.Helper()
-	srv := httptest.NewServer(mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return s }, nil))
-	t.Cleanup(srv.Close)
-	return srv.URL
 }
 
 func agStdio(t testing.TB, args ...string) config.Upstream {

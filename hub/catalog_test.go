@@ -2,7 +2,8 @@ package hub
 
 // Tests of catalog.go: which tools are deferred (item P2 of
 // docs/search-tools.md), name collisions, allow and deny filters, and tool
-// definitions passed on verbatim (or patched where the SDK needs it).
+// definitions passed on verbatim (or patched where the SDK needs it), in
+// the upstream's key order.
 
 import (
 	"context"
@@ -297,5 +298,39 @@ func TestToolTypePatched(t *testing.T) {
 	}
 	if text := fixture.ResultText(agCall(t, cs, "raw__nullable", map[string]any{"b": 1})); text != `nullable:{"b":1}` {
 		t.Errorf("raw__nullable -> %q", text)
+	}
+}
+
+// TestSchemaKeyOrderKept: a schema reaches clients in the upstream's own key
+// order (the go-sdk client would sort it), over stdio and streamable HTTP,
+// and search_tools lists parameters in that order.
+func TestSchemaKeyOrderKept(t *testing.T) {
+	const schema = `{"type":"object","properties":{"zeta":{"type":"string","description":"last letter"},"alpha":{"type":"number"},"mid":{"type":"boolean"}},"required":["zeta"]}`
+	path := filepath.Join(t.TempDir(), "schemas.json")
+	if err := os.WriteFile(path, []byte(`{"order":`+schema+`}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"-tools", "order", "-schema-file", path}
+	stdio := &config.Server{Upstream: config.Upstream{Command: fixture.Build(t), Args: append([]string{"-name", "stdio"}, args...)}}
+	stdio.Name = "stdio"
+	web := &config.Server{Upstream: config.Upstream{URL: fixture.StartHTTP(t, append([]string{"-name", "web"}, args...)...)}}
+	web.Name = "web"
+	cfg := fixture.RestartingConfig(stdio, web)
+	cfg.Discovery = config.Discovery{Enabled: true, DeferAll: true}
+	h, _ := secHub(t, cfg)
+	for _, name := range []string{"stdio__order", "web__order"} {
+		tool, ok := h.Catalog().Tool(name)
+		if !ok {
+			t.Fatalf("%s not in the catalog", name)
+		}
+		if got := string(tool.Def.InputSchema.(json.RawMessage)); got != schema {
+			t.Errorf("%s schema:\n got %s\nwant %s", name, got, schema)
+		}
+	}
+	c := connectClient(t, h, "")
+	text, _ := c.search(map[string]any{"tool_names": []string{"stdio__order"}})
+	// The newly loaded tool's schema is given as the upstream wrote it.
+	if !strings.Contains(text, "  Input schema: "+schema+"\n") {
+		t.Errorf("schema not in the upstream's order:\n%s", text)
 	}
 }

@@ -5,9 +5,12 @@ package hub
 // configs, and a recording client session.
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"regexp"
 	"slices"
@@ -165,8 +168,8 @@ func (c *testClient) toolNames() []string {
 	return names
 }
 
-// The "sec" helpers: fixture servers as real stdio processes and a hub on
-// them.
+// The "sec" helpers: fixture servers as real stdio processes, a hub on
+// them, and a raw stdio session.
 
 func secHub(t testing.TB, cfg *config.Config) (*Hub, *fixture.Log) {
 	t.Helper()
@@ -182,6 +185,84 @@ func secHub(t testing.TB, cfg *config.Config) (*Hub, *fixture.Log) {
 		}
 	})
 	return h, lg
+}
+
+// secStdioSession runs ServeStdio over pipes and speaks raw lines.
+type secStdioSession struct {
+	t    *testing.T
+	in   *io.PipeWriter
+	out  *bufio.Scanner
+	done chan error
+}
+
+func secServeStdio(t *testing.T, h *Hub) *secStdioSession {
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	s := &secStdioSession{t: t, in: inW, out: bufio.NewScanner(outR), done: make(chan error, 1)}
+	s.out.Buffer(make([]byte, 1<<20), 16<<20)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { s.done <- h.ServeStdio(ctx, "", inR, outW) }()
+	t.Cleanup(func() {
+		cancel()
+		inW.Close()
+		outR.Close()
+	})
+	return s
+}
+
+func (s *secStdioSession) send(line string) {
+	s.t.Helper()
+	if _, err := io.WriteString(s.in, line+"\n"); err != nil {
+		s.t.Fatalf("write: %v", err)
+	}
+}
+
+// recv returns the next message the hub writes, skipping notifications.
+func (s *secStdioSession) recv() map[string]any {
+	s.t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(s.recvRaw(), &m); err != nil {
+		s.t.Fatal(err)
+	}
+	return m
+}
+
+// recvRaw is recv's line as the hub wrote it.
+func (s *secStdioSession) recvRaw() []byte {
+	s.t.Helper()
+	type line struct {
+		b   []byte
+		err error
+	}
+	ch := make(chan line, 1)
+	go func() {
+		for s.out.Scan() {
+			var m struct {
+				ID     json.RawMessage `json:"id"`
+				Method string          `json:"method"`
+			}
+			if err := json.Unmarshal(s.out.Bytes(), &m); err != nil {
+				ch <- line{err: fmt.Errorf("hub wrote non-JSON %q: %v", s.out.Text(), err)}
+				return
+			}
+			if m.Method != "" && m.ID == nil {
+				continue
+			}
+			ch <- line{b: bytes.Clone(s.out.Bytes())}
+			return
+		}
+		ch <- line{err: fmt.Errorf("stdout closed: %v", s.out.Err())}
+	}()
+	select {
+	case l := <-ch:
+		if l.err != nil {
+			s.t.Fatal(l.err)
+		}
+		return l.b
+	case <-time.After(20 * time.Second):
+		s.t.Fatal("no answer from the hub within 20s")
+		return nil
+	}
 }
 
 // The spec helpers (docs/search-tools.md): expected errors, and what a

@@ -2,7 +2,8 @@ package hub
 
 // Tests of metatools.go: search_tools and call_tool, the manifest and the
 // instructions. One test per item of docs/search-tools.md (D*, X*, S1 end
-// to end, C3), named by its spec id. Fixtures are in helpers_test.go.
+// to end, C3), named by its spec id; then the manifest past its budget and
+// the schemas search results show. Fixtures are in helpers_test.go.
 
 import (
 	"encoding/json"
@@ -13,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/mcp-hub/mcp-hub/config"
+	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 
 	"github.com/mcp-hub/mcp-hub/internal/fixture"
 )
@@ -688,5 +690,74 @@ func TestSpecC3CallTool(t *testing.T) {
 	}
 	if n := len(fx.CallsTo("weather", "get_forecast")); n != 2 {
 		t.Errorf("%d upstream calls, want 2", n)
+	}
+}
+
+// TestManifestCompactPastBudget: with hundreds of deferred servers the
+// manifest keeps one line per server (count and summary) and drops the
+// tool names, so deferring still saves tokens.
+func TestManifestCompactPastBudget(t *testing.T) {
+	tests := []struct {
+		servers   int
+		wantNames bool
+	}{
+		{servers: 5, wantNames: true},
+		{servers: 400, wantNames: false},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprint(tt.servers), func(t *testing.T) {
+			h := &Hub{}
+			h.live.Store(&live{cfg: &config.Config{Servers: map[string]*config.Server{}}})
+			c := &Catalog{}
+			for i := range tt.servers {
+				server := fmt.Sprintf("server%03d", i)
+				for j := range 3 {
+					c.Tools = append(c.Tools, &Tool{
+						Name: fmt.Sprintf("%s__tool_%d", server, j), Server: server, Deferred: true,
+						Def: &mcp.Tool{Description: fmt.Sprintf("Does task %d of server %d.", j, i)},
+					})
+				}
+			}
+			m := h.manifest(c, nil)
+			if got := strings.Count(m, "- server"); got != tt.servers {
+				t.Errorf("%d server entries, want %d", got, tt.servers)
+			}
+			if got := strings.Contains(m, "server000__tool_0"); got != tt.wantNames {
+				t.Errorf("manifest lists tool names: %v, want %v", got, tt.wantNames)
+			}
+			if !tt.wantNames {
+				if !strings.Contains(m, "- server000 (3 tools): Does task 0 of server 0.") {
+					t.Errorf("compact line missing:\n%s", m[:200])
+				}
+				if len(m) > 2*manifestBudget {
+					t.Errorf("compact manifest is %d characters", len(m))
+				}
+			}
+		})
+	}
+}
+
+// TestMinifySchema: search results give a schema without its labels, in
+// the upstream's key order, and nothing else changes.
+func TestMinifySchema(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ name, in, want string }{
+		{"labels at schema positions",
+			`{"$schema":"http://json-schema.org/draft-07/schema#","title":"argsModel","type":"object","properties":{"title":{"type":"string","title":"Title","default":null},"n":{"type":"integer","default":3}},"required":["title"]}`,
+			`{"type":"object","properties":{"title":{"type":"string"},"n":{"type":"integer","default":3}},"required":["title"]}`},
+		{"nested schemas",
+			`{"type":"array","items":{"title":"I","anyOf":[{"title":"x","type":"string"},{"type":"null"}]},"$defs":{"A":{"title":"A","type":"object"}}}`,
+			`{"type":"array","items":{"anyOf":[{"type":"string"},{"type":"null"}]},"$defs":{"A":{"type":"object"}}}`},
+		{"data is not a schema", `{"enum":["title"],"examples":[{"title":"keep","default":null}],"const":{"$schema":1}}`,
+			`{"enum":["title"],"examples":[{"title":"keep","default":null}],"const":{"$schema":1}}`},
+		{"a title that is not a string stays", `{"title":{"type":"string"}}`, `{"title":{"type":"string"}}`},
+		{"numbers and text as written", "{ \"default\" : 1.50, \"description\": \"a<b>&c \\u00e9\" }", `{"default":1.50,"description":"a<b>&c \u00e9"}`},
+		{"boolean schemas", `{"properties":{"a":true,"b":false},"additionalProperties":false}`, `{"properties":{"a":true,"b":false},"additionalProperties":false}`},
+		{"not JSON", `{"a":`, `{"a":`},
+	}
+	for _, tt := range tests {
+		if got := minifySchema([]byte(tt.in)); got != tt.want {
+			t.Errorf("%s:\n got %s\nwant %s", tt.name, got, tt.want)
+		}
 	}
 }

@@ -191,6 +191,148 @@ func agFeatures(t *testing.T) (*Gateway, *fixture.Log) {
 	return agHub(t, cfg, hub.Options{})
 }
 
+// agBodyRecorder keeps every HTTP response body a client reads, so a test
+// can check the order of events on a POST's SSE stream.
+type agBodyRecorder struct {
+	base http.RoundTripper
+	mu   sync.Mutex
+	// bodies maps a request body to the response body read so far.
+	bodies []*agBody
+}
+
+type agBody struct {
+	request string
+	mu      sync.Mutex
+	resp    bytes.Buffer
+}
+
+func (b *agBody) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.resp.String()
+}
+
+func (r *agBodyRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
+	rec := &agBody{}
+	if req.Body != nil {
+		data, _ := io.ReadAll(req.Body)
+		req.Body = io.NopCloser(bytes.NewReader(data))
+		rec.request = string(data)
+	}
+	resp, err := r.base.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	r.bodies = append(r.bodies, rec)
+	r.mu.Unlock()
+	resp.Body = &agTee{ReadCloser: resp.Body, rec: rec}
+	return resp, nil
+}
+
+// responseTo returns the response body of the request containing marker.
+func (r *agBodyRecorder) responseTo(marker string) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, b := range r.bodies {
+		if strings.Contains(b.request, marker) {
+			return b.String()
+		}
+	}
+	return ""
+}
+
+type agTee struct {
+	io.ReadCloser
+	rec *agBody
+}
+
+func (t *agTee) Read(p []byte) (int, error) {
+	n, err := t.ReadCloser.Read(p)
+	t.rec.mu.Lock()
+	t.rec.resp.Write(p[:n])
+	t.rec.mu.Unlock()
+	return n, err
+}
+
+// agSessionTransport opens a session of h (default options) on the
+// in-memory transport and returns the client's end, for a client that
+// h.hub.Connect does not fit (it pins the legacy era).
+func agSessionTransport(t *testing.T, h *Gateway) mcp.Transport {
+	t.Helper()
+	s, err := h.hub.NewSession(hub.SessionOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ct, st := mcp.NewInMemoryTransports()
+	ss, err := s.Server().Connect(fixture.Context(t), st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Watch(ss, nil)
+	return ct
+}
+
+// agWire records what a downstream client reads, in order.
+type agWire struct {
+	mu     sync.Mutex
+	events []string
+}
+
+func (w *agWire) add(e string) {
+	w.mu.Lock()
+	w.events = append(w.events, e)
+	w.mu.Unlock()
+}
+
+func (w *agWire) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return strings.Join(w.events, "\n")
+}
+
+type agRecTransport struct {
+	inner mcp.Transport
+	wire  *agWire
+}
+
+func (t agRecTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := t.inner.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &agRecConn{Connection: c, wire: t.wire}, nil
+}
+
+type agRecConn struct {
+	mcp.Connection
+	wire *agWire
+}
+
+func (c *agRecConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	msg, err := c.Connection.Read(ctx)
+	if err == nil {
+		if b, err := jsonrpc.EncodeMessage(msg); err == nil {
+			c.wire.add(string(b))
+		}
+	}
+	return msg, err
+}
+
+// agRecordedClient connects over the in-memory transport and records every
+// message the client reads (the in-memory client connection has no private
+// SDK hooks, so wrapping it loses nothing).
+func agRecordedClient(t *testing.T, h *Gateway, opts *mcp.ClientOptions) (*mcp.ClientSession, *agWire) {
+	t.Helper()
+	wire := &agWire{}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "rec", Version: "0"}, opts).Connect(fixture.Context(t), agRecTransport{agSessionTransport(t, h), wire}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs, wire
+}
+
 // TestAggregateMixedTransports aggregates four servers over every transport
 // (in-process, stdio subprocess, streamable HTTP, SSE) into one tools/list,
 // namespaced <server>__<tool>, and routes each call to its server.
@@ -366,70 +508,6 @@ servers:
 	}
 }
 
-// agBodyRecorder keeps every HTTP response body a client reads, so a test
-// can check the order of events on a POST's SSE stream.
-type agBodyRecorder struct {
-	base http.RoundTripper
-	mu   sync.Mutex
-	// bodies maps a request body to the response body read so far.
-	bodies []*agBody
-}
-
-type agBody struct {
-	request string
-	mu      sync.Mutex
-	resp    bytes.Buffer
-}
-
-func (b *agBody) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.resp.String()
-}
-
-func (r *agBodyRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
-	rec := &agBody{}
-	if req.Body != nil {
-		data, _ := io.ReadAll(req.Body)
-		req.Body = io.NopCloser(bytes.NewReader(data))
-		rec.request = string(data)
-	}
-	resp, err := r.base.RoundTrip(req)
-	if err != nil {
-		return nil, err
-	}
-	r.mu.Lock()
-	r.bodies = append(r.bodies, rec)
-	r.mu.Unlock()
-	resp.Body = &agTee{ReadCloser: resp.Body, rec: rec}
-	return resp, nil
-}
-
-// responseTo returns the response body of the request containing marker.
-func (r *agBodyRecorder) responseTo(marker string) string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, b := range r.bodies {
-		if strings.Contains(b.request, marker) {
-			return b.String()
-		}
-	}
-	return ""
-}
-
-type agTee struct {
-	io.ReadCloser
-	rec *agBody
-}
-
-func (t *agTee) Read(p []byte) (int, error) {
-	n, err := t.ReadCloser.Read(p)
-	t.rec.mu.Lock()
-	t.rec.resp.Write(p[:n])
-	t.rec.mu.Unlock()
-	return n, err
-}
-
 // TestPassthroughLogging: logging/setLevel reaches the upstreams, and a log
 // message sent during a call arrives before the call's response, over the
 // in-memory and HTTP downstream transports, from stdio and HTTP upstreams.
@@ -494,82 +572,4 @@ func TestPassthroughLogging(t *testing.T) {
 	if !strings.Contains(after, "passes-the-filter") || strings.Contains(after, "filtered-out") {
 		t.Errorf("at level error: want only the error message on the wire:\n%s", after)
 	}
-}
-
-// agSessionTransport opens a session of h (default options) on the
-// in-memory transport and returns the client's end, for a client that
-// h.hub.Connect does not fit (it pins the legacy era).
-func agSessionTransport(t *testing.T, h *Gateway) mcp.Transport {
-	t.Helper()
-	s, err := h.hub.NewSession(hub.SessionOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ct, st := mcp.NewInMemoryTransports()
-	ss, err := s.Server().Connect(fixture.Context(t), st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Watch(ss, nil)
-	return ct
-}
-
-// agWire records what a downstream client reads, in order.
-type agWire struct {
-	mu     sync.Mutex
-	events []string
-}
-
-func (w *agWire) add(e string) {
-	w.mu.Lock()
-	w.events = append(w.events, e)
-	w.mu.Unlock()
-}
-
-func (w *agWire) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return strings.Join(w.events, "\n")
-}
-
-type agRecTransport struct {
-	inner mcp.Transport
-	wire  *agWire
-}
-
-func (t agRecTransport) Connect(ctx context.Context) (mcp.Connection, error) {
-	c, err := t.inner.Connect(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return &agRecConn{Connection: c, wire: t.wire}, nil
-}
-
-type agRecConn struct {
-	mcp.Connection
-	wire *agWire
-}
-
-func (c *agRecConn) Read(ctx context.Context) (jsonrpc.Message, error) {
-	msg, err := c.Connection.Read(ctx)
-	if err == nil {
-		if b, err := jsonrpc.EncodeMessage(msg); err == nil {
-			c.wire.add(string(b))
-		}
-	}
-	return msg, err
-}
-
-// agRecordedClient connects over the in-memory transport and records every
-// message the client reads (the in-memory client connection has no private
-// SDK hooks, so wrapping it loses nothing).
-func agRecordedClient(t *testing.T, h *Gateway, opts *mcp.ClientOptions) (*mcp.ClientSession, *agWire) {
-	t.Helper()
-	wire := &agWire{}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "rec", Version: "0"}, opts).Connect(fixture.Context(t), agRecTransport{agSessionTransport(t, h), wire}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cs.Close() })
-	return cs, wire
 }

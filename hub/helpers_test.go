@@ -5,17 +5,23 @@ package hub
 // configs, and a recording client session.
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
+	"io"
 	"log/slog"
-	"net/http"
-	"net/http/httptest"
+	"regexp"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
+	"github.com/mcp-hub/mcp-hub/upstream"
 
 	"github.com/mcp-hub/mcp-hub/internal/fixture"
 )
@@ -162,43 +168,8 @@ func (c *testClient) toolNames() []string {
 	return names
 }
 
-type testSessionKey struct{}
-
-// serveHTTP serves h over streamable HTTP at /mcp and /mcp/<toolset> the
-// way package gateway does, without its guards and rewriting: a new
-// Session for each POST without a session id (the SDK then refuses one
-// that is not an initialize), routed by the SDK by its id afterwards.
-func serveHTTP(h *Hub) http.Handler {
-	shared := mcp.NewServer(&mcp.Implementation{Name: "mcp-hub", Version: "test"}, &mcp.ServerOptions{SupportedProtocolVersions: SupportedProtocolVersions()})
-	stream := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
-		if s, ok := r.Context().Value(testSessionKey{}).(*Session); ok {
-			return s.Server()
-		}
-		return shared
-	}, nil)
-	serve := func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost || r.Header.Get("Mcp-Session-Id") != "" {
-			stream.ServeHTTP(w, r)
-			return
-		}
-		s, err := h.NewSession(SessionOptions{Toolset: r.PathValue("toolset")})
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusNotFound)
-			return
-		}
-		stream.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), testSessionKey{}, s)))
-		for ss := range s.Server().Sessions() {
-			s.Watch(ss, nil)
-		}
-	}
-	mux := http.NewServeMux()
-	mux.HandleFunc("/mcp", serve)
-	mux.HandleFunc("/mcp/{toolset}", serve)
-	return mux
-}
-
 // The "sec" helpers: fixture servers as real stdio processes, a hub on
-// them, and raw HTTP clients.
+// them, and a raw stdio session.
 
 func secHub(t testing.TB, cfg *config.Config) (*Hub, *fixture.Log) {
 	t.Helper()
@@ -216,16 +187,295 @@ func secHub(t testing.TB, cfg *config.Config) (*Hub, *fixture.Log) {
 	return h, lg
 }
 
-// secRawSession serves a hub for cfg over HTTP and opens a session on it for
-// raw POSTs: the URL of /mcp and the headers that name the session.
-func secRawSession(t testing.TB, cfg *config.Config) (url string, headers map[string]string) {
+// secStdioSession runs ServeStdio over pipes and speaks raw lines.
+type secStdioSession struct {
+	t    *testing.T
+	in   *io.PipeWriter
+	out  *bufio.Scanner
+	done chan error
+}
+
+func secServeStdio(t *testing.T, h *Hub) *secStdioSession {
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	s := &secStdioSession{t: t, in: inW, out: bufio.NewScanner(outR), done: make(chan error, 1)}
+	s.out.Buffer(make([]byte, 1<<20), 16<<20)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { s.done <- h.ServeStdio(ctx, "", inR, outW) }()
+	t.Cleanup(func() {
+		cancel()
+		inW.Close()
+		outR.Close()
+	})
+	return s
+}
+
+func (s *secStdioSession) send(line string) {
+	s.t.Helper()
+	if _, err := io.WriteString(s.in, line+"\n"); err != nil {
+		s.t.Fatalf("write: %v", err)
+	}
+}
+
+// recv returns the next message the hub writes, skipping notifications.
+func (s *secStdioSession) recv() map[string]any {
+	s.t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(s.recvRaw(), &m); err != nil {
+		s.t.Fatal(err)
+	}
+	return m
+}
+
+// recvRaw is recv's line as the hub wrote it.
+func (s *secStdioSession) recvRaw() []byte {
+	s.t.Helper()
+	type line struct {
+		b   []byte
+		err error
+	}
+	ch := make(chan line, 1)
+	go func() {
+		for s.out.Scan() {
+			var m struct {
+				ID     json.RawMessage `json:"id"`
+				Method string          `json:"method"`
+			}
+			if err := json.Unmarshal(s.out.Bytes(), &m); err != nil {
+				ch <- line{err: fmt.Errorf("hub wrote non-JSON %q: %v", s.out.Text(), err)}
+				return
+			}
+			if m.Method != "" && m.ID == nil {
+				continue
+			}
+			ch <- line{b: bytes.Clone(s.out.Bytes())}
+			return
+		}
+		ch <- line{err: fmt.Errorf("stdout closed: %v", s.out.Err())}
+	}()
+	select {
+	case l := <-ch:
+		if l.err != nil {
+			s.t.Fatal(l.err)
+		}
+		return l.b
+	case <-time.After(20 * time.Second):
+		s.t.Fatal("no answer from the hub within 20s")
+		return nil
+	}
+}
+
+// The spec helpers (docs/search-tools.md): expected errors, and what a
+// search_tools result and description show.
+
+const (
+	errNoArgs         = "Error: Please provide at least one of: query, server_name, or tool_names."
+	errForecastNotYet = "Error: Tool 'weather__get_forecast' is not yet loaded. Use the 'search_tools' tool to discover and load it first, then call it again."
+)
+
+// foundBlock is the first line of a tool's block: "  name: " when the
+// name starts with "<server>__", else "  [server] name: ".
+var foundBlock = regexp.MustCompile(`(?m)^  (?:\[([^\]]+)\] )?([A-Za-z0-9_-]+): `)
+
+// foundNames lists the tools a search_tools result shows, in order.
+func foundNames(text string) []string {
+	var out []string
+	for _, m := range foundBlock.FindAllStringSubmatch(text, -1) {
+		out = append(out, m[2])
+	}
+	return out
+}
+
+// foundServers lists the [server] of each block of a search_tools result.
+func foundServers(text string) []string {
+	var out []string
+	for _, m := range foundBlock.FindAllStringSubmatch(text, -1) {
+		server := m[1]
+		if server == "" {
+			server, _, _ = strings.Cut(m[2], "__")
+		}
+		out = append(out, server)
+	}
+	return out
+}
+
+func searchDescription(t *testing.T, c *testClient) string {
 	t.Helper()
-	h, _ := secHub(t, cfg)
-	srv := httptest.NewServer(serveHTTP(h))
-	t.Cleanup(srv.Close)
-	cs, err := fixture.HTTPClient(t, srv.URL+"/mcp", nil)
+	st := c.tool(SearchToolsName)
+	if st == nil {
+		t.Fatalf("no search_tools in %v", c.toolNames())
+	}
+	return st.Description
+}
+
+// The "ag" helpers: hubs over real upstreams, in-process go-sdk servers
+// (the Builtin hook, in-memory transports), the stdio fixture subprocess
+// (testdata/fixture), and HTTP upstreams on 127.0.0.1 (streamable HTTP and
+// SSE). Prefixed "ag" so they never clash with other test files of the
+// package.
+
+// agUp is one upstream of a test hub.
+type agUp struct {
+	name   string
+	cfg    config.Upstream
+	prefix *string
+	allow  []string
+	deny   []string
+}
+
+func agPrefix(s string) *string { return &s }
+
+// agConfig builds a Config directly (builtin names used by tests are not
+// the shipped ones, so the file loader's validation is bypassed here; the
+// loader has its own tests below).
+func agConfig(ups ...agUp) *config.Config {
+	cfg := &config.Config{Path: "test.yaml", Servers: map[string]*config.Server{}}
+	cfg.Restart.InitialBackoff = config.Duration(100 * time.Millisecond)
+	cfg.Restart.MaxBackoff = config.Duration(time.Second)
+	for _, u := range ups {
+		sc := &config.Server{Upstream: u.cfg, Prefix: u.prefix, Tools: config.ToolFilter{Allow: u.allow, Deny: u.deny}}
+		sc.Name = u.name
+		cfg.Servers[u.name] = sc
+		cfg.ServerOrder = append(cfg.ServerOrder, u.name)
+	}
+	return cfg
+}
+
+// agBuiltins makes an Options.Builtin hook serving the given in-process
+// servers by builtin name. Each connect gets a fresh server.
+func agBuiltins(servers map[string]func() *mcp.Server) func(string, map[string]string) (*mcp.Server, error) {
+	return func(name string, _ map[string]string) (*mcp.Server, error) {
+		mk, ok := servers[name]
+		if !ok {
+			return nil, fmt.Errorf("no test builtin %q", name)
+		}
+		return mk(), nil
+	}
+}
+
+// agHub starts a hub; it is closed when the test ends.
+func agHub(t *testing.T, cfg *config.Config, opts Options) (*Hub, *fixture.Log) {
+	t.Helper()
+	h, log, err := agNew(t, cfg, opts)
+	if err != nil {
+		t.Fatalf("hub.New: %v", err)
+	}
+	return h, log
+}
+
+func agNew(t *testing.T, cfg *config.Config, opts Options) (*Hub, *fixture.Log, error) {
+	t.Helper()
+	log := fixture.NewLog(t)
+	opts.Logger = slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	if opts.StartupWait == 0 {
+		opts.StartupWait = 20 * time.Second
+	}
+	h, err := New(fixture.Context(t), cfg, opts)
+	if err == nil {
+		t.Cleanup(func() { h.Close() })
+	}
+	return h, log, err
+}
+
+// agClient connects a downstream client to h over the in-memory transport.
+func agClient(t *testing.T, h *Hub, opts *mcp.ClientOptions) *mcp.ClientSession {
+	t.Helper()
+	return agClientWith(t, h, mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "0"}, opts))
+}
+
+func agClientWith(t *testing.T, h *Hub, client *mcp.Client) *mcp.ClientSession {
+	t.Helper()
+	cs, err := h.Connect(fixture.Context(t), "", client)
+	if err != nil {
+		t.Fatalf("connect to hub: %v", err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// agSessionTransport opens a session of h (default options) on the
+// in-memory transport and returns the client's end, for a client that
+// h.Connect does not fit (it pins the legacy era).
+func agSessionTransport(t *testing.T, h *Hub) mcp.Transport {
+	t.Helper()
+	s, err := h.NewSession(SessionOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return srv.URL + "/mcp", map[string]string{"Mcp-Session-Id": cs.ID(), "Mcp-Protocol-Version": cs.InitializeResult().ProtocolVersion}
+	ct, st := mcp.NewInMemoryTransports()
+	if _, err := s.connect(fixture.Context(t), st); err != nil {
+		t.Fatal(err)
+	}
+	return ct
+}
+
+// agEchoServer is an in-process server whose tools answer "server:tool:args".
+func agEchoServer(name string, tools ...string) *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: name, Version: "1"}, nil)
+	for _, tool := range tools {
+		s.AddTool(&mcp.Tool{Name: tool, Description: "echo " + tool + " of " + name, InputSchema: json.RawMessage(`{"type":"object"}`)},
+			func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				args := string(req.Params.Arguments)
+				if args == "" || args == "null" {
+					args = "{}"
+				}
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: name + ":" + tool + ":" + args}}}, nil
+			})
+	}
+	return s
+}
+
+func agStdio(t testing.TB, args ...string) config.Upstream {
+	return config.Upstream{Command: fixture.Build(t), Args: args}
+}
+
+func agToolNames(t *testing.T, cs *mcp.ClientSession) []string {
+	t.Helper()
+	res, err := cs.ListTools(fixture.Context(t), nil)
+	if err != nil {
+		t.Fatalf("tools/list: %v", err)
+	}
+	var names []string
+	for _, tool := range res.Tools {
+		names = append(names, tool.Name)
+	}
+	slices.Sort(names)
+	return names
+}
+
+func agCall(t *testing.T, cs *mcp.ClientSession, name string, args any) *mcp.CallToolResult {
+	t.Helper()
+	res, err := cs.CallTool(fixture.Context(t), &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("tools/call %s: %v", name, err)
+	}
+	return res
+}
+
+// agSameJSON compares two JSON values structurally.
+func agSameJSON(t *testing.T, what string, got, want any) {
+	t.Helper()
+	norm := func(v any) string {
+		var x any
+		if err := json.Unmarshal([]byte(fixture.JSON(t, v)), &x); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		return fixture.JSON(t, x)
+	}
+	if g, w := norm(got), norm(want); g != w {
+		t.Errorf("%s differs:\n got: %s\nwant: %s", what, g, w)
+	}
+}
+
+// agHealth is the status the gateway's /healthz gives h: degraded when a
+// server that is not disabled is not ready.
+func agHealth(h *Hub) (status string, servers []upstream.Status) {
+	status = "ok"
+	for _, st := range h.Upstreams() {
+		if st.State != upstream.StateReady && st.State != upstream.StateDisabled {
+			status = "degraded"
+		}
+		servers = append(servers, st)
+	}
+	return status, servers
 }

@@ -2,6 +2,7 @@ package tokens
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/binary"
 	"math/rand/v2"
 	"os"
@@ -11,11 +12,11 @@ import (
 	"github.com/tiktoken-go/tokenizer/codec"
 )
 
-// TestGenerate writes o200k.bin from tiktoken-go's o200k_base:
+// TestGenerate writes o200k.bin.gz from tiktoken-go's o200k_base:
 // MCP_HUB_TOKENS_GENERATE=1 go test -run TestGenerate ./internal/tokens
 func TestGenerate(t *testing.T) {
 	if os.Getenv("MCP_HUB_TOKENS_GENERATE") == "" {
-		t.Skip("set MCP_HUB_TOKENS_GENERATE=1 to write o200k.bin")
+		t.Skip("set MCP_HUB_TOKENS_GENERATE=1 to write o200k.bin.gz")
 	}
 	enc := codec.NewO200kBase()
 	var out bytes.Buffer
@@ -35,10 +36,14 @@ func TestGenerate(t *testing.T) {
 		out.WriteString(tok)
 		last = rank
 	}
-	if err := os.WriteFile("o200k.bin", out.Bytes(), 0o644); err != nil {
+	var gz bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&gz, gzip.BestCompression)
+	zw.Write(out.Bytes())
+	zw.Close()
+	if err := os.WriteFile("o200k.bin.gz", gz.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("o200k.bin: %d bytes, last rank %d", out.Len(), last)
+	t.Logf("o200k.bin.gz: %d bytes (%d unpacked), last rank %d", gz.Len(), out.Len(), last)
 }
 
 // TestVocabulary: every token of the embedded vocabulary decodes from the

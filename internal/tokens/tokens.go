@@ -1,6 +1,6 @@
 // Package tokens counts the tokens of a text in OpenAI's o200k_base
-// encoding, exactly as tiktoken does: the text is split with o200k_base's
-// pattern, and each piece that is not itself a token is merged byte pair by
+// encoding, exactly as tiktoken does: the text is split as o200k_base's
+// pattern splits it (split.go), and each piece that is not itself a token is merged byte pair by
 // byte pair, the pair of lowest rank first.
 //
 // The vocabulary is o200k.bin.gz, embedded: the 200,000 tokens in rank
@@ -16,22 +16,16 @@ import (
 	"compress/gzip"
 	_ "embed"
 	"encoding/binary"
-	"fmt"
 	"io"
 	"strings"
 	"sync"
-
-	"github.com/dlclark/regexp2/v2"
 )
 
 //go:embed o200k.bin.gz
 var o200kGz string
 
-// pattern is o200k_base's split pattern (tiktoken's, unchanged).
-const pattern = `[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+`
-
 // o200k is the encoding, built on first use and read-only after: every
-// Counter shares it, as tiktoken shares its vocabulary.
+// count shares it, as tiktoken shares its vocabulary.
 var o200k = sync.OnceValue(func() *encoding {
 	zr, err := gzip.NewReader(strings.NewReader(o200kGz))
 	if err != nil {
@@ -41,12 +35,11 @@ var o200k = sync.OnceValue(func() *encoding {
 	if err != nil {
 		panic("tokens: o200k.bin.gz: " + err.Error())
 	}
-	return &encoding{ranks: readRanks(string(data)), split: regexp2.MustCompile(pattern, regexp2.None)}
+	return &encoding{ranks: readRanks(string(data))}
 })
 
 type encoding struct {
 	ranks map[string]uint32
-	split *regexp2.Regexp
 }
 
 // readRanks reads the embedded vocabulary: token i's bytes at rank i.
@@ -66,25 +59,21 @@ func readRanks(data string) map[string]uint32 {
 }
 
 // Count returns the number of o200k_base tokens in s. Invalid UTF-8 is
-// counted as it stands, as tiktoken's default mode does.
+// counted as tiktoken counts it by default: each bad byte as U+FFFD.
 func Count(s string) (int, error) {
 	if s == "" {
 		return 0, nil
 	}
 	e := o200k()
 	count := 0
-	m, err := e.split.FindStringMatch(s)
-	for ; m != nil && err == nil; m, err = e.split.FindNextMatch(m) {
-		piece := m.String()
+	split([]rune(s), func(r []rune) {
+		piece := string(r)
 		if _, ok := e.ranks[piece]; ok {
 			count++
 		} else {
 			count += e.merged(piece)
 		}
-	}
-	if err != nil {
-		return 0, fmt.Errorf("split text into tokens: %w", err)
-	}
+	})
 	return count, nil
 }
 

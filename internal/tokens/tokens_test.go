@@ -9,8 +9,55 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dlclark/regexp2/v2"
 	"github.com/tiktoken-go/tokenizer/codec"
 )
+
+// pattern is o200k_base's split pattern, as tiktoken-go gives it to regexp2.
+const pattern = `[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+`
+
+// alphabet has a character of every kind the pattern tells apart: lower,
+// upper, title-case, modifier and other letters, marks, digits and other
+// numbers, every kind of white space, line breaks, the apostrophe and the
+// letters of the contractions in both cases (and ſ, an s to .NET), slash,
+// punctuation, symbols, and bytes that are not UTF-8.
+var alphabet = []string{"a", "z", "A", "Z", "ǅ", "ʰ", "中", "ا", "\u0301", "\u0903", "0", "9", "٣", "Ⅻ", "½",
+	" ", "  ", "\t", "\v", "\f", "\u0085", "\u00a0", "\u2028", "\u3000", "\r", "\n", "\r\n",
+	"'", "'", "s", "S", "ſ", "t", "T", "re", "RE", "ve", "m", "ll", "LL", "d", "D", "/", ".", ",", "!", "-", "_", "(", "{", "\"", "€", "🙂", "\xff", "\xc3", "é", "É", "ß"}
+
+func randomText(r *rand.Rand) string {
+	var b strings.Builder
+	for range r.IntN(40) {
+		b.WriteString(alphabet[r.IntN(len(alphabet))])
+	}
+	return b.String()
+}
+
+// TestSplitMatchesPattern: split cuts every text where regexp2 running
+// o200k_base's pattern does.
+func TestSplitMatchesPattern(t *testing.T) {
+	re := regexp2.MustCompile(pattern, regexp2.None)
+	r := rand.New(rand.NewPCG(3, 4))
+	texts := []string{"", "a", "I'm", "they'LL", "it'ſ", "HTTPServer", "ǅemal", "ʰa", "a\u0301", " \u0301x", "12345", "\n\n  \t", "x  \n y", "  ", "a  ", "a  b", " !!/\r\n/", " 1"}
+	for range 20000 {
+		texts = append(texts, randomText(r))
+	}
+	for _, s := range texts {
+		var want []string
+		m, err := re.FindStringMatch(s)
+		for ; m != nil && err == nil; m, err = re.FindNextMatch(m) {
+			want = append(want, m.String())
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		split([]rune(s), func(p []rune) { got = append(got, string(p)) })
+		if strings.Join(got, "|") != strings.Join(want, "|") || len(got) != len(want) {
+			t.Fatalf("split(%q) = %q, the pattern %q", s, got, want)
+		}
+	}
+}
 
 // TestGenerate writes o200k.bin.gz from tiktoken-go's o200k_base:
 // MCP_HUB_TOKENS_GENERATE=1 go test -run TestGenerate ./internal/tokens
@@ -84,13 +131,8 @@ func TestCountMatchesTiktoken(t *testing.T) {
 		"\xff\xfe invalid \xc3 utf8 \xe2\x82", "CamelCaseIdentifierWithMANYParts and snake_case_names",
 	}
 	r := rand.New(rand.NewPCG(1, 2))
-	alphabet := []rune("abcdefghijklmnopqrstuvwxyzABCDEFGHIJ 0123456789\n\t.,;:'\"!?-_/\\(){}[]<>éüßçñ中文字日本語한국어ðŸ™‚€")
-	for range 300 {
-		var b strings.Builder
-		for range r.IntN(300) {
-			b.WriteRune(alphabet[r.IntN(len(alphabet))])
-		}
-		texts = append(texts, b.String())
+	for range 2000 {
+		texts = append(texts, randomText(r))
 	}
 	for _, s := range texts {
 		want, err := enc.Count(s)

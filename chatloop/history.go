@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/tiktoken-go/tokenizer/codec"
+	"github.com/mcp-hub/mcp-hub/internal/tokens"
 )
 
 // Bounded history. With chat.history set, the conversation is trimmed
@@ -42,19 +42,15 @@ type HistoryConfig struct {
 // separators), as OpenAI documents it for chat models.
 const messageOverhead = 4
 
-// tokenCounter estimates tokens; the encoder is built on first use.
-type tokenCounter struct {
-	enc *codec.Codec
-}
+// tokenCounter estimates tokens (o200k_base); the encoding is built on
+// first use.
+type tokenCounter struct{}
 
 func (tc *tokenCounter) count(s string) int {
 	if s == "" {
 		return 0
 	}
-	if tc.enc == nil {
-		tc.enc = codec.NewO200kBase()
-	}
-	n, err := tc.enc.Count(s)
+	n, err := tokens.Count(s)
 	if err != nil {
 		// Invalid UTF-8 and the like: about four bytes a token.
 		return len(s)/4 + 1

@@ -8,8 +8,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/blevesearch/bleve/v2/analysis"
-	"github.com/blevesearch/bleve/v2/analysis/lang/en"
-	"github.com/blevesearch/bleve/v2/analysis/token/porter"
 )
 
 // analyzer turns text into index terms. The same value analyzes tools at
@@ -37,12 +35,8 @@ type analyzer struct {
 func newAnalyzer(opts Options) (*analyzer, error) {
 	a := &analyzer{dropNumbers: opts.DropNumbers, minLen: opts.MinWordLen}
 	if opts.StopWords {
-		words := analysis.NewTokenMap()
-		if err := words.LoadBytes(en.EnglishStopWords); err != nil {
-			return nil, err
-		}
-		a.stop = make(map[string]bool, len(words)+len(extraStopWords()))
-		for w := range words {
+		a.stop = make(map[string]bool, len(englishStopWords)+len(extraStopWords()))
+		for _, w := range englishStopWords {
 			a.stop[w] = true
 		}
 		for _, w := range extraStopWords() {
@@ -56,11 +50,11 @@ func newAnalyzer(opts Options) (*analyzer, error) {
 	switch opts.Stemmer {
 	case "":
 	case StemPorter:
-		a.stemmer = porter.NewPorterStemmer()
+		a.stemmer = porterFilter{}
 	case StemSnowball:
-		a.stemmer = en.NewEnglishStemmerFilter()
+		a.stemmer = snowballFilter{}
 	case StemPlural:
-		a.stemmer = en.NewEnglishPluralStemmerFilter()
+		a.stemmer = pluralFilter{}
 	default:
 		return nil, fmt.Errorf("unknown stemmer %q", opts.Stemmer)
 	}

@@ -60,7 +60,6 @@ import (
 	"sync"
 
 	"github.com/blevesearch/bleve/v2/analysis"
-	"github.com/blevesearch/bleve/v2/analysis/token/porter"
 )
 
 // Tool is what the index knows about one tool. Pure: no MCP types.
@@ -161,7 +160,7 @@ func NewWithOptions(tools []Tool, opts Options) (*Index, error) {
 		termIDs:     make(map[termKey]int32),
 		byBaseName:  make(map[string][]int32),
 		byNameStart: make(map[termKey][]int32),
-		porter:      porter.NewPorterStemmer(),
+		porter:      porterFilter{},
 	}
 
 	if err := ix.build(tools); err != nil {

@@ -1,16 +1,15 @@
 #!/usr/bin/env bash
-# Memory of `mcp-hub serve --http` side by side with TBXark/mcp-proxy, in one
-# run (docs/performance.md, "Memory"):
-#   - idle RSS: a fresh process, 2 s and 20 s after it first answers
-#     tools/list (its upstreams are up), with RssAnon and RssFile at 20 s
-#     (the hub returns memory 10 to 15 s after its last request);
-#   - RSS per live session: after a warm-up (50 sessions opened and closed)
+# Memory and size of `mcp-hub serve --http` side by side with
+# TBXark/mcp-proxy, in one run (docs/performance.md, "Memory"):
+#   - release size: each program's file (the hub by `make release`, the
+#     peer with the same flags: CGO_ENABLED=0, -trimpath, -ldflags '-s -w');
+#   - idle: a fresh process, 5 s after it first answers tools/list (its
+#     upstreams are up): VmRSS, RssAnon and RssFile, nothing reclaimed;
+#   - per live session: after a warm-up (50 sessions opened and closed)
 #     and once RSS has settled (the baseline), N sessions of the TypeScript
 #     SDK's client (initialize, notifications/initialized, then the GET
-#     stream the SDK opens), held open; RSS 2 s and 20 s after the last one
-#     opened, less the baseline, over N; and RssAnon at 20 s the same way
-#     (the hub's program pages, returned once when it first goes quiet,
-#     come back as sessions are served and count in VmRSS, not in RssAnon).
+#     stream the SDK opens), held open; VmRSS and RssAnon 2 s after the
+#     last one opened, less the baseline, over N.
 # Targets, each a fresh process in turn:
 #   hub bundled      mcp-hub on the bundled hub.yaml (four builtins, discovery)
 #   hub everything   mcp-hub in front of go-sdk's everything-server over stdio
@@ -150,7 +149,8 @@ hold_end() {
 measure() {
 	local label=$1 url=$2 sessions=$3
 	shift 3
-	local log=$tmp/${label// /-}.log
+	local log=$tmp/${label// /-}.log size
+	size=$(stat -c %s "$1")
 	"$@" </dev/null >"$log" 2>&1 &
 	pid=$!
 	if ! "$node" "$clients" probe "$url"; then
@@ -158,14 +158,11 @@ measure() {
 		tail -20 "$log" >&2
 		exit 1
 	fi
-	# Idle: 2 s and 20 s after it first answered. The hub returns memory
-	# once it has been quiet for 10 s, checking every 5 s: 20 s is after.
-	local idle2 idle anon file
-	sleep 2
-	idle2=$(rss "$pid" VmRSS)
-	sleep 18
+	# Idle: 5 s after it first answered.
+	local idle anon file
+	sleep 5
 	idle=$(rss "$pid" VmRSS) anon=$(rss "$pid" RssAnon) file=$(rss "$pid" RssFile)
-	local base=- open=- streams=- at2=- at15=- base_anon=- anon15=-
+	local base=- open=- streams=- at2=- base_anon=- anon2=-
 	if ((sessions > 0)); then
 		# Warm-up: 50 sessions opened and closed, so that what serving
 		# allocates or touches once is in the baseline.
@@ -175,9 +172,7 @@ measure() {
 		hold "$url" "$sessions"
 		read -r _ open streams <<<"$hold_line"
 		sleep 2
-		at2=$(rss "$pid" VmRSS)
-		sleep 18
-		at15=$(rss "$pid" VmRSS) anon15=$(rss "$pid" RssAnon)
+		at2=$(rss "$pid" VmRSS) anon2=$(rss "$pid" RssAnon)
 		if [[ -n ${MCP_HUB_MEMORY_PROFILE:-} && $label == hub* ]]; then
 			curl -fsS "http://$MCP_HUB_PPROF/debug/pprof/heap?gc=1" >"$MCP_HUB_MEMORY_PROFILE/${label// /-}.heap"
 			curl -fsS "http://$MCP_HUB_PPROF/debug/pprof/goroutine?debug=1" >"$MCP_HUB_MEMORY_PROFILE/${label// /-}.goroutines.txt"
@@ -187,7 +182,7 @@ measure() {
 	kill "$pid"
 	wait "$pid" 2>/dev/null || true
 	pid=
-	echo "$label|$idle2|$idle|$anon|$file|$base|$open|$streams|$at2|$at15|$base_anon|$anon15" >>"$results"
+	echo "$label|$size|$idle|$anon|$file|$base|$open|$streams|$at2|$base_anon|$anon2" >>"$results"
 }
 
 hub_targets() { # PREFIX BINARY
@@ -219,19 +214,20 @@ echo "memory, $(date -u +%F), $n sessions of the TypeScript SDK $("$node" -p "re
 echo "hub: $("$hub" version | head -1); peer: TBXark/mcp-proxy $peer_version$([[ -n ${MCP_HUB_MEMORY_BASELINE:-} ]] && echo "; base: $("$MCP_HUB_MEMORY_BASELINE" version | head -1)")"
 awk -F'|' -v n="$n" '
 	function mb(k) { return sprintf("%.1f", k / 1024) }
-	function per(a) { return a == "-" ? "-" : sprintf("%.1f", (a - $6) / n) }
-	function peranon() { return $12 == "-" ? "-" : sprintf("%.1f", ($12 - $11) / n) }
-	BEGIN { printf "%-16s %8s %8s %8s %8s %9s %9s %6s %9s %9s %10s\n", "target", "idle 2s", "idle 20s", "anon", "file", "base MB", "sessions", "GET", "KiB/s 2s", "KiB/s 20s", "anon 20s" }
-	{ printf "%-16s %8s %8s %8s %8s %9s %9s %6s %9s %9s %10s\n", $1, mb($2), mb($3), mb($4), mb($5), $6 == "-" ? "-" : mb($6), $7, $8, per($9), per($10), peranon()
-	  idle[$1] = $3
-	  if ($9 != "-") { s2[$1] = ($9 - $6) / n; s15[$1] = ($10 - $6) / n; a15[$1] = ($12 - $11) / n } }
+	function per(a, b) { return a == "-" ? "-" : sprintf("%.1f", (a - b) / n) }
+	BEGIN { printf "%-16s %9s %8s %8s %8s %9s %9s %6s %11s %11s\n", "target", "size MiB", "idle MB", "anon MB", "file MB", "base MB", "sessions", "GET", "KiB/session", "anon KiB/s" }
+	{ printf "%-16s %9.1f %8s %8s %8s %9s %9s %6s %11s %11s\n", $1, $2 / 1048576, mb($3), mb($4), mb($5), $6 == "-" ? "-" : mb($6), $7, $8, per($9, $6), per($11, $10)
+	  size[$1] = $2; idle[$1] = $3; anon[$1] = $4
+	  if ($9 != "-") { s2[$1] = ($9 - $6) / n; a2[$1] = ($11 - $10) / n } }
 	END {
-		if (("hub everything" in s15) && ("peer everything" in s15)) {
-			printf "hub/peer, same upstream: idle (20 s) %.2fx, per session %.2fx (2 s) %.2fx (20 s), anonymous memory per session %.2fx (20 s)\n",
-				idle["hub everything"] / idle["peer everything"], s2["hub everything"] / s2["peer everything"], s15["hub everything"] / s15["peer everything"], a15["hub everything"] / a15["peer everything"]
-			printf "hub bundled / peer builtins: idle (20 s) %.2fx\n", idle["hub bundled"] / idle["peer builtins"]
+		if (("hub everything" in s2) && ("peer everything" in s2)) {
+			printf "hub/peer, same upstream: size %.2fx, idle RSS %.2fx, idle anon %.2fx, per session RSS %.2fx, anon %.2fx\n",
+				size["hub everything"] / size["peer everything"], idle["hub everything"] / idle["peer everything"], anon["hub everything"] / anon["peer everything"],
+				s2["hub everything"] / s2["peer everything"], a2["hub everything"] / a2["peer everything"]
+			printf "hub bundled / peer builtins: idle RSS %.2fx, idle anon %.2fx\n", idle["hub bundled"] / idle["peer builtins"], anon["hub bundled"] / anon["peer builtins"]
 		}
-		if ("base everything" in s15)
-			printf "hub/base: idle (bundled, 20 s) %.2fx, per session (everything) %.2fx (2 s) %.2fx (20 s)\n",
-				idle["hub bundled"] / idle["base bundled"], s2["hub everything"] / s2["base everything"], s15["hub everything"] / s15["base everything"]
+		if ("base everything" in s2)
+			printf "hub/base: size %.2fx, idle RSS (bundled) %.2fx, idle anon (bundled) %.2fx, per session RSS (everything) %.2fx, anon %.2fx\n",
+				size["hub everything"] / size["base everything"], idle["hub bundled"] / idle["base bundled"], anon["hub bundled"] / anon["base bundled"],
+				s2["hub everything"] / s2["base everything"], a2["hub everything"] / a2["base everything"]
 	}' "$results"

@@ -8,17 +8,18 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mcp-hub/mcp-hub/config"
+	"github.com/mcp-hub/mcp-hub/internal/otlp"
 	"github.com/mcp-hub/mcp-hub/internal/version"
 )
 
 // The hub only speaks the OpenTelemetry API; the program builds the SDK
-// tracer provider and its OTLP/HTTP exporter here, from the config's
+// tracer provider and its OTLP/HTTP exporter (internal/otlp, which links no
+// gRPC) here, from the config's
 // telemetry section and the OTEL_* environment, and owns it: a provider of
 // the hub's own, not the process-global one.
 
@@ -54,12 +55,12 @@ func newTracerProvider(cfg config.Telemetry) (*sdktrace.TracerProvider, error) {
 	if strings.EqualFold(os.Getenv("OTEL_SDK_DISABLED"), "true") || os.Getenv("OTEL_TRACES_EXPORTER") == "none" {
 		return nil, nil
 	}
-	var opts []otlptracehttp.Option
+	endpoint := ""
 	if cfg.OTLPEndpoint != "" {
-		opts = append(opts, otlptracehttp.WithEndpointURL(strings.TrimSuffix(cfg.OTLPEndpoint, "/")+"/v1/traces"))
+		endpoint = strings.TrimSuffix(cfg.OTLPEndpoint, "/") + "/v1/traces"
 	}
 	// New only configures: it connects when the first batch is sent.
-	exp, err := otlptracehttp.New(context.Background(), opts...)
+	exp, err := otlp.New(endpoint, nil)
 	if err != nil {
 		return nil, fmt.Errorf("telemetry: OTLP exporter: %w", err)
 	}

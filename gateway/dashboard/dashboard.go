@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mcp-hub/mcp-hub/gateway"
@@ -19,27 +20,31 @@ import (
 //go:embed templates/*.html
 var files embed.FS
 
-// templates are parsed once; they are read-only after.
-var templates = template.Must(template.New("").Funcs(template.FuncMap{
-	"ms": func(v float64) string {
-		if v <= 0 {
-			return "-"
-		}
-		return (time.Duration(v * float64(time.Millisecond))).Round(time.Millisecond / 10).String()
-	},
-	"ago": func(t time.Time) string { return time.Since(t).Round(time.Second).String() },
-	"sum": func(m map[string]int) int {
-		n := 0
-		for _, v := range m {
-			n += v
-		}
-		return n
-	},
-}).ParseFS(files, "templates/*.html"))
+// parseTemplates parses the pages; a dashboard does it on its first
+// request, not at start-up (1,000 allocations that a hub nobody browses
+// never needs).
+func parseTemplates() *template.Template {
+	return template.Must(template.New("").Funcs(template.FuncMap{
+		"ms": func(v float64) string {
+			if v <= 0 {
+				return "-"
+			}
+			return (time.Duration(v * float64(time.Millisecond))).Round(time.Millisecond / 10).String()
+		},
+		"ago": func(t time.Time) string { return time.Since(t).Round(time.Second).String() },
+		"sum": func(m map[string]int) int {
+			n := 0
+			for _, v := range m {
+				n += v
+			}
+			return n
+		},
+	}).ParseFS(files, "templates/*.html"))
+}
 
 // New returns the dashboard's handler for gateway.UIPath and everything under it.
 func New(g *gateway.Gateway) http.Handler {
-	d := &dashboard{g: g, hub: g.Hub()}
+	d := &dashboard{g: g, hub: g.Hub(), templates: sync.OnceValue(parseTemplates)}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET "+gateway.UIPath, d.page)
 	mux.HandleFunc("GET "+gateway.UIPath+"/{$}", d.page)
@@ -50,8 +55,9 @@ func New(g *gateway.Gateway) http.Handler {
 }
 
 type dashboard struct {
-	g   *gateway.Gateway
-	hub *hub.Hub
+	g         *gateway.Gateway
+	hub       *hub.Hub
+	templates func() *template.Template // parsed once, read-only after
 }
 
 // securityHeaders keep the page from being framed or loading anything
@@ -165,7 +171,7 @@ func (d *dashboard) page(w http.ResponseWriter, r *http.Request) {
 			data.Result, data.IsError = hub.ResultText(res), res.IsError
 		}
 	}
-	render(w, http.StatusOK, "page.html", data)
+	d.render(w, http.StatusOK, "page.html", data)
 }
 
 type loginData struct{ Error string }
@@ -175,7 +181,7 @@ func (d *dashboard) loginForm(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, gateway.UIPath, http.StatusSeeOther)
 		return
 	}
-	render(w, http.StatusOK, "login.html", loginData{})
+	d.render(w, http.StatusOK, "login.html", loginData{})
 }
 
 // login checks the submitted token and, if it is good, keeps it in the cookie.
@@ -190,7 +196,7 @@ func (d *dashboard) login(w http.ResponseWriter, r *http.Request) {
 		if d.g.RefuseTooManyFailures(w, r, err) {
 			return
 		}
-		render(w, http.StatusUnauthorized, "login.html", loginData{Error: "That token was not accepted: " + err.Error()})
+		d.render(w, http.StatusUnauthorized, "login.html", loginData{Error: "That token was not accepted: " + err.Error()})
 		return
 	}
 	http.SetCookie(w, &http.Cookie{
@@ -233,9 +239,9 @@ func overTLS(r *http.Request) bool {
 
 // render executes a template into a buffer first, so that a failure is a
 // clean 500 rather than half a page.
-func render(w http.ResponseWriter, status int, name string, data any) {
+func (d *dashboard) render(w http.ResponseWriter, status int, name string, data any) {
 	var buf bytes.Buffer
-	if err := templates.ExecuteTemplate(&buf, name, data); err != nil {
+	if err := d.templates().ExecuteTemplate(&buf, name, data); err != nil {
 		http.Error(w, "dashboard: "+err.Error(), http.StatusInternalServerError)
 		return
 	}

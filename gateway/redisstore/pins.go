@@ -4,8 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-
-	"github.com/redis/go-redis/v9"
+	"strconv"
 
 	"github.com/mcp-hub/mcp-hub/pin"
 )
@@ -25,67 +24,114 @@ const pinTries = 10
 // (gateway.PinSharer).
 func (r *redisStore) PinBackend() pin.Backend { return pinBackend{r.client} }
 
-type pinBackend struct{ client *redis.Client }
+type pinBackend struct{ client *client }
 
 func (b pinBackend) String() string { return "the session store's " + pinsKey }
 
 func (b pinBackend) Version(ctx context.Context) (string, error) {
-	v, err := b.client.Get(ctx, pinsVersionKey).Result()
-	if errors.Is(err, redis.Nil) {
+	var v []byte
+	err := b.client.with(ctx, func(cn *conn) error {
+		replies, err := cn.do([]any{"GET", pinsVersionKey})
+		if err != nil {
+			return err
+		}
+		v, err = bulk(replies[0])
+		return err
+	})
+	if errors.Is(err, errNil) {
 		return "", nil
 	}
-	return v, err
+	return string(v), err
 }
 
-func (b pinBackend) Load(ctx context.Context) ([]byte, string, error) {
-	vals, err := b.client.MGet(ctx, pinsKey, pinsVersionKey).Result()
+func (b pinBackend) Load(ctx context.Context) (data []byte, version string, err error) {
+	err = b.client.with(ctx, func(cn *conn) error {
+		replies, err := cn.do([]any{"MGET", pinsKey, pinsVersionKey})
+		if err != nil {
+			return err
+		}
+		data, version, err = pinReplies(replies[0])
+		return err
+	})
+	return data, version, err
+}
+
+// pinReplies reads an array reply of the pins and their version (either
+// may be nil).
+func pinReplies(r any) (data []byte, version string, err error) {
+	items, ok := r.([]any)
+	if !ok || len(items) != 2 {
+		if e, isErr := r.(replyError); isErr {
+			return nil, "", e
+		}
+		return nil, "", fmt.Errorf("redis: unexpected reply %T", r)
+	}
+	data, err = bulk(items[0])
+	if errors.Is(err, errNil) {
+		data, err = nil, nil
+	}
 	if err != nil {
 		return nil, "", err
 	}
-	data, _ := vals[0].(string)
-	version, _ := vals[1].(string)
-	if vals[0] == nil {
-		return nil, version, nil
+	v, err := bulk(items[1])
+	if errors.Is(err, errNil) {
+		return data, "", nil
 	}
-	return []byte(data), version, nil
+	return data, string(v), err
 }
 
 // Update is an optimistic transaction: WATCH both keys, read, change,
-// then SET and INCR in MULTI; another writer in between makes it start
-// again.
+// then SET and INCR in MULTI; another writer in between makes EXEC answer
+// nil, and it starts again.
 func (b pinBackend) Update(ctx context.Context, change func([]byte) ([]byte, error)) (string, error) {
-	var version string
 	for range pinTries {
-		err := b.client.Watch(ctx, func(tx *redis.Tx) error {
-			data, err := tx.Get(ctx, pinsKey).Bytes()
-			if errors.Is(err, redis.Nil) {
-				data, err = nil, nil
-			}
+		var version string
+		committed := false
+		err := b.client.with(ctx, func(cn *conn) error {
+			replies, err := cn.do([]any{"WATCH", pinsKey, pinsVersionKey}, []any{"MGET", pinsKey, pinsVersionKey})
 			if err != nil {
 				return err
 			}
-			if version, err = tx.Get(ctx, pinsVersionKey).Result(); errors.Is(err, redis.Nil) {
-				version, err = "", nil
+			if err := firstError(replies[:1]); err != nil {
+				return err
 			}
+			cur, v, err := pinReplies(replies[1])
 			if err != nil {
 				return err
 			}
-			next, err := change(data)
+			next, err := change(cur)
 			if err != nil || next == nil {
+				if _, uerr := cn.do([]any{"UNWATCH"}); uerr != nil && err == nil {
+					err = uerr
+				}
+				version, committed = v, err == nil
 				return err
 			}
-			var incr *redis.IntCmd
-			if _, err := tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
-				p.Set(ctx, pinsKey, next, 0)
-				incr = p.Incr(ctx, pinsVersionKey)
+			replies, err = cn.do([]any{"MULTI"}, []any{"SET", pinsKey, next}, []any{"INCR", pinsVersionKey}, []any{"EXEC"})
+			if err != nil {
+				return err
+			}
+			if err := firstError(replies[:3]); err != nil {
+				return err
+			}
+			switch exec := replies[3].(type) {
+			case nil: // another writer since WATCH
 				return nil
-			}); err != nil {
-				return err
+			case replyError:
+				return exec
+			case []any:
+				if err := firstError(exec); err != nil {
+					return err
+				}
+				n, err := integer(exec[1])
+				if err != nil {
+					return err
+				}
+				version, committed = strconv.FormatInt(n, 10), true
 			}
-			version = fmt.Sprint(incr.Val())
 			return nil
-		}, pinsKey, pinsVersionKey)
-		if !errors.Is(err, redis.TxFailedErr) {
+		})
+		if err != nil || committed {
 			return version, err
 		}
 	}

@@ -1,20 +1,21 @@
 // Package redisstore is the gateway's session store on Redis
 // (session_store: redis://... or rediss://): two keys per session, its
 // record as JSON and the set of its loaded tools, both expiring after the
-// idle timeout unless touched. Only the program that wires it in links
-// go-redis.
+// idle timeout unless touched. It speaks to Redis with a client of its own
+// (resp.go). Only the program that wires it in links it.
 package redisstore
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 
 	"github.com/mcp-hub/mcp-hub/gateway"
 )
@@ -27,50 +28,60 @@ const redisKeyPrefix = "mcp-hub:session:"
 // as JSON (PREFIX<id>) and the set of its loaded tools (PREFIX<id>:loaded),
 // both expiring after the idle timeout unless touched.
 type redisStore struct {
-	client *redis.Client
+	client *client
 }
 
-// ParseURL checks a session_store URL: redis://[:PASSWORD@]HOST:PORT/DB
+// parseURL checks a session_store URL: redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]
 // or rediss:// (TLS).
-func ParseURL(raw string) (*redis.Options, error) {
+func parseURL(raw string) (options, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
-		return nil, errors.New("session_store: not a URL; want redis://HOST:PORT/DB or rediss://HOST:PORT/DB")
+		return options{}, errors.New("session_store: not a URL; want redis://HOST:PORT/DB or rediss://HOST:PORT/DB")
 	}
 	if u.Scheme != "redis" && u.Scheme != "rediss" {
-		return nil, fmt.Errorf("session_store: scheme %q is not supported; want redis:// or rediss://", u.Scheme)
+		return options{}, fmt.Errorf("session_store: scheme %q is not supported; want redis:// or rediss://", u.Scheme)
 	}
-	opts, err := redis.ParseURL(raw)
-	if err != nil {
-		// go-redis's message may quote the URL, password included.
-		return nil, fmt.Errorf("session_store: invalid Redis URL (want redis://[:PASSWORD@]HOST:PORT/DB): %s", urlRedactedError(err, u))
+	invalid := func(why string) error {
+		return fmt.Errorf("session_store: invalid Redis URL (want redis://[:PASSWORD@]HOST:PORT/DB): %s", why)
 	}
-	return opts, nil
-}
-
-func urlRedactedError(err error, u *url.URL) string {
-	msg := err.Error()
-	if p, ok := u.User.Password(); ok && p != "" {
-		msg = strings.ReplaceAll(msg, p, "[redacted]")
+	o := options{addr: u.Host}
+	host, port := u.Hostname(), u.Port()
+	if host == "" {
+		host = "localhost"
 	}
-	return msg
+	if port == "" {
+		port = "6379"
+	}
+	o.addr = net.JoinHostPort(host, port)
+	if u.User != nil {
+		o.username = u.User.Username()
+		o.password, _ = u.User.Password()
+	}
+	if db := strings.Trim(u.Path, "/"); db != "" {
+		if o.db, err = strconv.Atoi(db); err != nil || o.db < 0 {
+			return options{}, invalid(fmt.Sprintf("database %q is not a number", db))
+		}
+	}
+	if u.RawQuery != "" {
+		return options{}, invalid("options after ? are not supported")
+	}
+	if u.Scheme == "rediss" {
+		o.tls = &tls.Config{ServerName: host, MinVersion: tls.VersionTLS12}
+	}
+	return o, nil
 }
 
 // Open returns the store at a session_store URL. It connects lazily: a
 // Redis that is down at start is the caller's warning, not an error.
 func Open(raw string) (gateway.SessionStore, error) {
-	opts, err := ParseURL(raw)
+	opts, err := parseURL(raw)
 	if err != nil {
 		return nil, err
 	}
 	// A store that does not answer must not hold a client's request for
 	// long: the session falls back to this replica's memory instead.
-	opts.DialTimeout = gateway.StoreTimeout
-	opts.ReadTimeout = gateway.StoreTimeout
-	opts.WriteTimeout = gateway.StoreTimeout
-	opts.PoolTimeout = gateway.StoreTimeout
-	opts.MaxRetries = 1
-	return &redisStore{client: redis.NewClient(opts)}, nil
+	opts.timeout = gateway.StoreTimeout
+	return &redisStore{client: &client{opts: opts}}, nil
 }
 
 func redisKeys(id string) (record, loaded string) {
@@ -81,33 +92,78 @@ func redisKeys(id string) (record, loaded string) {
 // the same record interrupted (two replicas saving one session at once).
 const ownerTries = 3
 
-// owned runs change in a transaction that fails if the record at kr
-// changes meanwhile, after checking that the record is principal's:
-// exists is false when there is none, gateway.ErrNotOwner when it is another's.
-func (r *redisStore) owned(ctx context.Context, kr, principal string, change func(tx *redis.Tx, exists bool) error) error {
-	var err error
+// errNotOwnerTx ends a transaction on a record that is another's; the
+// connection stays usable (its WATCH is undone).
+var errNotOwnerTx = errors.New("not the owner")
+
+// owned runs change's commands in a transaction (MULTI/EXEC) that fails if
+// the record at kr changes meanwhile (WATCH), after checking that the
+// record is principal's: exists is false when there is none,
+// gateway.ErrNotOwner when it is another's. change returns no commands to
+// do nothing.
+func (r *redisStore) owned(ctx context.Context, kr, principal string, change func(exists bool) [][]any) error {
 	for range ownerTries {
-		err = r.client.Watch(ctx, func(tx *redis.Tx) error {
-			raw, err := tx.Get(ctx, kr).Bytes()
-			if errors.Is(err, redis.Nil) {
-				return change(tx, false)
-			}
+		committed := false
+		err := r.client.with(ctx, func(cn *conn) error {
+			replies, err := cn.do([]any{"WATCH", kr}, []any{"GET", kr})
 			if err != nil {
 				return err
 			}
-			var stored struct {
-				Principal string `json:"principal"`
+			if err := firstError(replies[:1]); err != nil {
+				return err
 			}
-			if json.Unmarshal(raw, &stored) != nil || stored.Principal != principal {
-				return gateway.ErrNotOwner
+			raw, err := bulk(replies[1])
+			exists := err == nil
+			if err != nil && !errors.Is(err, errNil) {
+				return err
 			}
-			return change(tx, true)
-		}, kr)
-		if !errors.Is(err, redis.TxFailedErr) {
+			if exists {
+				var stored struct {
+					Principal string `json:"principal"`
+				}
+				if json.Unmarshal(raw, &stored) != nil || stored.Principal != principal {
+					if _, err := cn.do([]any{"UNWATCH"}); err != nil {
+						return err
+					}
+					return errNotOwnerTx
+				}
+			}
+			cmds := change(exists)
+			if len(cmds) == 0 {
+				_, err := cn.do([]any{"UNWATCH"})
+				committed = err == nil
+				return err
+			}
+			tx := append([][]any{{"MULTI"}}, cmds...)
+			tx = append(tx, []any{"EXEC"})
+			replies, err = cn.do(tx...)
+			if err != nil {
+				return err
+			}
+			if err := firstError(replies[:len(replies)-1]); err != nil {
+				return err
+			}
+			switch exec := replies[len(replies)-1].(type) {
+			case nil: // the record changed since WATCH
+				return nil
+			case replyError:
+				return exec
+			case []any:
+				if err := firstError(exec); err != nil {
+					return err
+				}
+			}
+			committed = true
+			return nil
+		})
+		if errors.Is(err, errNotOwnerTx) {
+			return gateway.ErrNotOwner
+		}
+		if err != nil || committed {
 			return err
 		}
 	}
-	return err
+	return errors.New("redis: transaction failed: the record kept changing")
 }
 
 func (r *redisStore) Save(ctx context.Context, rec *gateway.SessionRecord, ttl time.Duration) error {
@@ -116,83 +172,93 @@ func (r *redisStore) Save(ctx context.Context, rec *gateway.SessionRecord, ttl t
 		return err
 	}
 	kr, kl := redisKeys(rec.ID)
-	return r.owned(ctx, kr, rec.Principal, func(tx *redis.Tx, _ bool) error {
-		_, err := tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
-			p.Set(ctx, kr, b, ttl)
-			if len(rec.Loaded) > 0 {
-				members := make([]any, len(rec.Loaded))
-				for i, name := range rec.Loaded {
-					members[i] = name
-				}
-				p.SAdd(ctx, kl, members...)
-				p.PExpire(ctx, kl, ttl)
+	ms := max(ttl.Milliseconds(), 1)
+	return r.owned(ctx, kr, rec.Principal, func(bool) [][]any {
+		cmds := [][]any{{"SET", kr, b, "PX", ms}}
+		if len(rec.Loaded) > 0 {
+			sadd := []any{"SADD", kl}
+			for _, name := range rec.Loaded {
+				sadd = append(sadd, name)
 			}
-			return nil
-		})
-		return err
+			cmds = append(cmds, sadd, []any{"PEXPIRE", kl, ms})
+		}
+		return cmds
 	})
 }
 
 func (r *redisStore) Load(ctx context.Context, id string) (*gateway.SessionRecord, error) {
 	kr, kl := redisKeys(id)
-	var get *redis.StringCmd
-	var members *redis.StringSliceCmd
-	_, err := r.client.Pipelined(ctx, func(p redis.Pipeliner) error {
-		get = p.Get(ctx, kr)
-		members = p.SMembers(ctx, kl)
-		return nil
+	var raw []byte
+	var members []string
+	err := r.client.with(ctx, func(cn *conn) error {
+		replies, err := cn.do([]any{"GET", kr}, []any{"SMEMBERS", kl})
+		if err != nil {
+			return err
+		}
+		if raw, err = bulk(replies[0]); err != nil {
+			return err
+		}
+		members, err = stringsOf(replies[1])
+		return err
 	})
-	if errors.Is(get.Err(), redis.Nil) {
+	if errors.Is(err, errNil) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
 	var rec gateway.SessionRecord
-	if err := json.Unmarshal([]byte(get.Val()), &rec); err != nil {
+	if err := json.Unmarshal(raw, &rec); err != nil {
 		return nil, fmt.Errorf("session %s: stored record is not valid: %w", id, err)
 	}
 	if rec.ID != id {
 		return nil, fmt.Errorf("session %s: stored record names another session", id)
 	}
-	rec.Loaded = members.Val()
+	rec.Loaded = members
 	return &rec, nil
 }
 
 func (r *redisStore) Touch(ctx context.Context, id string, ttl time.Duration) ([]string, bool, error) {
 	kr, kl := redisKeys(id)
-	var found *redis.BoolCmd
-	var members *redis.StringSliceCmd
-	_, err := r.client.Pipelined(ctx, func(p redis.Pipeliner) error {
-		found = p.PExpire(ctx, kr, ttl)
-		p.PExpire(ctx, kl, ttl)
-		members = p.SMembers(ctx, kl)
-		return nil
+	ms := max(ttl.Milliseconds(), 1)
+	var found bool
+	var members []string
+	err := r.client.with(ctx, func(cn *conn) error {
+		replies, err := cn.do([]any{"PEXPIRE", kr, ms}, []any{"PEXPIRE", kl, ms}, []any{"SMEMBERS", kl})
+		if err != nil {
+			return err
+		}
+		if err := firstError(replies); err != nil {
+			return err
+		}
+		n, err := integer(replies[0])
+		found = n == 1
+		if err != nil {
+			return err
+		}
+		members, err = stringsOf(replies[2])
+		return err
 	})
 	if err != nil {
 		return nil, false, err
 	}
-	return members.Val(), found.Val(), nil
+	return members, found, nil
 }
 
 func (r *redisStore) Delete(ctx context.Context, id, principal string) (bool, error) {
 	kr, kl := redisKeys(id)
 	var deleted bool
-	err := r.owned(ctx, kr, principal, func(tx *redis.Tx, exists bool) error {
+	err := r.owned(ctx, kr, principal, func(exists bool) [][]any {
+		deleted = exists
 		if !exists {
 			return nil
 		}
-		_, err := tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
-			p.Del(ctx, kr, kl)
-			return nil
-		})
-		deleted = err == nil
-		return err
+		return [][]any{{"DEL", kr, kl}}
 	})
 	if errors.Is(err, gateway.ErrNotOwner) {
 		return false, nil
 	}
-	return deleted, err
+	return deleted && err == nil, err
 }
 
 // legacyHashKey is where earlier versions kept a generated hash key for
@@ -200,10 +266,26 @@ func (r *redisStore) Delete(ctx context.Context, id, principal string) (bool, er
 const legacyHashKey = "mcp-hub:hash_key"
 
 func (r *redisStore) DropLegacyKey(ctx context.Context) (bool, error) {
-	n, err := r.client.Del(ctx, legacyHashKey).Result()
+	var n int64
+	err := r.client.with(ctx, func(cn *conn) error {
+		replies, err := cn.do([]any{"DEL", legacyHashKey})
+		if err != nil {
+			return err
+		}
+		n, err = integer(replies[0])
+		return err
+	})
 	return n > 0, err
 }
 
-func (r *redisStore) Ping(ctx context.Context) error { return r.client.Ping(ctx).Err() }
+func (r *redisStore) Ping(ctx context.Context) error {
+	return r.client.with(ctx, func(cn *conn) error {
+		replies, err := cn.do([]any{"PING"})
+		if err != nil {
+			return err
+		}
+		return firstError(replies)
+	})
+}
 
-func (r *redisStore) Close() error { return r.client.Close() }
+func (r *redisStore) Close() error { return r.client.close() }

@@ -11,9 +11,9 @@ import (
 
 	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
-	"github.com/tiktoken-go/tokenizer/codec"
 
 	"github.com/mcp-hub/mcp-hub/hub"
+	"github.com/mcp-hub/mcp-hub/internal/tokens"
 )
 
 // TokenReport compares what a client's first tools/list costs in tokens.
@@ -25,18 +25,16 @@ type TokenReport struct {
 
 // CountTokens counts the o200k_base tokens of tool definitions as a client
 // receives them (each definition's compact JSON). The encoder is embedded in
-// the binary: no network access. Only o200k_base is linked (the codec
-// package directly, not tokenizer.Get, which would pull in every
-// vocabulary); it is built on first use, never at start-up.
+// the binary (package internal/tokens): no network access; it is built on
+// first use, never at start-up.
 func CountTokens(defs []json.RawMessage) (int, error) {
-	enc := codec.NewO200kBase()
 	total := 0
 	for i, d := range defs {
 		var buf bytes.Buffer
 		if err := json.Compact(&buf, d); err != nil {
 			return 0, fmt.Errorf("tool definition %d: %w", i, err)
 		}
-		n, err := enc.Count(buf.String())
+		n, err := tokens.Count(buf.String())
 		if err != nil {
 			return 0, fmt.Errorf("count tokens of definition %d: %w", i, err)
 		}
@@ -88,14 +86,13 @@ func SearchTokens(ctx context.Context, h *hub.Hub, queries []Query, steps bool) 
 	if len(queries) == 0 {
 		return 0, nil
 	}
-	enc := codec.NewO200kBase()
 	total := 0
 	for _, q := range queries {
 		res, err := h.Search(ctx, "", q.searched(steps), "")
 		if err != nil {
 			return 0, fmt.Errorf("search %s: %w", q.ID, err)
 		}
-		n, err := enc.Count(hub.ResultText(res))
+		n, err := tokens.Count(hub.ResultText(res))
 		if err != nil {
 			return 0, fmt.Errorf("count tokens of the result of %s: %w", q.ID, err)
 		}

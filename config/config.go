@@ -180,11 +180,12 @@ func (p Protocol) ListenURILimit() int {
 	return DefaultMaxListenURIs
 }
 
-// DefaultModern is protocol.modern's default: off, so a client that
-// speaks both eras gets the legacy one, in which search_tools loads what
-// it finds into the client's tool list (docs/stateless-mcp.md has the
-// measurement that chose it).
-const DefaultModern = false
+// DefaultModern is protocol.modern's default: on, so a client that speaks
+// only 2026-07-28 connects with no configuration. A client of 2025-11-25
+// sees no change: it never asks for the modern era. Both eras are safe to
+// serve together because what an upstream sends reaches only the client
+// whose call caused it (docs/security.md, "Attribution").
+const DefaultModern = true
 
 // ModernEnabled is protocol.modern with its default.
 func (p Protocol) ModernEnabled() bool {

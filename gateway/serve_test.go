@@ -107,7 +107,7 @@ func agHTTPClient(t *testing.T, h *Gateway, client *mcp.Client) *mcp.ClientSessi
 	t.Helper()
 	srv := httptest.NewServer(h.HTTPHandler(nil))
 	t.Cleanup(srv.Close)
-	cs, err := client.Connect(fixture.Context(t), &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp", MaxRetries: -1}, nil)
+	cs, err := client.Connect(fixture.Context(t), &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp", MaxRetries: -1}, fixture.Legacy())
 	if err != nil {
 		t.Fatalf("connect to hub over HTTP: %v", err)
 	}
@@ -325,7 +325,7 @@ func (c *agRecConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 func agRecordedClient(t *testing.T, h *Gateway, opts *mcp.ClientOptions) (*mcp.ClientSession, *agWire) {
 	t.Helper()
 	wire := &agWire{}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "rec", Version: "0"}, opts).Connect(fixture.Context(t), agRecTransport{agSessionTransport(t, h), wire}, nil)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "rec", Version: "0"}, opts).Connect(fixture.Context(t), agRecTransport{agSessionTransport(t, h), wire}, fixture.Legacy())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -522,7 +522,7 @@ func TestPassthroughLogging(t *testing.T) {
 	srv := httptest.NewServer(h.HTTPHandler(nil))
 	t.Cleanup(srv.Close)
 	hc, err := mcp.NewClient(&mcp.Implementation{Name: "http", Version: "0"}, &mcp.ClientOptions{LoggingMessageHandler: logs}).
-		Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp", HTTPClient: &http.Client{Transport: rec}, MaxRetries: -1}, nil)
+		Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp", HTTPClient: &http.Client{Transport: rec}, MaxRetries: -1}, fixture.Legacy())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,7 +30,7 @@ func TestModernDiscovery(t *testing.T) { fixture.RunModernDiscovery(t, connectMo
 // on its subscriptions/listen stream, in memory.
 func TestModernListen(t *testing.T) { fixture.RunModernListen(t, connectModern) }
 
-// TestProtocolConfig: protocol.modern defaults to off, and decides whether
+// TestProtocolConfig: protocol.modern defaults to on, and decides whether
 // a session's server offers 2026-07-28; an unknown key under protocol is
 // refused.
 func TestProtocolConfig(t *testing.T) {
@@ -39,7 +39,7 @@ func TestProtocolConfig(t *testing.T) {
 		modern  bool
 		wantErr bool
 	}{
-		{"", config.DefaultModern, false},
+		{"", true, false},
 		{"protocol:\n  modern: true\n", true, false},
 		{"protocol:\n  modern: false\n", false, false},
 		{"protocol:\n  moden: true\n", false, true},

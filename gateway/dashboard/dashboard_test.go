@@ -168,7 +168,7 @@ func TestPageContent(t *testing.T) {
 	// A client session of principal ops that has loaded a tool.
 	client := mcp.NewClient(&mcp.Implementation{Name: "dash-test", Version: "1.2"}, nil)
 	cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{
-		Endpoint: base + "/mcp", HTTPClient: &http.Client{Transport: bearer("dashboard-token-1234")}, DisableStandaloneSSE: true}, nil)
+		Endpoint: base + "/mcp", HTTPClient: &http.Client{Transport: bearer("dashboard-token-1234")}, DisableStandaloneSSE: true}, fixture.Legacy())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ conformance_version=0.1.16
 # (MCP_HUB_CONFORMANCE_NEXT): the 2025-11-25 runs stay on the version above.
 conformance_next_version=0.2.0-alpha.12
 node_major=22
-# Real MCP clients (cmd/mcp-hub/realclients_test.go), from the npm registry.
+# Real MCP clients (e2e/realclients_test.go), from the npm registry.
 claude_version=2.1.332
 codex_version=0.171.0
 # A real sentence-embedding model for the hybrid-search tests

@@ -20,7 +20,7 @@
 #
 # Environment: MCP_HUB_FUZZTIME (fuzz each target this long; default 5s,
 # 0 = no fuzzing), MCP_HUB_TEST_TIMEOUT (go test -timeout, default 12m:
-# cmd/mcp-hub, the longest package, takes about 5 minutes under -race on 2
+# e2e, the longest package, takes about 5 minutes under -race on 2
 # cores; a hung test still ends well within CI's 90 minutes).
 set -euo pipefail
 
@@ -269,9 +269,9 @@ else
 fi
 
 # --- 3a. the real MCP clients, alone ------------------------------------------
-step "clients: go test -run '$real_clients' ./cmd/mcp-hub"
+step "clients: go test -run '$real_clients' ./e2e"
 t0=$SECONDS
-if go test -count=1 -timeout "$test_timeout" -run "$real_clients" -v ./cmd/mcp-hub 2>&1 | tee -a "$log" | grep -E '^\s*(--- |ok|FAIL|PASS)|realclients_(test|eras_test).go'; then
+if go test -count=1 -timeout "$test_timeout" -run "$real_clients" -v ./e2e 2>&1 | tee -a "$log" | grep -E '^\s*(--- |ok|FAIL|PASS)|realclients_(test|eras_test).go'; then
 	record realclients ok $((SECONDS - t0)) "Claude Code (3 settings, both eras), Codex CLI; stdio and HTTP"
 else
 	record realclients FAIL $((SECONDS - t0)) "log: .cache/test.log"
@@ -303,12 +303,12 @@ else
 fi
 
 # --- 4. load test ------------------------------------------------------------
-# A bounded run of TestLoad (cmd/mcp-hub/load_test.go): 20 HTTP sessions for
+# A bounded run of TestLoad (e2e/load_test.go): 20 HTTP sessions for
 # 8 s against real upstreams, one killed every 2 s. Without -race: it checks
 # memory and goroutines return to their start, which the race detector skews.
-step "load: MCP_HUB_LOAD=1 go test -run '^TestLoad$' ./cmd/mcp-hub"
+step "load: MCP_HUB_LOAD=1 go test -run '^TestLoad$' ./e2e"
 t0=$SECONDS
-if MCP_HUB_LOAD=1 go test -run '^TestLoad$' -count=1 -v -timeout 5m ./cmd/mcp-hub 2>&1 | tee -a "$log" | tail -30; then
+if MCP_HUB_LOAD=1 go test -run '^TestLoad$' -count=1 -v -timeout 5m ./e2e 2>&1 | tee -a "$log" | tail -30; then
 	record load ok $((SECONDS - t0)) "20 sessions, 8 s, an upstream killed every 2 s"
 else
 	record load FAIL $((SECONDS - t0))

@@ -1,12 +1,14 @@
 package main
 
 import (
-	"net/http"
+	"context"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/mcp-hub/mcp-hub/internal/tokenstore"
-	"github.com/mcp-hub/mcp-hub/sandbox"
 )
 
 // envAsMain makes the test binary behave as the mcp-hub binary. Tests that
@@ -19,23 +21,7 @@ const envAsMain = "MCP_HUB_AS_MAIN"
 // binaries it builds once per test process here.
 var testMainCleanups []func()
 
-// envAsBrowser makes the test binary a browser whose user consents at
-// once: run as $BROWSER with the authorization URL, it follows the
-// redirects to the hub's callback.
-const envAsBrowser = "MCP_HUB_TEST_BROWSER"
-
 func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && os.Args[1] == sandbox.HelperCommand {
-		os.Exit(sandbox.RunHelper(os.Args[2:])) // this binary stands in for mcp-hub in a sandbox
-	}
-	if os.Getenv(envAsBrowser) == "1" && os.Getenv(envAsMain) != "1" && len(os.Args) == 2 {
-		resp, err := http.Get(os.Args[1])
-		if err != nil {
-			os.Exit(1)
-		}
-		resp.Body.Close()
-		os.Exit(0)
-	}
 	if os.Getenv(envAsMain) == "1" {
 		// The hub starts child processes (stdio upstreams); they must not see
 		// the variable in case one of them is a test binary too.
@@ -104,4 +90,37 @@ func TestParseMemoryLimit(t *testing.T) {
 			t.Errorf("parseMemoryLimit(%q) = %d, %v; want %d, %v", tc.in, got, ok, tc.want, tc.ok)
 		}
 	}
+}
+
+// runMain runs mcp-hub (this test binary) with args to completion, in a
+// fresh directory, with env added, and returns its combined output and
+// exit code.
+func runMain(t *testing.T, env []string, args ...string) (string, int) {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, self, args...)
+	cmd.Env = append(append(os.Environ(), env...), envAsMain+"=1")
+	cmd.Dir = t.TempDir()
+	out, err := cmd.CombinedOutput()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("mcp-hub %v: %v", args, err)
+	}
+	return string(out), code
+}
+
+func aggWrite(t *testing.T, name, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

@@ -40,7 +40,7 @@ func TestVersionStamped(t *testing.T) {
 		t.Errorf("mcp-hub version printed:\n%s\nwant the stamp %s, then the go-sdk build", out, stamp)
 	}
 
-	serve := exec.Command(bin, "--config", writeConfig(t, "servers:\n  time: {builtin: time}\n"), "serve")
+	serve := exec.Command(bin, "--config", aggWrite(t, "hub.yaml", "servers:\n  time: {builtin: time}\n"), "serve")
 	stdin, _ := serve.StdinPipe()
 	stdout, _ := serve.StdoutPipe()
 	if err := serve.Start(); err != nil {

@@ -71,7 +71,7 @@ func TestAdversarialBuiltins(t *testing.T) {
 	// Each transport drives its own hub process: they run side by side,
 	// and beside the package's other parallel tests.
 	t.Parallel()
-	cfgPath, err := filepath.Abs("../../hub.yaml")
+	cfgPath, err := filepath.Abs("../hub.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

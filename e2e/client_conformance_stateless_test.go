@@ -59,7 +59,7 @@ func clientConformanceNextCLI(t *testing.T) conformanceCLI {
 // score them for 2026-07-28): there only the first rule applies.
 func TestClientConformanceStateless(t *testing.T) {
 	cli := clientConformanceNextCLI(t)
-	root, err := filepath.Abs("../..")
+	root, err := filepath.Abs("..")
 	if err != nil {
 		t.Fatal(err)
 	}

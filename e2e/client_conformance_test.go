@@ -49,7 +49,7 @@ const clientScenarioTimeout = 120 * time.Second
 // non-auth client scenarios, all of whose checks must pass.
 func TestClientConformance(t *testing.T) {
 	cli := conformanceCLIFromEnv(t)
-	root, err := filepath.Abs("../..")
+	root, err := filepath.Abs("..")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-hub/mcp-hub/internal/fixture"
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 )
 
@@ -121,7 +122,7 @@ func TestDiscoveryOverStdio(t *testing.T) {
 	var counter listChangedCounter
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cs, err := counter.client().Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	cs, err := counter.client().Connect(ctx, &mcp.CommandTransport{Command: cmd}, fixture.Legacy())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,12 +142,12 @@ func TestDiscoveryOverHTTPSessionsAreSeparate(t *testing.T) {
 	url := "http://" + addr + "/mcp"
 
 	var ca, cb listChangedCounter
-	a, err := ca.client().Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, nil)
+	a, err := ca.client().Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, fixture.Legacy())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	b, err := cb.client().Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, nil)
+	b, err := cb.client().Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, fixture.Legacy())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -124,7 +124,7 @@ func TestAggregateCLIServeStdio(t *testing.T) {
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, fixture.Legacy())
 	if err != nil {
 		t.Fatalf("connect to mcp-hub serve: %v", err)
 	}

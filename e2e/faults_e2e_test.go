@@ -141,7 +141,7 @@ func TestE2EShutdownSignals(t *testing.T) {
 func feHTTPSession(t *testing.T, url string) *mcp.ClientSession {
 	t.Helper()
 	client := mcp.NewClient(&mcp.Implementation{Name: "fe", Version: "0"}, nil)
-	cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1, DisableStandaloneSSE: true}, nil)
+	cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1, DisableStandaloneSSE: true}, fixture.Legacy())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -325,7 +325,7 @@ func limitsListChangedFlood(t *testing.T) {
 	client := mcp.NewClient(&mcp.Implementation{Name: "flood", Version: "0"}, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + "/mcp", MaxRetries: -1}, nil)
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + "/mcp", MaxRetries: -1}, fixture.Legacy())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -372,7 +372,7 @@ func (lr *loadRun) connect(ctx context.Context, name string) (*mcp.ClientSession
 		Endpoint:   lr.base + "/mcp",
 		HTTPClient: lr.http,
 		MaxRetries: -1,
-	}, nil)
+	}, fixture.Legacy()) // the load test's sessions are 2025-11-25 sessions
 }
 
 // session is one client: connect, list, load every server's tools through

@@ -85,11 +85,7 @@ func recordingBrowser(t *testing.T, follow bool) (browser string, opens func() i
 	record := filepath.Join(dir, "opened")
 	script := "#!/bin/sh\nprintf '%s\\n' \"$1\" >> '" + record + "'\n"
 	if follow {
-		self, err := hubBinary()
-		if err != nil {
-			t.Fatal(err)
-		}
-		script += "exec '" + self + "' \"$1\"\n"
+		script += "exec '" + testBinary() + "' \"$1\"\n"
 	}
 	browser = filepath.Join(dir, "browser.sh")
 	if err := os.WriteFile(browser, []byte(script), 0o700); err != nil {

@@ -16,9 +16,10 @@ import (
 
 	"github.com/mcp-hub/mcp-hub/hub"
 	"github.com/mcp-hub/mcp-hub/internal/clientconfig"
+	"github.com/mcp-hub/mcp-hub/internal/fixture"
 )
 
-const clientsDir = "../../testdata/clients"
+const clientsDir = "../testdata/clients"
 
 // offline keeps `config check` on imported configs on this machine: no
 // npx or uvx on PATH, and HTTP(S) to anywhere but 127.0.0.1 goes to a
@@ -153,7 +154,7 @@ func TestImportClientFiles(t *testing.T) {
 // (or renamed with --name-prefix), and a backup is kept.
 func TestImportIntoExistingConfig(t *testing.T) {
 	t.Parallel()
-	bundled, err := os.ReadFile("../../hub.yaml")
+	bundled, err := os.ReadFile("../hub.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -345,7 +346,7 @@ func TestInstallCursorNameLimit(t *testing.T) {
 		cmd.Env = append(os.Environ(), envAsMain+"=1")
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		defer cancel()
-		cs, err := mcp.NewClient(&mcp.Implementation{Name: "cursor-like", Version: "0"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "cursor-like", Version: "0"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, fixture.Legacy())
 		if err != nil {
 			t.Fatalf("connect: %v", err)
 		}

@@ -353,8 +353,14 @@ func verdict(ok bool, target string) string {
 // path pays for reconnecting.
 func openSessions(tb testing.TB, url string, n int) []*mcp.ClientSession {
 	tb.Helper()
-	return openSessionsAt(tb, url, n, "")
+	return openSessionsAt(tb, url, n, legacyProtocol)
 }
+
+// legacyProtocol is the era the benchmark's sessions ask for: the one the
+// everything-server it measures directly speaks (stateful), so that the
+// hub and the direct server are measured doing the same thing
+// (BenchmarkProxyEras measures each era).
+const legacyProtocol = "2025-11-25"
 
 // openSessionsAt is openSessions with the protocol version the clients ask
 // for ("": go-sdk's newest, which a server may negotiate down).

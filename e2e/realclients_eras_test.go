@@ -39,7 +39,7 @@ func TestClaudeCodeEras(t *testing.T) {
 	if _, err := os.Stat(bin); err != nil {
 		t.Fatalf("MCP_HUB_CLAUDE: %v (rerun ./scripts/test.sh to reinstall)", err)
 	}
-	base, err := os.ReadFile(filepath.Join("..", "..", "hub.yaml"))
+	base, err := os.ReadFile(filepath.Join("..", "hub.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}

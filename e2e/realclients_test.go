@@ -336,7 +336,7 @@ func TestRealClients(t *testing.T) {
 // over stdio or as a server on 127.0.0.1 for HTTP.
 func realClientHub(t *testing.T, transport string) hubServer {
 	t.Helper()
-	cfg, err := filepath.Abs("../../hub.yaml")
+	cfg, err := filepath.Abs("../hub.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -96,11 +96,11 @@ func TestClaudeCodeToolSearch(t *testing.T) {
 	if set == "" || bin == "" {
 		t.Skipf("a measurement: set %s to a benchmark set (livemcpbench) and MCP_HUB_CLAUDE", envToolSearchEval)
 	}
-	corpus, err := eval.LoadCorpus("../../testdata/bench/" + set + "/corpus.json")
+	corpus, err := eval.LoadCorpus("../testdata/bench/" + set + "/corpus.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	queries, err := eval.LoadQueries("../../testdata/bench/" + set + "/queries-dev.jsonl")
+	queries, err := eval.LoadQueries("../testdata/bench/" + set + "/queries-dev.jsonl")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -196,7 +196,7 @@ func startReloadHub(t *testing.T, cfgPath string, useHTTP bool, interval string,
 		h.cmd.Env = append(os.Environ(), envAsMain+"=1")
 		h.cmd.Stderr = log
 		h.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-		cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: h.cmd}, nil)
+		cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: h.cmd}, fixture.Legacy())
 		if err != nil {
 			t.Fatalf("connect to mcp-hub over stdio: %v\n%s", err, log)
 		}
@@ -219,7 +219,7 @@ func startReloadHub(t *testing.T, cfgPath string, useHTTP bool, interval string,
 	}()
 	var cs *mcp.ClientSession
 	fixture.Eventually(t, 60*time.Second, "the hub answers at "+h.addr, func() bool {
-		cs, err = client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: "http://" + h.addr + "/mcp", MaxRetries: -1}, nil)
+		cs, err = client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: "http://" + h.addr + "/mcp", MaxRetries: -1}, fixture.Legacy())
 		return err == nil
 	})
 	h.cs = cs

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-hub/mcp-hub/internal/fixture"
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 
 	"github.com/mcp-hub/mcp-hub/config"
@@ -96,7 +97,7 @@ func startupTimes(b *testing.B, ev string, box *sandbox.Runner) []time.Duration 
 				b.Fatal(err)
 			}
 		}
-		cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "0"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "0"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, fixture.Legacy())
 		if err != nil {
 			b.Fatal(err)
 		}

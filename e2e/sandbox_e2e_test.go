@@ -22,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-hub/mcp-hub/internal/fixture"
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 )
 
@@ -55,7 +56,7 @@ func hostileServer(t *testing.T) string {
 		testMainCleanups = append(testMainCleanups, func() { os.RemoveAll(dir) })
 		exe := filepath.Join(dir, "hostile")
 		cmd := exec.Command("go", "build", "-o", exe, "./testdata/hostile")
-		cmd.Dir = filepath.Join("..", "..")
+		cmd.Dir = ".."
 		if out, err := cmd.CombinedOutput(); err != nil {
 			hostileBuild.err = fmt.Errorf("go build ./testdata/hostile: %v\n%s", err, out)
 			return
@@ -108,7 +109,7 @@ func mustExecutable(t *testing.T) string {
 // connectListing opens a session and returns it if its tools/list has tool.
 func connectListing(ctx context.Context, url, tool string) (*mcp.ClientSession, error) {
 	client := mcp.NewClient(&mcp.Implementation{Name: "sandbox-test", Version: "0"}, nil)
-	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1, DisableStandaloneSSE: true}, nil)
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1, DisableStandaloneSSE: true}, fixture.Legacy())
 	if err != nil {
 		return nil, err
 	}

@@ -125,7 +125,7 @@ func startReplicas(t *testing.T, config func(redisAddr string) string) *scaleOut
 	rr, sticky := freeAddr(t), freeAddr(t)
 	env := []string{"RR_BIND=" + rr, "STICKY_BIND=" + sticky,
 		"HUB1=" + strings.TrimPrefix(d.hubBases[0], "http://"), "HUB2=" + strings.TrimPrefix(d.hubBases[1], "http://")}
-	hp := startChild(t, "haproxy", env, haproxy, "-f", filepath.Join("..", "..", "deploy", "haproxy.cfg"), "-db")
+	hp := startChild(t, "haproxy", env, haproxy, "-f", filepath.Join("..", "deploy", "haproxy.cfg"), "-db")
 	d.roundRobin, d.sticky = "http://"+rr+"/mcp", "http://"+sticky+"/mcp"
 	fixture.Eventually(t, 30*time.Second, "haproxy forwarding to the hubs", func() bool {
 		if hp.exited() {
@@ -179,7 +179,7 @@ func connectThrough(t *testing.T, url string) *mcp.ClientSession {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	client := mcp.NewClient(&mcp.Implementation{Name: "scaleout-test", Version: "0"}, nil)
-	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, nil)
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, fixture.Legacy())
 	if err != nil {
 		t.Fatalf("connect through %s: %v", url, err)
 	}
@@ -298,7 +298,7 @@ func TestScaleOutRedisOutage(t *testing.T) {
 func (d *scaleOut) startNginx(t *testing.T) string {
 	t.Helper()
 	bin := realBinary(t, "nginx", "nginx")
-	tmpl, err := os.ReadFile(filepath.Join("..", "..", "deploy", "nginx.conf"))
+	tmpl, err := os.ReadFile(filepath.Join("..", "deploy", "nginx.conf"))
 	if err != nil {
 		t.Fatal(err)
 	}

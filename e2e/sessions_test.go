@@ -63,7 +63,7 @@ func TestSessionMemory(t *testing.T) {
 	}
 	n := limitsEnv(t, "MCP_HUB_SESSIONS_N", 1000)
 	raiseFileLimit(t, 4096)
-	bundled, err := os.ReadFile(filepath.Join("..", "..", "hub.yaml"))
+	bundled, err := os.ReadFile(filepath.Join("..", "hub.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,6 +32,8 @@
 #                            .cache/npm/node_modules/@modelcontextprotocol/sdk)
 #   MCP_HUB_MEMORY_PROFILE   a directory: the hub's heap profile with the
 #                            sessions open goes there (MCP_HUB_PPROF)
+#   MCP_HUB_MEMORY_ONLY      "everything": only the hub and the peer in front
+#                            of the everything-server (scripts/compare.sh)
 # Linux only (/proc). Each process is stopped before the next starts.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -165,7 +167,7 @@ measure() {
 	idle2=$(rss "$pid" VmRSS)
 	sleep 18
 	idle=$(rss "$pid" VmRSS) anon=$(rss "$pid" RssAnon) file=$(rss "$pid" RssFile)
-	local base=- open=- streams=- at2=- at15=- base_anon=- anon15=-
+	local base=- open=- streams=- at2=- at15=- base_anon=- anon15=- anon2=-
 	if ((sessions > 0)); then
 		# Warm-up: 50 sessions opened and closed, so that what serving
 		# allocates or touches once is in the baseline.
@@ -175,7 +177,7 @@ measure() {
 		hold "$url" "$sessions"
 		read -r _ open streams <<<"$hold_line"
 		sleep 2
-		at2=$(rss "$pid" VmRSS)
+		at2=$(rss "$pid" VmRSS) anon2=$(rss "$pid" RssAnon)
 		sleep 18
 		at15=$(rss "$pid" VmRSS) anon15=$(rss "$pid" RssAnon)
 		if [[ -n ${MCP_HUB_MEMORY_PROFILE:-} && $label == hub* ]]; then
@@ -187,12 +189,15 @@ measure() {
 	kill "$pid"
 	wait "$pid" 2>/dev/null || true
 	pid=
-	echo "$label|$idle2|$idle|$anon|$file|$base|$open|$streams|$at2|$at15|$base_anon|$anon15" >>"$results"
+	echo "$label|$idle2|$idle|$anon|$file|$base|$open|$streams|$at2|$at15|$base_anon|$anon15|$anon2" >>"$results"
 }
 
+only=${MCP_HUB_MEMORY_ONLY:-}
 hub_targets() { # PREFIX BINARY
-	measure "$1 bundled" "http://127.0.0.1:$port/mcp" "$n" "$2" --config "$tmp/bundled.yaml" serve --http "127.0.0.1:$port"
-	port=$(free_port)
+	if [[ $only != everything ]]; then
+		measure "$1 bundled" "http://127.0.0.1:$port/mcp" "$n" "$2" --config "$tmp/bundled.yaml" serve --http "127.0.0.1:$port"
+		port=$(free_port)
+	fi
 	measure "$1 everything" "http://127.0.0.1:$port/mcp" "$n" "$2" --config "$tmp/everything.yaml" serve --http "127.0.0.1:$port"
 }
 
@@ -205,9 +210,11 @@ hub_targets hub "$hub"
 port=$(free_port)
 peer_config "$port" "{\"everything\": {\"command\": \"$everything\"}}" >"$tmp/peer-everything.json"
 measure "peer everything" "http://127.0.0.1:$port/everything/mcp" "$n" "$peer" -config "$tmp/peer-everything.json"
-port=$(free_port)
-peer_config "$port" "{$builtin_servers}" >"$tmp/peer-builtins.json"
-measure "peer builtins" "http://127.0.0.1:$port/time/mcp" 0 "$peer" -config "$tmp/peer-builtins.json"
+if [[ $only != everything ]]; then
+	port=$(free_port)
+	peer_config "$port" "{$builtin_servers}" >"$tmp/peer-builtins.json"
+	measure "peer builtins" "http://127.0.0.1:$port/time/mcp" 0 "$peer" -config "$tmp/peer-builtins.json"
+fi
 if [[ -n ${MCP_HUB_MEMORY_BASELINE:-} ]]; then
 	port=$(free_port)
 	hub_targets base "$MCP_HUB_MEMORY_BASELINE"
@@ -221,15 +228,17 @@ awk -F'|' -v n="$n" '
 	function mb(k) { return sprintf("%.1f", k / 1024) }
 	function per(a) { return a == "-" ? "-" : sprintf("%.1f", (a - $6) / n) }
 	function peranon() { return $12 == "-" ? "-" : sprintf("%.1f", ($12 - $11) / n) }
-	BEGIN { printf "%-16s %8s %8s %8s %8s %9s %9s %6s %9s %9s %10s\n", "target", "idle 2s", "idle 20s", "anon", "file", "base MB", "sessions", "GET", "KiB/s 2s", "KiB/s 20s", "anon 20s" }
-	{ printf "%-16s %8s %8s %8s %8s %9s %9s %6s %9s %9s %10s\n", $1, mb($2), mb($3), mb($4), mb($5), $6 == "-" ? "-" : mb($6), $7, $8, per($9), per($10), peranon()
+	function peranon2() { return $13 == "-" ? "-" : sprintf("%.1f", ($13 - $11) / n) }
+	BEGIN { printf "%-16s %8s %8s %8s %8s %9s %9s %6s %9s %9s %9s %10s\n", "target", "idle 2s", "idle 20s", "anon", "file", "base MB", "sessions", "GET", "KiB/s 2s", "KiB/s 20s", "anon 2s", "anon 20s" }
+	{ printf "%-16s %8s %8s %8s %8s %9s %9s %6s %9s %9s %9s %10s\n", $1, mb($2), mb($3), mb($4), mb($5), $6 == "-" ? "-" : mb($6), $7, $8, per($9), per($10), peranon2(), peranon()
 	  idle[$1] = $3
-	  if ($9 != "-") { s2[$1] = ($9 - $6) / n; s15[$1] = ($10 - $6) / n; a15[$1] = ($12 - $11) / n } }
+	  if ($9 != "-") { s2[$1] = ($9 - $6) / n; s15[$1] = ($10 - $6) / n; a15[$1] = ($12 - $11) / n; a2[$1] = ($13 - $11) / n } }
 	END {
 		if (("hub everything" in s15) && ("peer everything" in s15)) {
-			printf "hub/peer, same upstream: idle (20 s) %.2fx, per session %.2fx (2 s) %.2fx (20 s), anonymous memory per session %.2fx (20 s)\n",
-				idle["hub everything"] / idle["peer everything"], s2["hub everything"] / s2["peer everything"], s15["hub everything"] / s15["peer everything"], a15["hub everything"] / a15["peer everything"]
-			printf "hub bundled / peer builtins: idle (20 s) %.2fx\n", idle["hub bundled"] / idle["peer builtins"]
+			printf "hub/peer, same upstream: idle (20 s) %.2fx, per session %.2fx (2 s) %.2fx (20 s), anonymous memory per session %.2fx (2 s) %.2fx (20 s)\n",
+				idle["hub everything"] / idle["peer everything"], s2["hub everything"] / s2["peer everything"], s15["hub everything"] / s15["peer everything"], a2["hub everything"] / a2["peer everything"], a15["hub everything"] / a15["peer everything"]
+			if (("hub bundled" in idle) && ("peer builtins" in idle))
+				printf "hub bundled / peer builtins: idle (20 s) %.2fx\n", idle["hub bundled"] / idle["peer builtins"]
 		}
 		if ("base everything" in s15)
 			printf "hub/base: idle (bundled, 20 s) %.2fx, per session (everything) %.2fx (2 s) %.2fx (20 s)\n",

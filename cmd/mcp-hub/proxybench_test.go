@@ -265,6 +265,17 @@ func BenchmarkProxy(b *testing.B) {
 				res.hub.callsPerSec()/res.peer.callsPerSec(),
 				res.peer.callsPerSec()/res.direct.callsPerSec(), res.hub.callsPerSec()/res.direct.callsPerSec())
 		}
+		// One line a session count for scripts/compare.sh.
+		for _, n := range benchSessions {
+			res, ok := results[n]
+			if !ok || res.peer.calls() == 0 {
+				continue
+			}
+			us := func(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
+			fmt.Printf("compare sessions=%d direct_p50_us=%.1f hub_p50_us=%.1f peer_p50_us=%.1f direct_cps=%.1f hub_cps=%.1f peer_cps=%.1f\n", n,
+				us(res.direct.p50()), us(res.hub.p50()), us(res.peer.p50()),
+				res.direct.callsPerSec(), res.hub.callsPerSec(), res.peer.callsPerSec())
+		}
 	}
 	if baselineURL == "" {
 		return

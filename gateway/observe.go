@@ -51,6 +51,20 @@ func recordOf(ctx context.Context) *callRecord {
 	return r
 }
 
+// callContext is a tools/call's context: it carries the call's record and
+// the gateway's CallTrace, in one allocation.
+type callContext struct {
+	hub.TraceContext
+	rec callRecord
+}
+
+func (c *callContext) Value(key any) any {
+	if _, ok := key.(callRecordKey); ok {
+		return &c.rec
+	}
+	return c.TraceContext.Value(key)
+}
+
 // sessionCreated is the hub's SessionCreated hook: every session is
 // observed.
 func (g *Gateway) sessionCreated(s *hub.Session) {
@@ -72,8 +86,10 @@ func (g *Gateway) observe(s *hub.Session) mcp.Middleware {
 				return res, err
 			}
 			start := time.Now()
-			rec := &callRecord{}
-			ctx = hub.WithCallTrace(context.WithValue(ctx, callRecordKey{}, rec), &g.callTrace)
+			cc := &callContext{}
+			cc.Init(ctx, &g.callTrace)
+			rec := &cc.rec
+			ctx = cc
 			var span trace.Span
 			if tr != nil {
 				ctx, span = tr.startRequest(ctx, s, method, req)

@@ -208,6 +208,14 @@ func BenchmarkProxy(b *testing.B) {
 				b.ReportMetric(float64(res.hub.p50())/float64(res.baseline.p50()), "hub/baseline-p50")
 				b.ReportMetric(res.hub.callsPerSec()/res.baseline.callsPerSec(), "hub/baseline-calls/s")
 			}
+			if peer != nil && res.peer.calls() >= benchRounds {
+				// One line a run of the sub-benchmark (-count runs it again,
+				// the parent once) for scripts/compare.sh.
+				res.peer.summarize()
+				fmt.Printf("compare sessions=%d direct_p50_us=%.1f hub_p50_us=%.1f peer_p50_us=%.1f direct_cps=%.1f hub_cps=%.1f peer_cps=%.1f\n", sessions,
+					us(res.direct.p50()), us(res.hub.p50()), us(res.peer.p50()),
+					res.direct.callsPerSec(), res.hub.callsPerSec(), res.peer.callsPerSec())
+			}
 			// Sub-benchmarks run with growing b.N; the last run counts.
 			results[sessions] = res
 		})
@@ -264,17 +272,6 @@ func BenchmarkProxy(b *testing.B) {
 				float64(res.hub.p50())/float64(res.peer.p50()), float64(res.hub.p99())/float64(res.peer.p99()),
 				res.hub.callsPerSec()/res.peer.callsPerSec(),
 				res.peer.callsPerSec()/res.direct.callsPerSec(), res.hub.callsPerSec()/res.direct.callsPerSec())
-		}
-		// One line a session count for scripts/compare.sh.
-		for _, n := range benchSessions {
-			res, ok := results[n]
-			if !ok || res.peer.calls() == 0 {
-				continue
-			}
-			us := func(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
-			fmt.Printf("compare sessions=%d direct_p50_us=%.1f hub_p50_us=%.1f peer_p50_us=%.1f direct_cps=%.1f hub_cps=%.1f peer_cps=%.1f\n", n,
-				us(res.direct.p50()), us(res.hub.p50()), us(res.peer.p50()),
-				res.direct.callsPerSec(), res.hub.callsPerSec(), res.peer.callsPerSec())
 		}
 	}
 	if baselineURL == "" {

@@ -66,8 +66,9 @@ awk -v runs="$runs" -v hs="$hub_size" -v ps="$peer_size" '
 		for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (v[j] < v[i]) { t = v[i]; v[i] = v[j]; v[j] = t }
 		return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
 	}
-	FILENAME ~ /bench/ && $1 == "compare" {
-		for (i = 2; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
+	FILENAME ~ /bench/ && match($0, /compare sessions=[^\t]*/) {
+		nf = split(substr($0, RSTART, RLENGTH), fld, " ")
+		for (i = 2; i <= nf; i++) { split(fld[i], kv, "="); f[kv[1]] = kv[2] }
 		s = f["sessions"]; c = ++cnt[s]
 		hp[s, c] = f["hub_p50_us"]; pp[s, c] = f["peer_p50_us"]; dp[s, c] = f["direct_p50_us"]
 		hd[s, c] = f["hub_p50_us"] / f["direct_p50_us"]; pd[s, c] = f["peer_p50_us"] / f["direct_p50_us"]; hpp[s, c] = f["hub_p50_us"] / f["peer_p50_us"]

@@ -215,7 +215,7 @@ func BenchmarkProxy(b *testing.B) {
 				// One line a run of the sub-benchmark (-count runs it again,
 				// the parent once) for scripts/compare.sh.
 				res.peer.summarize()
-				fmt.Printf("compare sessions=%d direct_p50_us=%.1f hub_p50_us=%.1f peer_p50_us=%.1f direct_cps=%.1f hub_cps=%.1f peer_cps=%.1f\n", sessions,
+				fmt.Printf("\ncompare sessions=%d direct_p50_us=%.1f hub_p50_us=%.1f peer_p50_us=%.1f direct_cps=%.1f hub_cps=%.1f peer_cps=%.1f\n", sessions,
 					us(res.direct.p50()), us(res.hub.p50()), us(res.peer.p50()),
 					res.direct.callsPerSec(), res.hub.callsPerSec(), res.peer.callsPerSec())
 			}

@@ -8,7 +8,7 @@
 #     and once RSS has settled (the baseline), N sessions of the TypeScript
 #     SDK's client (initialize, notifications/initialized, then the GET
 #     stream the SDK opens), held open; RSS 2 s and 20 s after the last one
-#     opened, less the baseline, over N; and RssAnon at 20 s the same way
+#     opened, less the baseline, over N; and RssAnon at 2 s and 20 s the same way
 #     (the hub's program pages, returned once when it first goes quiet,
 #     come back as sessions are served and count in VmRSS, not in RssAnon).
 # Targets, each a fresh process in turn:

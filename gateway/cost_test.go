@@ -2,8 +2,8 @@ package gateway
 
 import (
 	"io"
-	"net/http"
 	"math"
+	"net/http"
 	"runtime"
 	"strings"
 	"testing"

@@ -69,11 +69,11 @@ func TestConformanceModern(t *testing.T) {
 	}
 	for _, v := range variants {
 		t.Run(v.name, func(t *testing.T) {
-			cfg := fmt.Sprintf("protocol:\n  modern: true\nservers:\n  everything:\n    command: %s\n    prefix: \"\"\n", strconv.Quote(ev))
+			cfg := fmt.Sprintf("servers:\n  everything:\n    command: %s\n    prefix: \"\"\n", strconv.Quote(ev)) // protocol.modern as shipped (on)
 			exe := ev
 			if v.httpUp {
 				u, _ := startEverythingHTTP(t, ev, "everything-upstream-modern")
-				cfg = fmt.Sprintf("protocol:\n  modern: true\nservers:\n  everything:\n    url: %s\n    prefix: \"\"\n", strconv.Quote(u))
+				cfg = fmt.Sprintf("servers:\n  everything:\n    url: %s\n    prefix: \"\"\n", strconv.Quote(u))
 				exe = ""
 			}
 			hubURL, hub := startHub(t, v.name, cfg, exe)
@@ -91,7 +91,7 @@ func TestConformanceModern(t *testing.T) {
 			resLegacy := base.run(t, v.name+"-2025", hubURL, directLegacy.order)
 			for _, r := range diff(directLegacy, resLegacy) {
 				if r.regression {
-					t.Errorf("at %s, with protocol.modern on: %s is %s directly, %s through the hub", specVersion, r.name(), r.direct, r.hub)
+					t.Errorf("at %s, with protocol.modern as shipped: %s is %s directly, %s through the hub", specVersion, r.name(), r.direct, r.hub)
 				}
 			}
 			t.Logf("%s at %s: %d passed, %d failed (direct: %d passed)", v.name, specVersion, resLegacy.passed(), resLegacy.failed(), directLegacy.passed())

@@ -41,6 +41,9 @@ import (
 // hub too: this test binary, though running the same main(), measured ~9%
 // faster at one session than `go build` of the same code.
 //
+// MCP_HUB_BENCH_HUB_FLAGS adds flags to that hub's `serve` (not the
+// baseline's), e.g. --share-cpus, to A/B a flag with the same binary.
+//
 // MCP_HUB_BENCH_PEER=/path/to/mcp-proxy adds TBXark/mcp-proxy (see
 // scripts/memory.sh for building it) in front of the same server over
 // stdio, as one more path in the same rounds, so the hub is compared with
@@ -86,7 +89,7 @@ func BenchmarkProxy(b *testing.B) {
 	var hubURL string
 	var hubProc, baselineProc *child
 	if bin := os.Getenv("MCP_HUB_BENCH_HUB"); bin != "" {
-		hubURL, hubProc = startHubBinary(b, "hub", bin, cfg)
+		hubURL, hubProc = startHubBinary(b, "hub", bin, cfg, strings.Fields(os.Getenv("MCP_HUB_BENCH_HUB_FLAGS"))...)
 	} else {
 		hubURL, hubProc = startHub(b, "hub", cfg, ev)
 	}
@@ -208,6 +211,14 @@ func BenchmarkProxy(b *testing.B) {
 				b.ReportMetric(float64(res.hub.p50())/float64(res.baseline.p50()), "hub/baseline-p50")
 				b.ReportMetric(res.hub.callsPerSec()/res.baseline.callsPerSec(), "hub/baseline-calls/s")
 			}
+			if peer != nil && res.peer.calls() >= benchRounds {
+				// One line a run of the sub-benchmark (-count runs it again,
+				// the parent once) for scripts/compare.sh.
+				res.peer.summarize()
+				fmt.Printf("\ncompare sessions=%d direct_p50_us=%.1f hub_p50_us=%.1f peer_p50_us=%.1f direct_cps=%.1f hub_cps=%.1f peer_cps=%.1f\n", sessions,
+					us(res.direct.p50()), us(res.hub.p50()), us(res.peer.p50()),
+					res.direct.callsPerSec(), res.hub.callsPerSec(), res.peer.callsPerSec())
+			}
 			// Sub-benchmarks run with growing b.N; the last run counts.
 			results[sessions] = res
 		})
@@ -303,14 +314,14 @@ func processCPU(pid int) time.Duration {
 
 // startHubBinary runs an mcp-hub binary (MCP_HUB_BENCH_HUB, _BASELINE) on
 // the same config and waits until it is ready.
-func startHubBinary(tb testing.TB, name, bin, cfgYAML string) (string, *child) {
+func startHubBinary(tb testing.TB, name, bin, cfgYAML string, serveFlags ...string) (string, *child) {
 	tb.Helper()
 	cfgPath := filepath.Join(tb.TempDir(), "hub.yaml")
 	if err := os.WriteFile(cfgPath, []byte(cfgYAML), 0o644); err != nil {
 		tb.Fatal(err)
 	}
 	addr := freeAddr(tb)
-	c := startChild(tb, name, nil, bin, "--config", cfgPath, "serve", "--http", addr)
+	c := startChild(tb, name, nil, bin, append([]string{"--config", cfgPath, "serve", "--http", addr}, serveFlags...)...)
 	url := "http://" + addr + "/mcp"
 	ctx, cancel := context.WithTimeout(context.Background(), hubReadyTimeout)
 	defer cancel()

@@ -3,6 +3,7 @@ package gateway
 import (
 	"io"
 	"math"
+	"net/http"
 	"runtime"
 	"strings"
 	"testing"
@@ -51,5 +52,42 @@ func TestCallAllocations(t *testing.T) {
 	t.Logf("%d bytes allocated per call (least of %d rounds)", perCall, rounds)
 	if perCall > limit {
 		t.Errorf("forwarding one tools/call allocated %d bytes, over the limit of %d: profile it with go test -memprofile (does third_party/go-sdk still carry go-sdk.patch?)", perCall, limit)
+	}
+}
+
+// BenchmarkCall forwards tools/call from a streamable HTTP client through
+// the real gateway to a real stdio server, in process, for allocs/op and
+// B/op (the HTTP client's side counts too; it is the same before and after
+// a change):
+//
+//	go test -run '^$' -bench '^BenchmarkCall$' -benchmem -count 5 ./gateway
+func BenchmarkCall(b *testing.B) {
+	url, hdr := secRawSession(b, fixture.RestartingConfig(fixture.StdioEntry(b, "fx", "-tools", "echo")))
+	const body = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"fx__echo","arguments":{"text":"hello"}}}`
+	client := &http.Client{}
+	call := func() {
+		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		for k, v := range hdr {
+			req.Header.Set(k, v)
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		out, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !strings.Contains(string(out), `fx:echo:`) {
+			b.Fatalf("tools/call: %s %s", resp.Status, out)
+		}
+	}
+	for range 50 {
+		call()
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		call()
 	}
 }

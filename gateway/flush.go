@@ -41,10 +41,11 @@ func answerInOneWrite(next http.Handler) http.Handler {
 
 // serveInOneWrite is answerInOneWrite for a POST: apart, so that the frame
 // a held GET stream keeps below it stays small (see jsonRPCErrors).
+// The writer and the body it watches are one allocation.
 func serveInOneWrite(next http.Handler, w http.ResponseWriter, r *http.Request) {
-	body := &firstByte{r: r.Body}
-	r.Body = readCloser{Reader: body, Closer: r.Body}
-	aw := &oneWriteAnswer{ResponseWriter: w, holding: true, single: func() bool { return body.b == '{' }}
+	aw := &oneWriteAnswer{ResponseWriter: w, holding: true}
+	aw.body.r = r.Body
+	r.Body = &aw.body
 	defer aw.release()
 	next.ServeHTTP(aw, r)
 }
@@ -54,7 +55,7 @@ func serveInOneWrite(next http.Handler, w http.ResponseWriter, r *http.Request) 
 // with the release when the handler returns.
 type oneWriteAnswer struct {
 	http.ResponseWriter
-	single func() bool // the request body was one JSON object
+	body firstByte // the request body, read through it
 
 	mu      sync.Mutex
 	holding bool
@@ -96,7 +97,7 @@ func (w *oneWriteAnswer) FlushError() error {
 // answered reports whether what is held is the whole answer: the response
 // to the one request of the POST.
 func (w *oneWriteAnswer) answered() bool {
-	return w.single() && isResponseEvent(w.buf.Bytes())
+	return w.body.b == '{' && isResponseEvent(w.buf.Bytes())
 }
 
 func (w *oneWriteAnswer) Flush() { w.FlushError() }
@@ -150,11 +151,14 @@ func isResponseEvent(sse []byte) bool {
 	return bytes.HasPrefix(rest, []byte(`,"result":`)) || bytes.HasPrefix(rest, []byte(`,"error":`))
 }
 
-// firstByte notes the first non-space byte read through it.
+// firstByte notes the first non-space byte read through it: the request
+// body was one JSON object if it is '{'.
 type firstByte struct {
-	r io.Reader
+	r io.ReadCloser
 	b byte
 }
+
+func (f *firstByte) Close() error { return f.r.Close() }
 
 func (f *firstByte) Read(p []byte) (int, error) {
 	n, err := f.r.Read(p)

@@ -21,14 +21,14 @@ import (
 // Everything else passes through untouched, streaming included.
 func (g *Gateway) jsonRPCErrors(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var head prefixBuffer
-		if r.Body != nil {
-			r.Body = readCloser{Reader: io.TeeReader(r.Body, &head), Closer: r.Body}
-		}
 		ew := &errorWriter{ResponseWriter: w}
+		if r.Body != nil && r.Body != http.NoBody {
+			ew.head.r = r.Body
+			r.Body = &ew.head
+		}
 		next.ServeHTTP(ew, r)
 		if ew.held {
-			g.rewriteRefusal(w, r, ew, head.Bytes())
+			g.rewriteRefusal(w, r, ew, ew.head.Bytes())
 		}
 	})
 }
@@ -84,11 +84,15 @@ func requestID(body []byte) json.RawMessage {
 
 // errorWriter holds back a plain-text error answer so that it can be
 // rewritten; any other answer goes straight through.
+//
+// It holds the request body's first bytes too (head), in the same
+// allocation.
 type errorWriter struct {
 	http.ResponseWriter
 	status int
 	held   bool
 	body   bytes.Buffer
+	head   prefixBuffer
 }
 
 func (w *errorWriter) WriteHeader(status int) {
@@ -112,16 +116,22 @@ func (w *errorWriter) Write(p []byte) (int, error) {
 // Unwrap lets http.ResponseController reach the real writer (Flush for SSE).
 func (w *errorWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
-// prefixBuffer keeps the first 64 KiB written to it: enough to read a
-// request's id without holding a large body twice.
-type prefixBuffer struct{ bytes.Buffer }
-
-func (b *prefixBuffer) Write(p []byte) (int, error) {
-	if room := 64<<10 - b.Len(); room > 0 {
-		b.Buffer.Write(p[:min(len(p), room)])
-	}
-	return len(p), nil
+// prefixBuffer is a request body that keeps the first 64 KiB read through
+// it: enough to read a request's id without holding a large body twice.
+type prefixBuffer struct {
+	bytes.Buffer
+	r io.ReadCloser
 }
+
+func (b *prefixBuffer) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	if room := 64<<10 - b.Len(); room > 0 && n > 0 {
+		b.Buffer.Write(p[:min(n, room)])
+	}
+	return n, err
+}
+
+func (b *prefixBuffer) Close() error { return b.r.Close() }
 
 type readCloser struct {
 	io.Reader

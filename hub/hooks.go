@@ -104,6 +104,29 @@ func WithCallTrace(ctx context.Context, t *CallTrace) context.Context {
 	return context.WithValue(ctx, traceKey{}, &traceList{t: t, next: prev})
 }
 
+// TraceContext is a context carrying one more CallTrace, as WithCallTrace
+// returns, for embedding in a context of the caller's own: Init it in
+// place, and a request's contexts take one allocation instead of one
+// each. A type embedding it and overriding Value must pass other keys on to
+// TraceContext's Value.
+type TraceContext struct {
+	context.Context
+	l traceList
+}
+
+// Init makes c ctx carrying t on top of the traces ctx already carries.
+func (c *TraceContext) Init(ctx context.Context, t *CallTrace) {
+	prev, _ := ctx.Value(traceKey{}).(*traceList)
+	c.Context, c.l = ctx, traceList{t: t, next: prev}
+}
+
+func (c *TraceContext) Value(key any) any {
+	if _, ok := key.(traceKey); ok {
+		return &c.l
+	}
+	return c.Context.Value(key)
+}
+
 // traces calls f with the session's own trace (its stats), then with each
 // trace ctx carries.
 func (s *Session) traces(ctx context.Context, f func(*CallTrace)) {

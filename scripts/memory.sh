@@ -31,6 +31,8 @@
 #                            .cache/npm/node_modules/@modelcontextprotocol/sdk)
 #   MCP_HUB_MEMORY_PROFILE   a directory: the hub's heap profile with the
 #                            sessions open goes there (MCP_HUB_PPROF)
+#   MCP_HUB_MEMORY_ONLY      "everything": only the hub and the peer in front
+#                            of the everything-server (scripts/compare.sh)
 # Linux only (/proc). Each process is stopped before the next starts.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -185,9 +187,12 @@ measure() {
 	echo "$label|$size|$idle|$anon|$file|$base|$open|$streams|$at2|$base_anon|$anon2" >>"$results"
 }
 
+only=${MCP_HUB_MEMORY_ONLY:-}
 hub_targets() { # PREFIX BINARY
-	measure "$1 bundled" "http://127.0.0.1:$port/mcp" "$n" "$2" --config "$tmp/bundled.yaml" serve --http "127.0.0.1:$port"
-	port=$(free_port)
+	if [[ $only != everything ]]; then
+		measure "$1 bundled" "http://127.0.0.1:$port/mcp" "$n" "$2" --config "$tmp/bundled.yaml" serve --http "127.0.0.1:$port"
+		port=$(free_port)
+	fi
 	measure "$1 everything" "http://127.0.0.1:$port/mcp" "$n" "$2" --config "$tmp/everything.yaml" serve --http "127.0.0.1:$port"
 }
 
@@ -200,9 +205,11 @@ hub_targets hub "$hub"
 port=$(free_port)
 peer_config "$port" "{\"everything\": {\"command\": \"$everything\"}}" >"$tmp/peer-everything.json"
 measure "peer everything" "http://127.0.0.1:$port/everything/mcp" "$n" "$peer" -config "$tmp/peer-everything.json"
-port=$(free_port)
-peer_config "$port" "{$builtin_servers}" >"$tmp/peer-builtins.json"
-measure "peer builtins" "http://127.0.0.1:$port/time/mcp" 0 "$peer" -config "$tmp/peer-builtins.json"
+if [[ $only != everything ]]; then
+	port=$(free_port)
+	peer_config "$port" "{$builtin_servers}" >"$tmp/peer-builtins.json"
+	measure "peer builtins" "http://127.0.0.1:$port/time/mcp" 0 "$peer" -config "$tmp/peer-builtins.json"
+fi
 if [[ -n ${MCP_HUB_MEMORY_BASELINE:-} ]]; then
 	port=$(free_port)
 	hub_targets base "$MCP_HUB_MEMORY_BASELINE"

@@ -98,6 +98,23 @@ func (r *rawCalls) deliver(line []byte) bool {
 	if !bytes.Contains(line, []byte(`"`+rawIDPrefix)) {
 		return false
 	}
+	if id, result, ok := cutResult(line); ok {
+		// The common shape: the ID looked up without a copy, the result
+		// copied once (line is the reader's buffer).
+		r.mu.Lock()
+		ch, ok := r.pending[string(id)]
+		delete(r.pending, string(id))
+		r.mu.Unlock()
+		if !ok {
+			return bytes.HasPrefix(id, []byte(rawIDPrefix))
+		}
+		if bytes.Equal(result, []byte("null")) {
+			ch <- rawReply{err: errors.New("the server answered with neither a result nor an error")}
+		} else {
+			ch <- rawReply{result: bytes.Clone(result)}
+		}
+		return true
+	}
 	msg, ok := parseReply(line)
 	if !ok {
 		return false
@@ -149,19 +166,34 @@ type reply struct {
 // write, {"jsonrpc":"2.0","id":"…","result":…}, is cut apart and its result
 // only validated, not decoded; any other is decoded.
 func parseReply(line []byte) (reply, bool) {
-	if rest, ok := bytes.CutPrefix(line, []byte(`{"jsonrpc":"2.0","id":"`)); ok {
-		if id, rest, ok := bytes.Cut(rest, []byte(`","result":`)); ok && plainString(string(id)) {
-			if result, ok := bytes.CutSuffix(rest, []byte("}")); ok && json.Valid(result) {
-				s := string(id)
-				return reply{ID: &s, Result: bytes.Clone(result)}, true
-			}
-		}
+	if id, result, ok := cutResult(line); ok {
+		s := string(id)
+		return reply{ID: &s, Result: bytes.Clone(result)}, true
 	}
 	var msg reply
 	if json.Unmarshal(line, &msg) != nil || msg.ID == nil || msg.Method != "" {
 		return reply{}, false
 	}
 	return msg, true
+}
+
+// cutResult cuts a response of the shape most servers write,
+// {"jsonrpc":"2.0","id":"…","result":…}, into its ID (unquoted) and its
+// result, which is validated, not decoded; both point into line.
+func cutResult(line []byte) (id, result []byte, ok bool) {
+	rest, ok := bytes.CutPrefix(line, []byte(`{"jsonrpc":"2.0","id":"`))
+	if !ok {
+		return nil, nil, false
+	}
+	id, rest, ok = bytes.Cut(rest, []byte(`","result":`))
+	if !ok || !plainString(string(id)) {
+		return nil, nil, false
+	}
+	result, ok = bytes.CutSuffix(rest, []byte("}"))
+	if !ok || !json.Valid(result) {
+		return nil, nil, false
+	}
+	return id, result, true
 }
 
 // end fails every waiting call with err, and every later one.

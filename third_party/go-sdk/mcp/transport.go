@@ -737,9 +737,10 @@ func (t *ioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 // readBatch reads batch data, which may be either a single JSON-RPC message,
 // or an array of JSON-RPC messages.
 func readBatch(data []byte) (msgs []jsonrpc.Message, isBatch bool, _ error) {
-	// Try to read an array of messages first.
+	// Try to read an array of messages first, if it can be one: failing to
+	// decode an object as an array costs an error's allocations.
 	var rawBatch []json.RawMessage
-	if err := internaljson.Unmarshal(data, &rawBatch); err == nil {
+	if mayBeArray(data) && internaljson.Unmarshal(data, &rawBatch) == nil {
 		if len(rawBatch) == 0 {
 			return nil, true, fmt.Errorf("empty batch")
 		}
@@ -826,4 +827,17 @@ func marshalMessages[T jsonrpc.Message](msgs []T) ([]byte, error) {
 		rawMsgs = append(rawMsgs, raw)
 	}
 	return json.Marshal(rawMsgs)
+}
+
+// mayBeArray reports whether data's first byte that is not JSON whitespace
+// opens an array.
+func mayBeArray(data []byte) bool {
+	for _, c := range data {
+		switch c {
+		case ' ', '\t', '\r', '\n':
+			continue
+		}
+		return c == '['
+	}
+	return false
 }

@@ -381,13 +381,14 @@ var asyncKey = asyncKeyType{}
 // requests, via a call to [Async].)
 type releaser struct {
 	mu       sync.Mutex
-	ch       chan struct{}
 	released bool
+	detach   func() // called once, by the first release
 }
 
-// release closes the associated channel. If soft is set, multiple calls to
-// release are allowed.
-func (r *releaser) release(soft bool) {
+// release lets the requests after this one be handled (see handleAsync). If
+// soft is set, multiple calls to release are allowed. It reports whether
+// the request had been released already.
+func (r *releaser) release(soft bool) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 
@@ -395,10 +396,13 @@ func (r *releaser) release(soft bool) {
 		if !soft {
 			panic("jsonrpc2.Async called multiple times")
 		}
-	} else {
-		close(r.ch)
-		r.released = true
+		return true
 	}
+	r.released = true
+	if !soft {
+		r.detach()
+	}
+	return false
 }
 
 type AsyncCall struct {
@@ -679,15 +683,32 @@ func (c *Connection) handleAsync() {
 			continue
 		}
 
-		releaser := &releaser{ch: make(chan struct{})}
+		// The handler runs on this goroutine. If it calls Async, the queue
+		// is handed on (detach) and this goroutine ends with the handler;
+		// otherwise the next request waits for it, as before. Handing the
+		// handler to a goroutine of its own cost one more goroutine, and
+		// one more wake-up, for every request.
+		releaser := &releaser{detach: c.detachHandler}
 		ctx := context.WithValue(req.ctx, asyncKey, releaser)
-		go func() {
-			defer releaser.release(true)
-			result, err := c.handler.Handle(ctx, req.Request)
-			c.processResult(c.handler, req, result, err)
-		}()
-		<-releaser.ch
+		result, err := c.handler.Handle(ctx, req.Request)
+		c.processResult(c.handler, req, result, err)
+		if releaser.release(true) {
+			return
+		}
 	}
+}
+
+// detachHandler is called when the request handleAsync is running calls
+// Async: the requests queued after it are handled by another goroutine,
+// started now if there are any, else by the next acceptRequest.
+func (c *Connection) detachHandler() {
+	c.updateInFlight(func(s *inFlightState) {
+		if len(s.handlerQueue) > 0 {
+			go c.handleAsync()
+		} else {
+			s.handlerRunning = false
+		}
+	})
 }
 
 // processResult processes the result of a request and, if appropriate, sends a response.

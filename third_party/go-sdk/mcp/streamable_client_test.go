@@ -1993,6 +1993,14 @@ func TestStreamableClient_StatelessSubscriptionsListen404(t *testing.T) {
 				},
 				optional: true,
 			},
+			// mcp-hub's patch: Close can cancel the listen request before
+			// the client has read its 404, and the client then sends
+			// notifications/cancelled (1 run in 90 under -race, published
+			// module included).
+			{"POST", "", notificationCancelled, ""}: {
+				status:   http.StatusAccepted,
+				optional: true,
+			},
 			{"POST", "", methodListTools, ""}: {
 				header: header{"Content-Type": "application/json"},
 				responseFunc: func(r *jsonrpc.Request) (string, int) {

@@ -2872,6 +2872,17 @@ func TestResourceSubscriptions_InMemory(t *testing.T) {
 		}
 	}
 	waitURI(subCh, "file:///r1")
+	// mcp-hub's patch: the server records the subscription after
+	// SubscribeHandler returns, and an update sent before that reaches no
+	// one (16 runs in 300 under -race, published module).
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+		server.mu.Lock()
+		n := len(server.resourceSubscriptions["file:///r1"])
+		server.mu.Unlock()
+		if n > 0 || time.Now().After(deadline) {
+			break
+		}
+	}
 
 	server.ResourceUpdated(ctx, &ResourceUpdatedNotificationParams{URI: "file:///r1"})
 	select {

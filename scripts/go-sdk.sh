@@ -29,7 +29,7 @@ packages=(mcp jsonrpc auth oauthex internal/json internal/jsonrpc2 internal/util
 # oauthex only) for auth's authorization_code_test.go.
 test_packages=(internal/oauthtest)
 # go-sdk's tests: v1.8.0 has 62 test files. The 54 in the packages above are
-# copied, all but those named in excluded_tests (path: reason). The other 8
+# copied, all but those named in excluded_tests ([path]="reason"). The other 8
 # are in packages we do not copy, so they test nothing we build:
 # auth/extauth (3), examples/server/... (3), internal/docs (1, checks the
 # SDK's documentation) and the module root's copyright_test.go (headers of
@@ -86,8 +86,8 @@ for pkg in "${packages[@]}" "${test_packages[@]}"; do
 	fi
 done
 for f in "${!excluded_tests[@]}"; do
-	if [[ ! -f $src/$f ]]; then
-		echo "go-sdk.sh: excluded test $f is not in $module@$version" >&2
+	if [[ $f != *_test.go || ! -f $src/$f ]]; then
+		echo "go-sdk.sh: excluded test $f is not a test file of $module@$version" >&2
 		exit 1
 	fi
 done

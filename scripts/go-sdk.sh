@@ -13,7 +13,10 @@
 #                                path rewrite, or if anything we build or test
 #                                imports the published packages instead
 #
-# Only the packages mcp-hub builds are copied, without their tests.
+# Only the packages mcp-hub builds are copied, with their own tests and
+# testdata, patched and rewritten like the code: `go test ./third_party/...`
+# runs go-sdk's tests against the copy we build (and ./scripts/test.sh runs
+# them with the rest).
 set -euo pipefail
 
 version=v1.8.0
@@ -21,6 +24,24 @@ module=github.com/modelcontextprotocol/go-sdk
 copy=github.com/mcp-hub/mcp-hub/third_party/go-sdk
 packages=(mcp jsonrpc auth oauthex internal/json internal/jsonrpc2 internal/util
 	internal/xcontext internal/mcpgodebug internal/authutil)
+# Packages copied only because the tests of the packages above use them:
+# internal/oauthtest (fake OAuth servers, 709 lines, standard library and
+# oauthex only) for auth's authorization_code_test.go.
+test_packages=(internal/oauthtest)
+# go-sdk's tests: v1.8.0 has 62 test files. The 54 in the packages above are
+# copied, all but those named in excluded_tests ([path]="reason"). The other 8
+# are in packages we do not copy, so they test nothing we build:
+# auth/extauth (3), examples/server/... (3), internal/docs (1, checks the
+# SDK's documentation) and the module root's copyright_test.go (headers of
+# every file of the SDK's repository).
+# The tests need two modules no other package of ours imports,
+# github.com/google/go-cmp and golang.org/x/tools (its one-file txtar
+# package only): both were in our module graph already (go-sdk requires
+# them), so go.mod now names them at the versions it had selected, and
+# go.sum and every other version are unchanged.
+declare -A excluded_tests=(
+	# none: every test file of a copied package builds and passes
+)
 
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -52,11 +73,23 @@ fi
 out=$scratch/go-sdk
 mkdir -p "$out"
 cp "$src/LICENSE" "$out/"
-for pkg in "${packages[@]}"; do
+for pkg in "${packages[@]}" "${test_packages[@]}"; do
 	mkdir -p "$out/$pkg"
 	for f in "$src/$pkg"/*.go; do
-		[[ $f == *_test.go ]] || cp "$f" "$out/$pkg/"
+		if [[ -v excluded_tests[${f#"$src/"}] ]]; then
+			continue
+		fi
+		cp "$f" "$out/$pkg/"
 	done
+	if [[ -d $src/$pkg/testdata ]]; then
+		cp -r "$src/$pkg/testdata" "$out/$pkg/"
+	fi
+done
+for f in "${!excluded_tests[@]}"; do
+	if [[ $f != *_test.go || ! -f $src/$f ]]; then
+		echo "go-sdk.sh: excluded test $f is not a test file of $module@$version" >&2
+		exit 1
+	fi
 done
 chmod -R u+w "$out"
 (cd "$out" && git apply -p1 "$patch")

@@ -425,6 +425,11 @@ func validateParamHeaders(header http.Header, msg *jsonrpc.Request, tool *Tool) 
 		}
 
 		if headerVal == "" {
+			// An empty string has an empty header, which a client may as
+			// well leave out (go-sdk's own client does): either matches.
+			if string(argRaw) == `""` {
+				continue
+			}
 			return fmt.Errorf("header mismatch: missing %s header for parameter %q", fullHeader, strings.Join(b.Path, "."))
 		}
 

@@ -336,8 +336,18 @@ func TestRealClients(t *testing.T) {
 // over stdio or as a server on 127.0.0.1 for HTTP.
 func realClientHub(t *testing.T, transport string) hubServer {
 	t.Helper()
-	cfg, err := filepath.Abs("../hub.yaml")
+	// The bundled config in the 2025-11-25 era: what these tests measure is
+	// whether a client has the tool search_tools loaded on its next model
+	// call, which only that era does. As shipped the hub serves both eras,
+	// and a client that speaks both (Claude Code 2.1.3xx) takes
+	// 2026-07-28, where a found tool is called through call_tool:
+	// TestClaudeCodeEras runs it in each.
+	base, err := os.ReadFile(filepath.Join("..", "hub.yaml"))
 	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(t.TempDir(), "hub.yaml")
+	if err := os.WriteFile(cfg, append(base, "\nprotocol:\n  modern: false\n"...), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return realClientHubWith(t, transport, cfg)

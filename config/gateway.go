@@ -255,7 +255,7 @@ func HTTPSOrLoopback(raw string) error {
 	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
 		return fmt.Errorf("%q is not an absolute http(s) URL", raw)
 	}
-	if u.Scheme == "http" && !isLoopbackHost(u.Hostname()) {
+	if u.Scheme == "http" && !IsLoopbackHost(u.Hostname()) {
 		return fmt.Errorf("%q must use https (plain http only to a loopback address)", raw)
 	}
 	return nil
@@ -312,8 +312,8 @@ func (a Auth) ToolsetClaim() string {
 	return a.OAuth.ToolsetClaim
 }
 
-// isLoopbackHost reports whether host is localhost or a loopback address.
-func isLoopbackHost(host string) bool {
+// IsLoopbackHost reports whether host is localhost or a loopback address.
+func IsLoopbackHost(host string) bool {
 	if host == "localhost" {
 		return true
 	}

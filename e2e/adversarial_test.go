@@ -55,6 +55,7 @@ import (
 	"time"
 
 	"github.com/mcp-hub/mcp-hub/builtin"
+	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/hub"
 )
 
@@ -176,7 +177,7 @@ func advCatalog(t *testing.T, c advClient, cfgPath string) []advTool {
 	}
 	tools := list()
 
-	cfg, err := hub.LoadConfig(cfgPath)
+	cfg, err := config.Load(cfgPath, builtin.Names())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,8 @@ import (
 
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 
-	"github.com/mcp-hub/mcp-hub/hub"
+	"github.com/mcp-hub/mcp-hub/builtin"
+	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/internal/clientconfig"
 	"github.com/mcp-hub/mcp-hub/internal/fixture"
 )
@@ -122,7 +123,7 @@ func TestImportClientFiles(t *testing.T) {
 			if fi, _ := os.Stat(cfg); fi.Mode().Perm() != 0o600 {
 				t.Errorf("a new hub config holding secrets has mode %v, want 0600", fi.Mode().Perm())
 			}
-			parsed, err := hub.ParseConfig(cfg, data)
+			parsed, err := config.Parse(cfg, data, builtin.Names())
 			if err != nil {
 				t.Fatalf("imported config: %v\n%s", err, data)
 			}
@@ -180,7 +181,7 @@ func TestImportIntoExistingConfig(t *testing.T) {
 		t.Errorf("no warning about a 0644 file holding copied secrets:\n%s", out)
 	}
 	out, code = runMain(t, nil, "import", src, "-c", cfg, "--name-prefix", "cd-")
-	parsed, err := hub.LoadConfig(cfg)
+	parsed, err := config.Load(cfg, builtin.Names())
 	if code != 0 || err != nil || !slices.Contains(parsed.ServerOrder, "cd-github") || !slices.Contains(parsed.ServerOrder, "cd-filesystem") {
 		t.Errorf("--name-prefix: exit %d, %v, servers %v\n%s", code, err, parsed.ServerOrder, out)
 	}

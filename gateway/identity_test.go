@@ -21,6 +21,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/mcp-hub/mcp-hub/builtin"
 	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/hub"
 	"github.com/mcp-hub/mcp-hub/internal/fixture"
@@ -124,7 +125,7 @@ func TestIdentityConfig(t *testing.T) {
 		{"session_store with hash_key", servers + "session_store: redis://127.0.0.1:6379/0\nhash_key: 0123456789abcdef0123456789abcdef\n", ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := hub.ParseConfig("hub.yaml", []byte(c.yaml))
+			_, err := config.Parse("hub.yaml", []byte(c.yaml), builtin.Names())
 			if c.wantErr == "" {
 				if err != nil {
 					t.Fatalf("ParseConfig: %v", err)

@@ -7,14 +7,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mcp-hub/mcp-hub/hub"
-	"github.com/mcp-hub/mcp-hub/internal/clean"
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
@@ -139,13 +137,13 @@ func (g *Gateway) report(s *hub.Session, req *mcp.CallToolRequest, rep *callRepo
 		// The call's record is its upstream's to fill in meanwhile:
 		// nothing of it is read here.
 		if span != nil {
-			span.SetAttributes(attrTool.String(shownName(req.Params.Name)))
+			span.SetAttributes(attrTool.String(hub.ShownName(req.Params.Name)))
 			g.endSpan(span, outcomeInputRequired, err)
 		}
 		return
 	}
 	rec, took := rep.rec.get(), time.Since(rep.start)
-	method, tool, server, outcome := "tools/call", shownName(req.Params.Name), "", OutcomeError
+	method, tool, server, outcome := "tools/call", hub.ShownName(req.Params.Name), "", OutcomeError
 	switch rec.kind {
 	case recordForwarded:
 		g.metrics.observeCall(rec.server, rec.label, rec.outcome, took)
@@ -209,7 +207,7 @@ func (g *Gateway) newCallTrace() hub.CallTrace {
 			}
 			attrs := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient)}
 			if r.Tool != nil {
-				attrs = append(attrs, trace.WithAttributes(attrServer.String(r.Server), attrTool.String(shownName(r.Tool.Original))))
+				attrs = append(attrs, trace.WithAttributes(attrServer.String(r.Server), attrTool.String(hub.ShownName(r.Tool.Original))))
 			} else {
 				attrs = append(attrs, trace.WithAttributes(attrServer.String(r.Server)))
 			}
@@ -238,14 +236,6 @@ func (g *Gateway) newCallTrace() hub.CallTrace {
 		},
 	}
 }
-
-// maxShownName bounds a name from a client that the gateway repeats in a
-// span or the audit file, as the hub does in its errors: longer than any
-// exposed name, so a real name shows whole.
-const maxShownName = 2 * config.MaxNameLength
-
-// shownName is name as the gateway repeats it: bounded and one line.
-func shownName(name string) string { return clean.Line(name, maxShownName) }
 
 // outcomeInputRequired is the outcome of a span whose request was
 // answered input_required: the call goes on in the client's retry.

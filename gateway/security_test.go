@@ -20,6 +20,7 @@ import (
 
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 
+	"github.com/mcp-hub/mcp-hub/builtin"
 	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/hub"
 	"github.com/mcp-hub/mcp-hub/internal/fixture"
@@ -235,7 +236,7 @@ servers:
     args: [-name, fx, -tools, a]
 restart: {initial_backoff: 50ms, max_backoff: 100ms, unhealthy_after: 2, cooldown: 1m}
 `
-	cfg, err := hub.ParseConfig("hub.yaml", []byte(yaml))
+	cfg, err := config.Parse("hub.yaml", []byte(yaml), builtin.Names())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/jsonrpc"
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 
+	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/hub"
 	"github.com/mcp-hub/mcp-hub/internal/version"
 )
@@ -167,7 +168,7 @@ func (g *Gateway) guard(next http.Handler) http.Handler {
 func (g *Gateway) guardOrigin(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && local != nil {
-			if lh, _, err := net.SplitHostPort(local.String()); err == nil && isLoopbackHost(lh) && !isLoopbackHost(hostOnly(r.Host)) {
+			if lh, _, err := net.SplitHostPort(local.String()); err == nil && config.IsLoopbackHost(lh) && !config.IsLoopbackHost(hostOnly(r.Host)) {
 				http.Error(w, fmt.Sprintf("Forbidden: invalid Host header %q", r.Host), http.StatusForbidden)
 				return
 			}
@@ -188,7 +189,7 @@ func (g *Gateway) originAllowed(origin string) bool {
 	if err != nil {
 		return false
 	}
-	return isLoopbackHost(u.Hostname())
+	return config.IsLoopbackHost(u.Hostname())
 }
 
 // hostOnly strips the port from a Host header value.
@@ -197,14 +198,6 @@ func hostOnly(hostport string) string {
 		return h
 	}
 	return strings.Trim(hostport, "[]")
-}
-
-func isLoopbackHost(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // Health is what /healthz returns.

@@ -24,10 +24,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/jsonrpc"
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 
+	"github.com/mcp-hub/mcp-hub/builtin"
+	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/hub"
 	"github.com/mcp-hub/mcp-hub/internal/fixture"
 	"github.com/mcp-hub/mcp-hub/internal/redact"
@@ -457,13 +458,13 @@ func TestPassthroughServerRequests(t *testing.T) {
 func TestLeakyUpstreamRedacted(t *testing.T) {
 	const key = "sk-leak-7d3f9a2c51e8b640"
 	t.Setenv("HD_LEAK_KEY", key)
-	cfg, err := hub.ParseConfig("hub.yaml", []byte(`
+	cfg, err := config.Parse("hub.yaml", []byte(`
 servers:
   leaky:
     command: `+fixture.Build(t)+`
     args: [-name, leaky, -hostile, -leak-env, API_KEY]
     env: {API_KEY: "${HD_LEAK_KEY}"}
-`))
+`), builtin.Names())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/jsonrpc"
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 
+	"github.com/mcp-hub/mcp-hub/builtin"
 	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/hub"
 	"github.com/mcp-hub/mcp-hub/internal/fixture"
@@ -31,7 +32,7 @@ func TestToolsetBoundsNotesHTTP(t *testing.T) {
 	dir := t.TempDir()
 	iss := fixture.NewIssuer(t, "", false)
 	iss.AddKey("k1", false, true)
-	cfg, err := hub.ParseConfig(filepath.Join(dir, "hub.yaml"), []byte(`
+	cfg, err := config.Parse(filepath.Join(dir, "hub.yaml"), []byte(`
 servers:
   notes:
     builtin: notes
@@ -45,7 +46,7 @@ toolsets:
     servers: {calc: true, notes: true}
 protocol:
   modern: true
-`))
+`), builtin.Names())
 	if err != nil {
 		t.Fatal(err)
 	}

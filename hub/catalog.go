@@ -174,12 +174,12 @@ func buildCatalog(cfg *config.Config, ups []*upstream.Upstream, log *slog.Logger
 		for _, ut := range kept {
 			exposed := exposedName(prefix, ut.Name, nameLimit)
 			if cfg.Discovery.Enabled && isMetaTool(exposed) {
-				c.collision(log, fmt.Sprintf("server '%s': tool '%s' is exposed as '%s', which the hub's own meta-tool uses; set a 'prefix' on the server", name, shownName(ut.Name), exposed))
+				c.collision(log, fmt.Sprintf("server '%s': tool '%s' is exposed as '%s', which the hub's own meta-tool uses; set a 'prefix' on the server", name, ShownName(ut.Name), exposed))
 				continue
 			}
 			if prev, ok := c.byName[exposed]; ok {
 				c.collision(log, fmt.Sprintf("tool name collision: '%s' from server '%s' and server '%s' (tool '%s'); set a different 'prefix' on one of them, or deny one tool under 'tools: {deny: [...]}'",
-					exposed, prev.Server, name, shownName(ut.Name)))
+					exposed, prev.Server, name, ShownName(ut.Name)))
 				continue
 			}
 			if v, ok := held[ut.Name]; ok {
@@ -187,12 +187,12 @@ func buildCatalog(cfg *config.Config, ups []*upstream.Upstream, log *slog.Logger
 				c.Quarantine = append(c.Quarantine, q)
 				c.quarantined[exposed] = q
 				c.problem(log, fmt.Sprintf("server '%s': tool '%s' held back (%s): %s; review with `mcp-hub pins diff %s %s`",
-					name, pin.Escape(shownName(ut.Name)), v.State, v.Reason, name, pin.Escape(shownName(ut.Name))))
+					name, pin.Escape(ShownName(ut.Name)), v.State, v.Reason, name, pin.Escape(ShownName(ut.Name))))
 				continue
 			}
 			def, err := exposedDef(ut, exposed, cfg.Discovery.Enabled && !isDeferred)
 			if err != nil {
-				c.problem(log, fmt.Sprintf("server '%s': tool '%s' skipped: %v", name, shownName(ut.Name), err))
+				c.problem(log, fmt.Sprintf("server '%s': tool '%s' skipped: %v", name, ShownName(ut.Name), err))
 				continue
 			}
 			t := &Tool{Name: exposed, Server: name, Original: ut.Name, Def: def, Deferred: isDeferred, fingerprint: fingerprint(def), servable: true,
@@ -202,7 +202,7 @@ func buildCatalog(cfg *config.Config, ups []*upstream.Upstream, log *slog.Logger
 			}
 			if err := sdkAccepts(scratch, def); err != nil {
 				t.servable = false
-				c.problem(log, fmt.Sprintf("server '%s': tool '%s' cannot be served: %v", name, shownName(ut.Name), err))
+				c.problem(log, fmt.Sprintf("server '%s': tool '%s' cannot be served: %v", name, ShownName(ut.Name), err))
 			}
 			c.Tools = append(c.Tools, t)
 			c.byName[exposed] = t

@@ -1,6 +1,6 @@
 package hub
 
-// Tests of config.go: ParseConfig on the discovery and toolsets sections
+// Tests of how the hub reads its config (config.Parse): the discovery and toolsets sections
 // and the defer_loading rule.
 
 import (
@@ -8,6 +8,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/mcp-hub/mcp-hub/builtin"
 	"github.com/mcp-hub/mcp-hub/config"
 
 	"github.com/mcp-hub/mcp-hub/internal/fixture"
@@ -38,7 +39,7 @@ toolsets:
   none:
     servers: {}
 `
-	cfg, err := ParseConfig("hub.yaml", []byte(yaml))
+	cfg, err := config.Parse("hub.yaml", []byte(yaml), builtin.Names())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +77,7 @@ toolsets:
 	check(nilToolset, "math", "add", true)
 
 	// Defaults.
-	cfg, err = ParseConfig("hub.yaml", []byte("servers:\n  math: {command: echo, defer_loading: true}\n"))
+	cfg, err = config.Parse("hub.yaml", []byte("servers:\n  math: {command: echo, defer_loading: true}\n"), builtin.Names())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +87,7 @@ toolsets:
 
 	// Bad toolset entries.
 	for _, entry := range []string{"3", "{include: [add]}", "{exclude: [add], other: 1}", "\"maybe\""} {
-		_, err := ParseConfig("hub.yaml", []byte("servers:\n  math: {command: echo}\ntoolsets:\n  t:\n    servers:\n      math: "+entry+"\n"))
+		_, err := config.Parse("hub.yaml", []byte("servers:\n  math: {command: echo}\ntoolsets:\n  t:\n    servers:\n      math: "+entry+"\n"), builtin.Names())
 		if err == nil {
 			t.Errorf("toolset entry %s accepted", entry)
 		}

@@ -11,10 +11,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/jsonrpc"
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 
+	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/internal/clean"
 	"github.com/mcp-hub/mcp-hub/internal/closest"
 	"github.com/mcp-hub/mcp-hub/upstream"
@@ -99,8 +99,10 @@ func (s *Session) callUpstream(ctx context.Context, t *Tool, in *mcp.CallToolPar
 // cannot be a tool, and cannot grow those lines.
 const maxShownName = 2 * config.MaxNameLength
 
-// shownName is name as the hub repeats it: bounded and one line.
-func shownName(name string) string { return clean.Line(name, maxShownName) }
+// ShownName is a name from a client as mcp-hub repeats it in an error, a
+// log line, a span or the audit file: one line, at most twice the longest
+// exposed name, so a real name shows whole.
+func ShownName(name string) string { return clean.Line(name, maxShownName) }
 
 func errorResult(text string) *mcp.CallToolResult {
 	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: text}}}
@@ -116,7 +118,7 @@ func (s *Session) unknownToolMessage(c *Catalog, name string) string {
 	if q, ok := c.Quarantined(name); ok && s.visible(&Tool{Name: q.Name, Server: q.Server, Original: q.Original}) {
 		return q.Message() // held back by its pin (pins.go), not unknown
 	}
-	msg := fmt.Sprintf("Unknown tool '%s'.", shownName(name))
+	msg := fmt.Sprintf("Unknown tool '%s'.", ShownName(name))
 	if close := closest.Closest(name, s.visibleNames(c), 3); len(close) > 0 {
 		msg += " Did you mean: " + strings.Join(close, ", ") + "?"
 	}

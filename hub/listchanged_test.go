@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-hub/mcp-hub/builtin"
 	"github.com/mcp-hub/mcp-hub/config"
 )
 
@@ -22,7 +23,7 @@ func TestRelistWaitConfig(t *testing.T) {
 		{"discovery:\n  relist_wait: 0\n", 0},
 		{"discovery:\n  relist_wait: 250ms\n", 250 * time.Millisecond},
 	} {
-		cfg, err := ParseConfig("hub.yaml", []byte("servers:\n  a:\n    command: x\n"+tc.doc))
+		cfg, err := config.Parse("hub.yaml", []byte("servers:\n  a:\n    command: x\n"+tc.doc), builtin.Names())
 		if err != nil {
 			t.Fatalf("%q: %v", tc.doc, err)
 		}

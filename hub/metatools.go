@@ -311,7 +311,7 @@ func (s *Session) searchTools(ctx context.Context, req *mcp.CallToolRequest) *mc
 				// Held back by its pin (pins.go): say so, not "not found".
 				notFound = append(notFound, fmt.Sprintf("%s (quarantined; a person must approve it: `mcp-hub pins approve %s %s`)", q.Name, q.Server, pin.Escape(q.Original)))
 			} else {
-				notFound = append(notFound, shownName(name))
+				notFound = append(notFound, ShownName(name))
 			}
 		}
 	case len(queries) == 0:
@@ -742,7 +742,7 @@ func (s *Session) callTool(ctx context.Context, req *mcp.CallToolRequest) (mcp.R
 		return s.fail(ctx, "Error: call_tool needs {\"name\": \"<tool name>\", \"arguments\": {...}}."), nil
 	}
 	if isMetaTool(args.Name) {
-		return s.fail(ctx, fmt.Sprintf("Error: call '%s' directly, not through call_tool.", shownName(args.Name))), nil
+		return s.fail(ctx, fmt.Sprintf("Error: call '%s' directly, not through call_tool.", ShownName(args.Name))), nil
 	}
 	arguments := bytes.TrimSpace(args.Arguments)
 	if len(arguments) > 0 && arguments[0] == '"' {

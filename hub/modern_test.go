@@ -6,6 +6,7 @@ import (
 
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 
+	"github.com/mcp-hub/mcp-hub/builtin"
 	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/internal/fixture"
 )
@@ -44,7 +45,7 @@ func TestProtocolConfig(t *testing.T) {
 		{"protocol:\n  modern: false\n", false, false},
 		{"protocol:\n  moden: true\n", false, true},
 	} {
-		cfg, err := ParseConfig("hub.yaml", []byte("servers:\n  a:\n    command: x\n"+tc.doc))
+		cfg, err := config.Parse("hub.yaml", []byte("servers:\n  a:\n    command: x\n"+tc.doc), builtin.Names())
 		if tc.wantErr {
 			if err == nil {
 				t.Errorf("%q: parsed, want an error", tc.doc)

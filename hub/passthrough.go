@@ -137,7 +137,7 @@ func (s *Session) resourceOwner(uri string) (*upstream.Upstream, error) {
 	data, _ := json.Marshal(struct {
 		URI string `json:"uri"`
 	}{uri})
-	return nil, &jsonrpc.Error{Code: mcp.CodeResourceNotFound, Message: fmt.Sprintf("Resource not found: no server lists '%s'", shownName(uri)), Data: data}
+	return nil, &jsonrpc.Error{Code: mcp.CodeResourceNotFound, Message: fmt.Sprintf("Resource not found: no server lists '%s'", ShownName(uri)), Data: data}
 }
 
 // readResource reads a resource for session s: what the server asks for
@@ -334,7 +334,7 @@ func (s *Session) listPrompts() *mcp.ListPromptsResult {
 func (s *Session) prompt(name string) (*Prompt, error) {
 	pr, ok := s.hub.Catalog().Prompt(name)
 	if !ok || !s.reaches(pr.Server) {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown prompt '%s'", shownName(name))}
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown prompt '%s'", ShownName(name))}
 	}
 	return pr, nil
 }

@@ -226,7 +226,7 @@ func sameYAML(a, b *yaml.Node) bool {
 }
 
 // Apply makes the hub serve cfg, a config that has been loaded and
-// validated (LoadConfig, ParseConfig): see the top of this file. Only a
+// validated (config.Load, config.Parse): see the top of this file. Only a
 // cancelled ctx or a closing hub stops it (the running config stays);
 // problems the new config shows once its servers are connected (a toolset
 // naming a tool a server does not have, a tool name collision) are logged

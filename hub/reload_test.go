@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-hub/mcp-hub/builtin"
 	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/internal/fixture"
 	"github.com/mcp-hub/mcp-hub/upstream"
@@ -37,13 +38,13 @@ func TestDiffServers(t *testing.T) {
 		{"defer and description", strings.Replace(base, "builtin: time", "builtin: time\n    defer_loading: true\n    description: clocks", 1), serverDiff{Retuned: []string{"c"}, Unchanged: []string{"a", "b"}}},
 		{"renamed", strings.Replace(base, "  c:", "  clock:", 1), serverDiff{Added: []string{"clock"}, Removed: []string{"c"}, Unchanged: []string{"a", "b"}}},
 	}
-	old, err := ParseConfig("hub.yaml", []byte(base))
+	old, err := config.Parse("hub.yaml", []byte(base), builtin.Names())
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			next, err := ParseConfig("hub.yaml", []byte(tt.next))
+			next, err := config.Parse("hub.yaml", []byte(tt.next), builtin.Names())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -77,7 +78,7 @@ func TestRestartNeeded(t *testing.T) {
 		{"body limit and idle timeout", "max_request_bytes: 1000\nsession_idle_timeout: 1m\n", []string{"max_request_bytes", "session_idle_timeout"}},
 		{"chat sections", "providers: {local: {type: openai, base_url: 'http://127.0.0.1:1/v1'}}\nchat: {max_turns: 3}\n", []string{"providers", "chat"}},
 	}
-	old, err := ParseConfig("hub.yaml", []byte(base))
+	old, err := config.Parse("hub.yaml", []byte(base), builtin.Names())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +88,7 @@ func TestRestartNeeded(t *testing.T) {
 			if strings.HasPrefix(tt.extra, "max_sessions") {
 				text = strings.Replace(base, "max_sessions: 5\n", tt.extra, 1)
 			}
-			next, err := ParseConfig("hub.yaml", []byte(text))
+			next, err := config.Parse("hub.yaml", []byte(text), builtin.Names())
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-hub/mcp-hub/builtin"
 	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/index"
 	"github.com/mcp-hub/mcp-hub/internal/fixture"
@@ -275,7 +276,7 @@ func TestEmbeddingsConfig(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg, err := ParseConfig("hub.yaml", []byte("servers:\n  s: {builtin: time}\n"+tt.yaml))
+			cfg, err := config.Parse("hub.yaml", []byte("servers:\n  s: {builtin: time}\n"+tt.yaml), builtin.Names())
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("err = %v, want %q", err, tt.wantErr)

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-hub/mcp-hub/builtin"
 	"github.com/mcp-hub/mcp-hub/config"
 
 	"github.com/mcp-hub/mcp-hub/internal/fixture"
@@ -129,7 +130,7 @@ func TestSpecK3ToolsetValidation(t *testing.T) {
 	}
 
 	// The unknown server is also caught when the file is parsed.
-	_, err = ParseConfig("hub.yaml", []byte("servers:\n  math: {command: echo}\ntoolsets:\n  t:\n    servers:\n      x: true\n"))
+	_, err = config.Parse("hub.yaml", []byte("servers:\n  math: {command: echo}\ntoolsets:\n  t:\n    servers:\n      x: true\n"), builtin.Names())
 	if err == nil || !strings.Contains(err.Error(), "Server 'x' not found in configuration") {
 		t.Errorf("ParseConfig: %v", err)
 	}
@@ -178,7 +179,7 @@ func TestSpecK2ToolsetsFromYAML(t *testing.T) {
 	fx.Define("calc", fixture.MathTools()...)
 	fx.Define("time", fixture.ClockTools()...)
 	fx.Define("text", fixture.WeatherTools()...)
-	cfg, err := ParseConfig("hub.yaml", []byte(`
+	cfg, err := config.Parse("hub.yaml", []byte(`
 servers:
   weather: {builtin: text, defer_loading: true}
   math: {builtin: calc, defer_loading: true}
@@ -191,7 +192,7 @@ toolsets:
   noadd:  {servers: {math: {exclude: [add]}}}
   none:   {servers: {}}
   nomath: {servers: {math: [], clock: [now]}}
-`))
+`), builtin.Names())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/mcp-hub/mcp-hub/builtin"
 	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/embed"
 	"github.com/mcp-hub/mcp-hub/hub"
@@ -331,7 +332,7 @@ func evalEmbeddings(c *cli.Context) (*config.Embeddings, error) {
 	var ec config.Embeddings
 	if spec == "config" {
 		path := configPath(c)
-		cfg, err := hub.LoadConfig(path)
+		cfg, err := config.Load(path, builtin.Names())
 		if err != nil {
 			return nil, err
 		}

@@ -13,8 +13,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/mcp-hub/mcp-hub/builtin"
 	"github.com/mcp-hub/mcp-hub/config"
-	"github.com/mcp-hub/mcp-hub/hub"
 	"github.com/mcp-hub/mcp-hub/internal/clientconfig"
 	"github.com/mcp-hub/mcp-hub/internal/redact"
 )
@@ -125,7 +125,7 @@ func runImport(c *cli.Context) error {
 	}
 	// What is written must load: the same check as `config check`, before
 	// the file changes.
-	if _, err := hub.ParseConfig(abs, result); err != nil {
+	if _, err := config.Parse(abs, result, builtin.Names()); err != nil {
 		return fmt.Errorf("import: the result would not load (nothing written): %w", red.Error(err))
 	}
 	if c.Bool("dry-run") {

@@ -13,8 +13,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/mcp-hub/mcp-hub/builtin"
 	"github.com/mcp-hub/mcp-hub/config"
-	"github.com/mcp-hub/mcp-hub/hub"
 	"github.com/mcp-hub/mcp-hub/internal/clientconfig"
 )
 
@@ -107,7 +107,7 @@ func runInstall(c *cli.Context) error {
 	if err != nil {
 		return cli.Exit(fmt.Sprintf("install: the hub config %s: %v (make one: mcp-hub import %s --config %s)", cfgPath, err, c.Args().First(), shellQuote(cfgPath)), exitConfig)
 	}
-	cfg, err := hub.ParseConfig(cfgPath, cfgData)
+	cfg, err := config.Parse(cfgPath, cfgData, builtin.Names())
 	if err != nil {
 		return err
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/urfave/cli/v2"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/mcp-hub/mcp-hub/builtin"
 	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/gateway"
 	"github.com/mcp-hub/mcp-hub/gateway/redisstore"
@@ -187,7 +188,7 @@ func configPath(c *cli.Context) string {
 
 // loadConfig loads the config and reports its warnings on the log.
 func loadConfig(c *cli.Context, log *slog.Logger) (*config.Config, error) {
-	cfg, err := hub.LoadConfig(configPath(c))
+	cfg, err := config.Load(configPath(c), builtin.Names())
 	if err != nil {
 		return nil, err
 	}

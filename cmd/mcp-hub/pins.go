@@ -10,9 +10,10 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/mcp-hub/mcp-hub/builtin"
+	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/gateway"
 	"github.com/mcp-hub/mcp-hub/gateway/redisstore"
-	"github.com/mcp-hub/mcp-hub/hub"
 	"github.com/mcp-hub/mcp-hub/pin"
 )
 
@@ -157,7 +158,7 @@ func pinsCommand() *cli.Command {
 func openPins(c *cli.Context) (store *pin.Store, closeStore func(), err error) {
 	closeStore = func() {}
 	if path := configPath(c); fileExists(path) {
-		cfg, err := hub.LoadConfig(path)
+		cfg, err := config.Load(path, builtin.Names())
 		if err != nil {
 			return nil, nil, cli.Exit(err.Error(), exitConfig)
 		}

@@ -11,9 +11,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcp-hub/mcp-hub/builtin"
 	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/gateway"
-	"github.com/mcp-hub/mcp-hub/hub"
 )
 
 // DefaultWatchInterval is how often serve looks at its config file.
@@ -199,7 +199,7 @@ func (w *configWatcher) refuse(err error) {
 func (w *configWatcher) apply(ctx context.Context, data []byte) {
 	w.tried = sha256.Sum256(data)
 	w.seen = w.tried
-	cfg, err := hub.ParseConfig(w.path, bytes.Clone(data))
+	cfg, err := config.Parse(w.path, bytes.Clone(data), builtin.Names())
 	if err == nil && w.requireAuth.Load() && !cfg.Auth.Configured() {
 		err = &config.Error{Path: w.path, Msg: "the config has no auth (auth.tokens or auth.oauth), and this hub listens beyond loopback: " +
 			"restart it with --allow-unauthenticated to serve it open on purpose"}

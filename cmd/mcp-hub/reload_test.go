@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-hub/mcp-hub/builtin"
 	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/gateway"
 	"github.com/mcp-hub/mcp-hub/hub"
@@ -35,7 +36,7 @@ func TestWatcherReadsOnlyChanges(t *testing.T) {
 	}
 	write("servers:\n  t: {builtin: time}\n", time.Hour)
 	w := newConfigWatcher(path)
-	cfg, err := hub.LoadConfig(path)
+	cfg, err := config.Load(path, builtin.Names())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,8 @@ import (
 
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 
+	"github.com/mcp-hub/mcp-hub/builtin"
+	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/gateway"
 
 	"github.com/mcp-hub/mcp-hub/hub"
@@ -34,9 +36,9 @@ auth:
 
 // serveDashboard runs a hub on the builtin servers with the dashboard
 // mounted as `mcp-hub serve --http` mounts it.
-func serveDashboard(t *testing.T, config string) (*hub.Hub, string) {
+func serveDashboard(t *testing.T, yaml string) (*hub.Hub, string) {
 	t.Helper()
-	cfg, err := hub.ParseConfig("hub.yaml", []byte(config))
+	cfg, err := config.Parse("hub.yaml", []byte(yaml), builtin.Names())
 	if err != nil {
 		t.Fatal(err)
 	}

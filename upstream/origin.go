@@ -2,10 +2,9 @@ package upstream
 
 import (
 	"fmt"
-	"net"
 	"net/http"
-	"net/url"
-	"strings"
+
+	"github.com/mcp-hub/mcp-hub/internal/origin"
 )
 
 // Credentials are scoped to an origin: the scheme, host and port of the
@@ -19,34 +18,13 @@ import (
 // refused before it is sent, with an error that names both origins, and
 // the server shows that error. Redirects within the origin are followed.
 
-// Origin is a URL's scheme, host and port, with the default port written
-// out: https://example.com and https://example.com:443 are one origin.
-type Origin struct {
-	Scheme string // "http" or "https"
-	Host   string // host:port, lower case
-}
-
-// OriginOf returns u's origin.
-func OriginOf(u *url.URL) Origin {
-	scheme := strings.ToLower(u.Scheme)
-	host, port := strings.ToLower(u.Hostname()), u.Port()
-	if port == "" {
-		switch scheme {
-		case "https":
-			port = "443"
-		case "http":
-			port = "80"
-		}
-	}
-	return Origin{Scheme: scheme, Host: net.JoinHostPort(host, port)}
-}
-
-func (o Origin) String() string { return o.Scheme + "://" + o.Host }
+// An origin is a URL's scheme, host and port (package origin): the one
+// rule the chat's and embeddings' clients keep too.
 
 // OriginError is a request the hub refused to send to an origin other than
 // the configured one.
 type OriginError struct {
-	Configured, Requested Origin
+	Configured, Requested origin.Origin
 	// Redirect is true when the server redirected there.
 	Redirect bool
 }
@@ -70,14 +48,14 @@ func (e *OriginError) Error() string {
 // a wrapping RoundTripper (or the SDK) adds to a request reaches Origin or
 // nothing.
 type ScopedTransport struct {
-	Origin  Origin
+	Origin  origin.Origin
 	Headers map[string]string
 	// Base sends the requests; nil means http.DefaultTransport.
 	Base http.RoundTripper
 }
 
 func (t *ScopedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if got := OriginOf(req.URL); got != t.Origin {
+	if got := origin.Of(req.URL); got != t.Origin {
 		if req.Body != nil {
 			req.Body.Close()
 		}
@@ -100,15 +78,15 @@ func (t *ScopedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 // (through rt, usually a *ScopedTransport or something wrapping one), and
 // that refuses a redirect to any other origin with an *OriginError naming
 // both. Redirects within the origin are followed, at most 10.
-func NewScopedClient(origin Origin, rt http.RoundTripper) *http.Client {
+func NewScopedClient(configured origin.Origin, rt http.RoundTripper) *http.Client {
 	return &http.Client{
 		Transport: rt,
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
-			if got := OriginOf(req.URL); got != origin {
-				return &OriginError{Configured: origin, Requested: got, Redirect: true}
+			if got := origin.Of(req.URL); got != configured {
+				return &OriginError{Configured: configured, Requested: got, Redirect: true}
 			}
-			if len(via) >= 10 {
-				return fmt.Errorf("stopped after 10 redirects within %s", origin)
+			if len(via) >= origin.MaxRedirects {
+				return fmt.Errorf("stopped after %d redirects within %s", origin.MaxRedirects, configured)
 			}
 			return nil
 		},

@@ -20,6 +20,7 @@ import (
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 
 	"github.com/mcp-hub/mcp-hub/config"
+	"github.com/mcp-hub/mcp-hub/internal/origin"
 	"github.com/mcp-hub/mcp-hub/internal/safe"
 )
 
@@ -293,8 +294,8 @@ func (u *Upstream) httpClient(tap *wireTap, watch *listenWatch) (*http.Client, e
 	if err != nil {
 		return nil, fmt.Errorf("url: %w", err)
 	}
-	origin := OriginOf(target)
-	var rt http.RoundTripper = &ScopedTransport{Origin: origin, Headers: u.cfg.Headers, Base: u.opts.HTTPTransport}
+	configured := origin.Of(target)
+	var rt http.RoundTripper = &ScopedTransport{Origin: configured, Headers: u.cfg.Headers, Base: u.opts.HTTPTransport}
 	rt = &limitRoundTripper{base: rt, limit: u.opts.MaxResultBytes, server: u.cfg.Name, dropped: u.droppedMessage}
 	if tap != nil {
 		rt = &countingRoundTripper{base: rt, tap: tap}
@@ -302,7 +303,7 @@ func (u *Upstream) httpClient(tap *wireTap, watch *listenWatch) (*http.Client, e
 	if watch != nil {
 		rt = &listenRoundTripper{base: rt, watch: watch}
 	}
-	return NewScopedClient(origin, traceHeaders{base: rt}), nil
+	return NewScopedClient(configured, traceHeaders{base: rt}), nil
 }
 
 // builtinTransport starts the in-process server and connects to it in memory.

@@ -38,15 +38,11 @@ type sessionKey struct{}
 //     otherwise, 403 for a toolset the principal may not use, 429 past its
 //     rate limit); /healthz without one answers only {"status": ...};
 //   - bodies over max_request_bytes get 413;
-//   - a request of the 2026-07-28 era (protocol.modern) is served alone,
-//     in the shared modern Session of its toolset and principal
-//     (modern.go);
-//   - a POST without Mcp-Session-Id gets a fresh Session with its own
-//     server, so loaded tools never leak between sessions, but only when
-//     its body is an initialize request, and only while fewer than
-//     max_sessions are open (503 with Retry-After otherwise); an HTTP
-//     session ends when the client deletes it or after
-//     session_idle_timeout without a request;
+//   - on /mcp and /mcp/<toolset>, mcpEndpoint decides who serves it: the
+//     shared modern Session of a 2026-07-28 request, the session its
+//     Mcp-Session-Id names (restored from the session store if need be),
+//     or, for an initialize, a fresh Session of its own within
+//     max_sessions (endpoint.go);
 //   - the SDK's plain-text refusals become JSON-RPC errors (jsonRPCErrors);
 //   - an answer that is complete at its first flush leaves in one write
 //     (answerInOneWrite); one that streams is streamed.
@@ -77,60 +73,10 @@ func (g *Gateway) HTTPHandler(extra map[string]http.Handler) http.Handler {
 		SessionTimeout:      g.Config().SessionTimeout(),
 		MaxRequestBodyBytes: g.Config().RequestLimit(),
 	})
-	modern := g.modernHTTPHandler()
-	mcpHandler := func(w http.ResponseWriter, r *http.Request) {
-		if g.modernHeader(r) {
-			g.serveModern(w, r, modern)
-			return
-		}
-		if id := r.Header.Get("Mcp-Session-Id"); id != "" {
-			// With a session store, a session another replica made is
-			// restored here first (restore.go).
-			if g.prepareSession(w, r, id, stream) {
-				stream.ServeHTTP(w, r)
-			}
-			return
-		}
-		if r.Method != http.MethodPost {
-			stream.ServeHTTP(w, r)
-			return
-		}
-		kind, ok := g.readFirstRequest(w, r)
-		switch {
-		case !ok:
-			return
-		case kind == modernRequest && g.Config().Protocol.ModernEnabled():
-			g.serveModern(w, r, modern)
-			return
-		case kind == modernRequest:
-			// protocol.modern is off: the SDK refuses it (-32022), as
-			// before there was a modern era to serve.
-			stream.ServeHTTP(w, r)
-			return
-		case kind == batchRequest:
-			// The SDK would take an initialize in a batch, in a session
-			// of the shared server.
-			http.Error(w, "Bad Request: no Mcp-Session-Id: a session starts with an initialize request alone, not in a batch", http.StatusBadRequest)
-			return
-		case kind == otherRequest:
-			stream.ServeHTTP(w, r)
-			return
-		case !g.takeSessionSlot():
-			g.refuseSession(w)
-			return
-		}
-		s := g.newHTTPSession(w, r)
-		if s == nil {
-			g.slots.release()
-			return
-		}
-		g.storeLink.attach(s, s.ToolsetName(), principalID(r))
-		stream.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), sessionKey{}, s)))
-		g.holdSlot(s)
-	}
+	endpoint := &mcpEndpoint{g: g, stream: stream, modern: g.modernHTTPHandler()}
 	mux := http.NewServeMux()
 	mux.Handle("/healthz", g.guardOrigin(http.HandlerFunc(g.serveHealth)))
-	mcpAll := g.guard(g.jsonRPCErrors(answerInOneWrite(http.HandlerFunc(mcpHandler))))
+	mcpAll := g.guard(g.jsonRPCErrors(answerInOneWrite(endpoint)))
 	mux.Handle("/mcp", mcpAll)
 	mux.Handle("/mcp/{toolset}", mcpAll)
 	g.mountGateway(mux)

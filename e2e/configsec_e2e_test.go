@@ -45,7 +45,7 @@ func TestEmptyCredentialRefused(t *testing.T) {
 		{"empty", []string{"CS_HUB_TOKEN="}, "is empty"},
 	}
 	for _, cfg := range configs {
-		path := aggWrite(t, "hub.yaml", cfg.doc)
+		path := fixture.WriteFile(t, "hub.yaml", cfg.doc)
 		for _, e := range envs {
 			for _, cmd := range [][]string{{"config", "check"}, {"serve", "--http", "127.0.0.1:0"}} {
 				t.Run(cfg.name+"/"+e.name+"/"+cmd[0], func(t *testing.T) {
@@ -71,7 +71,7 @@ func TestEmptyCredentialRefused(t *testing.T) {
 // auth it serves.
 func TestOpenBindNeedsAuth(t *testing.T) {
 	t.Parallel()
-	open := aggWrite(t, "hub.yaml", "servers:\n  t: {builtin: time}\n")
+	open := fixture.WriteFile(t, "hub.yaml", "servers:\n  t: {builtin: time}\n")
 	for _, flag := range []string{"--http", "--metrics"} {
 		out, code := runMain(t, nil, "--config", open, "serve", flag, "0.0.0.0:0")
 		if code != 2 || !strings.Contains(out, "--allow-unauthenticated") || !strings.Contains(out, "no auth") {
@@ -79,7 +79,7 @@ func TestOpenBindNeedsAuth(t *testing.T) {
 		}
 	}
 	self, _ := hubBinary()
-	withAuth := aggWrite(t, "hub.yaml", "servers:\n  t: {builtin: time}\nauth: {tokens: [\"${CS_OPEN_TOKEN}\"]}\n")
+	withAuth := fixture.WriteFile(t, "hub.yaml", "servers:\n  t: {builtin: time}\nauth: {tokens: [\"${CS_OPEN_TOKEN}\"]}\n")
 	port := strings.Split(freeAddr(t), ":")[1]
 	c := startChild(t, "hub", []string{envAsMain + "=1", "CS_OPEN_TOKEN=open-bind-token-5e1f"}, self, "--config", withAuth, "serve", "--http", "0.0.0.0:"+port)
 	base := "http://127.0.0.1:" + port

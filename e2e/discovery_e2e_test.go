@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -79,14 +78,8 @@ func callText(t *testing.T, cs *mcp.ClientSession, name string, args any) string
 	return b.String()
 }
 
-func writeConfig(t *testing.T, yaml string) string {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), "hub.yaml")
-	if err := os.WriteFile(p, []byte(yaml), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
+// writeConfig writes yaml to a hub.yaml of the test's own.
+func writeConfig(t *testing.T, yaml string) string { return fixture.WriteFile(t, "hub.yaml", yaml) }
 
 // discoveryFlow is the user story of issue 3: search, load, notification,
 // call directly and through call_tool.

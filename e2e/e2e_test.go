@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -20,37 +19,15 @@ import (
 	"github.com/mcp-hub/mcp-hub/internal/fixture"
 )
 
-// runMain runs mcp-hub (this test binary) with args to completion, in a
-// fresh directory, with env added, and returns its combined output and
-// exit code.
+// runMain runs the mcp-hub binary with args: its combined output and exit
+// code (fixture.Run).
 func runMain(t *testing.T, env []string, args ...string) (string, int) {
 	t.Helper()
 	self, err := hubBinary()
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, self, args...)
-	cmd.Env = append(append(os.Environ(), env...), envAsMain+"=1")
-	cmd.Dir = t.TempDir()
-	out, err := cmd.CombinedOutput()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("mcp-hub %v: %v", args, err)
-	}
-	return string(out), code
-}
-
-func aggWrite(t *testing.T, name, content string) string {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return fixture.Run(t, self, env, args...)
 }
 
 // TestAggregateCLIConfigErrors: every command exits 2 on a bad config, with
@@ -74,7 +51,7 @@ func TestAggregateCLIConfigErrors(t *testing.T) {
 			[]string{"tool name collision: 'search' from server 'one' and server 'two'", "set a different 'prefix'"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			path := aggWrite(t, tc.file, tc.config)
+			path := fixture.WriteFile(t, tc.file, tc.config)
 			commands := [][]string{{"config", "check"}, {"tools"}}
 			if tc.name == "collision" {
 				commands = append(commands, []string{"serve"})
@@ -100,7 +77,7 @@ func TestAggregateCLIConfigErrors(t *testing.T) {
 func TestAggregateCLIServeStdio(t *testing.T) {
 	fx := fixture.Build(t)
 	webURL := fixture.StartHTTP(t, "-name", "web", "-features")
-	cfg := aggWrite(t, "hub.yaml", fmt.Sprintf(`servers:
+	cfg := fixture.WriteFile(t, "hub.yaml", fmt.Sprintf(`servers:
   fx:
     command: %q
     args: [-name, fx, -tools, echo, -features]

@@ -200,7 +200,7 @@ func TestInstallClaudeDesktopTwice(t *testing.T) {
 	}
 	client := filepath.Join(dir, "claude_desktop_config.json")
 	os.WriteFile(client, orig, 0o644)
-	cfg := aggWrite(t, "hub.yaml", "servers:\n  clock:\n    builtin: time\n  github:\n    command: npx\n    args: [\"-y\", \"@modelcontextprotocol/server-github\"]\n")
+	cfg := fixture.WriteFile(t, "hub.yaml", "servers:\n  clock:\n    builtin: time\n  github:\n    command: npx\n    args: [\"-y\", \"@modelcontextprotocol/server-github\"]\n")
 	bin := filepath.Join(dir, "bin", "mcp-hub")
 
 	for i := range 2 {
@@ -270,7 +270,7 @@ func TestInstallErrors(t *testing.T) {
 	dir := t.TempDir()
 	client := filepath.Join(dir, "mcp.json")
 	os.WriteFile(client, []byte(`{"mcpServers": {"hub": {"command": "npx", "args": ["something-else"]}}}`), 0o644)
-	cfg := aggWrite(t, "hub.yaml", "servers:\n  clock:\n    builtin: time\n")
+	cfg := fixture.WriteFile(t, "hub.yaml", "servers:\n  clock:\n    builtin: time\n")
 	for _, tc := range []struct {
 		args []string
 		code int
@@ -319,7 +319,7 @@ func TestInstallCursorNameLimit(t *testing.T) {
 	client := filepath.Join(dir, "mcp.json")
 	os.WriteFile(client, []byte(`{"mcpServers": {}}`), 0o644)
 	const server = "a-text-server-with-a-name-long-enough-to-matter"
-	cfg := aggWrite(t, "hub.yaml", "servers:\n  "+server+":\n    builtin: text\n  clock:\n    builtin: time\n")
+	cfg := fixture.WriteFile(t, "hub.yaml", "servers:\n  "+server+":\n    builtin: text\n  clock:\n    builtin: time\n")
 	self, err := hubBinary()
 	if err != nil {
 		t.Fatal(err)

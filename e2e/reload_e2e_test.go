@@ -114,7 +114,7 @@ func TestHotReload(t *testing.T) {
 
 			// 2. A broken edit: the message of `config check`, and everything serving.
 			broken := "servers:\n" + server("keep", "alpha") + "    comand: typo\n"
-			out, code := runMain(t, nil, "config", "check", "--config", aggWrite(t, "hub.yaml", broken))
+			out, code := runMain(t, nil, "config", "check", "--config", fixture.WriteFile(t, "hub.yaml", broken))
 			if code != 2 {
 				t.Fatalf("config check of the broken file: exit %d, want 2\n%s", code, out)
 			}

@@ -60,14 +60,14 @@ func attribHub(t *testing.T, servers map[string]func() *mcp.Server, protocol fun
 // attribModernClient connects a 2026-07-28 client to s, a session made by
 // NewModernSession, in memory: one of the clients its toolset and
 // principal share it with. Its wire (what it reads) is recorded.
-func attribModernClient(t *testing.T, s *Session, client *mcp.Client) (*mcp.ClientSession, *agWire) {
+func attribModernClient(t *testing.T, s *Session, client *mcp.Client) (*mcp.ClientSession, *fixture.Wire) {
 	t.Helper()
 	ct, st := mcp.NewInMemoryTransports()
 	if _, err := s.Server().Connect(fixture.Context(t), st, nil); err != nil {
 		t.Fatal(err)
 	}
-	wire := &agWire{}
-	cs, err := client.Connect(fixture.Context(t), agRecTransport{ct, wire}, nil)
+	wire := &fixture.Wire{}
+	cs, err := client.Connect(fixture.Context(t), fixture.Recording(ct, wire), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,10 +80,10 @@ func attribModernClient(t *testing.T, s *Session, client *mcp.Client) (*mcp.Clie
 
 // attribLegacyClient connects a client of the 2025-11-25 era to h in
 // memory, in a session of its own. Its wire is recorded.
-func attribLegacyClient(t *testing.T, h *Hub, client *mcp.Client) (*mcp.ClientSession, *agWire) {
+func attribLegacyClient(t *testing.T, h *Hub, client *mcp.Client) (*mcp.ClientSession, *fixture.Wire) {
 	t.Helper()
-	wire := &agWire{}
-	cs, err := client.Connect(fixture.Context(t), agRecTransport{agSessionTransport(t, h), wire}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	wire := &fixture.Wire{}
+	cs, err := client.Connect(fixture.Context(t), fixture.Recording(agSessionTransport(t, h), wire), &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +173,7 @@ func TestAttributionWhileWaiting(t *testing.T) {
 				},
 			})
 			var otherCS *mcp.ClientSession
-			var otherWire *agWire
+			var otherWire *fixture.Wire
 			switch tc.other {
 			case "principal":
 				otherCS, otherWire = attribModernClient(t, attribModernSession(t, h, "bob"), other)
@@ -267,7 +267,7 @@ func TestAttributionLogOutsideCall(t *testing.T) {
 		return strings.Contains(aWire.String()+bWire.String(), "stray-log") ||
 			strings.Contains(log.String(), "upstream log not forwarded: sent outside any call")
 	})
-	for i, w := range []*agWire{aWire, bWire} {
+	for i, w := range []*fixture.Wire{aWire, bWire} {
 		if got := w.String(); strings.Contains(got, "stray-log") {
 			t.Errorf("session %d got a log line sent outside any call:\n%s", i, got)
 		}
@@ -278,7 +278,7 @@ func TestAttributionLogOutsideCall(t *testing.T) {
 			t.Fatalf("log call -> %q", got)
 		}
 	}
-	for i, w := range []*agWire{aWire, bWire} {
+	for i, w := range []*fixture.Wire{aWire, bWire} {
 		if got := w.String(); !strings.Contains(got, fmt.Sprintf(`{\"own\":%d}`, i)) {
 			t.Errorf("session %d did not get the line logged during its own call:\n%s", i, got)
 		}

@@ -334,59 +334,13 @@ func TestPassthroughPrompts(t *testing.T) {
 	}
 }
 
-// agWire records what a downstream client reads, in order.
-type agWire struct {
-	mu     sync.Mutex
-	events []string
-}
-
-func (w *agWire) add(e string) {
-	w.mu.Lock()
-	w.events = append(w.events, e)
-	w.mu.Unlock()
-}
-
-func (w *agWire) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return strings.Join(w.events, "\n")
-}
-
-type agRecTransport struct {
-	inner mcp.Transport
-	wire  *agWire
-}
-
-func (t agRecTransport) Connect(ctx context.Context) (mcp.Connection, error) {
-	c, err := t.inner.Connect(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return &agRecConn{Connection: c, wire: t.wire}, nil
-}
-
-type agRecConn struct {
-	mcp.Connection
-	wire *agWire
-}
-
-func (c *agRecConn) Read(ctx context.Context) (jsonrpc.Message, error) {
-	msg, err := c.Connection.Read(ctx)
-	if err == nil {
-		if b, err := jsonrpc.EncodeMessage(msg); err == nil {
-			c.wire.add(string(b))
-		}
-	}
-	return msg, err
-}
-
 // agRecordedClient connects over the in-memory transport and records every
 // message the client reads (the in-memory client connection has no private
 // SDK hooks, so wrapping it loses nothing).
-func agRecordedClient(t *testing.T, h *Hub, opts *mcp.ClientOptions) (*mcp.ClientSession, *agWire) {
+func agRecordedClient(t *testing.T, h *Hub, opts *mcp.ClientOptions) (*mcp.ClientSession, *fixture.Wire) {
 	t.Helper()
-	wire := &agWire{}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "rec", Version: "0"}, opts).Connect(fixture.Context(t), agRecTransport{agSessionTransport(t, h), wire}, nil)
+	wire := &fixture.Wire{}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "rec", Version: "0"}, opts).Connect(fixture.Context(t), fixture.Recording(agSessionTransport(t, h), wire), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

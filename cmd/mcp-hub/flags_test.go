@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcp-hub/mcp-hub/internal/fixture"
 	"github.com/urfave/cli/v2"
 )
 
@@ -110,8 +111,8 @@ func TestGlobalFlagsAnywhere(t *testing.T) {
 // TestFlagsAfterCommandRun runs real commands with --config after their
 // names, as the issue's examples do.
 func TestFlagsAfterCommandRun(t *testing.T) {
-	cfg := aggWrite(t, "hub.yaml", "servers:\n  clock:\n    builtin: time\n")
-	js := aggWrite(t, "claude_desktop_config.json", `{"mcpServers": {"clock": {"command": "definitely-not-installed-mcp-server"}}}`)
+	cfg := fixture.WriteFile(t, "hub.yaml", "servers:\n  clock:\n    builtin: time\n")
+	js := fixture.WriteFile(t, "claude_desktop_config.json", `{"mcpServers": {"clock": {"command": "definitely-not-installed-mcp-server"}}}`)
 	for _, tc := range []struct {
 		args []string
 		code int

@@ -1,13 +1,10 @@
 package main
 
 import (
-	"context"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
-	"time"
 
+	"github.com/mcp-hub/mcp-hub/internal/fixture"
 	"github.com/mcp-hub/mcp-hub/internal/tokenstore"
 )
 
@@ -92,35 +89,13 @@ func TestParseMemoryLimit(t *testing.T) {
 	}
 }
 
-// runMain runs mcp-hub (this test binary) with args to completion, in a
-// fresh directory, with env added, and returns its combined output and
-// exit code.
+// runMain runs mcp-hub (this test binary, as main) with args: its combined
+// output and exit code (fixture.Run).
 func runMain(t *testing.T, env []string, args ...string) (string, int) {
 	t.Helper()
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, self, args...)
-	cmd.Env = append(append(os.Environ(), env...), envAsMain+"=1")
-	cmd.Dir = t.TempDir()
-	out, err := cmd.CombinedOutput()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("mcp-hub %v: %v", args, err)
-	}
-	return string(out), code
-}
-
-func aggWrite(t *testing.T, name, content string) string {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return fixture.Run(t, self, append(env, envAsMain+"=1"), args...)
 }

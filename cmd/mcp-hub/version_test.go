@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcp-hub/mcp-hub/internal/fixture"
 )
 
 // TestVersionStamped: the version the release build stamps with
@@ -40,7 +42,7 @@ func TestVersionStamped(t *testing.T) {
 		t.Errorf("mcp-hub version printed:\n%s\nwant the stamp %s, then the go-sdk build", out, stamp)
 	}
 
-	serve := exec.Command(bin, "--config", aggWrite(t, "hub.yaml", "servers:\n  time: {builtin: time}\n"), "serve")
+	serve := exec.Command(bin, "--config", fixture.WriteFile(t, "hub.yaml", "servers:\n  time: {builtin: time}\n"), "serve")
 	stdin, _ := serve.StdinPipe()
 	stdout, _ := serve.StdoutPipe()
 	if err := serve.Start(); err != nil {

@@ -80,7 +80,6 @@ func (e *mcpEndpoint) newSession(w http.ResponseWriter, r *http.Request) {
 		g.slots.release()
 		return
 	}
-	g.storeLink.attach(s, s.ToolsetName(), principalID(r))
 	e.stream.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), sessionKey{}, s)))
 	g.holdSlot(s)
 }

@@ -120,7 +120,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Gateway, error
 		return nil, err
 	}
 	opts.Hub.Hooks = hub.Hooks{
-		SessionCreated: g.sessionCreated,
+		Observe:        g.observe,
 		SessionStarted: g.sessionStarted,
 		SessionEnded:   g.sessionEnded,
 		ToolsLoaded:    g.toolsLoaded,

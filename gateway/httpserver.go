@@ -207,7 +207,8 @@ func (g *Gateway) newHTTPSession(w http.ResponseWriter, r *http.Request) (s *hub
 	if p == nil {
 		p = anonymous // no auth configured
 	}
-	s, err = g.hub.NewSession(hub.SessionOptions{Toolset: ts, Principal: p})
+	// With a session store, the store keeps it (persist).
+	s, err = g.hub.NewSession(hub.SessionOptions{Toolset: ts, Principal: p, Persist: g.storeLink.persist(ts, principalID(r))})
 	if err != nil {
 		http.Error(w, g.redact.String(err.Error()), http.StatusNotFound)
 		return nil

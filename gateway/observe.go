@@ -17,8 +17,8 @@ import (
 )
 
 // What the gateway reports about each client request, in one place: a
-// middleware on every session (observe, added by the hub's SessionCreated
-// hook, so outside the hub's panic guard) times the request, runs its span
+// layer of every session (observe, the hub's Hooks.Observe, outside the
+// hub's panic guard) times the request, runs its span
 // when tracing is on, and when it ends counts it in the metrics and writes
 // its audit line. What the hub did meanwhile comes to the gateway's
 // hub.CallTrace (newCallTrace), which notes it in the request's callRecord:
@@ -93,13 +93,10 @@ func reportOf(ctx context.Context) *callReport {
 	return r
 }
 
-// sessionCreated is the hub's SessionCreated hook: every session is
-// observed.
-func (g *Gateway) sessionCreated(s *hub.Session) {
-	s.Server().AddReceivingMiddleware(g.observe(s))
-}
-
-// observe is the session's outermost middleware (see above).
+// observe is the hub's Hooks.Observe: the layer of every session that
+// observes its requests, at its place in the session's receiving chain
+// (hub's Session.receiving: outside the hub's guard, inside a session
+// store's layer).
 func (g *Gateway) observe(s *hub.Session) mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {

@@ -255,38 +255,43 @@ func (l *sessionStoreLink) save(hs *heldSession) error {
 	return nil
 }
 
-// attach makes s, a new HTTP session of toolset opened by principal, one
-// that the store keeps: it is saved once its initialize succeeds, before the client
-// gets the answer, so that its next request may go to any replica.
-func (l *sessionStoreLink) attach(s *hub.Session, toolset, principal string) {
+// persist is the hub's SessionOptions.Persist for a new HTTP session of
+// toolset opened by principal: the outermost layer of the session's
+// receiving chain (hub's Session.receiving), which makes it one that the
+// store keeps. It is saved once its initialize succeeds, before the
+// client gets the answer, so that its next request may go to any replica.
+// nil without a store.
+func (l *sessionStoreLink) persist(toolset, principal string) func(*hub.Session) mcp.Middleware {
 	if !l.enabled() {
-		return
+		return nil
 	}
-	s.Server().AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
-		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-			res, err := next(ctx, method, req)
-			if method != "initialize" || err != nil {
-				return res, err
-			}
-			ss, ok := req.GetSession().(*mcp.ServerSession)
-			if !ok {
-				return res, err
-			}
-			hs := &heldSession{s: s, toolset: toolset, principal: principal}
-			l.mu.Lock()
-			l.held[ss.ID()] = hs
-			l.mu.Unlock()
-			// The SDK sets the session's initialize params only after
-			// this handler returns: save them as the client sent them.
-			if p, ok := req.GetParams().(*mcp.InitializeParams); ok {
-				if init, jerr := json.Marshal(p); jerr == nil {
-					rec := &SessionRecord{ID: ss.ID(), Toolset: toolset, Principal: principal, Init: init, Loaded: s.LoadedTools()}
-					l.do(func(ctx context.Context) error { return l.store.Save(ctx, rec, l.ttl) })
+	return func(s *hub.Session) mcp.Middleware {
+		return func(next mcp.MethodHandler) mcp.MethodHandler {
+			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+				res, err := next(ctx, method, req)
+				if method != "initialize" || err != nil {
+					return res, err
 				}
+				ss, ok := req.GetSession().(*mcp.ServerSession)
+				if !ok {
+					return res, err
+				}
+				hs := &heldSession{s: s, toolset: toolset, principal: principal}
+				l.mu.Lock()
+				l.held[ss.ID()] = hs
+				l.mu.Unlock()
+				// The SDK sets the session's initialize params only after
+				// this handler returns: save them as the client sent them.
+				if p, ok := req.GetParams().(*mcp.InitializeParams); ok {
+					if init, jerr := json.Marshal(p); jerr == nil {
+						rec := &SessionRecord{ID: ss.ID(), Toolset: toolset, Principal: principal, Init: init, Loaded: s.LoadedTools()}
+						l.do(func(ctx context.Context) error { return l.store.Save(ctx, rec, l.ttl) })
+					}
+				}
+				return res, err
 			}
-			return res, err
 		}
-	})
+	}
 }
 
 // saveLoaded writes s's loaded set to the store, before the call that
@@ -462,11 +467,11 @@ func (g *Gateway) restoredSession(r *http.Request, rec *SessionRecord, principal
 	}
 	// The session carries on with its stored id and loaded tools (no
 	// client is connected yet: no list_changed).
-	s, err = g.hub.NewSession(hub.SessionOptions{Toolset: rec.Toolset, Principal: p, ID: rec.ID, Loaded: rec.Loaded})
+	s, err = g.hub.NewSession(hub.SessionOptions{Toolset: rec.Toolset, Principal: p, ID: rec.ID, Loaded: rec.Loaded,
+		Persist: g.storeLink.persist(rec.Toolset, principal)})
 	if err != nil {
 		return nil, err
 	}
-	g.storeLink.attach(s, rec.Toolset, principal)
 
 	initBody, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": rec.Init})
 	if err != nil {

@@ -54,9 +54,11 @@
 // The core knows nothing of what is built on it. It offers seams instead
 // (hooks.go):
 //
-//   - Hooks, in Options: called when a session is made (SessionCreated,
-//     which may add go-sdk middleware to its server), starts, ends or
-//     loads tools, and when a new catalog is in service.
+//   - Hooks, in Options: Observe makes the layer that observes a
+//     session's requests, at its declared place in the session's receiving
+//     chain (Session.receiving, session.go); the others are called when a
+//     session starts, ends or loads tools, and when a new catalog is in
+//     service.
 //   - CallTrace, in a request's context (WithCallTrace), in the manner of
 //     net/http/httptrace: called when the client calls a meta-tool, when a
 //     search ran, when the hub refuses a call itself, and around every
@@ -66,7 +68,8 @@
 //     client's retry. A session's own Stats are one more subscriber.
 //   - SessionOptions: a session made with a given id, principal and
 //     loaded tools carries on one made before (a session store's
-//     restore).
+//     restore); Persist makes the outermost layer of its chain (the
+//     store's, which keeps it).
 //
 // Each boundary where a client's input enters the hub recovers from a
 // panic (package internal/safe): a session's requests (Session.guard,

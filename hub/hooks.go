@@ -16,12 +16,13 @@ import (
 // optional. They run synchronously on the goroutine of the event: they
 // must be quick, and must not wait on the session they are called for.
 type Hooks struct {
-	// SessionCreated is called for every session NewSession makes, before
-	// it serves a request. It may add receiving middleware to s.Server():
-	// middleware added then wraps the hub's own, so it sees every request
-	// of the session, one whose handler panicked too (as the error the
-	// hub's panic guard made of it).
-	SessionCreated func(s *Session)
+	// Observe, if set, is called for every session NewSession makes,
+	// before it serves a request, and makes the layer that observes its
+	// requests: at its declared place in the session's receiving chain
+	// (Session.receiving), outside the hub's own layers, so it sees every
+	// request of the session, one whose handler panicked too (as the
+	// error the hub's panic guard made of it).
+	Observe func(s *Session) mcp.Middleware
 	// SessionStarted is called once the client has finished the handshake
 	// (notifications/initialized): from then on the session gets
 	// notifications.
@@ -38,9 +39,9 @@ type Hooks struct {
 
 // CallTrace is a set of hooks that run while the hub handles one client
 // request, in the manner of net/http/httptrace: WithCallTrace puts one in
-// the request's context (typically in a session middleware that
-// Hooks.SessionCreated added), and the hub calls each hook that is set,
-// on the request's goroutine. Every field is optional.
+// the request's context (typically in the layer Hooks.Observe made), and
+// the hub calls each hook that is set, on the request's goroutine. Every
+// field is optional.
 //
 // A session's own statistics (Session.Stats) are one more subscriber.
 type CallTrace struct {

@@ -69,9 +69,9 @@ func TestHooksAndCallTraces(t *testing.T) {
 	catalogs.Add(1)
 	var once sync.Once
 	hooks := Hooks{
-		SessionCreated: func(s *Session) {
+		Observe: func(s *Session) mcp.Middleware {
 			rec.add("created")
-			s.Server().AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+			return func(next mcp.MethodHandler) mcp.MethodHandler {
 				return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 					if method != "tools/call" {
 						return next(ctx, method, req)
@@ -79,7 +79,7 @@ func TestHooksAndCallTraces(t *testing.T) {
 					ctx = WithCallTrace(WithCallTrace(ctx, rec.trace("outer")), rec.trace("inner"))
 					return next(ctx, method, req)
 				}
-			})
+			}
 		},
 		SessionStarted: func(*Session) { rec.add("started") },
 		SessionEnded:   func(*Session) { rec.add("ended") },

@@ -59,8 +59,9 @@ type Session struct {
 	opened       time.Time
 }
 
-// SessionOptions describe a session to make. All but Toolset are for a
-// session that carries on one made before (a session store's restore).
+// SessionOptions describe a session to make. ID, Principal and Loaded are
+// for a session that carries on one made before (a session store's
+// restore); Persist for a session a store keeps.
 type SessionOptions struct {
 	// Toolset names the session's toolset ("" for all tools).
 	Toolset string
@@ -73,6 +74,10 @@ type SessionOptions struct {
 	// that still exist and its toolset allows are loaded before it
 	// serves a request.
 	Loaded []string
+	// Persist, if set, makes the outermost layer of the session's
+	// receiving chain (see Session.receiving): a session store's, which
+	// keeps the session once its initialize has succeeded.
+	Persist func(s *Session) mcp.Middleware
 }
 
 // NewSession makes a session, and its server.
@@ -105,20 +110,96 @@ func (h *Hub) NewSession(opts SessionOptions) (*Session, error) {
 			Completions: &mcp.CompletionCapabilities{},
 		},
 	})
-	s.server.AddReceivingMiddleware(s.guard, s.logErrors, s.route)
 	s.notice.log, s.notice.relistWait = h.log, h.Config().Discovery.RelistWaitOrDefault()
-	s.server.AddSendingMiddleware(s.notice.middleware) // last: it must see the whole chain below it
-	if f := h.hooks.SessionCreated; f != nil {
-		f(s)
-	}
+	s.server.AddReceivingMiddleware(s.receiving(opts).middleware()...)
+	s.server.AddSendingMiddleware(s.sending().middleware()...)
 	s.LoadTools(opts.Loaded) // no client is connected yet: no list_changed
 	return s, nil
 }
 
+// A layer is one middleware of a session's chain, by name.
+type layer struct {
+	name string
+	mw   mcp.Middleware // nil: not in this session's chain
+}
+
+// chain is a session's layers, outermost first.
+type chain []layer
+
+// middleware is the chain's middleware, outermost first, as go-sdk's
+// AddReceivingMiddleware and AddSendingMiddleware take them: given m1, m2,
+// m3 they make m1(m2(m3(handler))), so the first runs first. A later call
+// would wrap the whole chain: hence one call per chain, in NewSession.
+func (c chain) middleware() []mcp.Middleware {
+	var out []mcp.Middleware
+	for _, l := range c {
+		if l.mw != nil {
+			out = append(out, l.mw)
+		}
+	}
+	return out
+}
+
+// names are the names of the chain's layers present, outermost first.
+func (c chain) names() []string {
+	var out []string
+	for _, l := range c {
+		if l.mw != nil {
+			out = append(out, l.name)
+		}
+	}
+	return out
+}
+
+// receiving is the chain every request a client sends the session passes
+// through, declared here and nowhere else, outermost first:
+//
+//  1. persist (SessionOptions.Persist; the gateway's session store,
+//     gateway/restore.go, for an HTTP session): saves the session once its
+//     initialize has succeeded, when every layer below has answered;
+//  2. observe (Hooks.Observe; gateway/observe.go): times the request,
+//     runs its span, puts the gateway's CallTrace in its context, and
+//     counts and audits a tools/call. It is outside guard, so it reports a
+//     panicking request too, as the error guard made of it;
+//  3. guard: recovers a panic into that request's failure, and redacts
+//     every error a client sees;
+//  4. logErrors: logs a failed request once;
+//  5. route (route.go): decides the request's era once, and answers what
+//     the hub answers itself;
+//
+// then go-sdk's own handlers (initialize, ping, subscriptions/listen, and
+// what route passes on). A layer whose hook is not set is left out. The
+// gateway's shared versions server (gateway/serve.go) serves no session
+// and has a chain of its own: it refuses an initialize.
+func (s *Session) receiving(opts SessionOptions) chain {
+	return chain{
+		{"persist", layerOf(opts.Persist, s)},
+		{"observe", layerOf(s.hub.hooks.Observe, s)},
+		{"guard", s.guard},
+		{"logErrors", s.logErrors},
+		{"route", s.route},
+	}
+}
+
+// sending is the chain every message the session sends its client passes
+// through: toolsNotice (listchanged.go), which holds or drops a
+// tools/list_changed, alone, so that it sees every message.
+func (s *Session) sending() chain {
+	return chain{{"notice", s.notice.middleware}}
+}
+
+// layerOf is the layer f makes for s; nil when f is not set.
+func layerOf(f func(*Session) mcp.Middleware, s *Session) mcp.Middleware {
+	if f == nil {
+		return nil
+	}
+	return f(s)
+}
+
 // guard is the boundary between a client and the hub, the outermost of
-// the session's own receiving middleware (what Hooks.SessionCreated adds
-// wraps it, and so sees a panicking request too, as the error guard made
-// of it). A panic anywhere below fails that request only (an
+// the hub's own layers (observe wraps it, and so sees a panicking request
+// too, as the error guard made of it: see receiving). A panic anywhere
+// below fails that request only (an
 // isError result for a tool call, a JSON-RPC internal error otherwise; the
 // panic is logged once with its stack), and an error leaves with every
 // secret of the config redacted, in its message and its data: a JSON-RPC

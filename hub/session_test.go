@@ -4,9 +4,13 @@ package hub
 // upstream changes (items P3, P4 of docs/search-tools.md).
 
 import (
+	"context"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+
+	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 
 	"github.com/mcp-hub/mcp-hub/internal/fixture"
 )
@@ -88,5 +92,60 @@ func TestSpecP4UpstreamChanges(t *testing.T) {
 	waitFor(t, "the eager tool appears", func() bool { return c.tool("clock__zone") != nil })
 	if got := c.listChanged(n + 1); got != n+1 {
 		t.Errorf("eager tool added: %d list_changed, want 1", got-n)
+	}
+}
+
+// TestSessionChain: a session's receiving chain is declared once, in
+// order (Session.receiving), a layer whose hook is not set left out; and
+// go-sdk runs the layers in the order declared, the first outermost.
+func TestSessionChain(t *testing.T) {
+	var mu sync.Mutex
+	var ran []string
+	layer := func(name string) mcp.Middleware {
+		return func(next mcp.MethodHandler) mcp.MethodHandler {
+			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+				if method == "ping" {
+					mu.Lock()
+					ran = append(ran, name)
+					mu.Unlock()
+				}
+				return next(ctx, method, req)
+			}
+		}
+	}
+	s := &Session{hub: &Hub{}}
+	if got, want := s.receiving(SessionOptions{}).names(), []string{"guard", "logErrors", "route"}; !slices.Equal(got, want) {
+		t.Errorf("without hooks: %q, want %q", got, want)
+	}
+	s.hub.hooks.Observe = func(*Session) mcp.Middleware { return layer("observe") }
+	opts := SessionOptions{Persist: func(*Session) mcp.Middleware { return layer("persist") }}
+	if got, want := s.receiving(opts).names(), []string{"persist", "observe", "guard", "logErrors", "route"}; !slices.Equal(got, want) {
+		t.Errorf("with hooks: %q, want %q", got, want)
+	}
+	if got, want := s.sending().names(), []string{"notice"}; !slices.Equal(got, want) {
+		t.Errorf("sending: %q, want %q", got, want)
+	}
+
+	server := mcp.NewServer(&mcp.Implementation{Name: "chain"}, nil)
+	server.AddReceivingMiddleware(chain{{"first", layer("first")}, {"absent", nil}, {"second", layer("second")}, {"third", layer("third")}}.middleware()...)
+	ct, st := mcp.NewInMemoryTransports()
+	ctx := context.Background()
+	ss, err := server.Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.Close()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if err := cs.Ping(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if want := []string{"first", "second", "third"}; !slices.Equal(ran, want) {
+		t.Errorf("go-sdk ran %q, want %q", ran, want)
 	}
 }

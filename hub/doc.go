@@ -32,7 +32,7 @@
 //     it, and only to it: by an exact link where there is one, else only
 //     while every call in flight to that upstream is one client's (a
 //     legacy session, or one modern request); what cannot be attributed
-//     is refused or dropped, never broadcast (forward.go's router). A stdio
+//     is refused or dropped, never broadcast (attribution.go's router). A stdio
 //     server with `isolation` runs a process per principal or client
 //     session, and what one sends is its owner's alone (isolation.go).
 //

@@ -30,7 +30,7 @@ import (
 //
 // A suspended call is still in flight to its upstream: a shared (stdio)
 // upstream's further requests and logs reach it only while no other
-// client calls that upstream (forward.go's router), and queue for its next
+// client calls that upstream (attribution.go's router), and queue for its next
 // round.
 //
 // A suspended call lives on the replica that holds it: a retry that lands

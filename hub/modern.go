@@ -38,7 +38,7 @@ import (
 // NewModernSession made, shared by the modern requests of its toolset and
 // principal, on whichever replica it lands. So that Session is many
 // clients: what an upstream sends is routed by the request's call, never by
-// the Session (forward.go's router). An upstream of the legacy era reaches
+// the Session (attribution.go's router). An upstream of the legacy era reaches
 // a modern client's calls through inputrequired.go.
 
 // ModernProtocol is the first protocol revision of the modern era.

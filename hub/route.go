@@ -6,109 +6,140 @@ import (
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 )
 
-// route is the session's receiving middleware. It answers tools/list from
-// the catalog's shared view for the session's toolset plus its loaded
-// tools (toollist.go), tools/call (so that an upstream's result passes
-// through as bytes), what the hub proxies without registering it
-// (resources, prompts), and what must also reach upstreams
-// (logging/setLevel). A request of the 2026-07-28 era gets that era's
-// answers (modern.go): a tools/list no call changes, tools/call through
-// callModern, resultType and cacheScope on what the hub passes through.
+// route is the innermost layer of the session's receiving chain
+// (Session.receiving). It decides a request's protocol era once, here,
+// and hands the request to that era's routing: routeLegacy for a request
+// of 2025-11-25 or older, routeModern for one of 2026-07-28 (modern.go).
+// Each answers what the hub answers itself: tools/list from the catalog's
+// shared view for the session's toolset (plus, for a legacy session, its
+// loaded tools: toollist.go), tools/call (so that an upstream's result
+// passes through as bytes), and what the hub proxies
+// without registering it (resources, prompts: passthrough.go). What
+// neither era answers itself goes to routeEither, then to go-sdk.
 func (s *Session) route(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		modern := isModern(req)
-		if modern {
+		if isModern(req) {
 			s.beginModern(serverSessionOf(req))
 			stripEraMeta(method, req)
+			return s.routeModern(ctx, next, method, req)
 		}
-		switch method {
-		case "server/discover":
-			res, err := next(ctx, method, req)
-			if d, ok := res.(*mcp.DiscoverResult); ok && err == nil {
-				s.mu.Lock()
-				c := s.cat
-				s.mu.Unlock()
-				if c != nil {
-					d.Instructions = c.modernView(s.hub, s.toolset.Load()).instructions
-				}
+		return s.routeLegacy(ctx, next, method, req)
+	}
+}
+
+// routeLegacy routes a request of the legacy era: a tools/list that shows
+// the session's loaded tools and lets a held tools/call answer
+// (toolsNotice), and a tools/call that may load tools waits for it.
+func (s *Session) routeLegacy(ctx context.Context, next mcp.MethodHandler, method string, req mcp.Request) (mcp.Result, error) {
+	switch method {
+	case "tools/list":
+		s.notice.listing(ctx)
+		return s.listTools(req.(*mcp.ListToolsRequest).Params, false)
+	case "tools/call":
+		r := req.(*mcp.CallToolRequest)
+		shown := s.shows(r.Params.Name)
+		if !shown || isMetaTool(r.Params.Name) {
+			// It may load tools: then its result waits for the
+			// client's re-list (toolsNotice).
+			ctx = s.notice.forCall(ctx)
+			defer s.notice.awaitRelist(ctx)
+		}
+		if !shown {
+			return s.callHidden(ctx, r)
+		}
+		return s.handleTool(ctx, r)
+	case "resources/list":
+		return s.listResources(ctx, req.(*mcp.ListResourcesRequest).Params)
+	case "resources/templates/list":
+		return s.listResourceTemplates(ctx, req.(*mcp.ListResourceTemplatesRequest).Params)
+	case "resources/read":
+		return s.readResource(ctx, req.(*mcp.ReadResourceRequest).Params)
+	case "prompts/list":
+		return s.listPrompts(), nil
+	case "prompts/get":
+		return s.getPrompt(ctx, req.(*mcp.GetPromptRequest).Params)
+	}
+	return s.routeEither(ctx, next, method, req)
+}
+
+// routeModern routes a request of the 2026-07-28 era: a tools/list no call
+// changes; tools/call (callModern), resources/read and prompts/get run
+// under runModern (inputrequired.go), which answers input_required with what their
+// upstream asks of the client; and the lists carry a cacheScope.
+func (s *Session) routeModern(ctx context.Context, next mcp.MethodHandler, method string, req mcp.Request) (mcp.Result, error) {
+	switch method {
+	case "tools/list":
+		return s.listTools(req.(*mcp.ListToolsRequest).Params, true)
+	case "tools/call":
+		return s.callModern(withRequestSession(ctx, req), req.(*mcp.CallToolRequest))
+	case "resources/list":
+		// An upstream's "public" does not hold for what a
+		// principal's toolset filtered: private wins (cacheScope).
+		res, err := s.listResources(ctx, req.(*mcp.ListResourcesRequest).Params)
+		if err == nil && (res.CacheScope == "" || s.cacheScope() == "private") {
+			c := *res
+			c.CacheScope = s.cacheScope()
+			res = &c
+		}
+		return res, err
+	case "resources/templates/list":
+		res, err := s.listResourceTemplates(ctx, req.(*mcp.ListResourceTemplatesRequest).Params)
+		if err == nil && (res.CacheScope == "" || s.cacheScope() == "private") {
+			c := *res
+			c.CacheScope = s.cacheScope()
+			res = &c
+		}
+		return res, err
+	case "resources/read":
+		r := req.(*mcp.ReadResourceRequest)
+		p := r.Params
+		return s.runModern(withRequestSession(ctx, req), modernRequest{"resources/read " + p.URI, p.RequestState, p.InputResponses, r.ClientCapabilities()},
+			func(ctx context.Context) (mcp.Result, error) { return s.readResource(ctx, p) })
+	case "prompts/list":
+		res := s.listPrompts()
+		if res.CacheScope == "" || s.cacheScope() == "private" {
+			c := *res
+			c.CacheScope = s.cacheScope()
+			res = &c
+		}
+		return res, nil
+	case "prompts/get":
+		r := req.(*mcp.GetPromptRequest)
+		p := r.Params
+		return s.runModern(withRequestSession(ctx, req), modernRequest{"prompts/get " + p.Name, p.RequestState, p.InputResponses, r.ClientCapabilities()},
+			func(ctx context.Context) (mcp.Result, error) { return s.getPrompt(ctx, p) })
+	}
+	return s.routeEither(ctx, next, method, req)
+}
+
+// routeEither routes what is the same in both eras: go-sdk answers it,
+// and the hub adds to its answer (server/discover's instructions), checks
+// it first (subscriptions/listen), or passes it on to its upstreams too
+// (logging/setLevel).
+func (s *Session) routeEither(ctx context.Context, next mcp.MethodHandler, method string, req mcp.Request) (mcp.Result, error) {
+	switch method {
+	case "server/discover":
+		res, err := next(ctx, method, req)
+		if d, ok := res.(*mcp.DiscoverResult); ok && err == nil {
+			s.mu.Lock()
+			c := s.cat
+			s.mu.Unlock()
+			if c != nil {
+				d.Instructions = c.modernView(s.hub, s.toolset.Load()).instructions
 			}
-			return res, err
-		case "tools/list":
-			if modern {
-				return s.listTools(req.(*mcp.ListToolsRequest).Params, true)
-			}
-			s.notice.listing(ctx)
-			return s.listTools(req.(*mcp.ListToolsRequest).Params, false)
-		case "tools/call":
-			r := req.(*mcp.CallToolRequest)
-			if modern {
-				return s.callModern(withRequestSession(ctx, req), r)
-			}
-			shown := s.shows(r.Params.Name)
-			if !shown || isMetaTool(r.Params.Name) {
-				// It may load tools: then its result waits for the
-				// client's re-list (toolsNotice).
-				ctx = s.notice.forCall(ctx)
-				defer s.notice.awaitRelist(ctx)
-			}
-			if !shown {
-				return s.callHidden(ctx, r)
-			}
-			return s.handleTool(ctx, r)
-		case "resources/list":
-			// An upstream's "public" does not hold for what a
-			// principal's toolset filtered: private wins (cacheScope).
-			res, err := s.listResources(ctx, req.(*mcp.ListResourcesRequest).Params)
-			if modern && err == nil && (res.CacheScope == "" || s.cacheScope() == "private") {
-				c := *res
-				c.CacheScope = s.cacheScope()
-				res = &c
-			}
-			return res, err
-		case "resources/templates/list":
-			res, err := s.listResourceTemplates(ctx, req.(*mcp.ListResourceTemplatesRequest).Params)
-			if modern && err == nil && (res.CacheScope == "" || s.cacheScope() == "private") {
-				c := *res
-				c.CacheScope = s.cacheScope()
-				res = &c
-			}
-			return res, err
-		case "resources/read":
-			r := req.(*mcp.ReadResourceRequest)
-			if modern {
-				p := r.Params
-				return s.runModern(withRequestSession(ctx, req), modernRequest{"resources/read " + p.URI, p.RequestState, p.InputResponses, r.ClientCapabilities()},
-					func(ctx context.Context) (mcp.Result, error) { return s.readResource(ctx, p) })
-			}
-			return s.readResource(ctx, r.Params)
-		case "prompts/list":
-			res := s.listPrompts()
-			if modern && (res.CacheScope == "" || s.cacheScope() == "private") {
-				c := *res
-				c.CacheScope = s.cacheScope()
-				res = &c
-			}
-			return res, nil
-		case "prompts/get":
-			r := req.(*mcp.GetPromptRequest)
-			if modern {
-				p := r.Params
-				return s.runModern(withRequestSession(ctx, req), modernRequest{"prompts/get " + p.Name, p.RequestState, p.InputResponses, r.ClientCapabilities()},
-					func(ctx context.Context) (mcp.Result, error) { return s.getPrompt(ctx, p) })
-			}
-			return s.getPrompt(ctx, r.Params)
-		case "subscriptions/listen":
-			if err := s.checkListen(req.(*mcp.SubscriptionsListenRequest)); err != nil {
-				return nil, err
-			}
-			return next(ctx, method, req)
-		case "logging/setLevel":
-			res, err := next(ctx, method, req)
-			if err == nil {
-				s.hub.setLevel(ctx, s, req.GetParams().(*mcp.SetLoggingLevelParams))
-			}
-			return res, err
+		}
+		return res, err
+	case "subscriptions/listen":
+		if err := s.checkListen(req.(*mcp.SubscriptionsListenRequest)); err != nil {
+			return nil, err
 		}
 		return next(ctx, method, req)
+	case "logging/setLevel":
+		res, err := next(ctx, method, req)
+		if err == nil {
+			s.hub.setLevel(ctx, s, req.GetParams().(*mcp.SetLoggingLevelParams))
+		}
+		return res, err
 	}
+	return next(ctx, method, req)
 }

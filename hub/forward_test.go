@@ -1,6 +1,6 @@
 package hub
 
-// Tests of forward.go: direct calls to a deferred tool, refused before it
+// Tests of toolcall.go and forward.go: direct calls to a deferred tool, refused before it
 // is loaded and forwarded after, or loaded on the call with
 // auto_load_on_call (items C1, C2 of docs/search-tools.md); calls to a
 // server that is down get a retryable error.

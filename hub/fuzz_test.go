@@ -191,7 +191,7 @@ func (fz *fzHub) check(t *testing.T, tool string, data []byte) {
 		t.Fatal(err)
 	}
 	req := &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: tool, Arguments: json.RawMessage(data)}}
-	raw, err := s.handleTool(ctx, req)
+	raw, err := s.callListed(ctx, req)
 	var res *mcp.CallToolResult
 	if err == nil {
 		res = fixture.Result(t, raw)
@@ -264,7 +264,7 @@ func TestMetaToolsBigArguments(t *testing.T) {
 			t.Fatal(err)
 		}
 		start := time.Now()
-		res, err := s.handleTool(context.Background(), &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: tc.tool, Arguments: tc.args}})
+		res, err := s.callListed(context.Background(), &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: tc.tool, Arguments: tc.args}})
 		took := time.Since(start)
 		if err != nil || res == nil {
 			t.Fatalf("%s with %d KiB of arguments: %v", tc.tool, len(tc.args)>>10, err)

@@ -132,14 +132,6 @@ func (sp *suspension) end(err error) {
 	})
 }
 
-// callModern answers a modern client's tools/call: it starts the call, or
-// with a requestState of the hub's continues a suspended one.
-func (s *Session) callModern(ctx context.Context, req *mcp.CallToolRequest) (mcp.Result, error) {
-	p := req.Params
-	return s.runModern(ctx, modernRequest{"tools/call " + p.Name, p.RequestState, p.InputResponses, req.ClientCapabilities()},
-		func(ctx context.Context) (mcp.Result, error) { return s.modernTool(ctx, req) })
-}
-
 // modernRequest is what runModern needs of a request that may ask the
 // client for input: tools/call, prompts/get, resources/read.
 type modernRequest struct {
@@ -190,30 +182,6 @@ func (s *Session) runModern(ctx context.Context, r modernRequest, run func(conte
 		sp.result <- callOutcome{res, err}
 	}()
 	return s.hub.suspended.wait(ctx, sp)
-}
-
-// modernTool runs a modern client's call: a listed tool or a meta-tool as
-// for any client; a deferred tool by its exposed name only with
-// discovery.auto_load_on_call, and then without loading it.
-func (s *Session) modernTool(ctx context.Context, req *mcp.CallToolRequest) (mcp.Result, error) {
-	name := req.Params.Name
-	if s.shows(name) || (isMetaTool(name) && s.hub.Config().Discovery.Enabled) {
-		return s.handleTool(ctx, req)
-	}
-	c := s.hub.Catalog()
-	t, ok := c.Tool(name)
-	if !ok || !s.visible(t) {
-		s.traceRefused(ctx)
-		if err := s.hub.unlistedServerError(name); err != nil {
-			return errorResult("Error: " + err.Error()), nil
-		}
-		return nil, s.unknownTool(c, name)
-	}
-	if t.Deferred && !s.hub.Config().Discovery.AutoLoadOnCall {
-		s.traceRefused(ctx)
-		return errorResult(fmt.Sprintf("Error: Tool '%s' is not in your tool list: call it through call_tool {\"name\": \"%s\", \"arguments\": {...}}.", t.Name, t.Name)), nil
-	}
-	return s.callUpstream(ctx, t, req.Params)
 }
 
 // wait waits for sp's call to end or to ask for input the client can

@@ -781,30 +781,3 @@ func (s *Session) fail(ctx context.Context, text string) *mcp.CallToolResult {
 	s.traceRefused(ctx)
 	return errorResult(text)
 }
-
-func notLoaded(name string) *mcp.CallToolResult {
-	return errorResult(fmt.Sprintf("Error: Tool '%s' is not yet loaded. Use the 'search_tools' tool to discover and load it first, then call it again.", name))
-}
-
-// callHidden answers a tools/call for a name the session does not list:
-// a deferred tool (not loaded yet: an error, or loaded and run with
-// auto_load_on_call), or an unknown one (an error with the closest names).
-func (s *Session) callHidden(ctx context.Context, req *mcp.CallToolRequest) (mcp.Result, error) {
-	c := s.hub.Catalog()
-	t, ok := c.Tool(req.Params.Name)
-	if !ok || !s.visible(t) {
-		s.traceRefused(ctx)
-		if err := s.hub.unlistedServerError(req.Params.Name); err != nil {
-			return errorResult("Error: " + err.Error()), nil
-		}
-		return nil, s.unknownTool(c, req.Params.Name)
-	}
-	if t.Deferred && !s.isLoaded(t.Name) {
-		if !s.hub.Config().Discovery.AutoLoadOnCall {
-			s.traceRefused(ctx)
-			return notLoaded(t.Name), nil
-		}
-		s.load(ctx, req.Session, c, []*Tool{t})
-	}
-	return s.callUpstream(ctx, t, req.Params)
-}

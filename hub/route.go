@@ -12,8 +12,8 @@ import (
 // of 2025-11-25 or older, routeModern for one of 2026-07-28 (modern.go).
 // Each answers what the hub answers itself: tools/list from the catalog's
 // shared view for the session's toolset (plus, for a legacy session, its
-// loaded tools: toollist.go), tools/call (so that an upstream's result
-// passes through as bytes), and what the hub proxies
+// loaded tools: toollist.go), tools/call (toolcall.go, so that an
+// upstream's result passes through as bytes), and what the hub proxies
 // without registering it (resources, prompts: passthrough.go). What
 // neither era answers itself goes to routeEither, then to go-sdk.
 func (s *Session) route(next mcp.MethodHandler) mcp.MethodHandler {
@@ -29,25 +29,14 @@ func (s *Session) route(next mcp.MethodHandler) mcp.MethodHandler {
 
 // routeLegacy routes a request of the legacy era: a tools/list that shows
 // the session's loaded tools and lets a held tools/call answer
-// (toolsNotice), and a tools/call that may load tools waits for it.
+// (toolsNotice), a tools/call through callLegacy.
 func (s *Session) routeLegacy(ctx context.Context, next mcp.MethodHandler, method string, req mcp.Request) (mcp.Result, error) {
 	switch method {
 	case "tools/list":
 		s.notice.listing(ctx)
 		return s.listTools(req.(*mcp.ListToolsRequest).Params, false)
 	case "tools/call":
-		r := req.(*mcp.CallToolRequest)
-		shown := s.shows(r.Params.Name)
-		if !shown || isMetaTool(r.Params.Name) {
-			// It may load tools: then its result waits for the
-			// client's re-list (toolsNotice).
-			ctx = s.notice.forCall(ctx)
-			defer s.notice.awaitRelist(ctx)
-		}
-		if !shown {
-			return s.callHidden(ctx, r)
-		}
-		return s.handleTool(ctx, r)
+		return s.callLegacy(ctx, req.(*mcp.CallToolRequest))
 	case "resources/list":
 		return s.listResources(ctx, req.(*mcp.ListResourcesRequest).Params)
 	case "resources/templates/list":
@@ -63,15 +52,18 @@ func (s *Session) routeLegacy(ctx context.Context, next mcp.MethodHandler, metho
 }
 
 // routeModern routes a request of the 2026-07-28 era: a tools/list no call
-// changes; tools/call (callModern), resources/read and prompts/get run
-// under runModern (inputrequired.go), which answers input_required with what their
+// changes; tools/call, resources/read and prompts/get run under runModern
+// (inputrequired.go), which answers input_required with what their
 // upstream asks of the client; and the lists carry a cacheScope.
 func (s *Session) routeModern(ctx context.Context, next mcp.MethodHandler, method string, req mcp.Request) (mcp.Result, error) {
 	switch method {
 	case "tools/list":
 		return s.listTools(req.(*mcp.ListToolsRequest).Params, true)
 	case "tools/call":
-		return s.callModern(withRequestSession(ctx, req), req.(*mcp.CallToolRequest))
+		r := req.(*mcp.CallToolRequest)
+		p := r.Params
+		return s.runModern(withRequestSession(ctx, req), modernRequest{"tools/call " + p.Name, p.RequestState, p.InputResponses, r.ClientCapabilities()},
+			func(ctx context.Context) (mcp.Result, error) { return s.callModern(ctx, r) })
 	case "resources/list":
 		// An upstream's "public" does not hold for what a
 		// principal's toolset filtered: private wins (cacheScope).

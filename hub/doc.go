@@ -36,6 +36,16 @@
 //     server with `isolation` runs a process per principal or client
 //     session, and what one sends is its owner's alone (isolation.go).
 //
+// A client's request takes one path through the core, one file per
+// layer: the session's receiving chain, declared once as an ordered list
+// (Session.receiving, session.go); route.go, which decides the request's
+// protocol era once and answers what the hub answers itself; for a
+// tools/call, toolcall.go, which decides which tool the call names;
+// metatools.go, which answers the hub's own tools (search_tools,
+// call_tool); forward.go, which forwards a call to its upstream; and
+// attribution.go, which takes what the upstream sends meanwhile back to
+// the call's client. docs/design.md follows a tools/call along it.
+//
 // Both protocol eras are served (modern.go): 2025-11-25 and older, in
 // which a session loads what search_tools finds; and, with protocol.modern,
 // the stateless 2026-07-28, in which a client's tools/list never changes

@@ -6,8 +6,11 @@
 //
 // New sets up these pieces for a config, then starts the hub with the
 // gateway's hooks on it (hub.Hooks): every session gets the observe
-// middleware (observe.go), outside the hub's own, which times each
-// request, runs its span, and when it ends counts it in the metrics and
+// layer (observe.go, hub.Hooks.Observe) at its declared place in the
+// session's chain (hub's Session.receiving), outside the hub's own; an
+// HTTP session that a session store keeps gets the store's persist layer
+// outside that (restore.go, hub.SessionOptions.Persist). observe times
+// each request, runs its span, and when it ends counts it in the metrics and
 // writes its audit line; what the hub did meanwhile (which upstream tool
 // answered and how, how many tools a search loaded) reaches the gateway
 // through a hub.CallTrace in the request's context. The gateway hears of

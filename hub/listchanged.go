@@ -43,8 +43,9 @@ const toolsListChanged = "notifications/tools/list_changed"
 //     call's result: on the one stream over stdio and in memory, on that
 //     request's own POST response stream over streamable HTTP. It goes
 //     through the session's sending chain below this middleware (captured
-//     when the middleware was added, last, so that is the whole chain), as
-//     the SDK's own notifications do.
+//     when the middleware was added; it is the whole declared chain,
+//     Session.sending, so that is go-sdk's own), as the SDK's own
+//     notifications do.
 //   - The call's result then waits (awaitRelist) until a tools/list of the
 //     client that began after the notification has been answered, the
 //     client has answered a ping on the call's stream, and relistSettle

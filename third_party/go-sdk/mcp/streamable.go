@@ -906,6 +906,9 @@ type streamableServerConn struct {
 	toolLookup func(name string) (*serverTool, bool)
 
 	incoming chan jsonrpc.Message // messages from the client to the server
+	// deliver, when set (setDeliver), takes each message from the client on
+	// the goroutine of the POST that carried it, in place of incoming.
+	deliver func(jsonrpc.Message)
 
 	mu sync.Mutex // guards all fields below
 
@@ -1669,9 +1672,7 @@ func (c *streamableServerConn) servePOST(w http.ResponseWriter, req *http.Reques
 	// [§2.1.4]: https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#sending-messages-to-the-server
 	if len(calls) == 0 {
 		for _, msg := range incoming {
-			select {
-			case c.incoming <- msg:
-			case <-c.done:
+			if !c.publish(msg) {
 				// The session is closing. Since we haven't yet written any data to the
 				// response, we can signal to the client that the session is gone.
 				http.Error(w, "session is closing", http.StatusNotFound)
@@ -1772,16 +1773,16 @@ func (c *streamableServerConn) servePOST(w http.ResponseWriter, req *http.Reques
 		}
 	}
 
-	// Publish incoming messages.
+	// Publish incoming messages. With deliver set, a call may be handled on
+	// this goroutine, and its answer written to w by the time publish
+	// returns: every message to a stream is written by the goroutine that
+	// sends it (deliverLocked), never by the stream's HTTP request.
+	//
+	// Note: don't give up on req.Context().Done() here, since we've already
+	// received the requests and may have already published a response message
+	// or notification. The client could resume the stream.
 	for _, msg := range incoming {
-		select {
-		case c.incoming <- msg:
-		// Note: don't select on req.Context().Done() here, since we've already
-		// received the requests and may have already published a response message
-		// or notification. The client could resume the stream.
-		//
-		// In fact, this send could be in a separate goroutine.
-		case <-c.done:
+		if !c.publish(msg) {
 			// Session closed: we don't know if any data has been written, so it's
 			// too late to write a status code here.
 			return
@@ -1817,6 +1818,29 @@ func parseEventID(eventID string) (streamID string, idx int, ok bool) {
 		return "", 0, false
 	}
 	return streamID, idx, true
+}
+
+// setDeliver implements [deliverer].
+func (c *streamableServerConn) setDeliver(deliver func(jsonrpc.Message)) { c.deliver = deliver }
+
+// publish hands msg to the server, and reports false if the session is
+// closing.
+func (c *streamableServerConn) publish(msg jsonrpc.Message) bool {
+	if c.deliver == nil {
+		select {
+		case c.incoming <- msg:
+			return true
+		case <-c.done:
+			return false
+		}
+	}
+	select {
+	case <-c.done:
+		return false
+	default:
+	}
+	c.deliver(msg)
+	return true
 }
 
 // Read implements the [Connection] interface.

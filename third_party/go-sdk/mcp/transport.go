@@ -221,7 +221,7 @@ func connect[H handler, State any](ctx context.Context, t Transport, b binder[H,
 	if cp, ok := mcpConn.(cancellationPropagator); ok {
 		propagateCancellation = cp.propagateCancellation()
 	}
-	_ = jsonrpc2.NewConnection(ctx, jsonrpc2.ConnectionConfig{
+	conn := jsonrpc2.NewConnection(ctx, jsonrpc2.ConnectionConfig{
 		Reader:    reader,
 		Writer:    writer,
 		Closer:    mcpConn,
@@ -236,7 +236,20 @@ func connect[H handler, State any](ctx context.Context, t Transport, b binder[H,
 		PropagateCancellation: propagateCancellation,
 	})
 	assert(preempter.conn != nil, "unbound preempter")
+	if d, ok := mcpConn.(deliverer); ok {
+		d.setDeliver(conn.Deliver)
+	}
 	return h, nil
+}
+
+// deliverer is an optional interface implemented by a [Connection] that
+// receives each message on a goroutine of its own (an HTTP request's): it
+// hands messages to the jsonrpc2 connection with deliver, on that goroutine,
+// instead of through Read, which saves a hand-off per message (see
+// [jsonrpc2.Connection.Deliver]). setDeliver is called once, before the
+// connection is used.
+type deliverer interface {
+	setDeliver(deliver func(jsonrpc.Message))
 }
 
 // cancellationPropagator is an optional interface implemented by a

@@ -56,6 +56,10 @@ type Connection struct {
 
 	onInternalError func(error)
 	onDone          func()
+
+	// What readIncoming reads with, kept for Deliver.
+	readCtx   context.Context
+	preempter Preempter
 }
 
 // inFlightState records the state of the incoming and outgoing calls on a
@@ -239,6 +243,8 @@ func NewConnection(ctx context.Context, cfg ConnectionConfig) *Connection {
 		writer:          cfg.Writer,
 		onDone:          cfg.OnDone,
 		onInternalError: cfg.OnInternalError,
+		readCtx:         ctx,
+		preempter:       cfg.Preempter,
 	}
 	c.handler = cfg.Bind(c)
 	c.start(ctx, cfg.Reader, cfg.Preempter)
@@ -525,17 +531,10 @@ func (c *Connection) readIncoming(ctx context.Context, reader Reader, preempter 
 
 		switch msg := msg.(type) {
 		case *Request:
-			c.acceptRequest(ctx, msg, preempter)
+			c.acceptRequest(ctx, msg, preempter, false)
 
 		case *Response:
-			c.updateInFlight(func(s *inFlightState) {
-				if ac, ok := s.outgoingCalls[msg.ID]; ok {
-					delete(s.outgoingCalls, msg.ID)
-					ac.retire(msg)
-				} else {
-					// TODO: How should we report unexpected responses?
-				}
-			})
+			c.acceptResponse(msg)
 
 		default:
 			c.internalErrorf("Read returned an unexpected message of type %T", msg)
@@ -565,9 +564,42 @@ func (c *Connection) readIncoming(ctx context.Context, reader Reader, preempter 
 	})
 }
 
+// Deliver takes msg as readIncoming takes what the Reader returns, on the
+// calling goroutine: a transport that receives each message on a goroutine
+// of its own (an HTTP request's) saves the hand-off to the read loop. When
+// no other request is being handled, a request's handler runs on the
+// calling goroutine too (until it calls Async, or returns), so a call that
+// arrives on an idle connection is answered without a goroutine switch.
+// Deliver may be called only after the Connection has started reading
+// (NewConnection), and a transport that delivers this way must still end
+// its Reader (io.EOF) when it closes.
+func (c *Connection) Deliver(msg Message) {
+	switch msg := msg.(type) {
+	case *Request:
+		c.acceptRequest(c.readCtx, msg, c.preempter, true)
+	case *Response:
+		c.acceptResponse(msg)
+	default:
+		c.internalErrorf("Deliver got an unexpected message of type %T", msg)
+	}
+}
+
+// acceptResponse hands a response to the outgoing call it answers.
+func (c *Connection) acceptResponse(msg *Response) {
+	c.updateInFlight(func(s *inFlightState) {
+		if ac, ok := s.outgoingCalls[msg.ID]; ok {
+			delete(s.outgoingCalls, msg.ID)
+			ac.retire(msg)
+		} else {
+			// TODO: How should we report unexpected responses?
+		}
+	})
+}
+
 // acceptRequest either handles msg synchronously or enqueues it to be handled
-// asynchronously.
-func (c *Connection) acceptRequest(ctx context.Context, msg *Request, preempter Preempter) {
+// asynchronously. With here set, a request that finds no handler running is
+// handled on the calling goroutine (see Deliver).
+func (c *Connection) acceptRequest(ctx context.Context, msg *Request, preempter Preempter, here bool) {
 	// In theory notifications cannot be cancelled, but we build them a cancel
 	// context anyway.
 	reqCtx, cancel := context.WithCancelCause(ctx)
@@ -616,6 +648,7 @@ func (c *Connection) acceptRequest(ctx context.Context, msg *Request, preempter 
 		}
 	}
 
+	runHere := false
 	c.updateInFlight(func(s *inFlightState) {
 		// If the connection is shutting down, don't enqueue anything to the
 		// handler — not even notifications. That ensures that if the handler
@@ -623,6 +656,13 @@ func (c *Connection) acceptRequest(ctx context.Context, msg *Request, preempter 
 		// close the connection.
 		err = s.shuttingDown(ErrServerClosing)
 		if err != nil {
+			return
+		}
+		// No handler running means an empty queue: this request is next,
+		// and the calling goroutine can be the one that handles it.
+		if here && !s.handlerRunning {
+			s.handlerRunning = true
+			runHere = true
 			return
 		}
 
@@ -652,6 +692,12 @@ func (c *Connection) acceptRequest(ctx context.Context, msg *Request, preempter 
 	})
 	if err != nil {
 		c.processResult("acceptRequest", req, nil, err)
+		return
+	}
+	if runHere && !c.handle(req) {
+		// The handler returned without calling Async: the requests queued
+		// meanwhile go on on a goroutine of their own, not on the caller's.
+		c.detachHandler()
 	}
 }
 
@@ -670,32 +716,34 @@ func (c *Connection) handleAsync() {
 		if req == nil {
 			return
 		}
-
-		// Only deliver to the Handler if not already canceled. If the request
-		// was canceled with a cause (e.g. a write failure cancels every
-		// in-flight request), report that cause rather than the bare
-		// context.Canceled.
-		if err := req.ctx.Err(); err != nil {
-			if cause := context.Cause(req.ctx); cause != nil {
-				err = cause
-			}
-			c.processResult("handleAsync", req, nil, err)
-			continue
-		}
-
-		// The handler runs on this goroutine. If it calls Async, the queue
-		// is handed on (detach) and this goroutine ends with the handler;
-		// otherwise the next request waits for it, as before. Handing the
-		// handler to a goroutine of its own cost one more goroutine, and
-		// one more wake-up, for every request.
-		releaser := &releaser{detach: c.detachHandler}
-		ctx := context.WithValue(req.ctx, asyncKey, releaser)
-		result, err := c.handler.Handle(ctx, req.Request)
-		c.processResult(c.handler, req, result, err)
-		if releaser.release(true) {
+		if c.handle(req) {
 			return
 		}
 	}
+}
+
+// handle runs the handler of req, the request at the head of the queue, on
+// the calling goroutine, and reports whether the handler called Async: then
+// the queue has been handed on (detachHandler) and the caller must not take
+// the next request. Handing the handler to a goroutine of its own cost one
+// more goroutine, and one more wake-up, for every request.
+func (c *Connection) handle(req *incomingRequest) (released bool) {
+	// Only deliver to the Handler if not already canceled. If the request
+	// was canceled with a cause (e.g. a write failure cancels every
+	// in-flight request), report that cause rather than the bare
+	// context.Canceled.
+	if err := req.ctx.Err(); err != nil {
+		if cause := context.Cause(req.ctx); cause != nil {
+			err = cause
+		}
+		c.processResult("handleAsync", req, nil, err)
+		return false
+	}
+	releaser := &releaser{detach: c.detachHandler}
+	ctx := context.WithValue(req.ctx, asyncKey, releaser)
+	result, err := c.handler.Handle(ctx, req.Request)
+	c.processResult(c.handler, req, result, err)
+	return releaser.release(true)
 }
 
 // detachHandler is called when the request handleAsync is running calls

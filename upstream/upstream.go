@@ -164,6 +164,11 @@ type Status struct {
 	Sandbox string `json:"sandbox,omitempty"`
 }
 
+// Ready reports whether the server is connected with its lists loaded, so
+// that a reader of the hub's status (the gateway's up metric) asks the
+// status itself rather than knowing which of the states that is.
+func (s Status) Ready() bool { return s.State == StateReady }
+
 // Upstream is one configured server and its live connection.
 type Upstream struct {
 	cfg      config.Upstream

@@ -170,7 +170,7 @@ func runChat(c *cli.Context) error {
 		return err
 	}
 	defer stopTracing() // after the hub closed: the deferred calls run in reverse
-	g, err := gateway.New(ctx, cfg, gatewayOptions(hub.Options{Logger: log, OAuth: oauth, Redactor: red}, tp))
+	g, err := gateway.New(ctx, cfg, gatewayOptions(cfg, hub.Options{Logger: log, OAuth: oauth, Redactor: red}, tp))
 	if err != nil {
 		return err
 	}

@@ -11,7 +11,6 @@ import (
 
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/jsonrpc"
 
-	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/internal/rpcid"
 )
 
@@ -27,10 +26,6 @@ import (
 // or at its end ({"result":...,"jsonrpc":"2.0","id":7}); an HTTP answer in
 // JSON is known by the request it answers. A message too large whose id
 // cannot be read is dropped, and its call times out.
-
-// DefaultMaxResultBytes is the default of Options.MaxResultBytes (8 MiB):
-// max_result_bytes's (config.DefaultMaxResultBytes).
-const DefaultMaxResultBytes = config.DefaultMaxResultBytes
 
 // CodeResultTooLarge is the JSON-RPC error code of a response the hub
 // dropped for its size.

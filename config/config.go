@@ -76,7 +76,7 @@ type Config struct {
 	HashKey string `yaml:"hash_key"`
 
 	// The chat's sections (chat.go), which package chatloop runs on. They
-	// are decoded by decodeChat, key by key, after the rest: chatSections
+	// are decoded by decodeChat, key by key, after the rest; knownKeys
 	// lets the strict check of unknown keys know them.
 	Providers map[string]Provider `yaml:"-"`
 	Models    map[string]Model    `yaml:"-"`
@@ -384,7 +384,7 @@ func parseYAML(path string, data []byte, builtins []string) (*Config, error) {
 	// are right; values are decoded after ${VAR} expansion.
 	strict := yaml.NewDecoder(bytes.NewReader(data))
 	strict.KnownFields(true)
-	var probe strictConfig
+	var probe knownKeys
 	if err := strict.Decode(&probe); err != nil {
 		if err := unknownFieldErrors(path, &root, err); err != nil {
 			return nil, err
@@ -584,9 +584,9 @@ func unknownFieldErrors(path string, root *yaml.Node, err error) error {
 	return errors.Join(errs...)
 }
 
-// strictConfig is Config as the strict check of unknown keys sees it: the
+// knownKeys is Config as the strict check of unknown keys sees it: the
 // chat's sections are known keys, and decodeChat checks inside them.
-type strictConfig struct {
+type knownKeys struct {
 	Config       `yaml:",inline"`
 	chatSections `yaml:",inline"`
 }
@@ -600,20 +600,20 @@ type chatSections struct {
 
 // configTypes are the config structs by the name yaml.v3 gives them in errors.
 var configTypes = map[string]reflect.Type{
-	"config.strictConfig": reflect.TypeFor[strictConfig](),
-	"config.Config":       reflect.TypeFor[Config](),
-	"config.Server":       reflect.TypeFor[Server](),
-	"config.ToolFilter":   reflect.TypeFor[ToolFilter](),
-	"config.Discovery":    reflect.TypeFor[Discovery](),
-	"config.Auth":         reflect.TypeFor[Auth](),
-	"config.Restart":      reflect.TypeFor[Restart](),
-	"config.OAuth":        reflect.TypeFor[OAuth](),
-	"config.RateLimit":    reflect.TypeFor[RateLimit](),
-	"config.Rate":         reflect.TypeFor[Rate](),
-	"config.Audit":        reflect.TypeFor[Audit](),
-	"config.Telemetry":    reflect.TypeFor[Telemetry](),
-	"config.HTTPLimits":   reflect.TypeFor[HTTPLimits](),
-	"config.Toolset":      reflect.TypeFor[Toolset](),
+	"config.knownKeys":  reflect.TypeFor[knownKeys](),
+	"config.Config":     reflect.TypeFor[Config](),
+	"config.Server":     reflect.TypeFor[Server](),
+	"config.ToolFilter": reflect.TypeFor[ToolFilter](),
+	"config.Discovery":  reflect.TypeFor[Discovery](),
+	"config.Auth":       reflect.TypeFor[Auth](),
+	"config.Restart":    reflect.TypeFor[Restart](),
+	"config.OAuth":      reflect.TypeFor[OAuth](),
+	"config.RateLimit":  reflect.TypeFor[RateLimit](),
+	"config.Rate":       reflect.TypeFor[Rate](),
+	"config.Audit":      reflect.TypeFor[Audit](),
+	"config.Telemetry":  reflect.TypeFor[Telemetry](),
+	"config.HTTPLimits": reflect.TypeFor[HTTPLimits](),
+	"config.Toolset":    reflect.TypeFor[Toolset](),
 }
 
 // yamlKeys lists the keys a struct type accepts, following inlined structs.

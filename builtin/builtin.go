@@ -132,6 +132,16 @@ func New(name string, env map[string]string, opts Options) (*mcp.Server, error) 
 	return s, nil
 }
 
+// Maker returns New with opts, in the form a hub takes it
+// (hub.Options.Builtin). The program hands the builtins to the hub
+// explicitly: the hub imports nothing of this package, so a hub built
+// without them (a test's fixture servers, an embedder's own) links none.
+func Maker(opts Options) func(name string, env map[string]string) (*mcp.Server, error) {
+	return func(name string, env map[string]string) (*mcp.Server, error) {
+		return New(name, env, opts)
+	}
+}
+
 // Names returns the names of all builtins, sorted.
 func Names() []string {
 	r := registry()

@@ -10,11 +10,15 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/mcp-hub/mcp-hub/config"
 )
 
 const (
 	defaultAnthropicBaseURL = "https://api.anthropic.com"
-	anthropicVersion        = "2023-06-01"
+	// defaultMaxTokens is sent to Anthropic, whose API requires max_tokens.
+	defaultMaxTokens = 4096
+	anthropicVersion = "2023-06-01"
 	// anthropicTimeout bounds a non-streamed messages call (all attempts),
 	// as Anthropic's own client does; streams run as long as they send.
 	anthropicTimeout = 10 * time.Minute
@@ -27,7 +31,7 @@ type anthropicProvider struct {
 	api     *endpoint
 }
 
-func newAnthropic(name string, p ProviderConfig) *anthropicProvider {
+func newAnthropic(name string, p config.Provider) *anthropicProvider {
 	base := p.BaseURL
 	if base == "" {
 		base = defaultAnthropicBaseURL

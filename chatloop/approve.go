@@ -5,8 +5,9 @@ import (
 	"context"
 	"fmt"
 	"path"
-	"slices"
 	"strings"
+
+	"github.com/mcp-hub/mcp-hub/config"
 )
 
 // Approval. Tools that change things can be made to wait for the user's
@@ -29,15 +30,6 @@ import (
 // before any of them runs. A refused call goes back to the model as an
 // error result saying why, and, when nobody could be asked, how the user
 // can allow it (Options.AllowHint).
-
-// Approval levels of chat.approve.
-const (
-	ApproveOff    = "off"
-	ApproveOnMiss = "on_miss"
-	ApproveAlways = "always"
-)
-
-var approveLevels = []string{ApproveOff, ApproveOnMiss, ApproveAlways}
 
 // Decision is an answer to an approval request.
 type Decision int
@@ -106,7 +98,7 @@ func (e *PendingError) Error() string {
 
 // needsApproval says why a call needs approval, or "".
 func (c *Chat) needsApproval(call ToolCall) string {
-	if c.opts.Approve == "" || c.opts.Approve == ApproveOff {
+	if c.opts.Approve == "" || c.opts.Approve == config.ApproveOff {
 		return ""
 	}
 	name := toolOfCall(call)
@@ -141,18 +133,18 @@ func (c *Chat) approve(ctx context.Context, calls []ToolCall) (refusals []string
 	for i, call := range calls {
 		why := c.needsApproval(call)
 		tool := toolOfCall(call)
-		if why == "" || (c.opts.Approve == ApproveOnMiss && c.approved[tool]) {
+		if why == "" || (c.opts.Approve == config.ApproveOnMiss && c.approved[tool]) {
 			continue
 		}
 		asked = append(asked, PendingApproval{CallID: call.ID, Tool: tool, Arguments: string(call.Arguments), Why: why})
 		d := Unasked
 		if c.opts.Approver != nil {
 			d = c.opts.Approver(ctx, ApprovalRequest{Call: call, Tool: tool, Why: why,
-				OfferAlways: c.opts.Approve == ApproveOnMiss, Conversation: c.history})
+				OfferAlways: c.opts.Approve == config.ApproveOnMiss, Conversation: c.history})
 		}
 		switch d {
 		case AllowAlways:
-			if c.opts.Approve == ApproveOnMiss {
+			if c.opts.Approve == config.ApproveOnMiss {
 				if c.approved == nil {
 					c.approved = map[string]bool{}
 				}
@@ -178,11 +170,4 @@ func (c *Chat) approve(ctx context.Context, calls []ToolCall) (refusals []string
 // refused is the result of a call that was not approved.
 func refused(call ToolCall, text string) ToolResult {
 	return ToolResult{CallID: call.ID, Name: call.Name, IsError: true, Parts: []Part{{Type: PartText, Text: text}}}
-}
-
-func checkApproveLevel(level string) error {
-	if level != "" && !slices.Contains(approveLevels, level) {
-		return fmt.Errorf("unknown level %q; use %s", level, strings.Join(approveLevels, ", "))
-	}
-	return nil
 }

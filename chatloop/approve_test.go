@@ -6,6 +6,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/mcp-hub/mcp-hub/config"
 )
 
 // TestHandlerApprovals: under chat.approve a tool that needs approval
@@ -17,12 +19,12 @@ func TestHandlerApprovals(t *testing.T) {
 		t.Run(answer, func(t *testing.T) {
 			t.Parallel()
 			h := newTestHub(t)
-			p := newScripted(t, TypeOpenAI,
+			p := newScripted(t, config.ProviderOpenAI,
 				reply("", call("c1", "math__add", `{"a":2,"b":3}`)),
 				reply("finished"),
 			)
 			cfg := testConfig(p)
-			cfg.Chat.Approve = ApproveOnMiss
+			cfg.Chat.Approve = config.ApproveOnMiss
 			cfg.Chat.ApproveTools = []string{"math__*"}
 			srv := httptest.NewServer(Handler(cfg, h, testLogger(t)))
 			defer srv.Close()
@@ -62,7 +64,7 @@ func TestHandlerApprovals(t *testing.T) {
 func TestHandlerApprovalIDs(t *testing.T) {
 	t.Parallel()
 	h := newTestHub(t)
-	p := newScripted(t, TypeOpenAI,
+	p := newScripted(t, config.ProviderOpenAI,
 		reply("", call("call_0", "math__add", `{"a":2,"b":3}`)),
 		reply("", call("call_0", "notes__delete", `{"id":"n1"}`)),
 		reply("finished"),
@@ -153,7 +155,7 @@ func TestHandlerApprovalIDs(t *testing.T) {
 func TestHandlerApprovalPartialAnswer(t *testing.T) {
 	t.Parallel()
 	h := newTestHub(t)
-	p := newScripted(t, TypeAnthropic,
+	p := newScripted(t, config.ProviderAnthropic,
 		reply("", call("call_0", "math__add", `{"a":2,"b":3}`), call("call_1", "notes__delete", `{"id":"n1"}`)),
 		reply("finished"),
 	)

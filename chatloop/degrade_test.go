@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 )
 
@@ -29,7 +30,7 @@ func newDyingHub(t *testing.T) *dyingHub {
 // turn (answered without tools, tool_choice none) instead of failing it,
 // and POST /v1/chat says so in its degraded field.
 func TestDegradeHubFailure(t *testing.T) {
-	for _, kind := range []string{TypeOpenAI, TypeAnthropic} {
+	for _, kind := range []string{config.ProviderOpenAI, config.ProviderAnthropic} {
 		t.Run(kind, func(t *testing.T) {
 			t.Parallel()
 			h := newDyingHub(t)
@@ -46,7 +47,7 @@ func TestDegradeHubFailure(t *testing.T) {
 				t.Errorf("degraded = %q", out.Degraded)
 			}
 			last := p.requests()[1]
-			if kind == TypeOpenAI {
+			if kind == config.ProviderOpenAI {
 				eq(t, "tool_choice", last["tool_choice"], any("none"))
 			} else {
 				eq(t, "tool_choice", last["tool_choice"].(map[string]any)["type"], any("none"))

@@ -6,6 +6,8 @@ import (
 	"net"
 	"strings"
 	"testing"
+
+	"github.com/mcp-hub/mcp-hub/config"
 )
 
 // TestProviderErrors checks that each failure is one line naming the
@@ -23,7 +25,7 @@ func TestProviderErrors(t *testing.T) {
 		{"server error after retries", 500, `{"error":{"message":"upstream overloaded","type":"api_error"}}`, []string{"server error (HTTP 500, still failing after retries", "try again later"}},
 		{"rate limited after retries", 429, `{"error":{"message":"quota exceeded","type":"rate_limit_error"}}`, []string{"rate limited", "HTTP 429"}},
 	}
-	for _, kind := range []string{TypeOpenAI, TypeAnthropic} {
+	for _, kind := range []string{config.ProviderOpenAI, config.ProviderAnthropic} {
 		for _, tc := range cases {
 			t.Run(kind+"/"+tc.name, func(t *testing.T) {
 				t.Parallel()
@@ -58,12 +60,12 @@ func TestProviderUnreachable(t *testing.T) {
 	}
 	addr := l.Addr().String()
 	l.Close() // nothing listens there now
-	for _, kind := range []string{TypeOpenAI, TypeAnthropic} {
+	for _, kind := range []string{config.ProviderOpenAI, config.ProviderAnthropic} {
 		t.Run(kind, func(t *testing.T) {
 			cfg := &Config{
-				Providers: map[string]ProviderConfig{"local": {Type: kind, BaseURL: "http://" + addr + "/v1", APIKey: "k"}},
-				Models:    map[string]ModelConfig{"m": {Provider: "local", Model: "test-model"}},
-				Chat:      ChatConfig{MaxRounds: 5},
+				Providers: map[string]config.Provider{"local": {Type: kind, BaseURL: "http://" + addr + "/v1", APIKey: "k"}},
+				Models:    map[string]config.Model{"m": {Provider: "local", Model: "test-model"}},
+				Chat:      config.Chat{MaxRounds: 5},
 			}
 			prov, err := cfg.NewProvider("local")
 			if err != nil {
@@ -80,7 +82,7 @@ func TestProviderUnreachable(t *testing.T) {
 func TestProviderCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	p := newScripted(t, TypeOpenAI, reply("never"))
+	p := newScripted(t, config.ProviderOpenAI, reply("never"))
 	cfg := testConfig(p)
 	prov, _ := cfg.NewProvider("local")
 	_, err := prov.Complete(ctx, &Request{Model: "m", Messages: []Message{{Role: RoleUser, Content: "hi"}}}, nil)

@@ -28,16 +28,6 @@ import (
 // arguments and result text, plus a few tokens of framing; an image costs
 // its one-line description. Counts are cached per message.
 
-// HistoryConfig is chat.history.
-type HistoryConfig struct {
-	// MaxTokens bounds the estimated tokens of the history sent with each
-	// model call; 0 = no bound.
-	MaxTokens int `yaml:"max_tokens"`
-	// MaxTurns bounds the user turns sent (the current one included);
-	// 0 = no bound.
-	MaxTurns int `yaml:"max_turns"`
-}
-
 // messageOverhead is the framing a message costs beyond its text (role,
 // separators), as OpenAI documents it for chat models.
 const messageOverhead = 4

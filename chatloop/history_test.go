@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"testing"
+
+	"github.com/mcp-hub/mcp-hub/config"
 )
 
 // recording wraps a real provider and keeps the provider-neutral messages
@@ -47,7 +49,7 @@ func checkPairs(t *testing.T, what string, msgs []Message) {
 // user's message kept, in both wire formats; an earlier turn goes first.
 func TestHistoryBudget(t *testing.T) {
 	const rounds, budget = 200, 1500
-	for _, kind := range []string{TypeOpenAI, TypeAnthropic} {
+	for _, kind := range []string{config.ProviderOpenAI, config.ProviderAnthropic} {
 		t.Run(kind, func(t *testing.T) {
 			t.Parallel()
 			h := newTestHub(t)
@@ -58,7 +60,7 @@ func TestHistoryBudget(t *testing.T) {
 			steps = append(steps, reply("done"))
 			p := newScripted(t, kind, steps...)
 			cfg := testConfig(p)
-			cfg.Chat.History = HistoryConfig{MaxTokens: budget}
+			cfg.Chat.History = config.ChatHistory{MaxTokens: budget}
 			cfg.Chat.MaxRounds = rounds + 1
 			chat, err := cfg.NewChat(h.dial(t), ChatOptions{Logger: testLogger(t)})
 			if err != nil {
@@ -102,9 +104,9 @@ func TestHistoryBudget(t *testing.T) {
 // TestHistoryMaxTurns: max_turns keeps the last turns, whole.
 func TestHistoryMaxTurns(t *testing.T) {
 	h := newTestHub(t)
-	p := newScripted(t, TypeOpenAI, reply("one"), reply("", call("c1", "clock__now", `{}`)), reply("two"), reply("three"))
+	p := newScripted(t, config.ProviderOpenAI, reply("one"), reply("", call("c1", "clock__now", `{}`)), reply("two"), reply("three"))
 	cfg := testConfig(p)
-	cfg.Chat.History = HistoryConfig{MaxTurns: 2}
+	cfg.Chat.History = config.ChatHistory{MaxTurns: 2}
 	chat, err := cfg.NewChat(h.dial(t), ChatOptions{Logger: testLogger(t)})
 	if err != nil {
 		t.Fatal(err)

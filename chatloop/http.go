@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"net/http"
 	"time"
+
+	"github.com/mcp-hub/mcp-hub/config"
 )
 
 // maxChatBody bounds a POST /v1/chat body; a conversation with images can
@@ -103,7 +105,7 @@ func Handler(cfg *Config, hub Hub, logger *slog.Logger) http.Handler {
 		defer session.Close()
 		decide := &apiApprovals{store: approvals, principal: hub.PrincipalOf(ctx), system: system, toolset: req.Toolset, answers: req.Approvals}
 		chat, err := cfg.NewChat(session, ChatOptions{Model: req.Model, System: system, Logger: logger, ResponseSchema: schema,
-			DefaultApprove: ApproveOnMiss, Approver: decide.approver})
+			DefaultApprove: config.ApproveOnMiss, Approver: decide.approver})
 		if err != nil {
 			writeJSON(w, http.StatusBadRequest, errorResponse{Error: err.Error()})
 			return

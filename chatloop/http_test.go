@@ -4,11 +4,13 @@ import (
 	"context"
 
 	"encoding/json"
-	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/mcp-hub/mcp-hub/config"
+	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 )
 
 // toolsetsSeen is a testHub that records the toolset of each session.
@@ -24,7 +26,7 @@ func (r *toolsetsSeen) Connect(ctx context.Context, toolset string, client *mcp.
 
 func TestHandler(t *testing.T) {
 	h := newTestHub(t)
-	p := newScripted(t, TypeOpenAI,
+	p := newScripted(t, config.ProviderOpenAI,
 		reply("", call("c1", "math__add", `{"a":2,"b":3}`)),
 		reply("2 + 3 = 5"),
 	)
@@ -74,7 +76,7 @@ func TestHandler(t *testing.T) {
 
 func TestHandlerProviderError(t *testing.T) {
 	h := newTestHub(t)
-	p := newScripted(t, TypeOpenAI, step{status: 401, raw: `{"error":{"message":"bad key"}}`})
+	p := newScripted(t, config.ProviderOpenAI, step{status: 401, raw: `{"error":{"message":"bad key"}}`})
 	srv := httptest.NewServer(Handler(testConfig(p), h, nil))
 	defer srv.Close()
 	resp, err := http.Post(srv.URL, "application/json", strings.NewReader(`{"messages":[{"role":"user","content":"hi"}]}`))

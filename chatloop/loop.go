@@ -9,6 +9,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/mcp-hub/mcp-hub/config"
 )
 
 // DefaultSystemPrompt is used when neither --system nor the model's system
@@ -52,7 +54,7 @@ type Options struct {
 	// ToolResultFormat is chat.tool_result_format ("" = result).
 	ToolResultFormat string
 	// History is chat.history: the budget applied before each model call.
-	History HistoryConfig
+	History config.ChatHistory
 	// ResponseSchema makes every final answer a JSON object valid against
 	// it (structured.go).
 	ResponseSchema *ResponseSchema
@@ -102,7 +104,7 @@ func (c *Chat) Degraded() string { return c.degraded }
 // New starts an empty conversation on session.
 func New(session *Session, opts Options) *Chat {
 	if opts.MaxRounds <= 0 {
-		opts.MaxRounds = defaultMaxRounds
+		opts.MaxRounds = config.DefaultChatMaxRounds
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)

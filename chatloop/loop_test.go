@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 )
 
@@ -16,9 +17,9 @@ func ptr[T any](v T) *T { return &v }
 // testConfig is a hub.yaml chat section pointing at a scripted provider.
 func testConfig(p *scripted) *Config {
 	return &Config{
-		Providers: map[string]ProviderConfig{"local": p.config()},
-		Models:    map[string]ModelConfig{"m": {Provider: "local", Model: "test-model"}},
-		Chat:      ChatConfig{DefaultModel: "m", MaxRounds: 50, ParallelToolCalls: ptr(true)},
+		Providers: map[string]config.Provider{"local": p.config()},
+		Models:    map[string]config.Model{"m": {Provider: "local", Model: "test-model"}},
+		Chat:      config.Chat{DefaultModel: "m", MaxRounds: 50, ParallelToolCalls: ptr(true)},
 	}
 }
 
@@ -272,7 +273,7 @@ func TestLoop(t *testing.T) {
 			},
 		},
 	}
-	for _, kind := range []string{TypeOpenAI, TypeAnthropic} {
+	for _, kind := range []string{config.ProviderOpenAI, config.ProviderAnthropic} {
 		for _, stream := range []bool{false, true} {
 			mode := kind + "/json"
 			if stream {

@@ -11,6 +11,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/mcp-hub/mcp-hub/config"
 )
 
 // openAIProvider speaks OpenAI chat completions: OpenAI itself, OpenRouter,
@@ -28,10 +30,10 @@ type openAIProvider struct {
 	completionTokens bool
 }
 
-func newOpenAI(name string, p ProviderConfig, images bool) *openAIProvider {
+func newOpenAI(name string, p config.Provider, images bool) *openAIProvider {
 	base := p.BaseURL
 	if base == "" {
-		base = defaultOpenAIBaseURL
+		base = config.DefaultOpenAIBaseURL
 	}
 	// Only the configured key is sent, never one from the environment, and
 	// none at all for a keyless local server.

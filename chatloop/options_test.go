@@ -4,6 +4,8 @@ import (
 	"encoding/base64"
 	"strings"
 	"testing"
+
+	"github.com/mcp-hub/mcp-hub/config"
 )
 
 // TestImages: a tool's image reaches Anthropic inside the tool_result and
@@ -15,13 +17,13 @@ func TestImages(t *testing.T) {
 		kind  string
 		check func(t *testing.T, p *scripted)
 	}{
-		{TypeAnthropic, func(t *testing.T, p *scripted) {
+		{config.ProviderAnthropic, func(t *testing.T, p *scripted) {
 			eqResults(t, "results", p.toolResults(1), []sentResult{{CallID: "c1", Text: "chart:<image>"}})
 			if !strings.Contains(string(p.raw[1]), `"source":{"data":"`+b64+`","media_type":"image/png","type":"base64"}`) {
 				t.Errorf("request lacks the base64 image: %s", p.raw[1])
 			}
 		}},
-		{TypeOpenAI, func(t *testing.T, p *scripted) {
+		{config.ProviderOpenAI, func(t *testing.T, p *scripted) {
 			eqResults(t, "results", p.toolResults(1), []sentResult{{CallID: "c1", Text: "chart:\n(images follow in the next message)"}})
 			msgs := p.requests()[1]["messages"].([]any)
 			last := msgs[len(msgs)-1].(map[string]any)
@@ -29,7 +31,7 @@ func TestImages(t *testing.T) {
 				t.Errorf("no image user message: %s", p.raw[1])
 			}
 		}},
-		{TypeOllama, func(t *testing.T, p *scripted) {
+		{config.ProviderOllama, func(t *testing.T, p *scripted) {
 			eqResults(t, "results", p.toolResults(1), []sentResult{{CallID: "c1", Text: "chart:\n[image image/png, 18 bytes: not shown, this model does not accept images]"}})
 			if strings.Contains(string(p.raw[1]), "image_url") {
 				t.Errorf("ollama got an image: %s", p.raw[1])
@@ -40,8 +42,8 @@ func TestImages(t *testing.T) {
 		t.Run(tc.kind, func(t *testing.T) {
 			t.Parallel()
 			wire := tc.kind
-			if wire == TypeOllama {
-				wire = TypeOpenAI
+			if wire == config.ProviderOllama {
+				wire = config.ProviderOpenAI
 			}
 			h := newTestHub(t)
 			p := newScripted(t, wire, reply("", call("c1", "img__chart", `{}`)), reply("a chart"))
@@ -71,14 +73,14 @@ func TestRequestOptions(t *testing.T) {
 		{"model system", "", "from model", "from model"},
 		{"default explains search_tools", "", "", DefaultSystemPrompt},
 	}
-	for _, kind := range []string{TypeOpenAI, TypeAnthropic} {
+	for _, kind := range []string{config.ProviderOpenAI, config.ProviderAnthropic} {
 		for _, tc := range cases {
 			t.Run(kind+"/"+tc.name, func(t *testing.T) {
 				t.Parallel()
 				h := newTestHub(t)
 				p := newScripted(t, kind, reply("ok"))
 				cfg := testConfig(p)
-				cfg.Models["m"] = ModelConfig{Provider: "local", Model: "test-model", System: tc.model, Temperature: ptr(0.3), MaxTokens: 321}
+				cfg.Models["m"] = config.Model{Provider: "local", Model: "test-model", System: tc.model, Temperature: ptr(0.3), MaxTokens: 321}
 				cfg.Chat.ParallelToolCalls = ptr(false)
 				chat, err := cfg.NewChat(h.dial(t), ChatOptions{System: tc.flag})
 				if err != nil {
@@ -89,7 +91,7 @@ func TestRequestOptions(t *testing.T) {
 				}
 				req := p.requests()[0]
 				var system string
-				if kind == TypeAnthropic {
+				if kind == config.ProviderAnthropic {
 					system = req["system"].([]any)[0].(map[string]any)["text"].(string)
 					eq(t, "max_tokens", req["max_tokens"], any(321.0))
 					eq(t, "disable_parallel_tool_use", req["tool_choice"].(map[string]any)["disable_parallel_tool_use"], any(true))

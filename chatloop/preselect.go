@@ -30,17 +30,6 @@ import (
 // tools are embedded again. When the endpoint fails, the turn goes on
 // with the session's tools as they are, and the failure is logged.
 
-// PreselectConfig is chat.preselect.
-type PreselectConfig struct {
-	// TopK is how many tools to preselect per turn (0: preselection off).
-	TopK int `yaml:"top_k"`
-	// Always are tools offered on every turn, by exact name.
-	Always []string `yaml:"always"`
-}
-
-// MaxTopK bounds chat.preselect.top_k.
-const MaxTopK = 100
-
 // ToolCatalog is what a Hub may also offer: every tool definition it
 // exposes (as tools/list would show them), loaded or not. *hub.Hub is one.
 type ToolCatalog interface {
@@ -51,7 +40,7 @@ type ToolCatalog interface {
 // use: the HTTP API shares one across requests.
 type Preselector struct {
 	client *embed.Client
-	cfg    PreselectConfig
+	cfg    config.ChatPreselect
 	log    *slog.Logger
 
 	mu    sync.Mutex // serialises cache use and saves
@@ -60,7 +49,7 @@ type Preselector struct {
 
 // NewPreselector builds the ranking for chat.preselect on the endpoint of
 // discovery.embeddings. stateDir holds the vector cache ("" = memory).
-func NewPreselector(ec config.Embeddings, cfg PreselectConfig, stateDir string, log *slog.Logger) (*Preselector, error) {
+func NewPreselector(ec config.Embeddings, cfg config.ChatPreselect, stateDir string, log *slog.Logger) (*Preselector, error) {
 	client, err := embed.New(ec, nil)
 	if err != nil {
 		return nil, err

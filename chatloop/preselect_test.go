@@ -43,7 +43,7 @@ func TestPreselectorSelect(t *testing.T) {
 		{Provider: config.EmbeddingsOpenAI, Model: "m", BaseURL: srv.URL + "/v1"},
 	} {
 		t.Run(ec.Provider, func(t *testing.T) {
-			p, err := NewPreselector(ec, PreselectConfig{TopK: 1, Always: []string{"clock__now", "no__such_tool"}}, t.TempDir(), nil)
+			p, err := NewPreselector(ec, config.ChatPreselect{TopK: 1, Always: []string{"clock__now", "no__such_tool"}}, t.TempDir(), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -80,7 +80,7 @@ func TestPreselectorRealModel(t *testing.T) {
 	} {
 		t.Run(ec.Provider, func(t *testing.T) {
 			ec.Timeout = config.Duration(30 * time.Second) // a loaded CI machine; the model answers in tens of ms
-			p, err := NewPreselector(ec, PreselectConfig{TopK: 1}, t.TempDir(), nil)
+			p, err := NewPreselector(ec, config.ChatPreselect{TopK: 1}, t.TempDir(), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -115,14 +115,14 @@ func (c catalogHub) AllToolDefinitions() ([]json.RawMessage, error) {
 func TestHandlerPreselect(t *testing.T) {
 	emb := fixture.StartEmbeddings(t, nil)
 	h := catalogHub{newTestHub(t)}
-	p := newScripted(t, TypeAnthropic,
+	p := newScripted(t, config.ProviderAnthropic,
 		reply("", call("c1", "weather__get_forecast", `{"location":"Paris"}`)),
 		reply("Sunny."),
 	)
 	cfg := testConfig(p)
 	var err error
 	cfg.Preselector, err = NewPreselector(config.Embeddings{Provider: config.EmbeddingsOllama, Model: "m", BaseURL: emb.URL},
-		PreselectConfig{TopK: 1, Always: []string{"clock__now"}}, "", nil)
+		config.ChatPreselect{TopK: 1, Always: []string{"clock__now"}}, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

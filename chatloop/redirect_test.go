@@ -6,6 +6,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/mcp-hub/mcp-hub/config"
 )
 
 // TestProviderRedirectToAnotherOrigin: a provider whose base_url answers
@@ -15,7 +17,7 @@ import (
 // X-Api-Key, which net/http copies along; OpenAI's Authorization, which
 // it copies to the same host name) nor the conversation reaches it.
 func TestProviderRedirectToAnotherOrigin(t *testing.T) {
-	for _, kind := range []string{TypeOpenAI, TypeAnthropic} {
+	for _, kind := range []string{config.ProviderOpenAI, config.ProviderAnthropic} {
 		t.Run(kind, func(t *testing.T) {
 			t.Parallel()
 			h := newTestHub(t)

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/mcp-hub/mcp-hub/config"
 )
 
 // syncBuffer is a bytes.Buffer safe to read while the REPL writes.
@@ -42,7 +44,7 @@ func newREPLChat(t *testing.T, h *testHub, p *scripted) *Chat {
 // is offered and used in turn 2 without a new search, with the history of
 // turn 1 sent along.
 func TestREPLMultiTurn(t *testing.T) {
-	for _, kind := range []string{TypeOpenAI, TypeAnthropic} {
+	for _, kind := range []string{config.ProviderOpenAI, config.ProviderAnthropic} {
 		t.Run(kind, func(t *testing.T) {
 			t.Parallel()
 			h := newTestHub(t)
@@ -67,7 +69,7 @@ func TestREPLMultiTurn(t *testing.T) {
 			// Turn 2 carries turn 1: user, assistant, tool, assistant, tool, assistant, user.
 			msgs := p.requests()[3]["messages"].([]any)
 			wantLen := 7
-			if kind == TypeOpenAI {
+			if kind == config.ProviderOpenAI {
 				wantLen++ // the system message
 			}
 			eq(t, "turn 2 history length", len(msgs), wantLen)
@@ -95,7 +97,7 @@ func TestREPLMultiTurn(t *testing.T) {
 // call upstream (MCP cancellation), and the REPL goes on.
 func TestREPLInterrupt(t *testing.T) {
 	h := newTestHub(t)
-	p := newScripted(t, TypeOpenAI,
+	p := newScripted(t, config.ProviderOpenAI,
 		reply("", call("c1", "slow__wait", `{}`)),
 		reply("still here"),
 	)

@@ -4,28 +4,16 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-)
 
-// Values of chat.tool_result_format: how a tool result is shown to the
-// model.
-const (
-	// ResultOnly sends the tool's output as it is (the default).
-	ResultOnly = "result"
-	// ResultWithName prefixes it with the tool's name: "name → output".
-	ResultWithName = "name_result"
-	// ResultWithCall prefixes it with the whole call:
-	// "name({"a":1}) → output".
-	ResultWithCall = "name_args_result"
+	"github.com/mcp-hub/mcp-hub/config"
 )
-
-var resultFormats = []string{ResultOnly, ResultWithName, ResultWithCall}
 
 // formatResults returns the history as the model should see it under
 // format. The history itself keeps the bare results, so --json and the
 // HTTP API return what the tools said, and a format change applies to the
 // whole conversation.
 func formatResults(history []Message, format string) []Message {
-	if format == "" || format == ResultOnly {
+	if format == "" || format == config.ResultOnly {
 		return history
 	}
 	calls := map[string]ToolCall{}
@@ -59,7 +47,7 @@ func formatResult(r ToolResult, call ToolCall, format string) ToolResult {
 		}
 	}
 	head := name
-	if format == ResultWithCall {
+	if format == config.ResultWithCall {
 		if len(args) == 0 {
 			args = json.RawMessage("{}")
 		}

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/internal/fixture"
 )
 
@@ -36,7 +37,7 @@ func call(id, name, args string) fixture.LLMCall {
 // every request body it received.
 type scripted struct {
 	t      *testing.T
-	kind   string // TypeOpenAI or TypeAnthropic
+	kind   string // config.ProviderOpenAI or config.ProviderAnthropic
 	server *httptest.Server
 
 	mu    sync.Mutex
@@ -55,14 +56,14 @@ func newScripted(t *testing.T, kind string, steps ...step) *scripted {
 
 // baseURL is what hub.yaml's base_url would say for this endpoint.
 func (s *scripted) baseURL() string {
-	if s.kind == TypeAnthropic {
+	if s.kind == config.ProviderAnthropic {
 		return s.server.URL
 	}
 	return s.server.URL + "/v1"
 }
 
-func (s *scripted) config() ProviderConfig {
-	return ProviderConfig{Type: s.kind, BaseURL: s.baseURL(), APIKey: "test-key"}
+func (s *scripted) config() config.Provider {
+	return config.Provider{Type: s.kind, BaseURL: s.baseURL(), APIKey: "test-key"}
 }
 
 func (s *scripted) handle(w http.ResponseWriter, r *http.Request) {
@@ -72,7 +73,7 @@ func (s *scripted) handle(w http.ResponseWriter, r *http.Request) {
 		s.t.Errorf("provider got a non-JSON body: %v", err)
 	}
 	wantPath := "/v1/chat/completions"
-	if s.kind == TypeAnthropic {
+	if s.kind == config.ProviderAnthropic {
 		wantPath = "/v1/messages"
 	}
 	if r.URL.Path != wantPath {
@@ -129,7 +130,7 @@ func (s *scripted) toolsOffered(i int) []string {
 	tools, _ := req["tools"].([]any)
 	for _, t := range tools {
 		m := t.(map[string]any)
-		if s.kind == TypeAnthropic {
+		if s.kind == config.ProviderAnthropic {
 			names = append(names, m["name"].(string))
 		} else {
 			names = append(names, m["function"].(map[string]any)["name"].(string))
@@ -152,7 +153,7 @@ func (s *scripted) toolResults(i int) []sentResult {
 	req := s.requests()[i]
 	msgs := req["messages"].([]any)
 	var out []sentResult
-	if s.kind == TypeAnthropic {
+	if s.kind == config.ProviderAnthropic {
 		last := msgs[len(msgs)-1].(map[string]any)
 		blocks, _ := last["content"].([]any)
 		for _, b := range blocks {

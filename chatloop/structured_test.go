@@ -6,6 +6,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/mcp-hub/mcp-hub/config"
 )
 
 // TestHandlerResponseSchema: POST /v1/chat with response_schema answers
@@ -21,9 +23,9 @@ func TestHandlerResponseSchema(t *testing.T) {
 		status int
 		answer string
 	}{
-		{"openai repaired", TypeOpenAI, []step{reply(`{"total":5}`), reply(`{"sum":5}`)}, 200, `{"sum":5}`},
-		{"anthropic formatter", TypeAnthropic, []step{reply("It is 5."), reply("", call("f1", "final_answer", `{"sum":5}`))}, 200, `{"sum":5}`},
-		{"openai stubborn", TypeOpenAI, []step{reply(`{"total":5}`), reply(`five`)}, 422, ""},
+		{"openai repaired", config.ProviderOpenAI, []step{reply(`{"total":5}`), reply(`{"sum":5}`)}, 200, `{"sum":5}`},
+		{"anthropic formatter", config.ProviderAnthropic, []step{reply("It is 5."), reply("", call("f1", "final_answer", `{"sum":5}`))}, 200, `{"sum":5}`},
+		{"openai stubborn", config.ProviderOpenAI, []step{reply(`{"total":5}`), reply(`five`)}, 422, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -46,7 +48,7 @@ func TestHandlerResponseSchema(t *testing.T) {
 			if tc.status == 422 && !strings.Contains(out.Error, "does not match the response schema") {
 				t.Errorf("error = %q", out.Error)
 			}
-			if tc.kind == TypeOpenAI {
+			if tc.kind == config.ProviderOpenAI {
 				rf, _ := json.Marshal(p.requests()[0]["response_format"])
 				if !strings.Contains(string(rf), `"json_schema"`) {
 					t.Errorf("response_format = %s", rf)
@@ -57,7 +59,7 @@ func TestHandlerResponseSchema(t *testing.T) {
 			}
 		})
 	}
-	p := newScripted(t, TypeOpenAI)
+	p := newScripted(t, config.ProviderOpenAI)
 	srv := httptest.NewServer(Handler(testConfig(p), newTestHub(t), testLogger(t)))
 	defer srv.Close()
 	resp, err := http.Post(srv.URL, "application/json", strings.NewReader(`{"model":"m","messages":[{"role":"user","content":"x"}],"response_schema":{"type":"string"}}`))

@@ -5,14 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
+	"maps"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"text/template"
 
-	"gopkg.in/yaml.v3"
+	"github.com/mcp-hub/mcp-hub/config"
 )
 
 // maxPromptBytes bounds what a system prompt template may produce: a
@@ -63,71 +63,24 @@ var templateFuncs = template.FuncMap{
 	},
 }
 
-// decodeTemplates reads the templates section: each entry is inline text
-// (a string, or {text: ...}) or {file: PATH}, PATH relative to dir (the
-// config file's folder). Every template is parsed now, so a syntax error
-// is a config error naming the file and line.
-func decodeTemplates(n *yaml.Node, dir string, errs *[]error) map[string]*Template {
+// parseTemplates parses the templates section as package config read it
+// (the text, from its file or hub.yaml). Every template is parsed now, so
+// a syntax error is a config error naming the file and line.
+func parseTemplates(specs map[string]config.Template) (map[string]*Template, error) {
 	out := map[string]*Template{}
-	eachEntry("templates", n, errs, func(name string, v *yaml.Node) {
-		t := &Template{Name: name}
-		var text string
-		switch v.Kind {
-		case yaml.ScalarNode:
-			text, t.Source, t.firstLine = v.Value, "hub.yaml", inlineFirstLine(v)
-		case yaml.MappingNode:
-			var spec struct {
-				File string `yaml:"file"`
-				Text string `yaml:"text"`
-			}
-			if !decodeStrict("templates."+name, v, []string{"file", "text"}, &spec, errs) {
-				return
-			}
-			switch {
-			case (spec.File == "") == (spec.Text == ""):
-				*errs = append(*errs, fmt.Errorf("line %d: templates.%s: set exactly one of file: or text:", v.Line, name))
-				return
-			case spec.File != "":
-				path := spec.File
-				if !filepath.IsAbs(path) && dir != "" {
-					path = filepath.Join(dir, path)
-				}
-				b, err := os.ReadFile(path)
-				if err != nil {
-					*errs = append(*errs, fmt.Errorf("line %d: templates.%s: %w", v.Line, name, err))
-					return
-				}
-				text, t.Source, t.firstLine = string(b), spec.File, 1
-			default:
-				for i := 0; i+1 < len(v.Content); i += 2 {
-					if v.Content[i].Value == "text" {
-						t.firstLine = inlineFirstLine(v.Content[i+1])
-					}
-				}
-				text, t.Source = spec.Text, "hub.yaml"
-			}
-		default:
-			*errs = append(*errs, fmt.Errorf("line %d: templates.%s must be the template text or {file: PATH}", v.Line, name))
-			return
-		}
-		tmpl, err := template.New(t.Source).Funcs(templateFuncs).Option("missingkey=error").Parse(text)
+	var errs []error
+	for _, name := range slices.Sorted(maps.Keys(specs)) {
+		spec := specs[name]
+		t := &Template{Name: name, Source: spec.Source, firstLine: spec.FirstLine}
+		tmpl, err := template.New(t.Source).Funcs(templateFuncs).Option("missingkey=error").Parse(spec.Text)
 		if err != nil {
-			*errs = append(*errs, t.wrap(err))
-			return
+			errs = append(errs, t.wrap(err))
+			continue
 		}
 		t.tmpl = tmpl
 		out[name] = t
-	})
-	return out
-}
-
-// inlineFirstLine is the line of an inline template's first line of text:
-// a block scalar (| or >) starts on the line after its indicator.
-func inlineFirstLine(v *yaml.Node) int {
-	if v.Style&(yaml.LiteralStyle|yaml.FoldedStyle) != 0 {
-		return v.Line + 1
 	}
-	return v.Line
+	return out, errors.Join(errs...)
 }
 
 // tmplLine finds text/template's "template: NAME:LINE:" position.

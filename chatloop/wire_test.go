@@ -13,6 +13,7 @@ import (
 	"testing/iotest"
 	"time"
 
+	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/internal/fixture"
 )
 
@@ -38,10 +39,10 @@ func newRawEndpoint(t *testing.T, h func(w http.ResponseWriter, r *http.Request,
 func (e *rawEndpoint) provider(t *testing.T, kind string) Provider {
 	t.Helper()
 	base := e.server.URL
-	if kind != TypeAnthropic {
+	if kind != config.ProviderAnthropic {
 		base += "/v1"
 	}
-	cfg := &Config{Providers: map[string]ProviderConfig{"local": {Type: kind, BaseURL: base, APIKey: "test-key"}}}
+	cfg := &Config{Providers: map[string]config.Provider{"local": {Type: kind, BaseURL: base, APIKey: "test-key"}}}
 	p, err := cfg.NewProvider("local")
 	if err != nil {
 		t.Fatal(err)
@@ -98,7 +99,7 @@ func TestSSEReader(t *testing.T) {
 func TestStreamSplitAcrossReads(t *testing.T) {
 	t.Parallel()
 	st := reply("Hello there, split world.", call("c1", "math__add", `{"a": 1, "b": 2}`))
-	for _, kind := range []string{TypeOpenAI, TypeAnthropic} {
+	for _, kind := range []string{config.ProviderOpenAI, config.ProviderAnthropic} {
 		t.Run(kind, func(t *testing.T) {
 			t.Parallel()
 			rec := httptest.NewRecorder()
@@ -143,7 +144,7 @@ func TestProviderErrorBodies(t *testing.T) {
 		{"500 vllm top-level message", 500, `{"object":"error","message":"engine crashed","type":"InternalServerError","code":500}`, "server error (HTTP 500, still failing after retries: engine crashed)"},
 		{"500 html page", 500, "<html><body>Bad things</body></html>", "server error (HTTP 500, still failing after retries)"},
 	}
-	for _, kind := range []string{TypeOpenAI, TypeAnthropic} {
+	for _, kind := range []string{config.ProviderOpenAI, config.ProviderAnthropic} {
 		for _, stream := range []bool{false, true} {
 			for _, tc := range cases {
 				t.Run(fmt.Sprintf("%s/stream=%v/%s", kind, stream, tc.name), func(t *testing.T) {
@@ -177,12 +178,12 @@ func TestProviderErrorBodies(t *testing.T) {
 func TestStreamErrorEvent(t *testing.T) {
 	t.Parallel()
 	bodies := map[string]string{
-		TypeOpenAI:    "data: {\"error\":{\"message\":\"upstream model crashed\",\"type\":\"server_error\"}}\n\n",
-		TypeAnthropic: "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"type\":\"message\",\"content\":[],\"usage\":{\"input_tokens\":3}}}\n\nevent: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n",
+		config.ProviderOpenAI:    "data: {\"error\":{\"message\":\"upstream model crashed\",\"type\":\"server_error\"}}\n\n",
+		config.ProviderAnthropic: "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"type\":\"message\",\"content\":[],\"usage\":{\"input_tokens\":3}}}\n\nevent: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n",
 	}
 	want := map[string]string{
-		TypeOpenAI:    "error while streaming (server_error: upstream model crashed)",
-		TypeAnthropic: "error while streaming (overloaded_error: Overloaded)",
+		config.ProviderOpenAI:    "error while streaming (server_error: upstream model crashed)",
+		config.ProviderAnthropic: "error while streaming (overloaded_error: Overloaded)",
 	}
 	for kind, body := range bodies {
 		t.Run(kind, func(t *testing.T) {
@@ -206,8 +207,8 @@ func TestStreamErrorEvent(t *testing.T) {
 func TestProviderRetry(t *testing.T) {
 	t.Parallel()
 	okJSON := map[string]string{
-		TypeOpenAI:    `{"choices":[{"message":{"role":"assistant","content":"done"},"finish_reason":"stop"}],"usage":{"prompt_tokens":1,"completion_tokens":1}}`,
-		TypeAnthropic: `{"id":"msg_1","type":"message","role":"assistant","content":[{"type":"text","text":"done"}],"stop_reason":"end_turn","usage":{"input_tokens":1,"output_tokens":1}}`,
+		config.ProviderOpenAI:    `{"choices":[{"message":{"role":"assistant","content":"done"},"finish_reason":"stop"}],"usage":{"prompt_tokens":1,"completion_tokens":1}}`,
+		config.ProviderAnthropic: `{"id":"msg_1","type":"message","role":"assistant","content":[{"type":"text","text":"done"}],"stop_reason":"end_turn","usage":{"input_tokens":1,"output_tokens":1}}`,
 	}
 	cases := []struct {
 		name     string
@@ -225,7 +226,7 @@ func TestProviderRetry(t *testing.T) {
 		{"x-should-retry false", 5, 503, map[string]string{"X-Should-Retry": "false"}, 1, false, 0},
 		{"400 is not retried", 5, 400, nil, 1, false, 0},
 	}
-	for _, kind := range []string{TypeOpenAI, TypeAnthropic} {
+	for _, kind := range []string{config.ProviderOpenAI, config.ProviderAnthropic} {
 		for _, tc := range cases {
 			t.Run(kind+"/"+tc.name, func(t *testing.T) {
 				t.Parallel()
@@ -276,13 +277,13 @@ func TestProviderOversize(t *testing.T) {
 		write  func(w io.Writer)
 		want   string
 	}{
-		{"openai event", TypeOpenAI, true, func(w io.Writer) {
+		{"openai event", config.ProviderOpenAI, true, func(w io.Writer) {
 			io.WriteString(w, `data: {"choices":[{"delta":{"content":"`+big+`"}}]}`+"\n\n")
 		}, "an event of the response stream is larger than the 4 MiB limit"},
-		{"anthropic event", TypeAnthropic, true, func(w io.Writer) {
+		{"anthropic event", config.ProviderAnthropic, true, func(w io.Writer) {
 			io.WriteString(w, "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\""+big+"\"}}\n\n")
 		}, "an event of the response stream is larger than the 4 MiB limit"},
-		{"json body", TypeOpenAI, false, func(w io.Writer) {
+		{"json body", config.ProviderOpenAI, false, func(w io.Writer) {
 			io.WriteString(w, `{"choices":[{"message":{"content":"`)
 			for range maxResponseBytes/len(big) + 1 {
 				io.WriteString(w, big)
@@ -316,11 +317,11 @@ func TestProviderHeaders(t *testing.T) {
 		kind, suffix, key, wantPath string
 		want                        map[string]string
 	}{
-		{TypeOpenAI, "/v1", "test-key", "/v1/chat/completions", map[string]string{"Authorization": "Bearer test-key", "X-Api-Key": ""}},
-		{TypeOpenAI, "/v1/", "test-key", "/v1/chat/completions", map[string]string{"Authorization": "Bearer test-key"}},
-		{TypeOllama, "/v1", "", "/v1/chat/completions", map[string]string{"Authorization": ""}},
-		{TypeAnthropic, "", "test-key", "/v1/messages", map[string]string{"X-Api-Key": "test-key", "Anthropic-Version": "2023-06-01", "Authorization": ""}},
-		{TypeAnthropic, "/proxy/", "test-key", "/proxy/v1/messages", map[string]string{"X-Api-Key": "test-key"}},
+		{config.ProviderOpenAI, "/v1", "test-key", "/v1/chat/completions", map[string]string{"Authorization": "Bearer test-key", "X-Api-Key": ""}},
+		{config.ProviderOpenAI, "/v1/", "test-key", "/v1/chat/completions", map[string]string{"Authorization": "Bearer test-key"}},
+		{config.ProviderOllama, "/v1", "", "/v1/chat/completions", map[string]string{"Authorization": ""}},
+		{config.ProviderAnthropic, "", "test-key", "/v1/messages", map[string]string{"X-Api-Key": "test-key", "Anthropic-Version": "2023-06-01", "Authorization": ""}},
+		{config.ProviderAnthropic, "/proxy/", "test-key", "/proxy/v1/messages", map[string]string{"X-Api-Key": "test-key"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.kind+tc.suffix, func(t *testing.T) {
@@ -330,7 +331,7 @@ func TestProviderHeaders(t *testing.T) {
 				got <- r
 				w.WriteHeader(400)
 			})
-			cfg := &Config{Providers: map[string]ProviderConfig{"local": {Type: tc.kind, BaseURL: e.server.URL + tc.suffix, APIKey: tc.key}}}
+			cfg := &Config{Providers: map[string]config.Provider{"local": {Type: tc.kind, BaseURL: e.server.URL + tc.suffix, APIKey: tc.key}}}
 			p, err := cfg.NewProvider("local")
 			if err != nil {
 				t.Fatal(err)

@@ -75,11 +75,13 @@ type Config struct {
 	// SessionStore: replicas share it, and the store never holds it.
 	HashKey string `yaml:"hash_key"`
 
-	// The chat sections belong to package chatloop, which decodes them.
-	Providers yaml.Node `yaml:"providers"`
-	Models    yaml.Node `yaml:"models"`
-	Chat      yaml.Node `yaml:"chat"`
-	Templates yaml.Node `yaml:"templates"`
+	// The chat's sections (chat.go), which package chatloop runs on. They
+	// are decoded by decodeChat, key by key, after the rest; knownKeys
+	// lets the strict check of unknown keys know them.
+	Providers map[string]Provider `yaml:"-"`
+	Models    map[string]Model    `yaml:"-"`
+	Chat      Chat                `yaml:"-"`
+	Templates map[string]Template `yaml:"-"`
 
 	// ServerOrder is the order servers appear in the file; the catalog
 	// lists tools in this order.
@@ -382,7 +384,7 @@ func parseYAML(path string, data []byte, builtins []string) (*Config, error) {
 	// are right; values are decoded after ${VAR} expansion.
 	strict := yaml.NewDecoder(bytes.NewReader(data))
 	strict.KnownFields(true)
-	var probe Config
+	var probe knownKeys
 	if err := strict.Decode(&probe); err != nil {
 		if err := unknownFieldErrors(path, &root, err); err != nil {
 			return nil, err
@@ -398,6 +400,7 @@ func parseYAML(path string, data []byte, builtins []string) (*Config, error) {
 	if err := root.Decode(cfg); err != nil {
 		return nil, yamlError(path, &root, err)
 	}
+	chatErr := cfg.decodeChat(&root)
 	cfg.Auth.None = authNone
 	cfg.ServerOrder = mappingKeys(&root, "servers")
 	addSecret := func(v string) {
@@ -423,7 +426,11 @@ func parseYAML(path string, data []byte, builtins []string) (*Config, error) {
 			addSecret(p)
 		}
 	}
-	return cfg, redactConfigError(cfg.validate(lineFinder(&root), builtins), cfg.Secrets)
+	err := cfg.validate(lineFinder(&root), builtins)
+	if chatErr != nil {
+		err = errors.Join(err, chatErr)
+	}
+	return cfg, redactConfigError(err, cfg.Secrets)
 }
 
 // redactConfigError removes secrets from validation messages, which quote
@@ -577,8 +584,23 @@ func unknownFieldErrors(path string, root *yaml.Node, err error) error {
 	return errors.Join(errs...)
 }
 
+// knownKeys is Config as the strict check of unknown keys sees it: the
+// chat's sections are known keys, and decodeChat checks inside them.
+type knownKeys struct {
+	Config       `yaml:",inline"`
+	chatSections `yaml:",inline"`
+}
+
+type chatSections struct {
+	Providers yaml.Node `yaml:"providers"`
+	Models    yaml.Node `yaml:"models"`
+	Chat      yaml.Node `yaml:"chat"`
+	Templates yaml.Node `yaml:"templates"`
+}
+
 // configTypes are the config structs by the name yaml.v3 gives them in errors.
 var configTypes = map[string]reflect.Type{
+	"config.knownKeys":  reflect.TypeFor[knownKeys](),
 	"config.Config":     reflect.TypeFor[Config](),
 	"config.Server":     reflect.TypeFor[Server](),
 	"config.ToolFilter": reflect.TypeFor[ToolFilter](),
@@ -604,9 +626,10 @@ func yamlKeys(t reflect.Type) []string {
 		f := t.Field(i)
 		name, opts, _ := strings.Cut(f.Tag.Get("yaml"), ",")
 		switch {
-		case name == "-" || !f.IsExported():
+		case name == "-":
 		case strings.Contains(opts, "inline"):
 			keys = append(keys, yamlKeys(f.Type)...)
+		case !f.IsExported():
 		case name == "":
 			keys = append(keys, strings.ToLower(f.Name))
 		default:

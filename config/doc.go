@@ -23,8 +23,11 @@
 // The schema's parts: Config (the file), Server (an entry under
 // `servers:`: Upstream, how to reach it, plus how the hub exposes its
 // tools), Discovery, Toolset, Restart, and the gateway's sections (Auth,
-// Audit, Telemetry, HTTPLimits, session_store, hash_key; gateway.go). The
-// chat's sections stay yaml.Node values that package chatloop decodes.
+// Audit, Telemetry, HTTPLimits, session_store, hash_key; gateway.go), and
+// the chat's sections (Provider, Model, Chat, Template; chat.go), which
+// package chatloop runs on. Those are checked key by key on the expanded
+// tree, as their errors have always read ("providers.NAME: unknown key
+// ..."), and reported with the rest of the file's.
 //
 // Servers reads a file's servers as written, without expansion or
 // validation, for `mcp-hub import`, which adds to the file.

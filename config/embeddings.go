@@ -18,9 +18,17 @@ const (
 	EmbeddingsOpenAI = "openai"
 )
 
-// Embeddings defaults.
+// Endpoint defaults, shared by the embeddings client and the chat's
+// providers.
 const (
+	// DefaultOllamaBaseURL is a local Ollama server, at its root: the
+	// embeddings client posts to its native /api/embed there, and an
+	// ollama chat provider talks to its OpenAI-compatible API under /v1
+	// (OllamaChatBaseURL). The embeddings base_url may be written either
+	// way (Normalize drops a /v1); a chat provider's is used as written.
 	DefaultOllamaBaseURL = "http://localhost:11434"
+	// DefaultOpenAIBaseURL is OpenAI's API, for embeddings and for an
+	// openai chat provider without base_url.
 	DefaultOpenAIBaseURL = "https://api.openai.com/v1"
 	// DefaultEmbeddingsTimeout bounds one request when the config sets no
 	// timeout. A local model answers a query in tens of milliseconds; a
@@ -82,8 +90,8 @@ func (c Embeddings) Normalize() (Embeddings, error) {
 		if c.BaseURL == "" {
 			c.BaseURL = DefaultOllamaBaseURL
 		}
-		// Ollama's OpenAI-compatible base (…/v1), as the chat's provider
-		// entries write it, names the same server.
+		// Ollama's OpenAI-compatible base (…/v1, OllamaChatBaseURL), as
+		// the chat's provider entries write it, names the same server.
 		c.BaseURL = strings.TrimSuffix(strings.TrimSuffix(c.BaseURL, "/"), "/v1")
 	case EmbeddingsOpenAI:
 		if c.BaseURL == "" {

@@ -45,7 +45,7 @@ func TestHubFaultHealth(t *testing.T) {
 	cfg.Restart.MaxBackoff = config.Duration(300 * time.Millisecond)
 	cfg.Restart.UnhealthyAfter = 3
 	cfg.Restart.Cooldown = config.Duration(time.Minute)
-	h, err := New(context.Background(), cfg, Options{Hub: hub.Options{Logger: slog.New(slog.DiscardHandler), StartupWait: 3 * time.Second}, OpenStore: openStore})
+	h, err := New(context.Background(), cfg, Options{Hub: hub.Options{Logger: slog.New(slog.DiscardHandler), StartupWait: 3 * time.Second, Builtin: builtins(cfg, quietLogger)}, OpenStore: openStore})
 	if err != nil {
 		t.Fatal(err)
 	}

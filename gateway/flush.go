@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"sync"
 
-	"github.com/mcp-hub/mcp-hub/upstream"
+	"github.com/mcp-hub/mcp-hub/internal/rpcid"
 )
 
 // answerInOneWrite sends the answer to a POST of one JSON-RPC request in a
@@ -143,7 +143,7 @@ func isResponseEvent(sse []byte) bool {
 	if !ok {
 		return false
 	}
-	n := upstream.JSONIDLength(rest)
+	n := rpcid.Len(rest)
 	if n == 0 {
 		return false
 	}

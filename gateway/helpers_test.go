@@ -13,11 +13,18 @@ import (
 	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 
+	"github.com/mcp-hub/mcp-hub/builtin"
 	"github.com/mcp-hub/mcp-hub/hub"
 	"github.com/mcp-hub/mcp-hub/internal/fixture"
 )
 
 var quietLogger = slog.New(slog.DiscardHandler)
+
+// builtins are package builtin's servers as cmd/mcp-hub hands them to the
+// hub (which has no default): for tests whose configs have builtin: entries.
+func builtins(cfg *config.Config, log *slog.Logger) func(string, map[string]string) (*mcp.Server, error) {
+	return builtin.Maker(builtin.Options{Logger: log, MaxResultBytes: int(min(cfg.ResultLimit(), builtin.MaxResultFrame))})
+}
 
 // newTestHub starts a hub on cfg with fixture servers; it is closed when the test ends.
 func newTestHub(t testing.TB, cfg *config.Config, fx *fixture.Servers) *Gateway {

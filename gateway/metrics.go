@@ -10,7 +10,6 @@ import (
 
 	"github.com/mcp-hub/mcp-hub/hub"
 	"github.com/mcp-hub/mcp-hub/internal/clean"
-	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
 // Tool call outcomes, the values of the outcome label.
@@ -189,7 +188,7 @@ func (c upstreamCollector) Describe(ch chan<- *prometheus.Desc) {
 func (c upstreamCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, st := range c.g.hub.Upstreams() {
 		up := 0.0
-		if st.State == upstream.StateReady {
+		if st.Ready() {
 			up = 1
 		}
 		ch <- prometheus.MustNewConstMetric(upDesc, prometheus.GaugeValue, up, st.Name)

@@ -13,7 +13,6 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mcp-hub/mcp-hub/hub"
-	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
 // What the gateway reports about each client request, in one place: a
@@ -245,7 +244,7 @@ func outcomeOf(res mcp.Result, err error) string {
 		return OutcomeTimeout
 	case err != nil:
 		return OutcomeError
-	case upstream.IsError(res):
+	case hub.IsToolError(res):
 		return OutcomeToolError
 	}
 	return OutcomeOK

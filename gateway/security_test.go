@@ -31,7 +31,8 @@ import (
 func secHub(t testing.TB, cfg *config.Config) (*Gateway, *fixture.Log) {
 	t.Helper()
 	lg := &fixture.Log{}
-	h, err := New(context.Background(), cfg, Options{Hub: hub.Options{Logger: slog.New(slog.NewTextHandler(lg, nil)), StartupWait: 20 * time.Second}, OpenStore: openStore})
+	log := slog.New(slog.NewTextHandler(lg, nil))
+	h, err := New(context.Background(), cfg, Options{Hub: hub.Options{Logger: log, StartupWait: 20 * time.Second, Builtin: builtins(cfg, log)}, OpenStore: openStore})
 	if err != nil {
 		t.Fatalf("hub: %v", err)
 	}

@@ -78,6 +78,9 @@ func agHub(t *testing.T, cfg *config.Config, opts hub.Options) (*Gateway, *fixtu
 	if opts.StartupWait == 0 {
 		opts.StartupWait = 20 * time.Second
 	}
+	if opts.Builtin == nil {
+		opts.Builtin = builtins(cfg, opts.Logger)
+	}
 	h, err := New(fixture.Context(t), cfg, Options{Hub: opts, OpenStore: openStore})
 	if err != nil {
 		t.Fatalf("gateway.New: %v", err)

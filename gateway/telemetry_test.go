@@ -58,6 +58,9 @@ func tracedHub(t testing.TB, cfg *config.Config, opts Options) *Gateway {
 	t.Helper()
 	lg := &fixture.Log{}
 	opts.Hub.Logger, opts.Hub.StartupWait = slog.New(slog.NewTextHandler(lg, nil)), 20*time.Second
+	if opts.Hub.Builtin == nil {
+		opts.Hub.Builtin = builtins(cfg, opts.Hub.Logger)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	h, err := New(ctx, cfg, opts)

@@ -53,7 +53,7 @@ protocol:
 	cfg.Auth.OAuth = &config.OAuth{Issuer: iss.URL, Audience: testAudience, ToolsetClaim: "groups"}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	g, err := New(ctx, cfg, Options{Hub: hub.Options{Logger: slog.New(slog.DiscardHandler), StartupWait: 20 * time.Second}, OpenStore: openStore})
+	g, err := New(ctx, cfg, Options{Hub: hub.Options{Logger: slog.New(slog.DiscardHandler), StartupWait: 20 * time.Second, Builtin: builtins(cfg, quietLogger)}, OpenStore: openStore})
 	if err != nil {
 		t.Fatal(err)
 	}

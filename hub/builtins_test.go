@@ -31,7 +31,7 @@ func TestBuiltinsContained(t *testing.T) {
 		&config.Server{Upstream: config.Upstream{Name: "time", Builtin: "time"}})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	h, err := New(ctx, cfg, Options{Logger: quietLogger, StartupWait: 20 * time.Second}) // the real builtins
+	h, err := New(ctx, cfg, Options{Logger: quietLogger, StartupWait: 20 * time.Second, Builtin: builtins(cfg, quietLogger)}) // the real builtins
 	if err != nil {
 		t.Fatal(err)
 	}

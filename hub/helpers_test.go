@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-hub/mcp-hub/builtin"
 	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 	"github.com/mcp-hub/mcp-hub/upstream"
@@ -27,6 +28,12 @@ import (
 )
 
 var quietLogger = slog.New(slog.DiscardHandler)
+
+// builtins are package builtin's servers as cmd/mcp-hub hands them to the
+// hub (which has no default): for tests whose configs have builtin: entries.
+func builtins(cfg *config.Config, log *slog.Logger) func(string, map[string]string) (*mcp.Server, error) {
+	return builtin.Maker(builtin.Options{Logger: log, MaxResultBytes: int(min(cfg.ResultLimit(), builtin.MaxResultFrame))})
+}
 
 // newTestHub starts a hub on cfg with fixture servers; it is closed when the test ends.
 func newTestHub(t testing.TB, cfg *config.Config, fx *fixture.Servers) *Hub {
@@ -174,7 +181,8 @@ func (c *testClient) toolNames() []string {
 func secHub(t testing.TB, cfg *config.Config) (*Hub, *fixture.Log) {
 	t.Helper()
 	lg := &fixture.Log{}
-	h, err := New(context.Background(), cfg, Options{Logger: slog.New(slog.NewTextHandler(lg, nil)), StartupWait: 20 * time.Second})
+	log := slog.New(slog.NewTextHandler(lg, nil))
+	h, err := New(context.Background(), cfg, Options{Logger: log, StartupWait: 20 * time.Second, Builtin: builtins(cfg, log)})
 	if err != nil {
 		t.Fatalf("hub: %v", err)
 	}
@@ -369,6 +377,9 @@ func agNew(t *testing.T, cfg *config.Config, opts Options) (*Hub, *fixture.Log, 
 	opts.Logger = slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	if opts.StartupWait == 0 {
 		opts.StartupWait = 20 * time.Second
+	}
+	if opts.Builtin == nil {
+		opts.Builtin = builtins(cfg, opts.Logger)
 	}
 	h, err := New(fixture.Context(t), cfg, opts)
 	if err == nil {

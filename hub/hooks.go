@@ -1,10 +1,14 @@
 package hub
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"time"
 
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
+
+	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
 // The seams a layer on top of the hub (package gateway: audit, metrics,
@@ -88,6 +92,27 @@ type UpstreamRequest struct {
 	// a hook that adds to it makes it).
 	Meta  *mcp.Meta
 	Start time.Time
+}
+
+// IsToolError reports whether a tools/call result has isError set: the
+// result an UpstreamDone hook gets, or a meta-tool's. A stdio upstream's
+// result is its own bytes (upstream.RawResult), which are looked at only
+// when they mention isError: classifying a call must not cost the decode
+// that forwarding it skips.
+func IsToolError(res mcp.Result) bool {
+	switch r := res.(type) {
+	case *mcp.CallToolResult:
+		return r.IsError
+	case *upstream.RawResult:
+		if !bytes.Contains(r.JSON, []byte(`"isError"`)) {
+			return false
+		}
+		var top struct {
+			IsError bool `json:"isError"`
+		}
+		return json.Unmarshal(r.JSON, &top) == nil && top.IsError
+	}
+	return false
 }
 
 // traceList is the CallTraces a context carries, innermost first.

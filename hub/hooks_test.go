@@ -2,6 +2,7 @@ package hub
 
 import (
 	"context"
+	"encoding/json"
 	"slices"
 	"sync"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 
 	"github.com/mcp-hub/mcp-hub/internal/fixture"
+	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
 // hookRecorder records, in order, what the hub told its hooks and two
@@ -119,5 +121,24 @@ func TestHooksAndCallTraces(t *testing.T) {
 	infos := h.Sessions(nil)
 	if len(infos) != 0 {
 		t.Errorf("sessions after the end: %+v", infos)
+	}
+}
+
+func TestIsToolError(t *testing.T) {
+	tests := []struct {
+		res  mcp.Result
+		want bool
+	}{
+		{&upstream.RawResult{JSON: json.RawMessage(`{"content":[],"isError":true}`)}, true},
+		{&upstream.RawResult{JSON: json.RawMessage(`{"content":[],"isError":false}`)}, false},
+		{&upstream.RawResult{JSON: json.RawMessage(`{"content":[],"structuredContent":{"isError":true}}`)}, false},
+		{&upstream.RawResult{JSON: json.RawMessage(`{"content":[{"type":"text","text":"\"isError\":true"}]}`)}, false},
+		{&mcp.CallToolResult{IsError: true}, true},
+		{nil, false},
+	}
+	for _, tc := range tests {
+		if got := IsToolError(tc.res); got != tc.want {
+			t.Errorf("IsToolError(%v) = %v, want %v", tc.res, got, tc.want)
+		}
 	}
 }

@@ -16,7 +16,6 @@ import (
 	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 
-	"github.com/mcp-hub/mcp-hub/builtin"
 	"github.com/mcp-hub/mcp-hub/internal/redact"
 	"github.com/mcp-hub/mcp-hub/internal/safe"
 	"github.com/mcp-hub/mcp-hub/upstream"
@@ -29,8 +28,10 @@ type Options struct {
 	// and Apply for the servers it starts (default 5s). Slower servers
 	// join later and sessions get list_changed.
 	StartupWait time.Duration
-	// Builtin overrides how builtin servers are made (tests use it to run
-	// fixture servers in-process). Default: package builtin.
+	// Builtin makes the in-process servers of builtin: entries: package
+	// builtin's (builtin.Maker, as cmd/mcp-hub wires them), or a test's
+	// fixture servers. The hub does not import package builtin itself, so
+	// nil is no builtins: such an entry fails to connect, and says so.
 	Builtin func(name string, env map[string]string) (*mcp.Server, error)
 	// OAuth is how upstreams that ask for OAuth get their tokens (no
 	// store: OAuth is off).
@@ -120,12 +121,6 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Hub, error) {
 	}
 	if opts.StartupWait <= 0 {
 		opts.StartupWait = 5 * time.Second
-	}
-	if opts.Builtin == nil {
-		bopts := builtin.Options{Logger: opts.Logger, MaxResultBytes: int(min(cfg.ResultLimit(), builtin.MaxResultFrame))}
-		opts.Builtin = func(name string, env map[string]string) (*mcp.Server, error) {
-			return builtin.New(name, env, bopts)
-		}
 	}
 	h := &Hub{
 		log:       opts.Logger,

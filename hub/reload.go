@@ -1,7 +1,6 @@
 package hub
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -10,8 +9,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"gopkg.in/yaml.v3"
 
 	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/internal/clean"
@@ -204,25 +201,16 @@ func restartNeeded(old, next *config.Config) []string {
 	if !reflect.DeepEqual(old.Telemetry, next.Telemetry) {
 		keys = append(keys, "telemetry")
 	}
-	for _, s := range []struct {
-		key  string
-		a, b *yaml.Node
-	}{{"providers", &old.Providers, &next.Providers}, {"models", &old.Models, &next.Models}, {"chat", &old.Chat, &next.Chat}} {
-		if !sameYAML(s.a, s.b) {
-			keys = append(keys, s.key)
-		}
+	if !reflect.DeepEqual(old.Providers, next.Providers) {
+		keys = append(keys, "providers")
+	}
+	if !reflect.DeepEqual(old.Models, next.Models) {
+		keys = append(keys, "models")
+	}
+	if !reflect.DeepEqual(old.Chat, next.Chat) {
+		keys = append(keys, "chat")
 	}
 	return keys
-}
-
-// sameYAML compares two sections by content, not by position in the file.
-func sameYAML(a, b *yaml.Node) bool {
-	if a.Kind == 0 || b.Kind == 0 {
-		return a.Kind == b.Kind
-	}
-	x, errA := yaml.Marshal(a)
-	y, errB := yaml.Marshal(b)
-	return errA == nil && errB == nil && bytes.Equal(x, y)
 }
 
 // Apply makes the hub serve cfg, a config that has been loaded and

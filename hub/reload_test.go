@@ -76,7 +76,7 @@ func TestRestartNeeded(t *testing.T) {
 		{"discovery is live", "discovery: {enabled: true}\n", nil},
 		{"http limits", "http: {idle_timeout: 5s}\n", []string{"http"}},
 		{"body limit and idle timeout", "max_request_bytes: 1000\nsession_idle_timeout: 1m\n", []string{"max_request_bytes", "session_idle_timeout"}},
-		{"chat sections", "providers: {local: {type: openai, base_url: 'http://127.0.0.1:1/v1'}}\nchat: {max_turns: 3}\n", []string{"providers", "chat"}},
+		{"chat sections", "providers: {local: {type: openai, base_url: 'http://127.0.0.1:1/v1'}}\nchat: {max_rounds: 3}\n", []string{"providers", "chat"}},
 	}
 	old, err := config.Parse("hub.yaml", []byte(base), builtin.Names())
 	if err != nil {

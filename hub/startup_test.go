@@ -33,7 +33,7 @@ func BenchmarkStartup20(b *testing.B) {
 	}
 	ready := func(cfg *config.Config) time.Duration {
 		start := time.Now()
-		h, err := New(context.Background(), cfg, Options{StartupWait: 30 * time.Second, Logger: slog.New(slog.DiscardHandler)})
+		h, err := New(context.Background(), cfg, Options{StartupWait: 30 * time.Second, Logger: slog.New(slog.DiscardHandler), Builtin: builtins(cfg, quietLogger)})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -6,8 +6,6 @@ import (
 	"time"
 
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
-
-	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
 // Stats are one session's counters.
@@ -59,7 +57,7 @@ func (s *Session) initStats() {
 			s.stats.CallsByTool[r.Tool.Name]++
 			s.stats.CallsByServer[r.Tool.Server]++
 			s.stats.CallTime += took
-			if err != nil || upstream.IsError(res) {
+			if err != nil || IsToolError(res) {
 				s.stats.Errors++
 			}
 		},

@@ -13,9 +13,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcp-hub/mcp-hub/internal/rpcid"
 	"github.com/mcp-hub/mcp-hub/internal/safe"
-
-	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
 // stdinGuard stands between the client's stdin and the SDK's decoder. It
@@ -207,7 +206,7 @@ func (o *openRequests) written(p []byte) {
 	if !ok {
 		return
 	}
-	n := upstream.JSONIDLength(rest)
+	n := rpcid.Len(rest)
 	if n == 0 || !(bytes.HasPrefix(rest[n:], []byte(`,"result":`)) || bytes.HasPrefix(rest[n:], []byte(`,"error":`))) {
 		return
 	}

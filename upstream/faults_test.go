@@ -369,7 +369,7 @@ func TestFaultGarbageStdout(t *testing.T) {
 		t.Errorf("the garbage line was not reported:\n%s", lg.String())
 	}
 	res, err := u.CallTool(ftCtx(t), nil, &mcp.CallToolParams{Name: "a", Arguments: map[string]any{"x": 1}})
-	if err != nil || IsError(res) {
+	if err != nil || fixture.Result(t, res).IsError {
 		t.Fatalf("call after garbage: %v %+v", err, res)
 	}
 	if st := u.Status(); st.Tools != 1 || st.Restarts != 0 {

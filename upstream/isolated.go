@@ -33,13 +33,6 @@ import (
 // that serves no request is stopped to make room, and when every one is
 // busy the request fails with an *IsolationLimitError.
 
-// Isolation modes (config.Upstream.Isolation).
-const (
-	IsolationShared    = config.IsolationShared
-	IsolationPrincipal = config.IsolationPrincipal
-	IsolationSession   = config.IsolationSession
-)
-
 // PrincipalOwner is the owner of an isolated process shared by every
 // session of one principal: the principal's key. Owner returns it for what
 // such a process sends; the hub then attributes it among that principal's
@@ -51,7 +44,7 @@ type PrincipalOwner string
 // refused: it has no process of its own, and the shared one is not its.
 type Isolatable interface {
 	// IsolationKey is the owner of the process for mode
-	// (IsolationPrincipal or IsolationSession): a PrincipalOwner, or a
+	// (config.IsolationPrincipal or config.IsolationSession): a PrincipalOwner, or a
 	// value that stands for one client session. nil refuses the request.
 	IsolationKey(mode string) any
 }
@@ -70,7 +63,7 @@ func (e *IsolationLimitError) Error() string {
 
 // isolated reports whether requests run in their owner's own process.
 func (u *Upstream) isolated() bool {
-	return u.cfg.IsolationMode() != IsolationShared
+	return u.cfg.IsolationMode() != config.IsolationShared
 }
 
 // isolationKey is the owner of the process that serves a request of owner.

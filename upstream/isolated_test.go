@@ -15,7 +15,7 @@ import (
 type isoSession struct{ id, principal string }
 
 func (s *isoSession) IsolationKey(mode string) any {
-	if mode == IsolationSession {
+	if mode == config.IsolationSession {
 		return s.id
 	}
 	return PrincipalOwner(s.principal)
@@ -28,7 +28,7 @@ func (s *isoSession) IsolationKey(mode string) any {
 // processes by session instead.
 func TestIsolatedProcesses(t *testing.T) {
 	a1, a2, b := &isoSession{"s1", "alice"}, &isoSession{"s2", "alice"}, &isoSession{"s3", "bob"}
-	u, _, _ := start(t, config.Upstream{Name: "proc", Command: fixture.Build(t), Args: []string{"-features"}, Isolation: IsolationPrincipal}, Options{})
+	u, _, _ := start(t, config.Upstream{Name: "proc", Command: fixture.Build(t), Args: []string{"-features"}, Isolation: config.IsolationPrincipal}, Options{})
 	waitReady(t, u)
 	for _, c := range []struct {
 		owner *isoSession
@@ -48,7 +48,7 @@ func TestIsolatedProcesses(t *testing.T) {
 		}
 	}
 
-	perSession, _, _ := start(t, config.Upstream{Name: "proc", Command: fixture.Build(t), Args: []string{"-features"}, Isolation: IsolationSession}, Options{})
+	perSession, _, _ := start(t, config.Upstream{Name: "proc", Command: fixture.Build(t), Args: []string{"-features"}, Isolation: config.IsolationSession}, Options{})
 	waitReady(t, perSession)
 	for _, s := range []*isoSession{a1, a2} {
 		if got := rootsOf(t, perSession, s); got != "file:///"+s.id {

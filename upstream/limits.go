@@ -11,7 +11,7 @@ import (
 
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/jsonrpc"
 
-	"github.com/mcp-hub/mcp-hub/config"
+	"github.com/mcp-hub/mcp-hub/internal/rpcid"
 )
 
 // Result size. One message an upstream sends (a tool result, a page of a
@@ -26,10 +26,6 @@ import (
 // or at its end ({"result":...,"jsonrpc":"2.0","id":7}); an HTTP answer in
 // JSON is known by the request it answers. A message too large whose id
 // cannot be read is dropped, and its call times out.
-
-// DefaultMaxResultBytes is the default of Options.MaxResultBytes (8 MiB):
-// max_result_bytes's (config.DefaultMaxResultBytes).
-const DefaultMaxResultBytes = config.DefaultMaxResultBytes
 
 // CodeResultTooLarge is the JSON-RPC error code of a response the hub
 // dropped for its size.
@@ -74,7 +70,7 @@ func droppedID(head, tail []byte) (id json.RawMessage, ok bool) {
 	head = bytes.TrimLeft(head, " \t\r\n")
 	for _, prefix := range []string{`{"jsonrpc":"2.0","id":`, `{"id":`} {
 		if rest, found := bytes.CutPrefix(head, []byte(prefix)); found {
-			n := JSONIDLength(rest)
+			n := rpcid.Len(rest)
 			if n > 0 && isAnswerKey(rest[n:]) {
 				return bytes.Clone(rest[:n]), true
 			}
@@ -85,7 +81,7 @@ func droppedID(head, tail []byte) (id json.RawMessage, ok bool) {
 		i := bytes.LastIndex(rest, []byte(`"id":`))
 		if i >= 0 {
 			v := rest[i+len(`"id":`):]
-			if n := JSONIDLength(v); n > 0 && n == len(v) {
+			if n := rpcid.Len(v); n > 0 && n == len(v) {
 				return bytes.Clone(v), true
 			}
 		}
@@ -102,30 +98,6 @@ func isAnswerKey(b []byte) bool {
 		}
 	}
 	return false
-}
-
-// JSONIDLength is the length of the JSON-RPC id (a number or a string) at
-// the start of b, or 0.
-func JSONIDLength(b []byte) int {
-	if len(b) == 0 {
-		return 0
-	}
-	if b[0] == '"' {
-		for i := 1; i < len(b); i++ {
-			switch b[i] {
-			case '\\':
-				i++
-			case '"':
-				return i + 1
-			}
-		}
-		return 0
-	}
-	i := 0
-	for i < len(b) && (b[i] == '-' || b[i] == '+' || b[i] == '.' || b[i] == 'e' || b[i] == 'E' || (b[i] >= '0' && b[i] <= '9')) {
-		i++
-	}
-	return i
 }
 
 // ringTail keeps the last edge bytes written to it.

@@ -27,23 +27,6 @@ type RawResult struct {
 
 func (r *RawResult) MarshalJSON() ([]byte, error) { return r.JSON, nil }
 
-// IsError reports whether a tools/call result has isError set.
-func IsError(res mcp.Result) bool {
-	switch r := res.(type) {
-	case *mcp.CallToolResult:
-		return r.IsError
-	case *RawResult:
-		if !bytes.Contains(r.JSON, []byte(`"isError"`)) {
-			return false
-		}
-		var top struct {
-			IsError bool `json:"isError"`
-		}
-		return json.Unmarshal(r.JSON, &top) == nil && top.IsError
-	}
-	return false
-}
-
 // rawIDPrefix starts the IDs of raw calls. The SDK's client numbers its
 // requests, so a string ID can never be one of its own; and it differs
 // from the hub's progress tokens (mcp-hub-N), which notifications carry.

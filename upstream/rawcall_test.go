@@ -87,25 +87,6 @@ func TestRawCallsEnd(t *testing.T) {
 	}
 }
 
-func TestIsError(t *testing.T) {
-	tests := []struct {
-		res  mcp.Result
-		want bool
-	}{
-		{&RawResult{JSON: json.RawMessage(`{"content":[],"isError":true}`)}, true},
-		{&RawResult{JSON: json.RawMessage(`{"content":[],"isError":false}`)}, false},
-		{&RawResult{JSON: json.RawMessage(`{"content":[],"structuredContent":{"isError":true}}`)}, false},
-		{&RawResult{JSON: json.RawMessage(`{"content":[{"type":"text","text":"\"isError\":true"}]}`)}, false},
-		{&mcp.CallToolResult{IsError: true}, true},
-		{nil, false},
-	}
-	for _, tc := range tests {
-		if got := IsError(tc.res); got != tc.want {
-			t.Errorf("IsError(%v) = %v, want %v", tc.res, got, tc.want)
-		}
-	}
-}
-
 // TestToolCallParams: the hand-written encoding says what encoding/json
 // says, on one line, with what the client sent kept as it was.
 func TestToolCallParams(t *testing.T) {

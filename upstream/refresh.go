@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"time"
 
-	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/internal/safe"
 )
 
@@ -16,10 +15,6 @@ import (
 // manifest and tells clients) hears of it only when something changed, so
 // a quiet server costs one listing per interval and nothing downstream.
 // While the server is down nothing is listed: a reconnect lists anyway.
-
-// MinRefreshInterval is the shortest refresh_interval accepted, the same
-// floor as re-lists on list_changed.
-const MinRefreshInterval = config.MinRefreshInterval
 
 // startRefresh runs the refresh loop until ctx (the upstream's life) ends.
 func (u *Upstream) startRefresh(ctx context.Context) {

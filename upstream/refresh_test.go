@@ -16,7 +16,7 @@ import (
 // and of the refreshes that found nothing new never.
 func TestRefreshInterval(t *testing.T) {
 	t.Parallel()
-	u, l, _ := start(t, config.Upstream{Name: "quiet", Command: fixture.Build(t), RefreshInterval: config.Duration(MinRefreshInterval),
+	u, l, _ := start(t, config.Upstream{Name: "quiet", Command: fixture.Build(t), RefreshInterval: config.Duration(config.MinRefreshInterval),
 		Args: []string{"-silent", "-tools", "a", "-add-tool-after", "600ms", "-add-tool", "b"}}, Options{})
 	waitReady(t, u)
 	toolNames := func() []string { return names(u.Lists().Tools, func(x *mcp.Tool) string { return x.Name }) }

@@ -83,7 +83,8 @@ type Options struct {
 	// errors redact them too.
 	Redactor *redact.Redactor
 	// MaxResultBytes bounds one message from the server, a tool result
-	// above all (DefaultMaxResultBytes). Past it only that call fails.
+	// above all (default: max_result_bytes's, config.DefaultMaxResultBytes).
+	// Past it only that call fails.
 	MaxResultBytes int64
 	// HTTPTransport sends the requests to remote servers (default
 	// http.DefaultTransport); the hub scopes it to each server's origin.
@@ -117,7 +118,7 @@ func (o *Options) defaults() {
 		o.SDKLogger = o.Logger
 	}
 	if o.MaxResultBytes <= 0 {
-		o.MaxResultBytes = DefaultMaxResultBytes
+		o.MaxResultBytes = config.DefaultMaxResultBytes
 	}
 }
 
@@ -163,6 +164,11 @@ type Status struct {
 	// config.Sandbox.Summary), empty for other transports.
 	Sandbox string `json:"sandbox,omitempty"`
 }
+
+// Ready reports whether the server is connected with its lists loaded, so
+// that a reader of the hub's status (the gateway's up metric) asks the
+// status itself rather than knowing which of the states that is.
+func (s Status) Ready() bool { return s.State == StateReady }
 
 // Upstream is one configured server and its live connection.
 type Upstream struct {

@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -61,7 +60,8 @@ func chatLogger(c *cli.Context, r *redact.Redactor) (*slog.Logger, error) {
 	return slog.New(redactHandler{Handler: h, r: r}), nil
 }
 
-// chatConfig loads hub.yaml and decodes its chat sections.
+// chatConfig loads hub.yaml (which decodes and checks its chat sections)
+// and makes the chat's config of it.
 func chatConfig(c *cli.Context) (*config.Config, *chatloop.Config, *slog.Logger, error) {
 	log, err := chatLogger(c, redact.New())
 	if err != nil {
@@ -82,11 +82,10 @@ func chatConfig(c *cli.Context) (*config.Config, *chatloop.Config, *slog.Logger,
 	return cfg, cc, log, nil
 }
 
+// decodeChatConfig is the chat's config of cfg: its templates parsed,
+// and chat.preselect's ranking built on discovery.embeddings.
 func decodeChatConfig(cfg *config.Config) (*chatloop.Config, error) {
-	cc, err := chatloop.Decode(chatloop.Sections{
-		Providers: &cfg.Providers, Models: &cfg.Models, Chat: &cfg.Chat, Templates: &cfg.Templates,
-		Dir: filepath.Dir(cfg.Path),
-	})
+	cc, err := chatloop.FromConfig(cfg)
 	if err != nil {
 		return nil, cli.Exit(fmt.Sprintf("config error in %s:\n%s", cfg.Path, indent(err.Error())), exitConfig)
 	}
@@ -170,7 +169,7 @@ func runChat(c *cli.Context) error {
 		return err
 	}
 	defer stopTracing() // after the hub closed: the deferred calls run in reverse
-	g, err := gateway.New(ctx, cfg, gatewayOptions(hub.Options{Logger: log, OAuth: oauth, Redactor: red}, tp))
+	g, err := gateway.New(ctx, cfg, gatewayOptions(cfg, hub.Options{Logger: log, OAuth: oauth, Redactor: red}, tp))
 	if err != nil {
 		return err
 	}
@@ -181,7 +180,7 @@ func runChat(c *cli.Context) error {
 	}
 	defer session.Close()
 	stdout, stderr := c.App.Writer, c.App.ErrWriter
-	co := chatloop.ChatOptions{Model: name, System: c.String("system"), Logger: log, ResponseSchema: schema, DefaultApprove: chatloop.ApproveOnMiss}
+	co := chatloop.ChatOptions{Model: name, System: c.String("system"), Logger: log, ResponseSchema: schema, DefaultApprove: config.ApproveOnMiss}
 	if oneShot {
 		// Nobody to ask: refuse what needs approval unless --yes, as the
 		// REPL would until the user said yes (chat.approve: off in the

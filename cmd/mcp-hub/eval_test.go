@@ -185,7 +185,7 @@ func TestToolsTokensLine(t *testing.T) {
 		Servers:     map[string]*config.Server{"clock": {Upstream: config.Upstream{Name: "clock", Builtin: "time"}}},
 		ServerOrder: []string{"clock"},
 	}
-	off, err := hub.New(ctx, cfg, hub.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	off, err := hub.New(ctx, cfg, hub.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Builtin: hubBuiltins(cfg, slog.New(slog.DiscardHandler))})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,6 +27,7 @@ import (
 	"github.com/mcp-hub/mcp-hub/internal/redact"
 	"github.com/mcp-hub/mcp-hub/internal/version"
 	"github.com/mcp-hub/mcp-hub/sandbox"
+	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 )
 
 func main() {
@@ -227,7 +228,7 @@ func openHubWith(c *cli.Context, interactive bool) (*gateway.Gateway, *slog.Logg
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	g, err := gateway.New(c.Context, cfg, gatewayOptions(hub.Options{Logger: log, OAuth: oauth, Redactor: red, MaxNameLength: c.Int("max-name-length")}, tp))
+	g, err := gateway.New(c.Context, cfg, gatewayOptions(cfg, hub.Options{Logger: log, OAuth: oauth, Redactor: red, MaxNameLength: c.Int("max-name-length")}, tp))
 	if err != nil {
 		stopTracing()
 		return nil, nil, nil, err
@@ -236,9 +237,18 @@ func openHubWith(c *cli.Context, interactive bool) (*gateway.Gateway, *slog.Logg
 }
 
 // gatewayOptions wires the program's implementations into the gateway:
-// the tracer provider, and Redis as the session store.
-func gatewayOptions(o hub.Options, tp trace.TracerProvider) gateway.Options {
+// the builtin servers (bounded by cfg's max_result_bytes, as every
+// upstream's answer is), the tracer provider, and Redis as the session
+// store.
+func gatewayOptions(cfg *config.Config, o hub.Options, tp trace.TracerProvider) gateway.Options {
+	o.Builtin = hubBuiltins(cfg, o.Logger)
 	return gateway.Options{Hub: o, TracerProvider: tp, OpenStore: redisstore.Open}
+}
+
+// hubBuiltins is hub.Options.Builtin as the program sets it: package
+// builtin's servers, their results bounded like any upstream's.
+func hubBuiltins(cfg *config.Config, log *slog.Logger) func(string, map[string]string) (*mcp.Server, error) {
+	return builtin.Maker(builtin.Options{Logger: log, MaxResultBytes: int(min(cfg.ResultLimit(), builtin.MaxResultFrame))})
 }
 
 func indent(s string) string {

@@ -42,7 +42,7 @@ func TestWatcherReadsOnlyChanges(t *testing.T) {
 	}
 	var logBuf fixture.Log // kept, not mirrored to the test log
 	log := slog.New(slog.NewTextHandler(&logBuf, nil))
-	g, err := gateway.New(ctx, cfg, gateway.Options{Hub: hub.Options{Logger: log}})
+	g, err := gateway.New(ctx, cfg, gateway.Options{Hub: hub.Options{Logger: log, Builtin: hubBuiltins(cfg, log)}})
 	if err != nil {
 		t.Fatal(err)
 	}

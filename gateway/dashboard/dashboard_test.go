@@ -44,7 +44,8 @@ func serveDashboard(t *testing.T, yaml string) (*hub.Hub, string) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	g, err := gateway.New(ctx, cfg, gateway.Options{Hub: hub.Options{Logger: slog.New(slog.DiscardHandler)}})
+	g, err := gateway.New(ctx, cfg, gateway.Options{Hub: hub.Options{Logger: slog.New(slog.DiscardHandler),
+		Builtin: builtin.Maker(builtin.Options{Logger: slog.New(slog.DiscardHandler)})}})
 	if err != nil {
 		t.Fatal(err)
 	}

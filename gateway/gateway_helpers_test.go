@@ -8,9 +8,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"log/slog"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -106,26 +104,6 @@ func gwHub(t testing.TB, cfg *config.Config, g *gwUpstream) (*Gateway, string, *
 		}
 	})
 	return h, srv.URL, lg
-}
-
-// gwGet GETs url with headers and returns the status and body.
-func gwGet(t testing.TB, url string, headers map[string]string) (int, string, http.Header) {
-	t.Helper()
-	req, _ := http.NewRequest(http.MethodGet, url, nil)
-	for k, v := range headers {
-		if k == "Host" {
-			req.Host = v
-			continue
-		}
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("GET %s: %v", url, err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(body), resp.Header
 }
 
 // gwTool calls a tool and returns its result or error.

@@ -36,25 +36,6 @@ func hdServer(t *testing.T, h *Gateway) string {
 	return "http://" + ln.Addr().String()
 }
 
-func hdGet(t *testing.T, url string, headers map[string]string) (int, string) {
-	t.Helper()
-	req, _ := http.NewRequest(http.MethodGet, url, nil)
-	for k, v := range headers {
-		if k == "Host" {
-			req.Host = v
-		} else {
-			req.Header.Set(k, v)
-		}
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(body)
-}
-
 // TestHealthzGuarded: /healthz refuses a foreign Host like /mcp does, and
 // with auth.tokens set it tells a request without a token only the status.
 func TestHealthzGuarded(t *testing.T) {
@@ -76,7 +57,7 @@ func TestHealthzGuarded(t *testing.T) {
 			func(b string) bool { return strings.Contains(b, `"servers":[{"name":"fx"`) }},
 	}
 	for _, tc := range cases {
-		status, body := hdGet(t, base+"/healthz", tc.headers)
+		status, body, _ := fixture.Get(t, base+"/healthz", tc.headers)
 		if status != tc.status || (tc.body != nil && !tc.body(body)) {
 			t.Errorf("%s: %d %q", tc.name, status, body)
 		}

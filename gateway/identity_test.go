@@ -90,7 +90,7 @@ func TestOAuthPrincipalsNamespaced(t *testing.T) {
 		limited.Auth.RateLimit = &config.RateLimit{Rate: config.Rate{RequestsPerSecond: 0.01, Burst: 3}, Principals: map[string]config.Rate{"token:ci": {RequestsPerSecond: 0.01, Burst: 1}}}
 		_, url, _ := gwHub(t, limited, &gwUpstream{})
 		get := func(tok string) int {
-			status, _, _ := gwGet(t, url+"/metrics", map[string]string{"Authorization": "Bearer " + tok})
+			status, _, _ := fixture.Get(t, url+"/metrics", map[string]string{"Authorization": "Bearer " + tok})
 			return status
 		}
 		if get("static-ci-token-1234") != 200 || get("static-ci-token-1234") != http.StatusTooManyRequests {

@@ -174,7 +174,7 @@ func callBatch(tool string, first, n int) string {
 // metricValue reads one sample of the hub's /metrics, 0 when absent.
 func metricValue(t *testing.T, url, token, series string) float64 {
 	t.Helper()
-	status, body, _ := gwGet(t, url+"/metrics", map[string]string{"Authorization": "Bearer " + token})
+	status, body, _ := fixture.Get(t, url+"/metrics", map[string]string{"Authorization": "Bearer " + token})
 	if status != http.StatusOK {
 		t.Fatalf("/metrics: %d", status)
 	}
@@ -336,17 +336,17 @@ func TestRateLimitChurnEndToEnd(t *testing.T) {
 	cfg := gwConfig()
 	cfg.Auth.RateLimit = &config.RateLimit{Rate: config.Rate{RequestsPerSecond: 0.001, Burst: 1}}
 	h, url, _ := gwHub(t, cfg, &gwUpstream{})
-	if status, _, _ := gwGet(t, url+"/mcp", nil); status == http.StatusTooManyRequests {
+	if status, _, _ := fixture.Get(t, url+"/mcp", nil); status == http.StatusTooManyRequests {
 		t.Fatal("first request refused")
 	}
-	if status, _, _ := gwGet(t, url+"/mcp", nil); status != http.StatusTooManyRequests {
+	if status, _, _ := fixture.Get(t, url+"/mcp", nil); status != http.StatusTooManyRequests {
 		t.Fatalf("second request: %d, want 429", status)
 	}
 	handler := h.HTTPHandler(nil)
 	for i := range maxBuckets + 1 {
 		handler.ServeHTTP(httptest.NewRecorder(), fromAddress(http.MethodGet, "/mcp", churnAddress(i)))
 	}
-	if status, _, _ := gwGet(t, url+"/mcp", nil); status != http.StatusTooManyRequests {
+	if status, _, _ := fixture.Get(t, url+"/mcp", nil); status != http.StatusTooManyRequests {
 		t.Errorf("after 10,001 other addresses: %d, want 429 still", status)
 	}
 }

@@ -573,7 +573,7 @@ func TestLoadedToolsAlwaysLoad(t *testing.T) {
 		{"name":"direct","inputSchema":{"type":"object"}},
 		{"name":"never","inputSchema":{"type":"object"},"_meta":{"vendor/a":3}}
 	]`)
-	cfg := agConfig(agUp{name: "raw", cfg: config.Upstream{URL: url}})
+	cfg := fixture.Config(fixture.Entry("raw", config.Upstream{URL: url}))
 	cfg.Discovery = config.Discovery{Enabled: true, DeferAll: true, AutoLoadOnCall: true}
 	h, _ := agHub(t, cfg, hub.Options{})
 	loads := []struct{ params, tool, upstreamMeta string }{

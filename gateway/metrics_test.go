@@ -53,7 +53,7 @@ func TestMetricsCountCalls(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	status, body, _ := gwGet(t, url+"/metrics", auth)
+	status, body, _ := fixture.Get(t, url+"/metrics", auth)
 	if status != 200 {
 		t.Fatalf("/metrics: %d %s", status, body)
 	}
@@ -154,7 +154,7 @@ func TestMetricsGuarded(t *testing.T) {
 		{"rebinding Host", map[string]string{"Authorization": "Bearer metrics-token-1234", "Host": "evil.example"}, 403},
 		{"foreign Origin", map[string]string{"Authorization": "Bearer metrics-token-1234", "Origin": "https://evil.example"}, 403},
 	} {
-		if status, body, _ := gwGet(t, url+"/metrics", c.headers); status != c.want {
+		if status, body, _ := fixture.Get(t, url+"/metrics", c.headers); status != c.want {
 			t.Errorf("%s: /metrics status %d (%.80s), want %d", c.name, status, body, c.want)
 		}
 	}
@@ -169,8 +169,8 @@ func TestMetricsPerHub(t *testing.T) {
 		t.Fatal(err)
 	}
 	gwTool(t, cs, "gw__ok", nil)
-	_, b1, _ := gwGet(t, url1+"/metrics", nil)
-	_, b2, _ := gwGet(t, url2+"/metrics", nil)
+	_, b1, _ := fixture.Get(t, url1+"/metrics", nil)
+	_, b2, _ := fixture.Get(t, url2+"/metrics", nil)
 	line := `mcp_hub_tool_calls_total{outcome="ok",server="gw",tool="ok"} 1`
 	if !strings.Contains(b1, line) || strings.Contains(b2, `tool="ok"`) {
 		t.Errorf("hub 1 should count the call and hub 2 not:\nhub 1 has it: %v\nhub 2 has it: %v", strings.Contains(b1, line), strings.Contains(b2, `tool="ok"`))

@@ -139,7 +139,7 @@ func TestModernCallRecordedOnce(t *testing.T) {
 		}
 	}
 
-	_, body, _ := gwGet(t, url+"/metrics", nil)
+	_, body, _ := fixture.Get(t, url+"/metrics", nil)
 	parser := expfmt.NewTextParser(model.UTF8Validation)
 	families, err := parser.TextToMetricFamilies(strings.NewReader(body))
 	if err != nil {

@@ -316,7 +316,7 @@ func TestRateLimitPerPrincipal(t *testing.T) {
 	cfg.Auth.RateLimit = &config.RateLimit{Rate: config.Rate{RequestsPerSecond: 0.01, Burst: 2}, Principals: map[string]config.Rate{"token:c": {RequestsPerSecond: 0}}}
 	_, url, _ := gwHub(t, cfg, &gwUpstream{})
 	get := func(tok string) (int, http.Header) {
-		status, _, hdr := gwGet(t, url+"/metrics", map[string]string{"Authorization": "Bearer " + tok})
+		status, _, hdr := fixture.Get(t, url+"/metrics", map[string]string{"Authorization": "Bearer " + tok})
 		return status, hdr
 	}
 	for i := range 2 {

@@ -185,11 +185,11 @@ func TestHealthzDetailsFollowAuthorization(t *testing.T) {
 		{"scope and toolset", token(jwt.MapClaims{"groups": []string{"ops"}}), true},
 		{"static token", map[string]string{"Authorization": "Bearer ci-token-health-1234"}, true},
 	} {
-		metrics, _, _ := gwGet(t, base+"/metrics", c.headers)
+		metrics, _, _ := fixture.Get(t, base+"/metrics", c.headers)
 		if (metrics == http.StatusOK) != c.allowed {
 			t.Fatalf("%s: /metrics %d: the test's premise does not hold", c.name, metrics)
 		}
-		status, body, _ := gwGet(t, base+"/healthz", c.headers)
+		status, body, _ := fixture.Get(t, base+"/healthz", c.headers)
 		var got map[string]any
 		if err := json.Unmarshal([]byte(body), &got); status != http.StatusOK || err != nil {
 			t.Fatalf("%s: /healthz %d %q", c.name, status, body)
@@ -239,7 +239,7 @@ func TestMetricsToolLabelsBounded(t *testing.T) {
 	}
 	scrape := func() string {
 		t.Helper()
-		status, body, _ := gwGet(t, srv.URL+"/metrics", nil)
+		status, body, _ := fixture.Get(t, srv.URL+"/metrics", nil)
 		if status != http.StatusOK {
 			t.Fatalf("/metrics: %d", status)
 		}

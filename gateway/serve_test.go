@@ -5,14 +5,13 @@ package gateway
 // go-sdk servers (the Builtin hook), the stdio fixture subprocess
 // (testdata/fixture, with -features: log, sample, elicit, roots, ...), the
 // same fixture over streamable HTTP, and an SSE server. Helpers are
-// prefixed "ag", as the hub's tests they came from.
+// prefixed "ag", as the hub's tests they came from; what does not need a
+// Gateway is package fixture's (fixture.Config, fixture.Client, ...).
 
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -35,40 +34,6 @@ import (
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
-// agUp is one upstream of a test gateway.
-type agUp struct {
-	name   string
-	cfg    config.Upstream
-	prefix *string
-}
-
-// agConfig builds a Config directly (builtin names used by tests are not
-// the shipped ones, so the file loader's validation is bypassed here).
-func agConfig(ups ...agUp) *config.Config {
-	cfg := &config.Config{Path: "test.yaml", Servers: map[string]*config.Server{}}
-	cfg.Restart.InitialBackoff = config.Duration(100 * time.Millisecond)
-	cfg.Restart.MaxBackoff = config.Duration(time.Second)
-	for _, u := range ups {
-		sc := &config.Server{Upstream: u.cfg, Prefix: u.prefix}
-		sc.Name = u.name
-		cfg.Servers[u.name] = sc
-		cfg.ServerOrder = append(cfg.ServerOrder, u.name)
-	}
-	return cfg
-}
-
-// agBuiltins makes a hub.Options.Builtin hook serving the given in-process
-// servers by builtin name. Each connect gets a fresh server.
-func agBuiltins(servers map[string]func() *mcp.Server) func(string, map[string]string) (*mcp.Server, error) {
-	return func(name string, _ map[string]string) (*mcp.Server, error) {
-		mk, ok := servers[name]
-		if !ok {
-			return nil, fmt.Errorf("no test builtin %q", name)
-		}
-		return mk(), nil
-	}
-}
-
 // agHub starts a gateway with the hub options opts; it is closed when the
 // test ends.
 func agHub(t *testing.T, cfg *config.Config, opts hub.Options) (*Gateway, *fixture.Log) {
@@ -89,22 +54,6 @@ func agHub(t *testing.T, cfg *config.Config, opts hub.Options) (*Gateway, *fixtu
 	return h, log
 }
 
-// agClient connects a downstream client to h over the in-memory transport.
-func agClient(t *testing.T, h *Gateway, opts *mcp.ClientOptions) *mcp.ClientSession {
-	t.Helper()
-	return agClientWith(t, h, mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "0"}, opts))
-}
-
-func agClientWith(t *testing.T, h *Gateway, client *mcp.Client) *mcp.ClientSession {
-	t.Helper()
-	cs, err := h.hub.Connect(fixture.Context(t), "", client)
-	if err != nil {
-		t.Fatalf("connect to hub: %v", err)
-	}
-	t.Cleanup(func() { cs.Close() })
-	return cs
-}
-
 // agHTTPClient connects a downstream client to h over streamable HTTP,
 // through the gateway's HTTP handler.
 func agHTTPClient(t *testing.T, h *Gateway, client *mcp.Client) *mcp.ClientSession {
@@ -117,57 +66,6 @@ func agHTTPClient(t *testing.T, h *Gateway, client *mcp.Client) *mcp.ClientSessi
 	}
 	t.Cleanup(func() { cs.Close() })
 	return cs
-}
-
-// agEchoServer is an in-process server whose tools answer "server:tool:args".
-func agEchoServer(name string, tools ...string) *mcp.Server {
-	s := mcp.NewServer(&mcp.Implementation{Name: name, Version: "1"}, nil)
-	for _, tool := range tools {
-		s.AddTool(&mcp.Tool{Name: tool, Description: "echo " + tool + " of " + name, InputSchema: json.RawMessage(`{"type":"object"}`)},
-			func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-				args := string(req.Params.Arguments)
-				if args == "" || args == "null" {
-					args = "{}"
-				}
-				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: name + ":" + tool + ":" + args}}}, nil
-			})
-	}
-	return s
-}
-
-// agServeSSE serves s over the 2024-11-05 SSE transport and returns the endpoint.
-func agServeSSE(t *testing.T, s *mcp.Server) string {
-	t.Helper()
-	srv := httptest.NewServer(mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return s }, nil))
-	t.Cleanup(srv.Close)
-	return srv.URL
-}
-
-func agStdio(t testing.TB, args ...string) config.Upstream {
-	return config.Upstream{Command: fixture.Build(t), Args: args}
-}
-
-func agToolNames(t *testing.T, cs *mcp.ClientSession) []string {
-	t.Helper()
-	res, err := cs.ListTools(fixture.Context(t), nil)
-	if err != nil {
-		t.Fatalf("tools/list: %v", err)
-	}
-	var names []string
-	for _, tool := range res.Tools {
-		names = append(names, tool.Name)
-	}
-	slices.Sort(names)
-	return names
-}
-
-func agCall(t *testing.T, cs *mcp.ClientSession, name string, args any) *mcp.CallToolResult {
-	t.Helper()
-	res, err := cs.CallTool(fixture.Context(t), &mcp.CallToolParams{Name: name, Arguments: args})
-	if err != nil {
-		t.Fatalf("tools/call %s: %v", name, err)
-	}
-	return res
 }
 
 // agHealth is the status the gateway's /healthz gives h: degraded when a
@@ -188,9 +86,9 @@ func agHealth(h *Gateway) (status string, servers []upstream.Status) {
 func agFeatures(t *testing.T) (*Gateway, *fixture.Log) {
 	t.Helper()
 	webURL := fixture.StartHTTP(t, "-name", "web", "-features")
-	cfg := agConfig(
-		agUp{name: "fx", cfg: agStdio(t, "-name", "fx", "-features")},
-		agUp{name: "web", cfg: config.Upstream{URL: webURL}},
+	cfg := fixture.Config(
+		fixture.StdioEntry(t, "fx", "-features"),
+		fixture.Entry("web", config.Upstream{URL: webURL}),
 	)
 	return agHub(t, cfg, hub.Options{})
 }
@@ -277,44 +175,30 @@ func agSessionTransport(t *testing.T, h *Gateway) mcp.Transport {
 	return ct
 }
 
-// agRecordedClient connects over the in-memory transport and records every
-// message the client reads (the in-memory client connection has no private
-// SDK hooks, so wrapping it loses nothing).
-func agRecordedClient(t *testing.T, h *Gateway, opts *mcp.ClientOptions) (*mcp.ClientSession, *fixture.Wire) {
-	t.Helper()
-	wire := &fixture.Wire{}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "rec", Version: "0"}, opts).Connect(fixture.Context(t), fixture.Recording(agSessionTransport(t, h), wire), fixture.Legacy())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cs.Close() })
-	return cs, wire
-}
-
 // TestAggregateMixedTransports aggregates four servers over every transport
 // (in-process, stdio subprocess, streamable HTTP, SSE) into one tools/list,
 // namespaced <server>__<tool>, and routes each call to its server.
 func TestAggregateMixedTransports(t *testing.T) {
 	t.Parallel()
-	httpURL := fixture.ServeHTTP(t, agEchoServer("web", "fetch", "echo"))
-	sseURL := agServeSSE(t, agEchoServer("old", "echo"))
-	cfg := agConfig(
-		agUp{name: "mem", cfg: config.Upstream{Builtin: "mem"}},
-		agUp{name: "proc", cfg: agStdio(t, "-name", "proc", "-tools", "echo,alpha")},
-		agUp{name: "web", cfg: config.Upstream{URL: httpURL}},
-		agUp{name: "old", cfg: config.Upstream{URL: sseURL, Transport: config.TransportSSE}},
+	httpURL := fixture.ServeHTTP(t, fixture.EchoServer("web", "fetch", "echo"))
+	sseURL := fixture.ServeSSE(t, fixture.EchoServer("old", "echo"))
+	cfg := fixture.Config(
+		fixture.ServerEntry("mem"),
+		fixture.StdioEntry(t, "proc", "-tools", "echo,alpha"),
+		fixture.Entry("web", config.Upstream{URL: httpURL}),
+		fixture.Entry("old", config.Upstream{URL: sseURL, Transport: config.TransportSSE}),
 	)
-	h, _ := agHub(t, cfg, hub.Options{Builtin: agBuiltins(map[string]func() *mcp.Server{
-		"mem": func() *mcp.Server { return agEchoServer("mem", "echo") },
+	h, _ := agHub(t, cfg, hub.Options{Builtin: fixture.Builtins(map[string]func() *mcp.Server{
+		"mem": func() *mcp.Server { return fixture.EchoServer("mem", "echo") },
 	})})
 	for _, st := range h.hub.Upstreams() {
 		if st.State != upstream.StateReady {
 			t.Errorf("server %s: state %s (%s), want ready", st.Name, st.State, st.LastError)
 		}
 	}
-	cs := agClient(t, h, nil)
+	cs := fixture.Client(t, h.hub, nil)
 	want := []string{"mem__echo", "old__echo", "proc__alpha", "proc__echo", "web__echo", "web__fetch"}
-	if got := agToolNames(t, cs); !slices.Equal(got, want) {
+	if got := fixture.SortedToolNames(t, cs); !slices.Equal(got, want) {
 		t.Fatalf("tools/list = %v, want %v", got, want)
 	}
 	for name, text := range map[string]string{
@@ -324,16 +208,16 @@ func TestAggregateMixedTransports(t *testing.T) {
 		"web__fetch":  `web:fetch:{"n":1}`,
 		"old__echo":   `old:echo:{"n":1}`,
 	} {
-		if got := fixture.ResultText(agCall(t, cs, name, map[string]any{"n": 1})); got != text {
+		if got := fixture.ResultText(fixture.CallTool(t, cs, name, map[string]any{"n": 1})); got != text {
 			t.Errorf("%s -> %q, want %q", name, got, text)
 		}
 	}
 	// The same tools, over the hub's own HTTP transport.
 	hcs := agHTTPClient(t, h, mcp.NewClient(&mcp.Implementation{Name: "http-client", Version: "0"}, nil))
-	if got := agToolNames(t, hcs); !slices.Equal(got, want) {
+	if got := fixture.SortedToolNames(t, hcs); !slices.Equal(got, want) {
 		t.Fatalf("tools/list over HTTP = %v, want %v", got, want)
 	}
-	if got := fixture.ResultText(agCall(t, hcs, "old__echo", nil)); got != "old:echo:{}" {
+	if got := fixture.ResultText(fixture.CallTool(t, hcs, "old__echo", nil)); got != "old:echo:{}" {
 		t.Errorf("old__echo over HTTP -> %q", got)
 	}
 	if tools := h.hub.Catalog().Tools; len(tools) != len(want) {
@@ -348,7 +232,7 @@ func TestAggregateMixedTransports(t *testing.T) {
 func TestPassthroughPing(t *testing.T) {
 	h, _ := agFeatures(t)
 	for _, cs := range []*mcp.ClientSession{
-		agClient(t, h, nil),
+		fixture.Client(t, h.hub, nil),
 		agHTTPClient(t, h, mcp.NewClient(&mcp.Implementation{Name: "p", Version: "0"}, nil)),
 	} {
 		if err := cs.Ping(fixture.Context(t), nil); err != nil {
@@ -383,25 +267,25 @@ func TestPassthroughServerRequests(t *testing.T) {
 		return c
 	}
 	sessions := map[string]*mcp.ClientSession{
-		"alice": agClientWith(t, h, newClient("alice")),
+		"alice": fixture.ClientWith(t, h.hub, newClient("alice")),
 		"bob":   agHTTPClient(t, h, newClient("bob")),
 	}
 	for _, server := range []string{"fx", "web"} {
 		for who, cs := range sessions {
-			if got := fixture.ResultText(agCall(t, cs, server+"__sample", map[string]any{"prompt": "2+2?"})); got != who+" answers 2+2?" {
+			if got := fixture.ResultText(fixture.CallTool(t, cs, server+"__sample", map[string]any{"prompt": "2+2?"})); got != who+" answers 2+2?" {
 				t.Errorf("%s sample via %s -> %q", who, server, got)
 			}
-			res := agCall(t, cs, server+"__elicit", map[string]any{"message": "name?"})
+			res := fixture.CallTool(t, cs, server+"__elicit", map[string]any{"message": "name?"})
 			if got := fixture.ResultText(res); got != `action=accept content={"answer":"`+who+`:name?"}` {
 				t.Errorf("%s elicit via %s -> %q", who, server, got)
 			}
-			if got := fixture.ResultText(agCall(t, cs, server+"__roots", nil)); got != "file:///home/"+who {
+			if got := fixture.ResultText(fixture.CallTool(t, cs, server+"__roots", nil)); got != "file:///home/"+who {
 				t.Errorf("%s roots via %s -> %q", who, server, got)
 			}
 		}
 	}
 	// A client without sampling support gets a clear error, not a hang.
-	plain := agClient(t, h, nil)
+	plain := fixture.Client(t, h.hub, nil)
 	res, err := plain.CallTool(fixture.Context(t), &mcp.CallToolParams{Name: "fx__sample", Arguments: map[string]any{"prompt": "x"}})
 	if err == nil && !res.IsError {
 		t.Errorf("sample from a client without sampling -> %q", fixture.ResultText(res))
@@ -475,7 +359,7 @@ func TestPassthroughLogging(t *testing.T) {
 
 	var got atomic.Int64
 	logs := func(context.Context, *mcp.LoggingMessageRequest) { got.Add(1) }
-	mem, wire := agRecordedClient(t, h, &mcp.ClientOptions{LoggingMessageHandler: logs})
+	mem, wire := fixture.RecordedClient(t, agSessionTransport(t, h), &mcp.ClientOptions{LoggingMessageHandler: logs}, fixture.Legacy())
 	rec := &agBodyRecorder{base: http.DefaultTransport}
 	srv := httptest.NewServer(h.HTTPHandler(nil))
 	t.Cleanup(srv.Close)
@@ -497,7 +381,7 @@ func TestPassthroughLogging(t *testing.T) {
 			for i, cs := range []*mcp.ClientSession{mem, hc} {
 				n++
 				msg := "message-" + strings.Repeat("x", round) + server + string(rune('A'+i))
-				res := agCall(t, cs, server+"__log", map[string]any{"level": "debug", "message": msg})
+				res := fixture.CallTool(t, cs, server+"__log", map[string]any{"level": "debug", "message": msg})
 				if fixture.ResultText(res) != "logged" {
 					t.Fatalf("log tool -> %q", fixture.ResultText(res))
 				}
@@ -522,10 +406,10 @@ func TestPassthroughLogging(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := wire.String()
-	agCall(t, mem, "fx__log", map[string]any{"level": "info", "message": "filtered-out"})
+	fixture.CallTool(t, mem, "fx__log", map[string]any{"level": "info", "message": "filtered-out"})
 	// An error-level message after it, which must arrive: anything of the
 	// first call would be on the wire before it.
-	agCall(t, mem, "fx__log", map[string]any{"level": "error", "message": "passes-the-filter"})
+	fixture.CallTool(t, mem, "fx__log", map[string]any{"level": "error", "message": "passes-the-filter"})
 	after := wire.String()[len(before):]
 	if !strings.Contains(after, "passes-the-filter") || strings.Contains(after, "filtered-out") {
 		t.Errorf("at level error: want only the error message on the wire:\n%s", after)

@@ -44,17 +44,17 @@ func attribText(s string) *mcp.CallToolResult {
 // (builtin name = server name).
 func attribHub(t *testing.T, servers map[string]func() *mcp.Server, protocol func(*config.Config)) (*Hub, *fixture.Log) {
 	t.Helper()
-	var ups []agUp
+	var ups []*config.Server
 	for name := range servers {
-		ups = append(ups, agUp{name: name, cfg: config.Upstream{Builtin: name}})
+		ups = append(ups, fixture.ServerEntry(name))
 	}
-	cfg := agConfig(ups...)
+	cfg := fixture.Config(ups...)
 	on := true
 	cfg.Protocol.Modern = &on
 	if protocol != nil {
 		protocol(cfg)
 	}
-	return agHub(t, cfg, Options{Builtin: agBuiltins(servers)})
+	return agHub(t, cfg, Options{Builtin: fixture.Builtins(servers)})
 }
 
 // attribModernClient connects a 2026-07-28 client to s, a session made by
@@ -128,7 +128,7 @@ func TestAttributionWhileWaiting(t *testing.T) {
 			h, log := attribHub(t, map[string]func() *mcp.Server{"hostile": x.Server}, nil)
 			// A legacy client asks for every log line of the upstream
 			// (the upstream logs nothing until some client sets a level).
-			setter := agClient(t, h, nil)
+			setter := fixture.Client(t, h, nil)
 			if err := setter.SetLoggingLevel(fixture.Context(t), &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
 				t.Fatal(err)
 			}
@@ -414,10 +414,10 @@ func TestAttributionModernUpstream(t *testing.T) {
 	release, held := make(chan struct{}), make(chan struct{}, rounds)
 	releaseAll := sync.OnceFunc(func() { close(release) })
 	t.Cleanup(releaseAll)
-	cfg := agConfig(agUp{name: "m", cfg: config.Upstream{Builtin: "m", ProtocolVersion: ModernProtocol}})
+	cfg := fixture.Config(fixture.Entry("m", config.Upstream{Builtin: "m", ProtocolVersion: ModernProtocol}))
 	on := true
 	cfg.Protocol.Modern = &on
-	h, _ := agHub(t, cfg, Options{Builtin: agBuiltins(map[string]func() *mcp.Server{"m": attribModernUpstream(release, held)})})
+	h, _ := agHub(t, cfg, Options{Builtin: fixture.Builtins(map[string]func() *mcp.Server{"m": attribModernUpstream(release, held)})})
 	shared := attribModernSession(t, h, "alice")
 	client := func(who string, asked chan<- string) *mcp.ClientSession {
 		cs, _ := attribModernClient(t, shared, mcp.NewClient(&mcp.Implementation{Name: who, Version: "0"}, &mcp.ClientOptions{

@@ -46,12 +46,12 @@ func TestSpecP2DeferAll(t *testing.T) {
 // TestCollisionAtStartup: two servers exposing the same name when the hub
 // starts is a startup error naming both servers and the fix.
 func TestCollisionAtStartup(t *testing.T) {
-	cfg := agConfig(
-		agUp{name: "one", cfg: config.Upstream{Builtin: "one"}, prefix: agPrefix("")},
-		agUp{name: "two", cfg: agStdio(t, "-name", "two", "-tools", "search,other"), prefix: agPrefix("")},
+	cfg := fixture.Config(
+		fixture.ServerEntry("one", fixture.WithPrefix("")),
+		fixture.Entry("two", fixture.Stdio(t, "-name", "two", "-tools", "search,other"), fixture.WithPrefix("")),
 	)
-	_, _, err := agNew(t, cfg, Options{Builtin: agBuiltins(map[string]func() *mcp.Server{
-		"one": func() *mcp.Server { return agEchoServer("one", "search") },
+	_, _, err := agNew(t, cfg, Options{Builtin: fixture.Builtins(map[string]func() *mcp.Server{
+		"one": func() *mcp.Server { return fixture.EchoServer("one", "search") },
 	})})
 	if err == nil {
 		t.Fatal("hub.New accepted a tool name collision")
@@ -67,8 +67,8 @@ func TestCollisionAtStartup(t *testing.T) {
 	}
 	// Denying one of them resolves it.
 	cfg.Servers["two"].Tools.Deny = []string{"search"}
-	h, _, err := agNew(t, cfg, Options{Builtin: agBuiltins(map[string]func() *mcp.Server{
-		"one": func() *mcp.Server { return agEchoServer("one", "search") },
+	h, _, err := agNew(t, cfg, Options{Builtin: fixture.Builtins(map[string]func() *mcp.Server{
+		"one": func() *mcp.Server { return fixture.EchoServer("one", "search") },
 	})})
 	if err != nil {
 		t.Fatalf("with the deny: %v", err)
@@ -82,14 +82,14 @@ func TestCollisionAtStartup(t *testing.T) {
 // adds a tool) is logged and reported; the first server keeps the name.
 func TestCollisionLater(t *testing.T) {
 	t.Parallel()
-	cfg := agConfig(
-		agUp{name: "one", cfg: config.Upstream{Builtin: "one"}, prefix: agPrefix("")},
-		agUp{name: "two", cfg: agStdio(t, "-name", "two", "-tools", "other", "-add-tool-after", "300ms", "-add-tool", "search"), prefix: agPrefix("")},
+	cfg := fixture.Config(
+		fixture.ServerEntry("one", fixture.WithPrefix("")),
+		fixture.Entry("two", fixture.Stdio(t, "-name", "two", "-tools", "other", "-add-tool-after", "300ms", "-add-tool", "search"), fixture.WithPrefix("")),
 	)
-	h, log := agHub(t, cfg, Options{Builtin: agBuiltins(map[string]func() *mcp.Server{
-		"one": func() *mcp.Server { return agEchoServer("one", "search") },
+	h, log := agHub(t, cfg, Options{Builtin: fixture.Builtins(map[string]func() *mcp.Server{
+		"one": func() *mcp.Server { return fixture.EchoServer("one", "search") },
 	})})
-	cs := agClient(t, h, nil)
+	cs := fixture.Client(t, h, nil)
 	log.WaitFor(t, "the collision to be logged", 10*time.Second, func(s string) bool {
 		return strings.Contains(s, "collision") && strings.Contains(s, "server 'two'")
 	})
@@ -98,10 +98,10 @@ func TestCollisionLater(t *testing.T) {
 		p := h.Catalog().Problems
 		return len(p) > 0 && strings.Contains(p[0], "server 'one'")
 	})
-	if got := fixture.ResultText(agCall(t, cs, "search", nil)); got != "one:search:{}" {
+	if got := fixture.ResultText(fixture.CallTool(t, cs, "search", nil)); got != "one:search:{}" {
 		t.Errorf("search -> %q, want the first server's", got)
 	}
-	if got := agToolNames(t, cs); !slices.Equal(got, []string{"other", "search"}) {
+	if got := fixture.SortedToolNames(t, cs); !slices.Equal(got, []string{"other", "search"}) {
 		t.Errorf("tools/list = %v", got)
 	}
 }
@@ -110,12 +110,12 @@ func TestCollisionLater(t *testing.T) {
 // name clients already call, even if it comes first in the config.
 func TestCollisionLateJoiner(t *testing.T) {
 	t.Parallel()
-	cfg := agConfig(
-		agUp{name: "late", cfg: agStdio(t, "-name", "late", "-tools", "search,extra", "-start-delay", "3s"), prefix: agPrefix("")},
-		agUp{name: "early", cfg: config.Upstream{Builtin: "early"}, prefix: agPrefix("")},
+	cfg := fixture.Config(
+		fixture.Entry("late", fixture.Stdio(t, "-name", "late", "-tools", "search,extra", "-start-delay", "3s"), fixture.WithPrefix("")),
+		fixture.ServerEntry("early", fixture.WithPrefix("")),
 	)
-	h, log := agHub(t, cfg, Options{StartupWait: 200 * time.Millisecond, Builtin: agBuiltins(map[string]func() *mcp.Server{
-		"early": func() *mcp.Server { return agEchoServer("early", "search") },
+	h, log := agHub(t, cfg, Options{StartupWait: 200 * time.Millisecond, Builtin: fixture.Builtins(map[string]func() *mcp.Server{
+		"early": func() *mcp.Server { return fixture.EchoServer("early", "search") },
 	})})
 	// Under load the in-process server may miss the 200ms start-up wait
 	// too: the call below needs it listed, the late one still starting
@@ -123,15 +123,15 @@ func TestCollisionLateJoiner(t *testing.T) {
 	fixture.Eventually(t, 10*time.Second, "the early server's tool", func() bool {
 		return slices.Contains(h.Catalog().Names(), "search")
 	})
-	cs := agClient(t, h, nil)
-	if got := fixture.ResultText(agCall(t, cs, "search", nil)); got != "early:search:{}" {
+	cs := fixture.Client(t, h, nil)
+	if got := fixture.ResultText(fixture.CallTool(t, cs, "search", nil)); got != "early:search:{}" {
 		t.Fatalf("search -> %q", got)
 	}
 	log.WaitFor(t, "the late collision", 15*time.Second, func(s string) bool { return strings.Contains(s, "tool name collision") })
 	fixture.Eventually(t, 30*time.Second, "the late server's other tool", func() bool {
-		return slices.Equal(agToolNames(t, cs), []string{"extra", "search"})
+		return slices.Equal(fixture.SortedToolNames(t, cs), []string{"extra", "search"})
 	})
-	if got := fixture.ResultText(agCall(t, cs, "search", nil)); got != "early:search:{}" {
+	if got := fixture.ResultText(fixture.CallTool(t, cs, "search", nil)); got != "early:search:{}" {
 		t.Errorf("search -> %q after the late server joined; the name moved", got)
 	}
 	// Listing order is still config order.
@@ -143,21 +143,21 @@ func TestCollisionLateJoiner(t *testing.T) {
 // TestFilters applies allow and deny lists (globs allowed) by original name.
 func TestFilters(t *testing.T) {
 	mk := func() *mcp.Server {
-		return agEchoServer("s", "read_file", "write_file", "delete_file", "list_dir", "stat")
+		return fixture.EchoServer("s", "read_file", "write_file", "delete_file", "list_dir", "stat")
 	}
-	cfg := agConfig(
-		agUp{name: "allow", cfg: config.Upstream{Builtin: "s"}, allow: []string{"read_*", "list_dir", "stat"}},
-		agUp{name: "deny", cfg: config.Upstream{Builtin: "s"}, deny: []string{"delete_file", "write_*"}},
-		agUp{name: "both", cfg: config.Upstream{Builtin: "s"}, allow: []string{"*_file"}, deny: []string{"delete_file"}},
+	cfg := fixture.Config(
+		fixture.Entry("allow", config.Upstream{Builtin: "s"}, fixture.WithAllow("read_*", "list_dir", "stat")),
+		fixture.Entry("deny", config.Upstream{Builtin: "s"}, fixture.WithDeny("delete_file", "write_*")),
+		fixture.Entry("both", config.Upstream{Builtin: "s"}, fixture.WithAllow("*_file"), fixture.WithDeny("delete_file")),
 	)
-	h, _ := agHub(t, cfg, Options{Builtin: agBuiltins(map[string]func() *mcp.Server{"s": mk})})
-	cs := agClient(t, h, nil)
+	h, _ := agHub(t, cfg, Options{Builtin: fixture.Builtins(map[string]func() *mcp.Server{"s": mk})})
+	cs := fixture.Client(t, h, nil)
 	want := []string{
 		"allow__list_dir", "allow__read_file", "allow__stat",
 		"both__read_file", "both__write_file",
 		"deny__list_dir", "deny__read_file", "deny__stat",
 	}
-	if got := agToolNames(t, cs); !slices.Equal(got, want) {
+	if got := fixture.SortedToolNames(t, cs); !slices.Equal(got, want) {
 		t.Fatalf("tools/list = %v, want %v", got, want)
 	}
 	// A filtered tool cannot be called either.
@@ -220,13 +220,13 @@ func TestVerbatimSchemas(t *testing.T) {
 		t.Fatal(err)
 	}
 	httpURL := fixture.ServeHTTP(t, mk())
-	cfg := agConfig(
-		agUp{name: "mem", cfg: config.Upstream{Builtin: "schemas"}},
-		agUp{name: "web", cfg: config.Upstream{URL: httpURL}},
-		agUp{name: "proc", cfg: agStdio(t, "-name", "proc", "-tools", "create", "-schema-file", schemaFile)},
+	cfg := fixture.Config(
+		fixture.Entry("mem", config.Upstream{Builtin: "schemas"}),
+		fixture.Entry("web", config.Upstream{URL: httpURL}),
+		fixture.StdioEntry(t, "proc", "-tools", "create", "-schema-file", schemaFile),
 	)
-	h, _ := agHub(t, cfg, Options{Builtin: agBuiltins(map[string]func() *mcp.Server{"schemas": mk})})
-	cs := agClient(t, h, nil)
+	h, _ := agHub(t, cfg, Options{Builtin: fixture.Builtins(map[string]func() *mcp.Server{"schemas": mk})})
+	cs := fixture.Client(t, h, nil)
 	res, err := cs.ListTools(fixture.Context(t), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -254,16 +254,16 @@ func TestVerbatimSchemas(t *testing.T) {
 	for _, name := range []string{"mem__create", "web__create"} {
 		tool := got[name]
 		if tool == nil {
-			t.Fatalf("%s not listed; got %v", name, agToolNames(t, cs))
+			t.Fatalf("%s not listed; got %v", name, fixture.SortedToolNames(t, cs))
 		}
 		copy := *tool
 		copy.Name = want.Name
-		agSameJSON(t, name+" definition", &copy, want)
+		fixture.SameJSON(t, name+" definition", &copy, want)
 	}
-	agSameJSON(t, "proc__create inputSchema", got["proc__create"].InputSchema, json.RawMessage(input))
+	fixture.SameJSON(t, "proc__create inputSchema", got["proc__create"].InputSchema, json.RawMessage(input))
 	// Structured output still validates against the verbatim output schema.
-	out := agCall(t, cs, "mem__create", map[string]any{"title": "x"})
-	agSameJSON(t, "structuredContent", out.StructuredContent, map[string]any{"id": 7})
+	out := fixture.CallTool(t, cs, "mem__create", map[string]any{"title": "x"})
+	fixture.SameJSON(t, "structuredContent", out.StructuredContent, map[string]any{"id": 7})
 }
 
 // TestToolTypePatched: a schema whose top-level type is not exactly
@@ -275,8 +275,8 @@ func TestToolTypePatched(t *testing.T) {
 		{"name":"nullable","inputSchema":{"type":["object","null"],"properties":{"b":{"type":"integer"}}}},
 		{"name":"fine","inputSchema":{"type":"object","properties":{"c":{"type":"boolean"}},"x-extra":[1,2]}}
 	]`)
-	h, _ := agHub(t, agConfig(agUp{name: "raw", cfg: config.Upstream{URL: url}}), Options{})
-	cs := agClient(t, h, nil)
+	h, _ := agHub(t, fixture.Config(fixture.Entry("raw", config.Upstream{URL: url})), Options{})
+	cs := fixture.Client(t, h, nil)
 	res, err := cs.ListTools(fixture.Context(t), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -294,9 +294,9 @@ func TestToolTypePatched(t *testing.T) {
 		t.Fatalf("tools/list = %v", got)
 	}
 	for name, w := range want {
-		agSameJSON(t, name, json.RawMessage(got[name]), json.RawMessage(w))
+		fixture.SameJSON(t, name, json.RawMessage(got[name]), json.RawMessage(w))
 	}
-	if text := fixture.ResultText(agCall(t, cs, "raw__nullable", map[string]any{"b": 1})); text != `nullable:{"b":1}` {
+	if text := fixture.ResultText(fixture.CallTool(t, cs, "raw__nullable", map[string]any{"b": 1})); text != `nullable:{"b":1}` {
 		t.Errorf("raw__nullable -> %q", text)
 	}
 }
@@ -311,11 +311,9 @@ func TestSchemaKeyOrderKept(t *testing.T) {
 		t.Fatal(err)
 	}
 	args := []string{"-tools", "order", "-schema-file", path}
-	stdio := &config.Server{Upstream: config.Upstream{Command: fixture.Build(t), Args: append([]string{"-name", "stdio"}, args...)}}
-	stdio.Name = "stdio"
-	web := &config.Server{Upstream: config.Upstream{URL: fixture.StartHTTP(t, append([]string{"-name", "web"}, args...)...)}}
-	web.Name = "web"
-	cfg := fixture.RestartingConfig(stdio, web)
+	cfg := fixture.RestartingConfig(
+		fixture.StdioEntry(t, "stdio", args...),
+		fixture.Entry("web", config.Upstream{URL: fixture.StartHTTP(t, append([]string{"-name", "web"}, args...)...)}))
 	cfg.Discovery = config.Discovery{Enabled: true, DeferAll: true}
 	h, _ := secHub(t, cfg)
 	for _, name := range []string{"stdio__order", "web__order"} {

@@ -73,18 +73,18 @@ func TestSpecC2AutoLoadOnCall(t *testing.T) {
 // a retryable error, not "unknown tool". A failing server without a prefix
 // cannot be recognised in a name: "unknown tool" says it may be one of its.
 func TestFailingServer(t *testing.T) {
-	cfg := agConfig(
-		agUp{name: "good", cfg: agStdio(t, "-name", "good", "-tools", "echo")},
-		agUp{name: "bad", cfg: agStdio(t, "-name", "bad", "-fail-start")},
-		agUp{name: "missing", cfg: config.Upstream{Command: "/nonexistent/mcp-server"}},
-		agUp{name: "bare", cfg: agStdio(t, "-name", "bare", "-fail-start"), prefix: agPrefix("")},
+	cfg := fixture.Config(
+		fixture.StdioEntry(t, "good", "-tools", "echo"),
+		fixture.StdioEntry(t, "bad", "-fail-start"),
+		fixture.Entry("missing", config.Upstream{Command: "/nonexistent/mcp-server"}),
+		fixture.Entry("bare", fixture.Stdio(t, "-name", "bare", "-fail-start"), fixture.WithPrefix("")),
 	)
 	h, log := agHub(t, cfg, Options{})
-	cs := agClient(t, h, nil)
-	if got := agToolNames(t, cs); !slices.Equal(got, []string{"good__echo"}) {
+	cs := fixture.Client(t, h, nil)
+	if got := fixture.SortedToolNames(t, cs); !slices.Equal(got, []string{"good__echo"}) {
 		t.Fatalf("tools/list = %v", got)
 	}
-	if got := fixture.ResultText(agCall(t, cs, "good__echo", nil)); got != "good:echo:{}" {
+	if got := fixture.ResultText(fixture.CallTool(t, cs, "good__echo", nil)); got != "good:echo:{}" {
 		t.Errorf("good__echo -> %q", got)
 	}
 	states := map[string]upstream.Status{}
@@ -126,10 +126,10 @@ func TestFailingServer(t *testing.T) {
 // TestServerDownAfterStart: a server whose process dies keeps its tools in
 // the catalog; calls get a retryable "restarting" error, and it comes back.
 func TestServerDownAfterStart(t *testing.T) {
-	cfg := agConfig(agUp{name: "flaky", cfg: agStdio(t, "-name", "flaky", "-tools", "echo", "-crash-after", "1")})
+	cfg := fixture.Config(fixture.StdioEntry(t, "flaky", "-tools", "echo", "-crash-after", "1"))
 	h, _ := agHub(t, cfg, Options{})
-	cs := agClient(t, h, nil)
-	if got := fixture.ResultText(agCall(t, cs, "flaky__echo", nil)); got != "flaky:echo:{}" {
+	cs := fixture.Client(t, h, nil)
+	if got := fixture.ResultText(fixture.CallTool(t, cs, "flaky__echo", nil)); got != "flaky:echo:{}" {
 		t.Fatalf("first call -> %q", got)
 	}
 	fixture.Eventually(t, 10*time.Second, "the crash to be noticed", func() bool {
@@ -137,7 +137,7 @@ func TestServerDownAfterStart(t *testing.T) {
 	})
 	// Until it is back, calls fail with a retryable error; afterwards they work.
 	fixture.Eventually(t, 15*time.Second, "the server to come back", func() bool {
-		res := agCall(t, cs, "flaky__echo", nil)
+		res := fixture.CallTool(t, cs, "flaky__echo", nil)
 		if res.IsError {
 			if text := fixture.ResultText(res); !strings.Contains(text, "retry") || strings.Contains(text, "Unknown tool") {
 				t.Fatalf("call while down -> %q", text)

@@ -320,46 +320,8 @@ func searchDescription(t *testing.T, c *testClient) string {
 // (the Builtin hook, in-memory transports), the stdio fixture subprocess
 // (testdata/fixture), and HTTP upstreams on 127.0.0.1 (streamable HTTP and
 // SSE). Prefixed "ag" so they never clash with other test files of the
-// package.
-
-// agUp is one upstream of a test hub.
-type agUp struct {
-	name   string
-	cfg    config.Upstream
-	prefix *string
-	allow  []string
-	deny   []string
-}
-
-func agPrefix(s string) *string { return &s }
-
-// agConfig builds a Config directly (builtin names used by tests are not
-// the shipped ones, so the file loader's validation is bypassed here; the
-// loader has its own tests below).
-func agConfig(ups ...agUp) *config.Config {
-	cfg := &config.Config{Path: "test.yaml", Servers: map[string]*config.Server{}}
-	cfg.Restart.InitialBackoff = config.Duration(100 * time.Millisecond)
-	cfg.Restart.MaxBackoff = config.Duration(time.Second)
-	for _, u := range ups {
-		sc := &config.Server{Upstream: u.cfg, Prefix: u.prefix, Tools: config.ToolFilter{Allow: u.allow, Deny: u.deny}}
-		sc.Name = u.name
-		cfg.Servers[u.name] = sc
-		cfg.ServerOrder = append(cfg.ServerOrder, u.name)
-	}
-	return cfg
-}
-
-// agBuiltins makes an Options.Builtin hook serving the given in-process
-// servers by builtin name. Each connect gets a fresh server.
-func agBuiltins(servers map[string]func() *mcp.Server) func(string, map[string]string) (*mcp.Server, error) {
-	return func(name string, _ map[string]string) (*mcp.Server, error) {
-		mk, ok := servers[name]
-		if !ok {
-			return nil, fmt.Errorf("no test builtin %q", name)
-		}
-		return mk(), nil
-	}
-}
+// package. Their configs, servers and client calls are package fixture's
+// (fixture.Config, fixture.EchoServer, fixture.Client, fixture.CallTool, ...).
 
 // agHub starts a hub; it is closed when the test ends.
 func agHub(t *testing.T, cfg *config.Config, opts Options) (*Hub, *fixture.Log) {
@@ -388,22 +350,6 @@ func agNew(t *testing.T, cfg *config.Config, opts Options) (*Hub, *fixture.Log, 
 	return h, log, err
 }
 
-// agClient connects a downstream client to h over the in-memory transport.
-func agClient(t *testing.T, h *Hub, opts *mcp.ClientOptions) *mcp.ClientSession {
-	t.Helper()
-	return agClientWith(t, h, mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "0"}, opts))
-}
-
-func agClientWith(t *testing.T, h *Hub, client *mcp.Client) *mcp.ClientSession {
-	t.Helper()
-	cs, err := h.Connect(fixture.Context(t), "", client)
-	if err != nil {
-		t.Fatalf("connect to hub: %v", err)
-	}
-	t.Cleanup(func() { cs.Close() })
-	return cs
-}
-
 // agSessionTransport opens a session of h (default options) on the
 // in-memory transport and returns the client's end, for a client that
 // h.Connect does not fit (it pins the legacy era).
@@ -418,64 +364,6 @@ func agSessionTransport(t *testing.T, h *Hub) mcp.Transport {
 		t.Fatal(err)
 	}
 	return ct
-}
-
-// agEchoServer is an in-process server whose tools answer "server:tool:args".
-func agEchoServer(name string, tools ...string) *mcp.Server {
-	s := mcp.NewServer(&mcp.Implementation{Name: name, Version: "1"}, nil)
-	for _, tool := range tools {
-		s.AddTool(&mcp.Tool{Name: tool, Description: "echo " + tool + " of " + name, InputSchema: json.RawMessage(`{"type":"object"}`)},
-			func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-				args := string(req.Params.Arguments)
-				if args == "" || args == "null" {
-					args = "{}"
-				}
-				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: name + ":" + tool + ":" + args}}}, nil
-			})
-	}
-	return s
-}
-
-func agStdio(t testing.TB, args ...string) config.Upstream {
-	return config.Upstream{Command: fixture.Build(t), Args: args}
-}
-
-func agToolNames(t *testing.T, cs *mcp.ClientSession) []string {
-	t.Helper()
-	res, err := cs.ListTools(fixture.Context(t), nil)
-	if err != nil {
-		t.Fatalf("tools/list: %v", err)
-	}
-	var names []string
-	for _, tool := range res.Tools {
-		names = append(names, tool.Name)
-	}
-	slices.Sort(names)
-	return names
-}
-
-func agCall(t *testing.T, cs *mcp.ClientSession, name string, args any) *mcp.CallToolResult {
-	t.Helper()
-	res, err := cs.CallTool(fixture.Context(t), &mcp.CallToolParams{Name: name, Arguments: args})
-	if err != nil {
-		t.Fatalf("tools/call %s: %v", name, err)
-	}
-	return res
-}
-
-// agSameJSON compares two JSON values structurally.
-func agSameJSON(t *testing.T, what string, got, want any) {
-	t.Helper()
-	norm := func(v any) string {
-		var x any
-		if err := json.Unmarshal([]byte(fixture.JSON(t, v)), &x); err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
-		return fixture.JSON(t, x)
-	}
-	if g, w := norm(got), norm(want); g != w {
-		t.Errorf("%s differs:\n got: %s\nwant: %s", what, g, w)
-	}
 }
 
 // agHealth is the status the gateway's /healthz gives h: degraded when a

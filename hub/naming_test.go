@@ -59,21 +59,21 @@ func TestSpecExposedNameRule(t *testing.T) {
 func TestNamingPrefixes(t *testing.T) {
 	long1 := strings.Repeat("very_long_tool_name_", 4) + "one"
 	long2 := strings.Repeat("very_long_tool_name_", 4) + "two"
-	cfg := agConfig(
-		agUp{name: "alpha", cfg: config.Upstream{Builtin: "alpha"}},
-		agUp{name: "beta", cfg: config.Upstream{Builtin: "beta"}, prefix: agPrefix("b")},
-		agUp{name: "gamma", cfg: config.Upstream{Builtin: "gamma"}, prefix: agPrefix("")},
+	cfg := fixture.Config(
+		fixture.ServerEntry("alpha"),
+		fixture.ServerEntry("beta", fixture.WithPrefix("b")),
+		fixture.ServerEntry("gamma", fixture.WithPrefix("")),
 	)
-	h, _ := agHub(t, cfg, Options{Builtin: agBuiltins(map[string]func() *mcp.Server{
-		"alpha": func() *mcp.Server { return agEchoServer("alpha", "search", "dotted.name", long1, long2) },
-		"beta":  func() *mcp.Server { return agEchoServer("beta", "search") },
-		"gamma": func() *mcp.Server { return agEchoServer("gamma", "plain") },
+	h, _ := agHub(t, cfg, Options{Builtin: fixture.Builtins(map[string]func() *mcp.Server{
+		"alpha": func() *mcp.Server { return fixture.EchoServer("alpha", "search", "dotted.name", long1, long2) },
+		"beta":  func() *mcp.Server { return fixture.EchoServer("beta", "search") },
+		"gamma": func() *mcp.Server { return fixture.EchoServer("gamma", "plain") },
 	})})
-	cs := agClient(t, h, nil)
+	cs := fixture.Client(t, h, nil)
 	cut1, cut2 := ExposedName("alpha", long1), ExposedName("alpha", long2)
 	want := []string{"alpha__dotted_name", "alpha__search", "b__search", "plain", cut1, cut2}
 	slices.Sort(want)
-	if got := agToolNames(t, cs); !slices.Equal(got, want) {
+	if got := fixture.SortedToolNames(t, cs); !slices.Equal(got, want) {
 		t.Fatalf("tools/list = %v, want %v", got, want)
 	}
 	for _, cut := range []string{cut1, cut2} {
@@ -98,7 +98,7 @@ func TestNamingPrefixes(t *testing.T) {
 		"b__search":          "beta:search:{}",
 		"plain":              "gamma:plain:{}",
 	} {
-		if got := fixture.ResultText(agCall(t, cs, name, nil)); got != text {
+		if got := fixture.ResultText(fixture.CallTool(t, cs, name, nil)); got != text {
 			t.Errorf("%s -> %q, want %q", name, got, text)
 		}
 	}
@@ -155,7 +155,7 @@ func TestNameLimit(t *testing.T) {
 		strings.Repeat("very_long_tool_name_", 4),
 	}
 	upstreamServer := func() *mcp.Server {
-		s := agEchoServer(server, tools...)
+		s := fixture.EchoServer(server, tools...)
 		s.AddPrompt(&mcp.Prompt{Name: "summarise_the_pull_request_and_its_review_comments"}, func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 			return &mcp.GetPromptResult{}, nil
 		})
@@ -175,16 +175,16 @@ func TestNameLimit(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			start := func() ([]string, *mcp.ClientSession) {
-				cfg := agConfig(agUp{name: server, cfg: config.Upstream{Builtin: "up"}})
+				cfg := fixture.Config(fixture.Entry(server, config.Upstream{Builtin: "up"}))
 				cfg.MaxNameLength = tc.config
 				cfg.Discovery = config.Discovery{Enabled: true, DeferAll: true, AutoLoadOnCall: true}
-				h, _ := agHub(t, cfg, Options{MaxNameLength: tc.options, Builtin: agBuiltins(map[string]func() *mcp.Server{"up": upstreamServer})})
-				cs := agClient(t, h, nil)
+				h, _ := agHub(t, cfg, Options{MaxNameLength: tc.options, Builtin: fixture.Builtins(map[string]func() *mcp.Server{"up": upstreamServer})})
+				cs := fixture.Client(t, h, nil)
 				names := h.Catalog().Names()
 				for _, p := range h.Catalog().Prompts {
 					names = append(names, p.Name)
 				}
-				names = append(names, agToolNames(t, cs)...) // the meta-tools
+				names = append(names, fixture.SortedToolNames(t, cs)...) // the meta-tools
 				slices.Sort(names)
 				return names, cs
 			}
@@ -202,7 +202,7 @@ func TestNameLimit(t *testing.T) {
 				t.Errorf("names changed across a restart:\n%v\n%v", first, again)
 			}
 			long := exposedName(server, tools[len(tools)-1], tc.want)
-			if got := fixture.ResultText(agCall(t, cs, long, nil)); got != server+":"+tools[len(tools)-1]+":{}" {
+			if got := fixture.ResultText(fixture.CallTool(t, cs, long, nil)); got != server+":"+tools[len(tools)-1]+":{}" {
 				t.Errorf("%s -> %q", long, got)
 			}
 		})

@@ -116,12 +116,12 @@ func agDirect(t *testing.T, s *mcp.Server) *mcp.ClientSession {
 func TestPassthroughToolResults(t *testing.T) {
 	cserv := newAgContentServer()
 	httpURL := fixture.ServeHTTP(t, newAgContentServer().server())
-	cfg := agConfig(
-		agUp{name: "mem", cfg: config.Upstream{Builtin: "content"}},
-		agUp{name: "web", cfg: config.Upstream{URL: httpURL}},
+	cfg := fixture.Config(
+		fixture.Entry("mem", config.Upstream{Builtin: "content"}),
+		fixture.Entry("web", config.Upstream{URL: httpURL}),
 	)
-	h, _ := agHub(t, cfg, Options{Builtin: agBuiltins(map[string]func() *mcp.Server{"content": cserv.server})})
-	cs := agClient(t, h, nil)
+	h, _ := agHub(t, cfg, Options{Builtin: fixture.Builtins(map[string]func() *mcp.Server{"content": cserv.server})})
+	cs := fixture.Client(t, h, nil)
 	direct := agDirect(t, newAgContentServer().server())
 	for _, tool := range []string{"all", "broken"} {
 		want, err := direct.CallTool(fixture.Context(t), &mcp.CallToolParams{Name: tool})
@@ -129,12 +129,12 @@ func TestPassthroughToolResults(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, server := range []string{"mem", "web"} {
-			got := agCall(t, cs, server+"__"+tool, nil)
-			agSameJSON(t, server+"__"+tool+" result", got, want)
+			got := fixture.CallTool(t, cs, server+"__"+tool, nil)
+			fixture.SameJSON(t, server+"__"+tool+" result", got, want)
 		}
 	}
 	// The wire form, not just the decoded one.
-	agSameJSON(t, "all (wire)", agCall(t, cs, "mem__all", nil), json.RawMessage(fixture.JSON(t, agAllContent())))
+	fixture.SameJSON(t, "all (wire)", fixture.CallTool(t, cs, "mem__all", nil), json.RawMessage(fixture.JSON(t, agAllContent())))
 	for _, server := range []string{"mem", "web"} {
 		_, err := cs.CallTool(fixture.Context(t), &mcp.CallToolParams{Name: server + "__rpcerror"})
 		var rpcErr *jsonrpc.Error
@@ -148,15 +148,23 @@ func TestPassthroughToolResults(t *testing.T) {
 // over streamable HTTP ("web"), plus the in-process content server ("mem").
 func agFeatures(t *testing.T) (*Hub, *fixture.Log, *agContentServer) {
 	t.Helper()
-	cserv := newAgContentServer()
-	webURL := fixture.StartHTTP(t, "-name", "web", "-features")
-	cfg := agConfig(
-		agUp{name: "fx", cfg: agStdio(t, "-name", "fx", "-features")},
-		agUp{name: "web", cfg: config.Upstream{URL: webURL}},
-		agUp{name: "mem", cfg: config.Upstream{Builtin: "content"}},
-	)
-	h, log := agHub(t, cfg, Options{Builtin: agBuiltins(map[string]func() *mcp.Server{"content": cserv.server})})
+	cfg, opts, cserv := agFeaturesConfig(t)
+	h, log := agHub(t, cfg, opts)
 	return h, log, cserv
+}
+
+// agFeaturesConfig is agFeatures' config, and the options whose Builtin
+// serves its content server cserv.
+func agFeaturesConfig(t *testing.T) (cfg *config.Config, opts Options, cserv *agContentServer) {
+	t.Helper()
+	cserv = newAgContentServer()
+	webURL := fixture.StartHTTP(t, "-name", "web", "-features")
+	cfg = fixture.Config(
+		fixture.StdioEntry(t, "fx", "-features"),
+		fixture.Entry("web", config.Upstream{URL: webURL}),
+		fixture.Entry("mem", config.Upstream{Builtin: "content"}),
+	)
+	return cfg, Options{Builtin: fixture.Builtins(map[string]func() *mcp.Server{"content": cserv.server})}, cserv
 }
 
 // TestPassthroughResources: list, templates and read are routed by URI to
@@ -166,7 +174,7 @@ func TestPassthroughResources(t *testing.T) {
 	t.Parallel()
 	h, _, _ := agFeatures(t)
 	updates := make(chan string, 20)
-	cs := agClient(t, h, &mcp.ClientOptions{ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
+	cs := fixture.Client(t, h, &mcp.ClientOptions{ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
 		updates <- req.Params.URI
 	}})
 	ctx := fixture.Context(t)
@@ -241,7 +249,7 @@ func TestPassthroughResources(t *testing.T) {
 	// Subscriptions: a second session subscribes too; one unsubscribing
 	// must not stop the other's updates.
 	updates2 := make(chan string, 20)
-	cs2 := agClient(t, h, &mcp.ClientOptions{ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
+	cs2 := fixture.Client(t, h, &mcp.ClientOptions{ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
 		updates2 <- req.Params.URI
 	}})
 	expect := func(ch chan string, uri string, want bool, who string) {
@@ -270,19 +278,19 @@ func TestPassthroughResources(t *testing.T) {
 	if err := cs2.Subscribe(ctx, &mcp.SubscribeParams{URI: item}); err != nil {
 		t.Fatal(err)
 	}
-	agCall(t, cs, "fx__touch", map[string]any{"uri": item})
+	fixture.CallTool(t, cs, "fx__touch", map[string]any{"uri": item})
 	expect(updates, item, true, "session 1")
 	expect(updates2, item, true, "session 2")
 	if err := cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: item}); err != nil {
 		t.Fatal(err)
 	}
-	agCall(t, cs, "fx__touch", map[string]any{"uri": item})
+	fixture.CallTool(t, cs, "fx__touch", map[string]any{"uri": item})
 	expect(updates2, item, true, "session 2 (still subscribed)")
 	expect(updates, item, false, "session 1")
 	if err := cs2.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: item}); err != nil {
 		t.Fatal(err)
 	}
-	agCall(t, cs, "fx__touch", map[string]any{"uri": item})
+	fixture.CallTool(t, cs, "fx__touch", map[string]any{"uri": item})
 	expect(updates2, item, false, "session 2")
 }
 
@@ -291,7 +299,7 @@ func TestPassthroughResources(t *testing.T) {
 // routed for prompts and resource templates.
 func TestPassthroughPrompts(t *testing.T) {
 	h, _, _ := agFeatures(t)
-	cs := agClient(t, h, nil)
+	cs := fixture.Client(t, h, nil)
 	ctx := fixture.Context(t)
 	res, err := cs.ListPrompts(ctx, nil)
 	if err != nil {
@@ -313,7 +321,7 @@ func TestPassthroughPrompts(t *testing.T) {
 			t.Fatalf("prompts/get: %v", err)
 		}
 		want := `{"description":"greeting from ` + server + `","messages":[{"content":{"type":"text","text":"Hello, Ann!"},"role":"user"}]}`
-		agSameJSON(t, server+"__greet", g, json.RawMessage(want))
+		fixture.SameJSON(t, server+"__greet", g, json.RawMessage(want))
 	}
 	if _, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "greet"}); err == nil || !strings.Contains(err.Error(), "greet") {
 		t.Errorf("get of an unknown prompt: %v", err)
@@ -332,20 +340,6 @@ func TestPassthroughPrompts(t *testing.T) {
 	if err != nil || !slices.Equal(c.Completion.Values, []string{"1", "10", "11", "12"}) || c.Completion.Total != 4 {
 		t.Errorf("complete resource = %v %v", fixture.JSON(t, c), err)
 	}
-}
-
-// agRecordedClient connects over the in-memory transport and records every
-// message the client reads (the in-memory client connection has no private
-// SDK hooks, so wrapping it loses nothing).
-func agRecordedClient(t *testing.T, h *Hub, opts *mcp.ClientOptions) (*mcp.ClientSession, *fixture.Wire) {
-	t.Helper()
-	wire := &fixture.Wire{}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "rec", Version: "0"}, opts).Connect(fixture.Context(t), fixture.Recording(agSessionTransport(t, h), wire), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cs.Close() })
-	return cs, wire
 }
 
 // TestPassthroughProgress: progress notifications carry the client's own
@@ -367,8 +361,8 @@ func TestPassthroughProgress(t *testing.T) {
 			mu.Unlock()
 		}
 	}
-	a, wire := agRecordedClient(t, h, &mcp.ClientOptions{ProgressNotificationHandler: handler("a")})
-	b := agClient(t, h, &mcp.ClientOptions{ProgressNotificationHandler: handler("b")})
+	a, wire := fixture.RecordedClient(t, agSessionTransport(t, h), &mcp.ClientOptions{ProgressNotificationHandler: handler("a")}, nil)
+	b := fixture.Client(t, h, &mcp.ClientOptions{ProgressNotificationHandler: handler("b")})
 
 	for _, token := range []any{"tok-1", 42} {
 		for _, server := range []string{"fx", "web"} {
@@ -425,7 +419,7 @@ func TestPassthroughProgress(t *testing.T) {
 func TestPassthroughCancellation(t *testing.T) {
 	t.Parallel()
 	h, log, cserv := agFeatures(t)
-	cs := agClient(t, h, nil)
+	cs := fixture.Client(t, h, nil)
 
 	ctx, cancel := context.WithCancel(fixture.Context(t))
 	errc := make(chan error, 1)
@@ -460,7 +454,7 @@ func TestPassthroughCancellation(t *testing.T) {
 		return strings.Contains(s, "sleep cancelled")
 	})
 	// The session is still usable.
-	if got := fixture.ResultText(agCall(t, cs, "fx__sleep", map[string]any{"ms": 1})); got != "slept" {
+	if got := fixture.ResultText(fixture.CallTool(t, cs, "fx__sleep", map[string]any{"ms": 1})); got != "slept" {
 		t.Errorf("sleep after a cancel -> %q", got)
 	}
 }
@@ -471,8 +465,8 @@ func TestPassthroughCancellation(t *testing.T) {
 // wrong client.
 func TestPassthroughServerRequestAmbiguous(t *testing.T) {
 	h, _, _ := agFeatures(t)
-	a := agClient(t, h, nil)
-	b := agClientWith(t, h, mcp.NewClient(&mcp.Implementation{Name: "b", Version: "0"}, &mcp.ClientOptions{
+	a := fixture.Client(t, h, nil)
+	b := fixture.ClientWith(t, h, mcp.NewClient(&mcp.Implementation{Name: "b", Version: "0"}, &mcp.ClientOptions{
 		CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
 			return &mcp.CreateMessageResult{Model: "m", Role: "assistant", Content: &mcp.TextContent{Text: "b"}}, nil
 		},
@@ -517,8 +511,8 @@ func agCallInFlight(t *testing.T, h *Hub, cs *mcp.ClientSession, server string) 
 func TestPassthroughServerRequestOwnSession(t *testing.T) {
 	h, _, _ := agFeatures(t)
 	var aLogs, bLogs atomic.Int64
-	a := agClient(t, h, &mcp.ClientOptions{LoggingMessageHandler: func(context.Context, *mcp.LoggingMessageRequest) { aLogs.Add(1) }})
-	b := agClientWith(t, h, mcp.NewClient(&mcp.Implementation{Name: "b", Version: "0"}, &mcp.ClientOptions{
+	a := fixture.Client(t, h, &mcp.ClientOptions{LoggingMessageHandler: func(context.Context, *mcp.LoggingMessageRequest) { aLogs.Add(1) }})
+	b := fixture.ClientWith(t, h, mcp.NewClient(&mcp.Implementation{Name: "b", Version: "0"}, &mcp.ClientOptions{
 		CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
 			return &mcp.CreateMessageResult{Model: "m", Role: "assistant", Content: &mcp.TextContent{Text: "b"}}, nil
 		},
@@ -530,10 +524,10 @@ func TestPassthroughServerRequestOwnSession(t *testing.T) {
 		}
 	}
 	stop := agCallInFlight(t, h, a, "web")
-	if got := fixture.ResultText(agCall(t, b, "web__sample", map[string]any{"prompt": "x"})); got != "b" {
+	if got := fixture.ResultText(fixture.CallTool(t, b, "web__sample", map[string]any{"prompt": "x"})); got != "b" {
 		t.Errorf("b's sampling while a calls the same HTTP upstream -> %q, want b's answer", got)
 	}
-	agCall(t, a, "web__log", map[string]any{"level": "info", "message": "for a"})
+	fixture.CallTool(t, a, "web__log", map[string]any{"level": "info", "message": "for a"})
 	fixture.Eventually(t, 30*time.Second, "a's log", func() bool { return aLogs.Load() > 0 })
 	time.Sleep(100 * time.Millisecond) // the absence of a message: no event to wait on
 	if n := bLogs.Load(); n != 0 {

@@ -22,13 +22,7 @@ import (
 // only mem; fx by a list of one tool; web by an exclude list and mem.
 func reachHub(t *testing.T) *Hub {
 	t.Helper()
-	cserv := newAgContentServer()
-	webURL := fixture.StartHTTP(t, "-name", "web", "-features")
-	cfg := agConfig(
-		agUp{name: "fx", cfg: agStdio(t, "-name", "fx", "-features")},
-		agUp{name: "web", cfg: config.Upstream{URL: webURL}},
-		agUp{name: "mem", cfg: config.Upstream{Builtin: "content"}},
-	)
+	cfg, opts, _ := agFeaturesConfig(t)
 	on := true
 	cfg.Protocol.Modern = &on
 	cfg.Toolsets = map[string]*config.Toolset{
@@ -36,7 +30,7 @@ func reachHub(t *testing.T) *Hub {
 		"fxlist":  {Servers: map[string]*config.ToolSelection{"fx": {Include: []string{"touch"}}}},
 		"webmem":  {Servers: map[string]*config.ToolSelection{"web": {All: true, Exclude: []string{"sleep"}}, "mem": {All: true}}},
 	}
-	h, _ := agHub(t, cfg, Options{Builtin: agBuiltins(map[string]func() *mcp.Server{"content": cserv.server})})
+	h, _ := agHub(t, cfg, opts)
 	return h
 }
 
@@ -122,7 +116,7 @@ func sameAnswer(t *testing.T, what string, err error, out string, errUnknown err
 // gets. A server named by a list of tools is reached whole.
 func TestToolsetBoundsResourcesAndPrompts(t *testing.T) {
 	h := reachHub(t)
-	full := agClient(t, h, nil) // sends fx's resources/updated
+	full := fixture.Client(t, h, nil) // sends fx's resources/updated
 	for _, tc := range []struct {
 		toolset                  string
 		resources, templates     []string
@@ -241,14 +235,14 @@ func TestToolsetBoundsResourcesAndPrompts(t *testing.T) {
 					// first has been handed to every session, and the
 					// ping's answer comes after anything sent before it.
 					fullUpdates := make(chan string, 10)
-					other := agClient(t, h, &mcp.ClientOptions{ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
+					other := fixture.Client(t, h, &mcp.ClientOptions{ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
 						fullUpdates <- req.Params.URI
 					}})
 					if err := other.Subscribe(ctx, &mcp.SubscribeParams{URI: tc.subscribeOut}); err != nil {
 						t.Fatal(err)
 					}
 					for range 2 {
-						agCall(t, full, "fx__touch", map[string]any{"uri": tc.subscribeOut})
+						fixture.CallTool(t, full, "fx__touch", map[string]any{"uri": tc.subscribeOut})
 						select {
 						case <-fullUpdates:
 						case <-ctx.Done():
@@ -286,9 +280,9 @@ func TestToolsetBoundsListChanged(t *testing.T) {
 			return s
 		}
 	}
-	cfg := agConfig(agUp{name: "a", cfg: config.Upstream{Builtin: "a"}}, agUp{name: "b", cfg: config.Upstream{Builtin: "b"}})
+	cfg := fixture.Config(fixture.ServerEntry("a"), fixture.ServerEntry("b"))
 	cfg.Toolsets = map[string]*config.Toolset{"bonly": {Servers: map[string]*config.ToolSelection{"b": {All: true}}}}
-	h, _ := agHub(t, cfg, Options{Builtin: agBuiltins(map[string]func() *mcp.Server{"a": builtin("a"), "b": builtin("b")})})
+	h, _ := agHub(t, cfg, Options{Builtin: fixture.Builtins(map[string]func() *mcp.Server{"a": builtin("a"), "b": builtin("b")})})
 	var heard atomic.Int32 // by the session of toolset bonly
 	changed := func(count *atomic.Int32) (chan struct{}, *mcp.ClientOptions) {
 		ch := make(chan struct{}, 10)
@@ -339,9 +333,9 @@ func TestToolsetBoundsListChanged(t *testing.T) {
 // legacy session's resources/subscribe too: past it that subscribe fails
 // naming the key, and an unsubscribe frees a place.
 func TestSubscriptionsPerPrincipal(t *testing.T) {
-	cfg := agConfig(agUp{name: "mem", cfg: config.Upstream{Builtin: "content"}})
+	cfg := fixture.Config(fixture.Entry("mem", config.Upstream{Builtin: "content"}))
 	cfg.MaxSubscriptionsPerPrincipal = 2
-	h, _ := agHub(t, cfg, Options{Builtin: agBuiltins(map[string]func() *mcp.Server{"content": newAgContentServer().server})})
+	h, _ := agHub(t, cfg, Options{Builtin: fixture.Builtins(map[string]func() *mcp.Server{"content": newAgContentServer().server})})
 	cs := reachConnect(t, h, "", false, true, nil)
 	ctx := fixture.Context(t)
 	for _, uri := range []string{"mem://doc", "mem://bin"} {

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	// Embed the IANA tz database so timezone tools work on machines without
 	// /usr/share/zoneinfo (containers, Windows).
@@ -471,7 +472,7 @@ func (c calendarDuration) addTo(t time.Time) time.Time {
 	return addMonths(t, 12*c.years+c.months).AddDate(0, 0, c.days).Add(c.clock)
 }
 
-var durationPart = regexp.MustCompile(`^(\d+(?:\.\d+)?)\s*([a-zµμ]+)\s*,?\s*(?:and\s+)?`)
+var durationPart = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(\d+(?:\.\d+)?)\s*([a-zµμ]+)\s*,?\s*(?:and\s+)?`) })
 
 // Bounds of a duration. Calendar parts may span the whole year range;
 // clock parts (h, m, s, and fractional days or weeks) are a time.Duration,
@@ -505,7 +506,7 @@ func parseCalendarDuration(s string) (calendarDuration, error) {
 	var c calendarDuration
 	var clock float64 // nanoseconds, summed as a float so that it cannot wrap
 	for s != "" {
-		m := durationPart.FindStringSubmatch(s)
+		m := durationPart().FindStringSubmatch(s)
 		if m == nil {
 			return calendarDuration{}, fmt.Errorf("cannot parse duration %s near %s: use numbers with units y, mo, w, d, h, m, s, ms (e.g. '1y6mo', '3d12h')", quote(orig), quote(s))
 		}

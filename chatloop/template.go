@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"text/template"
 
 	"gopkg.in/yaml.v3"
@@ -131,13 +132,13 @@ func inlineFirstLine(v *yaml.Node) int {
 }
 
 // tmplLine finds text/template's "template: NAME:LINE:" position.
-var tmplLine = regexp.MustCompile(`^template: (.*?):(\d+):`)
+var tmplLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^template: (.*?):(\d+):`) })
 
 // wrap turns a parse or execution error into one naming the template's
 // file and the line in it (for inline templates, the line of hub.yaml).
 func (t *Template) wrap(err error) error {
 	msg := err.Error()
-	m := tmplLine.FindStringSubmatchIndex(msg)
+	m := tmplLine().FindStringSubmatchIndex(msg)
 	if m == nil || msg[m[2]:m[3]] != t.Source {
 		return fmt.Errorf("templates.%s (%s): %w", t.Name, t.Source, err)
 	}

@@ -6,18 +6,20 @@ import (
 	"math"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 )
 
-// calcServer holds the unit table, built once per server.
+// calcServer holds the unit table, built once per server, on its first
+// conversion.
 type calcServer struct {
-	units map[string]unitDef
+	units func() map[string]unitDef
 }
 
 func newCalcServer(_ map[string]string, opts Options) (*mcp.Server, error) {
-	cs := &calcServer{units: unitTable()}
+	cs := &calcServer{units: sync.OnceValue(unitTable)}
 	s := newServer("calc",
 		"Exact, offline arithmetic. Prefer these tools over mental math: evaluate expressions, convert units, compute percentages.", nil)
 
@@ -181,12 +183,12 @@ func unitTable() map[string]unitDef {
 
 func (cs *calcServer) lookupUnit(name string) (unitDef, error) {
 	key := strings.ToLower(strings.TrimSpace(name))
-	if u, ok := cs.units[key]; ok {
+	if u, ok := cs.units()[key]; ok {
 		return u, nil
 	}
 	// Tolerate "degrees celsius", "sq ft" style prefixes.
 	for _, p := range []string{"degrees ", "degree ", "deg "} {
-		if u, ok := cs.units[strings.TrimPrefix(key, p)]; ok {
+		if u, ok := cs.units()[strings.TrimPrefix(key, p)]; ok {
 			return u, nil
 		}
 	}
@@ -196,7 +198,7 @@ func (cs *calcServer) lookupUnit(name string) (unitDef, error) {
 // knownUnits lists canonical unit names by category for error messages.
 func (cs *calcServer) knownUnits() string {
 	byCat := map[string]map[string]bool{}
-	for _, u := range cs.units {
+	for _, u := range cs.units() {
 		if byCat[u.category] == nil {
 			byCat[u.category] = map[string]bool{}
 		}

@@ -171,19 +171,33 @@ func buildCatalog(cfg *config.Config, ups []*upstream.Upstream, log *slog.Logger
 	}()
 	var deferred []index.Tool
 	scratch := newScratchServer()
-	for _, u := range ups {
+	// Each server's lists, and the tools its config keeps, first: the
+	// pins of all of them are checked at once.
+	allLists := make([]upstream.Lists, len(ups))
+	allKept := make([][]*mcp.Tool, len(ups))
+	reqs := make([]pin.Request, len(ups))
+	for i, u := range ups {
 		name := u.Name()
 		sc := cfg.Servers[name]
-		prefix := serverPrefix(name, sc)
-		isDeferred := cfg.Deferred(name)
-		lists := u.Lists()
-		kept := make([]*mcp.Tool, 0, len(lists.Tools))
-		for _, ut := range lists.Tools {
+		allLists[i] = u.Lists()
+		kept := make([]*mcp.Tool, 0, len(allLists[i].Tools))
+		for _, ut := range allLists[i].Tools {
 			if sc.Tools.Keeps(ut.Name) {
 				kept = append(kept, ut)
 			}
 		}
-		held := c.checkPins(log, pins, cfg, name, lists.Instructions, kept)
+		allKept[i] = kept
+		reqs[i] = pin.Request{Server: name, Instructions: allLists[i].Instructions, Tools: kept}
+	}
+	checks := checkAllPins(pins, cfg, reqs)
+	for i, u := range ups {
+		name := u.Name()
+		sc := cfg.Servers[name]
+		prefix := serverPrefix(name, sc)
+		isDeferred := cfg.Deferred(name)
+		lists := allLists[i]
+		kept := allKept[i]
+		held := c.checkPins(log, checks, name, kept)
 		for _, ut := range kept {
 			exposed := exposedName(prefix, ut.Name, nameLimit)
 			if cfg.Discovery.Enabled && isMetaTool(exposed) {

@@ -91,6 +91,11 @@ type Options struct {
 	// with an error naming the limit. 0 means DefaultMaxResultBytes; more
 	// than MaxResultFrame means MaxResultFrame.
 	MaxResultBytes int
+
+	// inferSchemas makes the servers infer their tools' schemas instead of
+	// taking the generated ones (schemas.go): for the test that generates
+	// them.
+	inferSchemas bool
 }
 
 // MaxResultFrame is the most MaxResultBytes can be: the hub reads a builtin

@@ -6,22 +6,24 @@ import (
 	"math"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 )
 
-// calcServer holds the unit table, built once per server.
+// calcServer holds the unit table, built once per server, on its first
+// conversion.
 type calcServer struct {
-	units map[string]unitDef
+	units func() map[string]unitDef
 }
 
-func newCalcServer(map[string]string, Options) (*mcp.Server, error) {
-	cs := &calcServer{units: unitTable()}
+func newCalcServer(_ map[string]string, opts Options) (*mcp.Server, error) {
+	cs := &calcServer{units: sync.OnceValue(unitTable)}
 	s := newServer("calc",
 		"Exact, offline arithmetic. Prefer these tools over mental math: evaluate expressions, convert units, compute percentages.", nil)
 
-	mcp.AddTool(s, &mcp.Tool{
+	addTool(s, "calc", opts, &mcp.Tool{
 		Name: "evaluate",
 		Description: "Calculate the value of an arithmetic / math expression safely (a calculator). Operators + - * / % ^ (power) and parentheses; " +
 			"functions sqrt, cbrt, abs, round(x[,digits]), floor, ceil, trunc, min, max, log (base 10, or log(x,base)), log2, ln, exp, sin, cos, tan, asin, acos, atan, atan2, deg, rad, hypot, pow, fact; constants pi, e, tau. " +
@@ -29,7 +31,7 @@ func newCalcServer(map[string]string, Options) (*mcp.Server, error) {
 		Annotations: readOnly("Evaluate math expression"),
 	}, cs.evaluate)
 
-	mcp.AddTool(s, &mcp.Tool{
+	addTool(s, "calc", opts, &mcp.Tool{
 		Name: "convert_units",
 		Description: "Convert a value between units of measurement: length/distance (mm, cm, m, km, in, ft, yd, mi, nmi), mass/weight (mg, g, kg, t, oz, lb, st), " +
 			"temperature (C, F, K), volume (ml, l, tsp, tbsp, floz, cup, pt, qt, gal, imp_gal, m3), area (m2, km2, ha, acre, ft2, mi2), speed (m/s, km/h, mph, knot), " +
@@ -37,18 +39,22 @@ func newCalcServer(map[string]string, Options) (*mcp.Server, error) {
 		Annotations: readOnly("Convert units"),
 	}, cs.convertUnits)
 
-	pctSchema, err := jsonschema.For[percentageIn](nil)
-	if err != nil {
-		return nil, fmt.Errorf("percentage schema: %w", err)
+	pctSchema := func() (*jsonschema.Schema, error) {
+		s, err := jsonschema.For[percentageIn](nil)
+		if err != nil {
+			return nil, fmt.Errorf("percentage schema: %w", err)
+		}
+		s.Properties["operation"].Enum = []any{"percent_of", "what_percent", "change", "increase", "decrease"}
+		return s, nil
 	}
-	pctSchema.Properties["operation"].Enum = []any{"percent_of", "what_percent", "change", "increase", "decrease"}
-	mcp.AddTool(s, &mcp.Tool{
+	if err := addToolSchema(s, "calc", opts, &mcp.Tool{
 		Name: "percentage",
 		Description: "Percentage calculations: 'percent_of' (a% of b: 15% of 80 = 12), 'what_percent' (a is what percent of b: 12 of 80 = 15%), " +
 			"'change' (percent increase or decrease from a to b: 80 to 92 = +15%), 'increase' (a plus b%: 80 + 15% = 92, e.g. tax or tip), 'decrease' (a minus b%: 80 - 15% = 68, e.g. discount).",
-		InputSchema: pctSchema,
 		Annotations: readOnly("Percentage helpers"),
-	}, cs.percentage)
+	}, cs.percentage, pctSchema); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -177,12 +183,12 @@ func unitTable() map[string]unitDef {
 
 func (cs *calcServer) lookupUnit(name string) (unitDef, error) {
 	key := strings.ToLower(strings.TrimSpace(name))
-	if u, ok := cs.units[key]; ok {
+	if u, ok := cs.units()[key]; ok {
 		return u, nil
 	}
 	// Tolerate "degrees celsius", "sq ft" style prefixes.
 	for _, p := range []string{"degrees ", "degree ", "deg "} {
-		if u, ok := cs.units[strings.TrimPrefix(key, p)]; ok {
+		if u, ok := cs.units()[strings.TrimPrefix(key, p)]; ok {
 			return u, nil
 		}
 	}
@@ -192,7 +198,7 @@ func (cs *calcServer) lookupUnit(name string) (unitDef, error) {
 // knownUnits lists canonical unit names by category for error messages.
 func (cs *calcServer) knownUnits() string {
 	byCat := map[string]map[string]bool{}
-	for _, u := range cs.units {
+	for _, u := range cs.units() {
 		if byCat[u.category] == nil {
 			byCat[u.category] = map[string]bool{}
 		}

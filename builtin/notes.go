@@ -106,32 +106,32 @@ func newNotesServer(env map[string]string, opts Options) (*mcp.Server, error) {
 	ns.server = s
 	ns.notify = &notifier{server: s, log: opts.Logger, updated: map[string]bool{}}
 
-	mcp.AddTool(s, &mcp.Tool{
+	addTool(s, "notes", opts, &mcp.Tool{
 		Name:        "add_note",
 		Description: "Save a new note (memo, reminder, snippet, idea) with a title, a body and optional tags to the local notes file. Returns the new note's id.",
 		Annotations: &mcp.ToolAnnotations{Title: "Add note", OpenWorldHint: ptr(false)},
 	}, ns.addNote)
-	mcp.AddTool(s, &mcp.Tool{
+	addTool(s, "notes", opts, &mcp.Tool{
 		Name:        "list_notes",
 		Description: "List saved notes (id, title, tags, last update), newest first, optionally only those with a given tag.",
 		Annotations: readOnly("List notes"),
 	}, ns.listNotes)
-	mcp.AddTool(s, &mcp.Tool{
+	addTool(s, "notes", opts, &mcp.Tool{
 		Name:        "search_notes",
 		Description: "Full-text search of saved notes: finds notes whose title, body or tags contain all the query words (case-insensitive), best matches first, with a snippet.",
 		Annotations: readOnly("Search notes"),
 	}, ns.searchNotes)
-	mcp.AddTool(s, &mcp.Tool{
+	addTool(s, "notes", opts, &mcp.Tool{
 		Name:        "read_note",
 		Description: "Read the full text of a saved note by id.",
 		Annotations: readOnly("Read note"),
 	}, ns.readNote)
-	mcp.AddTool(s, &mcp.Tool{
+	addTool(s, "notes", opts, &mcp.Tool{
 		Name:        "update_note",
 		Description: "Edit a saved note by id: replace its title, body or tags, or append text to its body. Fields left out are unchanged.",
 		Annotations: &mcp.ToolAnnotations{Title: "Update note", DestructiveHint: ptr(true), OpenWorldHint: ptr(false)},
 	}, ns.updateNote)
-	mcp.AddTool(s, &mcp.Tool{
+	addTool(s, "notes", opts, &mcp.Tool{
 		Name:        "delete_note",
 		Description: "Delete a saved note permanently by id.",
 		Annotations: &mcp.ToolAnnotations{Title: "Delete note", DestructiveHint: ptr(true), IdempotentHint: true, OpenWorldHint: ptr(false)},

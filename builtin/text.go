@@ -21,89 +21,79 @@ import (
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/mcp"
 )
 
-func newTextServer(map[string]string, Options) (*mcp.Server, error) {
-	return (&textServer{fold: foldTable(), maxResult: maxTextResult}).server()
+func newTextServer(_ map[string]string, opts Options) (*mcp.Server, error) {
+	return (&textServer{fold: foldTable(), maxResult: maxTextResult}).server(opts)
 }
 
-func (ts *textServer) server() (*mcp.Server, error) {
+func (ts *textServer) server(opts Options) (*mcp.Server, error) {
 	s := newServer("text", "Deterministic text utilities: exact counts, case conversion, slugs, encodings, UUIDs and hashes.", nil)
 
-	mcp.AddTool(s, &mcp.Tool{
+	addTool(s, "text", opts, &mcp.Tool{
 		Name:        "text_stats",
 		Description: "Count the words, characters (with and without spaces), bytes, lines, sentences and paragraphs of a text, with an estimated reading time. Use for exact word count or character count / length checks.",
 		Annotations: readOnly("Text statistics"),
 	}, textStats)
 
-	caseSchema, err := schemaWithEnum[changeCaseIn]("case", "upper", "lower", "title", "sentence", "camel", "pascal", "snake", "kebab", "constant")
-	if err != nil {
-		return nil, err
-	}
-	mcp.AddTool(s, &mcp.Tool{
+	if err := addToolSchema(s, "text", opts, &mcp.Tool{
 		Name:        "change_case",
 		Description: "Convert text to UPPER CASE, lower case, Title Case, Sentence case, camelCase, PascalCase, snake_case, kebab-case or CONSTANT_CASE (e.g. for variable names or headings).",
-		InputSchema: caseSchema,
 		Annotations: readOnly("Change case"),
-	}, ts.changeCase)
+	}, ts.changeCase, schemaWithEnum[changeCaseIn]("case", "upper", "lower", "title", "sentence", "camel", "pascal", "snake", "kebab", "constant")); err != nil {
+		return nil, err
+	}
 
-	mcp.AddTool(s, &mcp.Tool{
+	addTool(s, "text", opts, &mcp.Tool{
 		Name:        "slugify",
 		Description: "Turn a title or phrase into a URL-safe slug (lowercase ASCII words joined by hyphens, accents removed), e.g. 'Héllo, World!' -> 'hello-world'.",
 		Annotations: readOnly("Slugify"),
 	}, ts.slugify)
 
-	encSchema, err := schemaWithEnum[codecIn]("encoding", "base64", "base64url", "url", "hex", "html")
-	if err != nil {
-		return nil, err
-	}
-	mcp.AddTool(s, &mcp.Tool{
+	if err := addToolSchema(s, "text", opts, &mcp.Tool{
 		Name:        "encode",
 		Description: "Encode text as base64, URL-safe base64, URL percent-encoding (query escaping), hexadecimal or HTML entities.",
-		InputSchema: encSchema,
 		Annotations: readOnly("Encode text"),
-	}, ts.encodeText)
-	decSchema, err := schemaWithEnum[codecIn]("encoding", "base64", "base64url", "url", "hex", "html")
-	if err != nil {
+	}, ts.encodeText, schemaWithEnum[codecIn]("encoding", "base64", "base64url", "url", "hex", "html")); err != nil {
 		return nil, err
 	}
-	mcp.AddTool(s, &mcp.Tool{
+	if err := addToolSchema(s, "text", opts, &mcp.Tool{
 		Name:        "decode",
 		Description: "Decode base64, URL-safe base64, URL percent-encoded, hexadecimal or HTML-entity encoded text back to plain text.",
-		InputSchema: decSchema,
 		Annotations: readOnly("Decode text"),
-	}, decodeText)
+	}, decodeText, schemaWithEnum[codecIn]("encoding", "base64", "base64url", "url", "hex", "html")); err != nil {
+		return nil, err
+	}
 
-	mcp.AddTool(s, &mcp.Tool{
+	addTool(s, "text", opts, &mcp.Tool{
 		Name:        "generate_uuid",
 		Description: "Generate random UUIDs (version 4), e.g. for unique identifiers or database keys.",
 		Annotations: &mcp.ToolAnnotations{Title: "Generate UUID", ReadOnlyHint: true, OpenWorldHint: ptr(false)},
 	}, generateUUID)
 
-	hashSchema, err := schemaWithEnum[hashIn]("algorithm", "sha256", "sha512", "sha1", "md5")
-	if err != nil {
-		return nil, err
-	}
-	mcp.AddTool(s, &mcp.Tool{
+	if err := addToolSchema(s, "text", opts, &mcp.Tool{
 		Name:        "hash",
 		Description: "Compute the hex digest (checksum) of a text with SHA-256 (default), SHA-512, SHA-1 or MD5.",
-		InputSchema: hashSchema,
 		Annotations: readOnly("Hash text"),
-	}, hashText)
+	}, hashText, schemaWithEnum[hashIn]("algorithm", "sha256", "sha512", "sha1", "md5")); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 
-// schemaWithEnum infers T's input schema and restricts one property to an
-// enum, which the struct-tag inference cannot express.
-func schemaWithEnum[T any](prop string, values ...any) (*jsonschema.Schema, error) {
-	s, err := jsonschema.For[T](nil)
-	if err != nil {
-		return nil, fmt.Errorf("schema for %T: %w", *new(T), err)
+// schemaWithEnum makes T's input schema, inferred and with one property
+// restricted to an enum, which the struct-tag inference cannot express.
+func schemaWithEnum[T any](prop string, values ...any) func() (*jsonschema.Schema, error) {
+	return func() (*jsonschema.Schema, error) {
+		s, err := jsonschema.For[T](nil)
+		if err != nil {
+			return nil, fmt.Errorf("schema for %T: %w", *new(T), err)
+		}
+		p, ok := s.Properties[prop]
+		if !ok {
+			return nil, fmt.Errorf("schema for %T: no property %q", *new(T), prop)
+		}
+		p.Enum = values
+		return s, nil
 	}
-	p, ok := s.Properties[prop]
-	if !ok {
-		return nil, fmt.Errorf("schema for %T: no property %q", *new(T), prop)
-	}
-	p.Enum = values
-	return s, nil
 }
 
 type textIn struct {

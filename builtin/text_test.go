@@ -97,7 +97,7 @@ func TestSlugify(t *testing.T) {
 // the real 4 MiB one.
 func TestTextLimits(t *testing.T) {
 	ts := &textServer{fold: foldTable(), maxResult: 64 << 10}
-	srv, err := ts.server()
+	srv, err := ts.server(Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

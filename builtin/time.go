@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	// Embed the IANA tz database so timezone tools work on machines without
 	// /usr/share/zoneinfo (containers, Windows).
@@ -22,7 +23,7 @@ type timeServer struct {
 	now        func() time.Time
 }
 
-func newTimeServer(env map[string]string, _ Options) (*mcp.Server, error) {
+func newTimeServer(env map[string]string, opts Options) (*mcp.Server, error) {
 	ts := &timeServer{defaultLoc: time.Local, now: time.Now}
 	if tz := env["TZ"]; tz != "" {
 		loc, err := loadLocation(tz)
@@ -35,27 +36,27 @@ func newTimeServer(env map[string]string, _ Options) (*mcp.Server, error) {
 		"Time and date tools. Timezones are IANA names (Europe/Paris, America/New_York, Asia/Tokyo, UTC). "+
 			"Times accept RFC 3339 (2025-03-01T14:30:00Z), 'YYYY-MM-DD HH:MM[:SS]', 'YYYY-MM-DD', 'HH:MM' (today), a Unix timestamp, or 'now'.", nil)
 
-	mcp.AddTool(s, &mcp.Tool{
+	addTool(s, "time", opts, &mcp.Tool{
 		Name:        "current_time",
 		Description: "Get the current date and time (clock, today's date, weekday, UTC offset) in an IANA timezone such as Europe/London or America/Los_Angeles. Use it to answer 'what time is it in ...' or 'what is today's date'.",
 		Annotations: readOnly("Current time"),
 	}, ts.currentTime)
-	mcp.AddTool(s, &mcp.Tool{
+	addTool(s, "time", opts, &mcp.Tool{
 		Name:        "convert_time",
 		Description: "Convert a date/time from one timezone to another, e.g. 'what is 9:00 in New York when it is 15:00 in Berlin'. Returns the converted time with both UTC offsets and the hour difference.",
 		Annotations: readOnly("Convert time between timezones"),
 	}, ts.convertTime)
-	mcp.AddTool(s, &mcp.Tool{
+	addTool(s, "time", opts, &mcp.Tool{
 		Name:        "time_difference",
 		Description: "Compute the elapsed time between two dates or times: total days, hours, minutes and seconds, a calendar breakdown in years, months and days, and the number of weekdays (business days). Use it for 'how many days until ...', age, or durations.",
 		Annotations: readOnly("Difference between two times"),
 	}, ts.timeDifference)
-	mcp.AddTool(s, &mcp.Tool{
+	addTool(s, "time", opts, &mcp.Tool{
 		Name:        "add_duration",
 		Description: "Add or subtract a duration to a date/time: years, months, weeks, days, hours, minutes, seconds (e.g. '90d', '2w', '1y6mo', '-3h30m'). Use it for deadlines, due dates, 'what date is 100 days from now'.",
 		Annotations: readOnly("Add duration to a date"),
 	}, ts.addDuration)
-	mcp.AddTool(s, &mcp.Tool{
+	addTool(s, "time", opts, &mcp.Tool{
 		Name:        "day_of_week",
 		Description: "Get the weekday of a calendar date, with its ISO week number, day of the year, whether the year is a leap year and the number of days in the month.",
 		Annotations: readOnly("Day of week"),
@@ -471,7 +472,7 @@ func (c calendarDuration) addTo(t time.Time) time.Time {
 	return addMonths(t, 12*c.years+c.months).AddDate(0, 0, c.days).Add(c.clock)
 }
 
-var durationPart = regexp.MustCompile(`^(\d+(?:\.\d+)?)\s*([a-zµμ]+)\s*,?\s*(?:and\s+)?`)
+var durationPart = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(\d+(?:\.\d+)?)\s*([a-zµμ]+)\s*,?\s*(?:and\s+)?`) })
 
 // Bounds of a duration. Calendar parts may span the whole year range;
 // clock parts (h, m, s, and fractional days or weeks) are a time.Duration,
@@ -505,7 +506,7 @@ func parseCalendarDuration(s string) (calendarDuration, error) {
 	var c calendarDuration
 	var clock float64 // nanoseconds, summed as a float so that it cannot wrap
 	for s != "" {
-		m := durationPart.FindStringSubmatch(s)
+		m := durationPart().FindStringSubmatch(s)
 		if m == nil {
 			return calendarDuration{}, fmt.Errorf("cannot parse duration %s near %s: use numbers with units y, mo, w, d, h, m, s, ms (e.g. '1y6mo', '3d12h')", quote(orig), quote(s))
 		}

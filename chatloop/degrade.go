@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"sync"
 
 	"github.com/mcp-hub/mcp-hub/third_party/go-sdk/jsonrpc"
 )
@@ -37,7 +38,9 @@ type ServerHealth interface {
 // that is not connected (upstream.UnavailableError): "Error: server 'NAME'
 // is restarting (...)", and the same for the other states of a server
 // that is down.
-var unavailableResult = regexp.MustCompile(`^Error: server '([^']*)' is (restarting|unhealthy|connecting|closed|needs_login|needs login|disabled|failed)\b`)
+var unavailableResult = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^Error: server '([^']*)' is (restarting|unhealthy|connecting|closed|needs_login|needs login|disabled|failed)\b`)
+})
 
 // hubFailure reports whether err from a tool call means the hub session
 // itself failed.
@@ -65,7 +68,7 @@ func (c *Chat) failure(calls []ToolCall, results []ToolResult, hubErrs []error) 
 		name := toolOfCall(calls[i])
 		server := c.session.serverOf(name)
 		text := resultText(r.Parts, false)
-		if m := unavailableResult.FindStringSubmatch(text); m != nil && m[1] == server {
+		if m := unavailableResult().FindStringSubmatch(text); m != nil && m[1] == server {
 			return fmt.Sprintf("server %s failed during tool call %s (%s)", server, name, oneLine(text))
 		}
 		if health != nil && server != hubServer && health.ServerDown(server) {

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"text/template"
 
 	"github.com/mcp-hub/mcp-hub/config"
@@ -84,13 +85,13 @@ func parseTemplates(specs map[string]config.Template) (map[string]*Template, err
 }
 
 // tmplLine finds text/template's "template: NAME:LINE:" position.
-var tmplLine = regexp.MustCompile(`^template: (.*?):(\d+):`)
+var tmplLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^template: (.*?):(\d+):`) })
 
 // wrap turns a parse or execution error into one naming the template's
 // file and the line in it (for inline templates, the line of hub.yaml).
 func (t *Template) wrap(err error) error {
 	msg := err.Error()
-	m := tmplLine.FindStringSubmatchIndex(msg)
+	m := tmplLine().FindStringSubmatchIndex(msg)
 	if m == nil || msg[m[2]:m[3]] != t.Source {
 		return fmt.Errorf("templates.%s (%s): %w", t.Name, t.Source, err)
 	}

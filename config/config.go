@@ -16,6 +16,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -560,14 +561,14 @@ func (c *Config) Deferred(server string) bool {
 	return c.Discovery.DeferAll
 }
 
-var unknownField = regexp.MustCompile(`line (\d+): field (\S+) not found in type (\S+)`)
+var unknownField = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`line (\d+): field (\S+) not found in type (\S+)`) })
 
 // unknownFieldErrors turns yaml.v3's strict-mode errors into our wording
 // (file:line, the server, the closest known key), and drops the type
 // errors that ${VAR} placeholders cause before expansion.
 func unknownFieldErrors(path string, root *yaml.Node, err error) error {
 	var errs []error
-	for _, m := range unknownField.FindAllStringSubmatch(err.Error(), -1) {
+	for _, m := range unknownField().FindAllStringSubmatch(err.Error(), -1) {
 		line, _ := strconv.Atoi(m[1])
 		msg := fmt.Sprintf("unknown key '%s'", m[2])
 		if close := closest.Closest(m[2], yamlKeys(configTypes[m[3]]), 1); len(close) > 0 {
@@ -692,11 +693,13 @@ func notAConfig(path string, root *yaml.Node) error {
 }
 
 var (
-	yamlLine      = regexp.MustCompile(`^line (\d+): `)
-	duplicateKey  = regexp.MustCompile(`^mapping key "(.*)" already defined at line (\d+)$`)
-	cannotDecode  = regexp.MustCompile(`^cannot unmarshal (!!\w+)(?: ` + "`" + `[^` + "`" + `]*` + "`" + `)? into (\S+)$`)
-	singleQuoted  = regexp.MustCompile(` ?'[^']{2,}'`) // ':' and the like are yaml.v3's grammar
-	quotedContent = regexp.MustCompile(` ?(?:"(?:[^"\\]|\\.)*"|` + "`[^`]*`" + `)`)
+	yamlLine     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^line (\d+): `) })
+	duplicateKey = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^mapping key "(.*)" already defined at line (\d+)$`) })
+	cannotDecode = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^cannot unmarshal (!!\w+)(?: ` + "`" + `[^` + "`" + `]*` + "`" + `)? into (\S+)$`)
+	})
+	singleQuoted  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(` ?'[^']{2,}'`) }) // ':' and the like are yaml.v3's grammar
+	quotedContent = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(` ?(?:"(?:[^"\\]|\\.)*"|` + "`[^`]*`" + `)`) })
 )
 
 // yamlError reports a YAML syntax or type error at its line and key, and
@@ -718,22 +721,22 @@ func yamlError(path string, root *yaml.Node, err error) error {
 
 func yamlMessage(path string, root *yaml.Node, msg string) error {
 	line := 0
-	if m := yamlLine.FindStringSubmatch(msg); m != nil {
+	if m := yamlLine().FindStringSubmatch(msg); m != nil {
 		line, _ = strconv.Atoi(m[1])
 		msg = msg[len(m[0]):]
 	}
-	if m := duplicateKey.FindStringSubmatch(msg); m != nil {
+	if m := duplicateKey().FindStringSubmatch(msg); m != nil {
 		return &Error{Path: path, Line: line, Msg: fmt.Sprintf("'%s' is defined twice (first at line %s): server names and keys must be unique; rename or remove one", m[1], m[2])}
 	}
-	if m := cannotDecode.FindStringSubmatch(msg); m != nil {
+	if m := cannotDecode().FindStringSubmatch(msg); m != nil {
 		msg = "expected " + expectedValue(m[2])
 		if key := keyAtLine(root, line); key != "" {
 			msg = "key " + key + ": " + msg
 		}
 	} else {
-		msg = quotedContent.ReplaceAllString(msg, "")
+		msg = quotedContent().ReplaceAllString(msg, "")
 		if root == nil { // yaml.v3's own words: any quote is the file's (an anchor's name)
-			msg = singleQuoted.ReplaceAllString(msg, "")
+			msg = singleQuoted().ReplaceAllString(msg, "")
 		}
 	}
 	switch server := serverAtLine(root, line); {
@@ -817,7 +820,7 @@ type expander struct {
 	errs     []error
 }
 
-var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}`)
+var envRef = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}`) })
 
 // credentialKeys are the parts of the config where an empty value would
 // weaken the hub rather than leave a feature off: auth (tokens, OAuth
@@ -906,8 +909,8 @@ func (e *expander) walk(n *yaml.Node, path []string, inSeq bool) {
 
 func (e *expander) expand(s string, line int, path []string) string {
 	credential := isCredential(path)
-	return envRef.ReplaceAllStringFunc(s, func(ref string) string {
-		m := envRef.FindStringSubmatch(ref)
+	return envRef().ReplaceAllStringFunc(s, func(ref string) string {
+		m := envRef().FindStringSubmatch(ref)
 		name, hasDefault, def := m[1], m[2] != "", m[3]
 		v, set := os.LookupEnv(name)
 		fromEnv := !hasDefault || v != ""

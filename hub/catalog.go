@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
+	"sync"
 	"sync/atomic"
 
 	"github.com/mcp-hub/mcp-hub/config"
@@ -65,8 +66,11 @@ type Catalog struct {
 	prompts map[string]*Prompt
 	// resources maps a resource URI to the server that listed it.
 	resources map[string]string
-	// index covers the deferred tools; nil when there are none.
-	index *index.Index
+	// index builds the search index over the deferred tools, once, on
+	// first use (searchIndex); nil when there are none.
+	index func() *index.Index
+	// built is the index once it has been built.
+	built atomic.Pointer[index.Index]
 	// embedTexts are the indexed tools' index.EmbedText, in index order,
 	// with discovery.embeddings; their vectors arrive later (semantic.go).
 	embedTexts []string
@@ -108,6 +112,15 @@ func (c *Catalog) Names() []string {
 		names[i] = t.Name
 	}
 	return names
+}
+
+// searchIndex is the search index over the deferred tools, built on the
+// first call; nil when there are none (or it could not be built).
+func (c *Catalog) searchIndex() *index.Index {
+	if c.index == nil {
+		return nil
+	}
+	return c.index()
 }
 
 // buildCatalog names, filters and partitions the upstreams' current lists.
@@ -158,19 +171,33 @@ func buildCatalog(cfg *config.Config, ups []*upstream.Upstream, log *slog.Logger
 	}()
 	var deferred []index.Tool
 	scratch := newScratchServer()
-	for _, u := range ups {
+	// Each server's lists, and the tools its config keeps, first: the
+	// pins of all of them are checked at once.
+	allLists := make([]upstream.Lists, len(ups))
+	allKept := make([][]*mcp.Tool, len(ups))
+	reqs := make([]pin.Request, len(ups))
+	for i, u := range ups {
 		name := u.Name()
 		sc := cfg.Servers[name]
-		prefix := serverPrefix(name, sc)
-		isDeferred := cfg.Deferred(name)
-		lists := u.Lists()
-		kept := make([]*mcp.Tool, 0, len(lists.Tools))
-		for _, ut := range lists.Tools {
+		allLists[i] = u.Lists()
+		kept := make([]*mcp.Tool, 0, len(allLists[i].Tools))
+		for _, ut := range allLists[i].Tools {
 			if sc.Tools.Keeps(ut.Name) {
 				kept = append(kept, ut)
 			}
 		}
-		held := c.checkPins(log, pins, cfg, name, lists.Instructions, kept)
+		allKept[i] = kept
+		reqs[i] = pin.Request{Server: name, Instructions: allLists[i].Instructions, Tools: kept}
+	}
+	checks := checkAllPins(pins, cfg, reqs)
+	for i, u := range ups {
+		name := u.Name()
+		sc := cfg.Servers[name]
+		prefix := serverPrefix(name, sc)
+		isDeferred := cfg.Deferred(name)
+		lists := allLists[i]
+		kept := allKept[i]
+		held := c.checkPins(log, checks, name, kept)
 		for _, ut := range kept {
 			exposed := exposedName(prefix, ut.Name, nameLimit)
 			if cfg.Discovery.Enabled && isMetaTool(exposed) {
@@ -234,12 +261,19 @@ func buildCatalog(cfg *config.Config, ups []*upstream.Upstream, log *slog.Logger
 		}
 	}
 	if len(deferred) > 0 {
-		ix, err := index.New(deferred)
-		if err != nil {
-			c.problem(log, fmt.Sprintf("search index: %v", err))
-		}
-		c.index = ix
-		if ix != nil && cfg.Discovery.Embeddings != nil {
+		// Built on the first search, not here: a catalog is built at
+		// start-up and again on every change of an upstream's list, and
+		// most are never searched.
+		c.index = sync.OnceValue(func() *index.Index {
+			ix, err := index.New(deferred)
+			if err != nil {
+				log.Error("search index: search_tools finds nothing", "err", err)
+				return nil
+			}
+			c.built.Store(ix)
+			return ix
+		})
+		if cfg.Discovery.Embeddings != nil {
 			c.embedTexts = make([]string, len(deferred))
 			for i, t := range deferred {
 				c.embedTexts[i] = index.EmbedText(t)

@@ -286,7 +286,7 @@ func (h *Hub) Close() error {
 			s.close()
 		}
 		h.semantic.Load().close()
-		if ix := h.Catalog().index; ix != nil {
+		if ix := h.Catalog().built.Load(); ix != nil {
 			if err := ix.Close(); err != nil {
 				errs = append(errs, fmt.Errorf("search index: %w", err))
 			}
@@ -352,8 +352,10 @@ func (h *Hub) rebuildCatalog() *Catalog {
 	for _, s := range h.sessionList() {
 		s.sync(c)
 	}
-	if old != nil && old.index != nil && old.index != c.index {
-		old.index.Close() // in-memory: searches still holding it are unaffected
+	if old != nil && old != c {
+		if ix := old.built.Load(); ix != nil {
+			ix.Close() // in-memory: searches still holding it are unaffected
+		}
 	}
 	return c
 }

@@ -358,7 +358,7 @@ func (s *Session) searchTools(ctx context.Context, req *mcp.CallToolRequest) *mc
 // (the steps of one task): limit tools for one query, one more per further
 // step (index.StepsLimit).
 func (s *Session) search(ctx context.Context, c *Catalog, pool []*Tool, queries []string, server string, limit int) []*Tool {
-	if c.index == nil {
+	if c.searchIndex() == nil {
 		return nil
 	}
 	visible := map[string]*Tool{}
@@ -397,7 +397,7 @@ func (s *Session) search(ctx context.Context, c *Catalog, pool []*Tool, queries 
 // that was not enough (a hybrid ranking over the whole catalog costs an
 // exact cosine per tool).
 func visibleRanking(c *Catalog, v *toolVectors, qv []float32, query, server string, visible map[string]*Tool, limit int) []index.Result {
-	n := c.index.Len()
+	n := c.searchIndex().Len()
 	k := limit
 	if len(visible) < n {
 		k = min(n, max(8*limit, index.FusionDepth))
@@ -414,9 +414,9 @@ func visibleRanking(c *Catalog, v *toolVectors, qv []float32, query, server stri
 // rank is the hybrid ranking when there is a query vector, else BM25F.
 func rank(c *Catalog, v *toolVectors, qv []float32, query, server string, k int) []index.Result {
 	if v != nil && qv != nil {
-		return c.index.SearchHybrid(query, qv, v.vecs, server, k)
+		return c.searchIndex().SearchHybrid(query, qv, v.vecs, server, k)
 	}
-	return c.index.Search(query, server, k)
+	return c.searchIndex().Search(query, server, k)
 }
 
 // visibleHits keeps the first limit hits the session may see.

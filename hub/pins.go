@@ -17,10 +17,11 @@ import (
 // Pins is the pin store the hub checks each server's tools against when
 // it builds a catalog (package pin's *Store; see pin's doc for the model).
 type Pins interface {
-	// Check returns the tools of server that must not be served. An error
-	// with a nil Result.Held means nothing of the server may be served.
-	// identity names how the server is launched (pinIdentity).
-	Check(ctx context.Context, server, identity, instructions string, tools []*mcp.Tool, firstUse string) (pin.Result, error)
+	// CheckAll returns, for each server of reqs, the tools that must not
+	// be served. An error with a nil Result.Held means nothing of that
+	// server may be served. Identity names how a server is launched
+	// (pinIdentity).
+	CheckAll(ctx context.Context, reqs []pin.Request, firstUse string) ([]pin.Result, []error)
 	// Changed reports whether another process (`mcp-hub pins approve`,
 	// another hub) changed the pins since the store last looked.
 	Changed() bool
@@ -31,8 +32,8 @@ type Pins interface {
 // a catalog rebuild).
 const PinPollInterval = time.Second
 
-// pinCheckWait bounds one server's pin check in a catalog rebuild (the
-// pin file's lock included).
+// pinCheckWait bounds the pin check of a catalog rebuild (the pin file's
+// lock included).
 const pinCheckWait = 10 * time.Second
 
 // Quarantine is a tool held back by its pin: not listed, not searched,
@@ -58,17 +59,42 @@ func (c *Catalog) Quarantined(name string) (*Quarantine, bool) {
 	return q, ok
 }
 
-// checkPins is the tools of one server that its pins hold back, by
-// upstream name. A store that cannot be read holds every tool (fails
-// closed); one that cannot be written is logged, and what was pinned holds
-// for this process.
-func (c *Catalog) checkPins(log *slog.Logger, pins Pins, cfg *config.Config, server, instructions string, tools []*mcp.Tool) map[string]pin.Verdict {
-	if pins == nil || !cfg.Pinning.Enabled() {
+// pinCheck is one server's answer from the pin store.
+type pinCheck struct {
+	res pin.Result
+	err error
+}
+
+// checkAllPins asks the pin store about every server's tools at once (at
+// most one write of the pin file: a first start pins every server), for
+// checkPins to judge server by server; nil when pinning is off.
+func checkAllPins(pins Pins, cfg *config.Config, reqs []pin.Request) map[string]pinCheck {
+	if pins == nil || !cfg.Pinning.Enabled() || len(reqs) == 0 {
 		return nil
+	}
+	for i := range reqs {
+		reqs[i].Identity = pinIdentity(cfg.Servers[reqs[i].Server])
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), pinCheckWait)
 	defer cancel()
-	res, err := pins.Check(ctx, server, pinIdentity(cfg.Servers[server]), instructions, tools, cfg.Pinning.FirstUsePolicy())
+	res, errs := pins.CheckAll(ctx, reqs, cfg.Pinning.FirstUsePolicy())
+	out := make(map[string]pinCheck, len(reqs))
+	for i, r := range reqs {
+		out[r.Server] = pinCheck{res: res[i], err: errs[i]}
+	}
+	return out
+}
+
+// checkPins is the tools of one server that its pins hold back, by
+// upstream name, from its answer in checks (checkAllPins). A store that
+// cannot be read holds every tool (fails closed); one that cannot be
+// written is logged, and what was pinned holds for this process.
+func (c *Catalog) checkPins(log *slog.Logger, checks map[string]pinCheck, server string, tools []*mcp.Tool) map[string]pin.Verdict {
+	chk, ok := checks[server]
+	if !ok {
+		return nil
+	}
+	res, err := chk.res, chk.err
 	if err == nil || res.Held != nil {
 		if err != nil {
 			c.problem(log, fmt.Sprintf("server '%s': %v", server, err))

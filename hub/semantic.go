@@ -91,7 +91,7 @@ func (s *semantic) same(cfg *config.Config) bool {
 // all, else from a background run, which replaces any run for an older
 // catalog.
 func (s *semantic) attach(c *Catalog) {
-	if s == nil || c.index == nil || len(c.embedTexts) == 0 {
+	if s == nil || c.searchIndex() == nil || len(c.embedTexts) == 0 {
 		return
 	}
 	if vecs, ok := s.cached(c.embedTexts); ok {
@@ -166,7 +166,7 @@ type toolVectors struct {
 }
 
 func (s *semantic) setVectors(c *Catalog, vecs [][]float32) {
-	v, err := c.index.NewVectors(vecs, s.cfg.VectorWeight())
+	v, err := c.searchIndex().NewVectors(vecs, s.cfg.VectorWeight())
 	if err != nil {
 		s.log.Warn("discovery.embeddings: search stays lexical", "err", err)
 		return
@@ -221,7 +221,7 @@ func (h *Hub) AwaitEmbeddings(ctx context.Context) bool {
 	}
 	for {
 		c := h.Catalog()
-		if c.vectors.Load() != nil || c.index == nil || len(c.embedTexts) == 0 {
+		if c.vectors.Load() != nil || c.searchIndex() == nil || len(c.embedTexts) == 0 {
 			return true
 		}
 		s.mu.Lock()

@@ -305,11 +305,96 @@ func (s *Store) update(ctx context.Context, change func(*file) (bool, error)) (r
 // too, but Result is then valid: what was pinned is kept in memory for
 // this process.
 func (s *Store) Check(ctx context.Context, server, identity, instructions string, tools []*mcp.Tool, firstUse string) (Result, error) {
-	if len(tools) == 0 && instructions == "" {
-		return Result{Held: map[string]Verdict{}, Instructions: Verdict{State: Pinned}}, nil // nothing listed (yet): nothing to pin
-	}
+	res, errs := s.CheckAll(ctx, []Request{{Server: server, Identity: identity, Instructions: instructions, Tools: tools}}, firstUse)
+	return res[0], errs[0]
+}
+
+// Request is one server's part of CheckAll: Check's arguments.
+type Request struct {
+	Server, Identity, Instructions string
+	Tools                          []*mcp.Tool
+}
+
+// CheckAll is Check for several servers (of distinct names) at once, with
+// at most one write of the pins for all of them: a hub's first start pins
+// every server, and each write decodes and encodes the whole file. The
+// result and error at i are Check's for reqs[i].
+func (s *Store) CheckAll(ctx context.Context, reqs []Request, firstUse string) ([]Result, []error) {
+	results := make([]Result, len(reqs))
+	errs := make([]error, len(reqs))
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	judges := make([]func(*file) bool, len(reqs))
+	for i, r := range reqs {
+		if len(r.Tools) == 0 && r.Instructions == "" {
+			results[i] = Result{Held: map[string]Verdict{}, Instructions: Verdict{State: Pinned}} // nothing listed (yet): nothing to pin
+			continue
+		}
+		judges[i] = s.judge(r, firstUse, &results[i])
+	}
+	var f *file
+	changed := make([]bool, len(reqs))
+	anyChanged := false
+	for i, judge := range judges {
+		if judge == nil {
+			continue
+		}
+		if f == nil {
+			var err error
+			if f, err = s.read(ctx); err != nil {
+				for i := range reqs {
+					if judges[i] != nil {
+						results[i], errs[i] = Result{}, err
+					}
+				}
+				return results, errs
+			}
+		}
+		// Most checks change nothing: judge the cached file first, and
+		// take the lock only to write.
+		if judge(probeOf(f, serverKey(reqs[i].Server, reqs[i].Identity))) {
+			changed[i], anyChanged = true, true
+		}
+	}
+	if !anyChanged {
+		return results, errs
+	}
+	for i := range reqs {
+		if changed[i] {
+			results[i] = Result{Held: map[string]Verdict{}, Instructions: Verdict{State: Pinned}}
+		}
+	}
+	judged, err := s.update(ctx, func(f *file) (bool, error) {
+		any := false
+		for i, judge := range judges {
+			if changed[i] && judge(f) {
+				any = true
+			}
+		}
+		return any, nil
+	})
+	if err != nil {
+		for i, r := range reqs {
+			switch {
+			case !changed[i]:
+			case !judged:
+				// No lock, or unreadable under it: fail closed.
+				results[i], errs[i] = Result{}, err
+			default:
+				// Unwritable: what was pinned stays in memory (update's
+				// change ran on the cache) for this process.
+				errs[i] = fmt.Errorf("server '%s': pins not saved: %w", r.Server, err)
+			}
+		}
+	}
+	return results, errs
+}
+
+// judge returns the function that decides r's definitions against the
+// pins in a file, changing the file as needed and reporting whether it
+// did, and leaving its verdicts in res. Called with mu held.
+func (s *Store) judge(r Request, firstUse string, res *Result) func(*file) bool {
+	server, identity, instructions, tools := r.Server, r.Identity, r.Instructions, r.Tools
 	// A server's list holds the same *mcp.Tool values until it re-lists:
 	// each is made canonical once, not at every check.
 	memo := make(map[*mcp.Tool]seen, len(tools))
@@ -328,10 +413,8 @@ func (s *Store) Check(ctx context.Context, server, identity, instructions string
 	s.memo[serverKey(server, identity)] = memo // only the current list's tools stay
 	ins := seen{digest: Digest([]byte(instructions)), text: instructions, hidden: HasHidden(instructions)}
 
-	res := Result{Held: map[string]Verdict{}, Instructions: Verdict{State: Pinned}}
-	// judge decides every definition against the pins in f, changing f
-	// as needed; it reports whether it did.
-	judge := func(f *file) bool {
+	*res = Result{Held: map[string]Verdict{}, Instructions: Verdict{State: Pinned}}
+	return func(f *file) bool {
 		changed := false
 		key := serverKey(server, identity)
 		sp := f.Servers[key]
@@ -375,29 +458,6 @@ func (s *Store) Check(ctx context.Context, server, identity, instructions string
 		}
 		return changed
 	}
-	// Most checks change nothing: judge the cached file first, and take
-	// the lock only to write.
-	f, err := s.read(ctx)
-	if err != nil {
-		return Result{}, err
-	}
-	if !judge(probeOf(f, serverKey(server, identity))) {
-		return res, nil
-	}
-	res = Result{Held: map[string]Verdict{}, Instructions: Verdict{State: Pinned}}
-	judged, err := s.update(ctx, func(f *file) (bool, error) {
-		return judge(f), nil
-	})
-	if err != nil {
-		if !judged {
-			// No lock, or unreadable under it: fail closed.
-			return Result{}, err
-		}
-		// Unwritable: what was pinned stays in memory (update's change
-		// ran on the cache) for this process.
-		return res, fmt.Errorf("server '%s': pins not saved: %w", server, err)
-	}
-	return res, nil
 }
 
 // judgeOne decides one definition against its entry e, changing e as

@@ -297,3 +297,55 @@ func TestApproveDigest(t *testing.T) {
 		t.Fatal("the approved definition is held")
 	}
 }
+
+// TestCheckAllWritesOnce checks several servers at once: one write for all
+// the servers seen for the first time, each server judged as Check judges
+// it alone, and nothing written when nothing changed.
+func TestCheckAllWritesOnce(t *testing.T) {
+	ctx := context.Background()
+	b := &memoryBackend{}
+	s := NewStore(b)
+	a := tool("weather", "Get the weather.", `{"type":"object"}`)
+	hidden := tool("notes", "Read notes\u202e.", `{"type":"object"}`)
+	reqs := []Request{
+		{Server: "one", Identity: "id1", Tools: []*mcp.Tool{a}},
+		{Server: "two", Identity: "id2", Instructions: "Use me.", Tools: []*mcp.Tool{hidden}},
+		{Server: "empty", Identity: "id3"},
+	}
+	res, errs := s.CheckAll(ctx, reqs, FirstUseTrust)
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("CheckAll: %s: %v", reqs[i].Server, err)
+		}
+	}
+	if b.version != 1 {
+		t.Errorf("the pins were written %d times, want once", b.version)
+	}
+	if len(res[0].Held) != 0 || res[0].Instructions.State != Pinned {
+		t.Errorf("one: %+v, want nothing held", res[0])
+	}
+	if v := res[1].Held["notes"]; v.State != Quarantined {
+		t.Errorf("two: %+v, want notes quarantined (hidden characters)", res[1].Held)
+	}
+	if len(res[2].Held) != 0 {
+		t.Errorf("empty: %+v", res[2])
+	}
+	// Each server alone, in a store of its own, judges the same.
+	for i, r := range reqs[:2] {
+		alone, err := Memory().Check(ctx, r.Server, r.Identity, r.Instructions, r.Tools, FirstUseTrust)
+		if err != nil || fmt.Sprint(alone) != fmt.Sprint(res[i]) {
+			t.Errorf("%s alone: %+v, %v; in CheckAll: %+v", r.Server, alone, err, res[i])
+		}
+	}
+	// Nothing new: nothing written.
+	if _, errs := s.CheckAll(ctx, reqs, FirstUseTrust); errs[0] != nil || errs[1] != nil {
+		t.Fatalf("CheckAll again: %v", errs)
+	}
+	if b.version != 1 {
+		t.Errorf("an unchanged check wrote the pins (version %d)", b.version)
+	}
+	list, err := s.List(ctx)
+	if err != nil || len(list) != 3 { // weather, notes, two's instructions
+		t.Errorf("List = %d entries, %v; want 3", len(list), err)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/internal/redact"
@@ -206,14 +207,16 @@ type variables struct {
 	notes []string
 }
 
-var clientVar = regexp.MustCompile(`\$\{(env|input):([^}]+)\}|\$\{(userHome|workspaceFolder|workspaceFolderBasename|pathSeparator|/)\}`)
+var clientVar = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\$\{(env|input):([^}]+)\}|\$\{(userHome|workspaceFolder|workspaceFolderBasename|pathSeparator|/)\}`)
+})
 
 func (v *variables) expand(s string) string {
 	if !strings.Contains(s, "${") {
 		return s
 	}
-	return clientVar.ReplaceAllStringFunc(s, func(ref string) string {
-		m := clientVar.FindStringSubmatch(ref)
+	return clientVar().ReplaceAllStringFunc(s, func(ref string) string {
+		m := clientVar().FindStringSubmatch(ref)
 		switch {
 		case m[1] == "env":
 			return "${" + m[2] + "}"
@@ -295,7 +298,7 @@ func redactURL(raw string) string {
 func (s Server) Secrets() []string {
 	var out []string
 	for _, v := range s.Config.SecretValues() {
-		if !envRef.MatchString(v) { // ${VAR} names a secret, it is none
+		if !envRef().MatchString(v) { // ${VAR} names a secret, it is none
 			out = append(out, v)
 		}
 	}
@@ -326,4 +329,4 @@ func (s Server) Secrets() []string {
 	return out
 }
 
-var envRef = regexp.MustCompile(`^\$\{[A-Za-z_][A-Za-z0-9_]*(:-[^}]*)?\}$`)
+var envRef = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\$\{[A-Za-z_][A-Za-z0-9_]*(:-[^}]*)?\}$`) })

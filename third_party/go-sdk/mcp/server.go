@@ -333,11 +333,15 @@ func (s *Server) AddTool(t *Tool, h ToolHandler) {
 			panic(fmt.Errorf(`AddTool %q: input schema must have type "object"`, t.Name))
 		}
 	} else {
-		var m map[string]any
+		// Only its type is decoded (mcp-hub's patch): a map of the whole
+		// schema was most of what adding a tool with a JSON schema cost.
+		var m struct {
+			Type any `json:"type"`
+		}
 		if err := remarshal(t.InputSchema, &m); err != nil {
 			panic(fmt.Errorf("AddTool %q: can't marshal input schema to a JSON object: %v", t.Name, err))
 		}
-		if typ := m["type"]; typ != "object" {
+		if typ := m.Type; typ != "object" {
 			panic(fmt.Errorf(`AddTool %q: input schema must have type "object" (got %v)`, t.Name, typ))
 		}
 	}
@@ -372,9 +376,18 @@ func toolForErr[In, Out any](t *Tool, h ToolHandlerFor[In, Out], cache *SchemaCa
 		tt.InputSchema = &jsonschema.Schema{Type: "object"}
 	}
 
+	// A schema given as JSON (a json.RawMessage) is resolved on the tool's
+	// first call (mcp-hub's patch): it goes out in tools/list as it is, and
+	// decoding and resolving it is most of what adding a tool costs, paid
+	// at start-up for tools that may never be called.
+	_, lazyIn := tt.InputSchema.(json.RawMessage)
+	_, lazyOut := tt.OutputSchema.(json.RawMessage)
+
 	var inputResolved *jsonschema.Resolved
-	if _, err := setSchema[In](&tt.InputSchema, &inputResolved, cache); err != nil {
-		return nil, nil, fmt.Errorf("input schema: %w", err)
+	if !lazyIn {
+		if _, err := setSchema[In](&tt.InputSchema, &inputResolved, cache); err != nil {
+			return nil, nil, fmt.Errorf("input schema: %w", err)
+		}
 	}
 
 	// Handling for zero values:
@@ -386,15 +399,35 @@ func toolForErr[In, Out any](t *Tool, h ToolHandlerFor[In, Out], cache *SchemaCa
 		elemZero       any // only non-nil if Out is a pointer type
 		outputResolved *jsonschema.Resolved
 	)
-	if t.OutputSchema != nil || reflect.TypeFor[Out]() != reflect.TypeFor[any]() {
+	if lazyOut {
+		if rt := reflect.TypeFor[Out](); rt.Kind() == reflect.Pointer {
+			elemZero = reflect.Zero(rt.Elem()).Interface() // as setSchema gives it
+		}
+	} else if t.OutputSchema != nil || reflect.TypeFor[Out]() != reflect.TypeFor[any]() {
 		var err error
 		elemZero, err = setSchema[Out](&tt.OutputSchema, &outputResolved, cache)
 		if err != nil {
 			return nil, nil, fmt.Errorf("output schema: %v", err)
 		}
 	}
+	resolve := sync.OnceValue(func() error {
+		if lazyIn {
+			if _, err := setSchema[In](&tt.InputSchema, &inputResolved, cache); err != nil {
+				return fmt.Errorf("tool %q: input schema: %w", tt.Name, err)
+			}
+		}
+		if lazyOut {
+			if _, err := setSchema[Out](&tt.OutputSchema, &outputResolved, cache); err != nil {
+				return fmt.Errorf("tool %q: output schema: %v", tt.Name, err)
+			}
+		}
+		return nil
+	})
 
 	th := func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error) {
+		if err := resolve(); err != nil {
+			return nil, err
+		}
 		var input json.RawMessage
 		if req.Params.Arguments != nil {
 			input = req.Params.Arguments

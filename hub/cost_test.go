@@ -11,11 +11,21 @@ import (
 
 // BenchmarkStdioCall forwards tools/call from a client over stdio (pipes
 // into Hub.ServeStdio, as `mcp-hub serve` is run) to a real stdio server,
-// in process, for allocs/op and B/op; the client's side (go-sdk's typed
-// client) is in the count too:
+// in process, for allocs/op and B/op, in each protocol era the client can
+// take (go-sdk's client takes 2026-07-28 when it is offered, as it is by
+// default); the client's side (go-sdk's typed client) is in the count too:
 //
 //	go test -run '^$' -bench '^BenchmarkStdioCall$' -benchmem -count 5 ./hub
 func BenchmarkStdioCall(b *testing.B) {
+	for _, era := range []struct {
+		name string
+		opts *mcp.ClientSessionOptions
+	}{{"2025-11-25", fixture.Legacy()}, {"2026-07-28", nil}} {
+		b.Run("era="+era.name, func(b *testing.B) { benchStdioCall(b, era.opts) })
+	}
+}
+
+func benchStdioCall(b *testing.B, opts *mcp.ClientSessionOptions) {
 	h, _ := secHub(b, fixture.RestartingConfig(fixture.StdioEntry(b, "fx", "-tools", "echo")))
 	ctx, cancel := context.WithCancel(context.Background())
 	b.Cleanup(cancel)
@@ -23,7 +33,7 @@ func BenchmarkStdioCall(b *testing.B) {
 	hubIn, clientOut := io.Pipe()
 	go h.ServeStdio(ctx, "", hubIn, hubOut)
 	client := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "0"}, nil)
-	cs, err := client.Connect(ctx, &mcp.IOTransport{Reader: clientIn, Writer: clientOut}, nil)
+	cs, err := client.Connect(ctx, &mcp.IOTransport{Reader: clientIn, Writer: clientOut}, opts)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -39,8 +39,12 @@ func (s *Session) callUpstream(ctx context.Context, t *Tool, in *mcp.CallToolPar
 	if len(in.Arguments) == 0 {
 		params.Arguments = nil
 	}
-	if in.Meta != nil {
-		params.Meta = maps.Clone(in.Meta)
+	// A copy, for the keys added on the way out, sized to what is left of
+	// the client's _meta (a modern request's hop keys are gone already:
+	// maps.Clone would keep the room they took).
+	if len(in.Meta) > 0 {
+		params.Meta = make(mcp.Meta, len(in.Meta))
+		maps.Copy(params.Meta, in.Meta)
 	}
 	call := h.routes.begin(ctx, s, t.Server)
 	defer h.routes.end(call)

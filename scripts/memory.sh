@@ -153,7 +153,10 @@ measure() {
 	shift 3
 	local log=$tmp/${label// /-}.log size
 	size=$(stat -c %s "$1")
-	"$@" </dev/null >"$log" 2>&1 &
+	# Each hub starts as on a first run, with a state directory of its own
+	# (pins recorded, nothing cached): a shared one would let the targets
+	# measured after the first skip that work.
+	MCP_HUB_STATE_DIR=$(mktemp -d "$tmp/state.XXXXXX") "$@" </dev/null >"$log" 2>&1 &
 	pid=$!
 	if ! "$node" "$clients" probe "$url"; then
 		echo "memory.sh: $label did not become ready; its log:" >&2

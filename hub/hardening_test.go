@@ -98,13 +98,13 @@ func TestPanicContained(t *testing.T) {
 		before := h.Catalog()
 		hook.arm("tool name collision")
 		n := panics()
-		fx.AddTool("math", fixture.Tool{"get_forecast", "collides with weather's", `{"type":"object"}`})
+		fx.AddTool("math", fixture.Tool{Name: "get_forecast", Description: "collides with weather's", Schema: `{"type":"object"}`})
 		waitFor(t, "the rebuild's panic", func() bool { return panics() > n })
 		if h.Catalog() != before {
 			t.Error("the catalog changed although its rebuild panicked")
 		}
 		// The next change rebuilds; its collision is logged, no panic.
-		fx.AddTool("math", fixture.Tool{"subtract", "Subtract.", `{"type":"object"}`})
+		fx.AddTool("math", fixture.Tool{Name: "subtract", Description: "Subtract.", Schema: `{"type":"object"}`})
 		// The catalog is swapped in, then each session synced to it: wait
 		// for what the session lists, not for the catalog.
 		waitFor(t, "a session to list the tool added after the failed rebuild", func() bool { return a.tool("subtract") != nil })

@@ -360,8 +360,8 @@ func TestSpecX4NotFound(t *testing.T) {
 func TestSpecX5Layout(t *testing.T) {
 	fx := fixture.NewServers()
 	fx.Define("misc",
-		fixture.Tool{"blank", "", `{"type":"object","properties":{"x":{},"y":{"type":["string","null"],"description":"  Why\n not  "}},"required":["y"]}`},
-		fixture.Tool{"noparams", "Takes nothing.", `{"type":"object"}`})
+		fixture.Tool{Name: "blank", Description: "", Schema: `{"type":"object","properties":{"x":{},"y":{"type":["string","null"],"description":"  Why\n not  "}},"required":["y"]}`},
+		fixture.Tool{Name: "noparams", Description: "Takes nothing.", Schema: `{"type":"object"}`})
 	cfg := fixture.SmallConfig()
 	cfg.Servers["misc"] = fixture.ServerEntry("misc", fixture.DeferLoading(true))
 	cfg.ServerOrder = append(cfg.ServerOrder, "misc")
@@ -430,7 +430,7 @@ func TestSpecX5Layout(t *testing.T) {
 
 	// A description's indentation and blank lines go; a name that does
 	// not start with its server's gets the server in brackets.
-	fx.Define("pre", fixture.Tool{"tool", "First line.\n\n    - item one\n    - item two  ", `{"type":"object","title":"toolArguments","properties":{"title":{"type":"string","title":"Title","default":null}}}`})
+	fx.Define("pre", fixture.Tool{Name: "tool", Description: "First line.\n\n    - item one\n    - item two  ", Schema: `{"type":"object","title":"toolArguments","properties":{"title":{"type":"string","title":"Title","default":null}}}`})
 	cfg2 := fixture.SmallConfig()
 	cfg2.Servers["pre"] = fixture.ServerEntry("pre", fixture.DeferLoading(true), fixture.WithPrefix("p"))
 	cfg2.ServerOrder = append(cfg2.ServerOrder, "pre")

@@ -19,7 +19,7 @@ import (
 // fact": only the embedding model (whose concepts make memorize and memory
 // one) finds it.
 var notesTools = []fixture.Tool{
-	{"save_memory", "Keep a fact in long-term memory.", `{"type":"object","properties":{"fact":{"type":"string"}},"required":["fact"]}`},
+	{Name: "save_memory", Description: "Keep a fact in long-term memory.", Schema: `{"type":"object","properties":{"fact":{"type":"string"}},"required":["fact"]}`},
 }
 
 // semanticConfig is SMALL plus notes (deferred), with embeddings at srv.
@@ -122,7 +122,7 @@ func TestHybridSearchEndToEnd(t *testing.T) {
 			// A catalog change embeds only the new tool.
 			_, before = srv.Requests()
 			old := h.Catalog()
-			fx.AddTool("notes", fixture.Tool{"forget_memory", "Drop a fact from long-term memory.", `{"type":"object"}`})
+			fx.AddTool("notes", fixture.Tool{Name: "forget_memory", Description: "Drop a fact from long-term memory.", Schema: `{"type":"object"}`})
 			fixture.Eventually(t, 20*time.Second, "a catalog with notes__forget_memory and its vectors", func() bool {
 				c := h.Catalog()
 				_, ok := c.Tool("notes__forget_memory")
@@ -312,7 +312,7 @@ func TestSearchToolsetDeepHit(t *testing.T) {
 	for _, hybrid := range []bool{false, true} {
 		fx := fixture.NewServers()
 		fx.Define("bigserver", fixture.BigTools(60)...)
-		fx.Define("misc", fixture.Tool{"misc_tool", "A tool.", `{"type":"object"}`})
+		fx.Define("misc", fixture.Tool{Name: "misc_tool", Description: "A tool.", Schema: `{"type":"object"}`})
 		cfg := fixture.BigConfig(3)
 		cfg.Servers["misc"] = fixture.ServerEntry("misc", fixture.DeferLoading(true))
 		cfg.ServerOrder = append(cfg.ServerOrder, "misc")

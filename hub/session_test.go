@@ -48,8 +48,7 @@ func TestSpecP4UpstreamChanges(t *testing.T) {
 	}
 
 	// Added upstream: searchable (and in the manifest).
-	fx.AddTool("weather", fixture.Tool{"get_alerts", "Get severe weather alerts for a region.",
-		`{"type":"object","properties":{"region":{"type":"string"}},"required":["region"]}`})
+	fx.AddTool("weather", fixture.Tool{Name: "get_alerts", Description: "Get severe weather alerts for a region.", Schema: `{"type":"object","properties":{"region":{"type":"string"}},"required":["region"]}`})
 	waitFor(t, "the new tool is in the manifest", func() bool {
 		return strings.Contains(searchDescription(t, c), "- weather (3 tools): weather__get_alerts, weather__get_current, weather__get_forecast")
 	})
@@ -88,7 +87,7 @@ func TestSpecP4UpstreamChanges(t *testing.T) {
 	// only the manifest; a change elsewhere (a catalog rebuild that leaves
 	// this session's list alone) sends nothing.
 	n = c.listChanged(0)
-	fx.AddTool("clock", fixture.Tool{"zone", "", `{"type":"object"}`})
+	fx.AddTool("clock", fixture.Tool{Name: "zone", Description: "", Schema: `{"type":"object"}`})
 	waitFor(t, "the eager tool appears", func() bool { return c.tool("clock__zone") != nil })
 	if got := c.listChanged(n + 1); got != n+1 {
 		t.Errorf("eager tool added: %d list_changed, want 1", got-n)

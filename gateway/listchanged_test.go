@@ -530,7 +530,7 @@ func TestToolsListChangedUpstreamDebounced(t *testing.T) {
 			release := make(chan struct{})
 			gateListChanged(fx.Server("clock"), release)
 			for _, name := range []string{"a", "b", "c"} {
-				fx.AddTool("clock", fixture.Tool{"extra_" + name, "Extra " + name + ".", `{"type":"object"}`})
+				fx.AddTool("clock", fixture.Tool{Name: "extra_" + name, Description: "Extra " + name + ".", Schema: `{"type":"object"}`})
 			}
 			fx.RemoveTools("clock", "now")
 			close(release)

@@ -17,7 +17,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/mcp-hub/mcp-hub/internal/tokenstore"
+	"github.com/mcp-hub/mcp-hub/internal/fixture"
 )
 
 // envAsMain was how these tests, when they lived in package main, made the
@@ -45,21 +45,11 @@ func TestMain(m *testing.M) {
 		resp.Body.Close()
 		os.Exit(0)
 	}
-	// The hubs the tests run keep what they generate in their state
-	// folder: a folder of the tests' own, not the user's.
-	if os.Getenv(tokenstore.EnvStateDir) == "" {
-		dir, err := os.MkdirTemp("", "mcp-hub-test-state-")
-		if err != nil {
-			panic(err)
+	fixture.RunWithStateDir(m, func() {
+		for _, f := range testMainCleanups {
+			f()
 		}
-		os.Setenv(tokenstore.EnvStateDir, dir)
-		testMainCleanups = append(testMainCleanups, func() { os.RemoveAll(dir) })
-	}
-	code := m.Run()
-	for _, f := range testMainCleanups {
-		f()
-	}
-	os.Exit(code)
+	})
 }
 
 var hubBuild struct {

@@ -166,17 +166,24 @@ func (w *stdioWire) notify(t *testing.T, method, params string) {
 func (w *stdioWire) end(t *testing.T) []wireMsg {
 	t.Helper()
 	w.in.Close()
+	return drainWire(t, w.out, "stdout did not end %s after stdin")
+}
+
+// drainWire collects what ch carries until it is closed, failing the test
+// with notEnded (which takes wireDeadline) if that takes longer.
+func drainWire(t *testing.T, ch <-chan wireMsg, notEnded string) []wireMsg {
+	t.Helper()
 	var got []wireMsg
 	timeout := time.After(wireDeadline)
 	for {
 		select {
-		case m, ok := <-w.out:
+		case m, ok := <-ch:
 			if !ok {
 				return got
 			}
 			got = append(got, m)
 		case <-timeout:
-			t.Fatalf("stdout did not end %s after stdin; got %v", wireDeadline, got)
+			t.Fatalf(notEnded+"; got %v", wireDeadline, got)
 		}
 	}
 }
@@ -293,19 +300,7 @@ func (w *httpWire) end(t *testing.T) []wireMsg {
 	t.Helper()
 	resp := w.request(t, http.MethodDelete, "")
 	resp.Body.Close()
-	var got []wireMsg
-	timeout := time.After(wireDeadline)
-	for {
-		select {
-		case m, ok := <-w.get:
-			if !ok {
-				return got
-			}
-			got = append(got, m)
-		case <-timeout:
-			t.Fatalf("the GET stream did not end %s after DELETE; got %v", wireDeadline, got)
-		}
-	}
+	return drainWire(t, w.get, "the GET stream did not end %s after DELETE")
 }
 
 // readSSE yields the JSON-RPC message of each server-sent event in r.

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/mcp-hub/mcp-hub/internal/fixture"
-	"github.com/mcp-hub/mcp-hub/internal/tokenstore"
 )
 
 // envAsMain makes the test binary behave as the mcp-hub binary. Tests that
@@ -27,21 +26,11 @@ func TestMain(m *testing.M) {
 		main()
 		os.Exit(0)
 	}
-	// The hubs the tests run keep a generated hash key in their state
-	// folder: a folder of the tests' own, not the user's.
-	if os.Getenv(tokenstore.EnvStateDir) == "" {
-		dir, err := os.MkdirTemp("", "mcp-hub-test-state-")
-		if err != nil {
-			panic(err)
+	fixture.RunWithStateDir(m, func() {
+		for _, f := range testMainCleanups {
+			f()
 		}
-		os.Setenv(tokenstore.EnvStateDir, dir)
-		testMainCleanups = append(testMainCleanups, func() { os.RemoveAll(dir) })
-	}
-	code := m.Run()
-	for _, f := range testMainCleanups {
-		f()
-	}
-	os.Exit(code)
+	})
 }
 
 func TestNextProcs(t *testing.T) {

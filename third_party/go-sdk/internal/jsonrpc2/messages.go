@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 
 	internaljson "github.com/mcp-hub/mcp-hub/third_party/go-sdk/internal/json"
 )
@@ -146,6 +147,11 @@ func toWireError(err error) *WireError {
 }
 
 func EncodeMessage(msg Message) ([]byte, error) {
+	if r, ok := msg.(*Response); ok {
+		if data, ok := encodeResult(r); ok {
+			return data, nil
+		}
+	}
 	wire := wireCombined{VersionTag: wireVersion}
 	msg.marshal(&wire)
 	data, err := jsonMarshal(&wire)
@@ -153,6 +159,39 @@ func EncodeMessage(msg Message) ([]byte, error) {
 		return nil, fmt.Errorf("marshaling jsonrpc message: %w", err)
 	}
 	return data, nil
+}
+
+// encodeResult writes a successful response as jsonMarshal writes it, in
+// one buffer of its final size: the result is checked and compacted
+// straight into it, without encoding/json's reflection over the envelope
+// and its copies. It reports false for any other response (an error, no
+// result, an invalid result), which takes the generic path and its error.
+func encodeResult(r *Response) ([]byte, bool) {
+	if r.Error != nil || len(r.Result) == 0 {
+		return nil, false
+	}
+	const head, mid = `{"jsonrpc":"2.0","id":`, `,"result":`
+	var buf bytes.Buffer
+	buf.Grow(len(head) + len(mid) + len(r.Result) + 24)
+	buf.WriteString(head)
+	switch v := r.ID.value.(type) {
+	case int64:
+		buf.Write(strconv.AppendInt(buf.AvailableBuffer(), v, 10))
+	case string:
+		id, err := jsonMarshal(v)
+		if err != nil {
+			return nil, false
+		}
+		buf.Write(id)
+	default:
+		return nil, false
+	}
+	buf.WriteString(mid)
+	if json.Compact(&buf, r.Result) != nil {
+		return nil, false
+	}
+	buf.WriteByte('}')
+	return buf.Bytes(), true
 }
 
 // EncodeIndent is like EncodeMessage, but honors indents.

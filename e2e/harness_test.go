@@ -107,6 +107,45 @@ func buildPublishedSDK(dir, pkg string) (string, error) {
 	return out, nil
 }
 
+// testdataBuilds holds the programs of testdata/ built by this test process,
+// by name: a *testdataBuild each.
+var testdataBuilds sync.Map
+
+type testdataBuild struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// testdataProgram builds testdata/<name> (a program written for the tests:
+// a hostile server, the benchmark's floor proxy) once per test process and
+// returns its path.
+func testdataProgram(tb testing.TB, name string) string {
+	tb.Helper()
+	v, _ := testdataBuilds.LoadOrStore(name, new(testdataBuild))
+	b := v.(*testdataBuild)
+	b.once.Do(func() {
+		dir, err := os.MkdirTemp("", fmt.Sprintf("%s%d-", buildDirPrefix, os.Getpid()))
+		if err != nil {
+			b.err = err
+			return
+		}
+		testMainCleanups = append(testMainCleanups, func() { os.RemoveAll(dir) })
+		exe := filepath.Join(dir, name)
+		cmd := exec.Command("go", "build", "-o", exe, "./testdata/"+name)
+		cmd.Dir = ".."
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.err = fmt.Errorf("go build ./testdata/%s: %v\n%s", name, err, out)
+			return
+		}
+		b.path = exe
+	})
+	if b.err != nil {
+		tb.Fatal(b.err)
+	}
+	return b.path
+}
+
 // freeAddr returns a 127.0.0.1 address with a port that was free a moment ago.
 func freeAddr(tb testing.TB) string {
 	tb.Helper()

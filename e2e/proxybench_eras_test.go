@@ -20,7 +20,7 @@ import (
 // 2026-07-28 era (directly: its stateless mode, the one go-sdk serves that
 // era in). The four paths alternate in rounds, as in BenchmarkProxy.
 //
-//	go test -run '^$' -bench ProxyEras -benchtime 4000x ./cmd/mcp-hub
+//	go test -run '^$' -bench ProxyEras -benchtime 4000x ./e2e
 func BenchmarkProxyEras(b *testing.B) {
 	if raceEnabled() {
 		b.Log("WARNING: built with -race: the hub runs as this test binary, so its figures are not representative")

@@ -25,7 +25,7 @@ import (
 // program called directly over streamable HTTP and through `mcp-hub serve
 // --http` fronting it over stdio, in one run, at 1 and 16 concurrent sessions.
 //
-//	go test -run '^$' -bench Proxy -benchtime 4000x ./cmd/mcp-hub
+//	go test -run '^$' -bench Proxy -benchtime 4000x ./e2e
 //
 // Each sub-benchmark makes b.N calls on each path, spread over its sessions
 // (one go-sdk client session each), after a warm-up, and reports p50/p99
@@ -48,6 +48,15 @@ import (
 // scripts/memory.sh for building it) in front of the same server over
 // stdio, as one more path in the same rounds, so the hub is compared with
 // it in one run.
+//
+// MCP_HUB_BENCH_FLOOR=1 adds testdata/floorproxy the same way: the least a
+// proxy from streamable HTTP to stdio can do, answering as the hub does, so
+// that what the second hop itself costs on the machine is measured, not
+// assumed.
+//
+// For every proxy path, the table gives the CPU its process and the server
+// it started used per call over the rounds (/proc schedstat): less moved by
+// other load than latency.
 
 const (
 	benchTool      = probeTool // test_simple_text: a tiny text result
@@ -86,57 +95,52 @@ func BenchmarkProxy(b *testing.B) {
 	ev := everythingServer(b)
 	directURL, _ := startEverythingHTTP(b, ev, "everything-direct")
 	cfg := fmt.Sprintf("servers:\n  everything:\n    command: %s\n    prefix: \"\"\n", strconv.Quote(ev))
-	var hubURL string
-	var hubProc, baselineProc *child
+	hub := &benchPath{name: "hub"}
 	if bin := os.Getenv("MCP_HUB_BENCH_HUB"); bin != "" {
-		hubURL, hubProc = startHubBinary(b, "hub", bin, cfg, strings.Fields(os.Getenv("MCP_HUB_BENCH_HUB_FLAGS"))...)
+		hub.url, hub.proc = startHubBinary(b, "hub", bin, cfg, strings.Fields(os.Getenv("MCP_HUB_BENCH_HUB_FLAGS"))...)
 	} else {
-		hubURL, hubProc = startHub(b, "hub", cfg, ev)
+		hub.url, hub.proc = startHub(b, "hub", cfg, ev)
 	}
+	// The paths measured against the direct one, in the order of a round.
+	paths := []*benchPath{hub}
 	baselineBin := os.Getenv("MCP_HUB_BENCH_BASELINE")
-	baselineURL := ""
+	var baseline, peer, floor *benchPath
 	if baselineBin != "" {
-		baselineURL, baselineProc = startHubBinary(b, "baseline", baselineBin, cfg)
+		baseline = &benchPath{name: "baseline"}
+		baseline.url, baseline.proc = startHubBinary(b, "baseline", baselineBin, cfg)
+		paths = append(paths, baseline)
 	}
 	peerBin := os.Getenv("MCP_HUB_BENCH_PEER")
-	peerURL := ""
 	if peerBin != "" {
-		peerURL, _ = startPeer(b, peerBin, ev)
+		peer = &benchPath{name: "peer"}
+		peer.url, peer.proc = startPeer(b, peerBin, ev)
+		paths = append(paths, peer)
+	}
+	if os.Getenv("MCP_HUB_BENCH_FLOOR") != "" {
+		floor = &benchPath{name: "floor"}
+		floor.url, floor.proc = startFloor(b, ev)
+		paths = append(paths, floor)
 	}
 
-	type pair struct {
-		direct, hub, baseline, peer latencyStats
-		// CPU time the hub and baseline processes used during the rounds
-		// (with a baseline only): less sensitive to other load than latency.
-		hubCPU, baselineCPU time.Duration
-	}
-	results := map[int]pair{}
+	direct := &benchPath{name: "direct", url: directURL}
+	results := map[int]map[*benchPath]pathResult{}
 	for _, sessions := range benchSessions {
 		b.Run(fmt.Sprintf("sessions=%d", sessions), func(b *testing.B) {
-			direct := openSessions(b, directURL, sessions)
-			hub := openSessions(b, hubURL, sessions)
-			pools := [][]*mcp.ClientSession{direct, hub}
-			var baseline, peer []*mcp.ClientSession
-			if baselineURL != "" {
-				baseline = openSessions(b, baselineURL, sessions)
-				pools = append(pools, baseline)
-			}
-			if peerURL != "" {
-				peer = openSessions(b, peerURL, sessions)
-				pools = append(pools, peer)
-			}
-			for _, pool := range pools {
+			all := append([]*benchPath{direct}, paths...)
+			pools := make(map[*benchPath][]*mcp.ClientSession, len(all))
+			for _, p := range all {
+				pools[p] = openSessions(b, p.url, sessions)
 				for range warmUpPerSess {
-					if err := callAll(pool); err != nil {
-						b.Fatalf("warm-up: %v", err)
+					if err := callAll(pools[p]); err != nil {
+						b.Fatalf("%s warm-up: %v", p.name, err)
 					}
 				}
 			}
 			b.ResetTimer()
-			var res pair
-			var hubCPU0, baselineCPU0 time.Duration
-			if baselineProc != nil {
-				hubCPU0, baselineCPU0 = processCPU(hubProc.cmd.Process.Pid), processCPU(baselineProc.cmd.Process.Pid)
+			res := make(map[*benchPath]pathResult, len(all))
+			cpu0 := make(map[*benchPath][2]time.Duration, len(paths))
+			for _, p := range paths {
+				cpu0[p] = p.cpu()
 			}
 			for r := range benchRounds {
 				n := b.N / benchRounds
@@ -146,78 +150,61 @@ func BenchmarkProxy(b *testing.B) {
 				if n == 0 {
 					continue
 				}
-				d, err := callConcurrently(direct, n)
-				if err != nil {
-					b.Fatalf("direct: %v", err)
+				// The direct path first, then the others in turn, reversed
+				// every other round so that none always runs right after
+				// the direct one.
+				order := slices.Clone(paths)
+				if r%2 == 1 {
+					slices.Reverse(order)
 				}
-				res.direct.add(d)
-				// The hub and the baseline swap places every round, so
-				// neither always runs right after the direct path.
-				runHub := func() {
-					h, err := callConcurrently(hub, n)
+				for _, p := range append([]*benchPath{direct}, order...) {
+					st, err := callConcurrently(pools[p], n)
 					if err != nil {
-						b.Fatalf("through the hub: %v", err)
+						b.Fatalf("%s: %v", p.name, err)
 					}
-					res.hub.add(h)
-				}
-				runBaseline := func() {
-					if baseline == nil {
-						return
-					}
-					bl, err := callConcurrently(baseline, n)
-					if err != nil {
-						b.Fatalf("baseline hub: %v", err)
-					}
-					res.baseline.add(bl)
-				}
-				runPeer := func() {
-					if peer == nil {
-						return
-					}
-					p, err := callConcurrently(peer, n)
-					if err != nil {
-						b.Fatalf("peer (%s): %v", peerBin, err)
-					}
-					res.peer.add(p)
-				}
-				if r%2 == 0 {
-					runHub()
-					runBaseline()
-					runPeer()
-				} else {
-					runPeer()
-					runBaseline()
-					runHub()
+					pr := res[p]
+					pr.add(st)
+					res[p] = pr
 				}
 			}
 			b.StopTimer()
-			if baselineProc != nil {
-				res.hubCPU = processCPU(hubProc.cmd.Process.Pid) - hubCPU0
-				res.baselineCPU = processCPU(baselineProc.cmd.Process.Pid) - baselineCPU0
+			for _, p := range all {
+				pr := res[p]
+				pr.summarize()
+				if p.proc != nil {
+					now := p.cpu()
+					pr.own, pr.upstream = now[0]-cpu0[p][0], now[1]-cpu0[p][1]
+				}
+				res[p] = pr
 			}
-			res.direct.summarize()
-			res.hub.summarize()
-			us := func(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
-			b.ReportMetric(us(res.direct.p50()), "direct-p50-µs")
-			b.ReportMetric(us(res.hub.p50()), "hub-p50-µs")
-			b.ReportMetric(us(res.direct.p99()), "direct-p99-µs")
-			b.ReportMetric(us(res.hub.p99()), "hub-p99-µs")
-			b.ReportMetric(res.direct.callsPerSec(), "direct-calls/s")
-			b.ReportMetric(res.hub.callsPerSec(), "hub-calls/s")
-			b.ReportMetric(float64(res.hub.p50())/float64(res.direct.p50()), "p50-ratio")
-			b.ReportMetric(res.hub.callsPerSec()/res.direct.callsPerSec(), "calls/s-ratio")
+			d, h := res[direct], res[hub]
+			b.ReportMetric(us(d.p50()), "direct-p50-µs")
+			b.ReportMetric(us(h.p50()), "hub-p50-µs")
+			b.ReportMetric(us(d.p99()), "direct-p99-µs")
+			b.ReportMetric(us(h.p99()), "hub-p99-µs")
+			b.ReportMetric(d.callsPerSec(), "direct-calls/s")
+			b.ReportMetric(h.callsPerSec(), "hub-calls/s")
+			b.ReportMetric(float64(h.p50())/float64(d.p50()), "p50-ratio")
+			b.ReportMetric(h.callsPerSec()/d.callsPerSec(), "calls/s-ratio")
 			if baseline != nil {
-				res.baseline.summarize()
-				b.ReportMetric(float64(res.hub.p50())/float64(res.baseline.p50()), "hub/baseline-p50")
-				b.ReportMetric(res.hub.callsPerSec()/res.baseline.callsPerSec(), "hub/baseline-calls/s")
+				bl := res[baseline]
+				b.ReportMetric(float64(h.p50())/float64(bl.p50()), "hub/baseline-p50")
+				b.ReportMetric(h.callsPerSec()/bl.callsPerSec(), "hub/baseline-calls/s")
 			}
-			if peer != nil && res.peer.calls() >= benchRounds {
+			if (peer != nil || floor != nil) && h.calls() >= benchRounds {
 				// One line a run of the sub-benchmark (-count runs it again,
-				// the parent once) for scripts/compare.sh.
-				res.peer.summarize()
-				fmt.Printf("\ncompare sessions=%d direct_p50_us=%.1f hub_p50_us=%.1f peer_p50_us=%.1f direct_cps=%.1f hub_cps=%.1f peer_cps=%.1f\n", sessions,
-					us(res.direct.p50()), us(res.hub.p50()), us(res.peer.p50()),
-					res.direct.callsPerSec(), res.hub.callsPerSec(), res.peer.callsPerSec())
+				// the parent once) for scripts/compare.sh: p50 in µs, calls/s,
+				// and for each proxy the CPU per call of its own process and
+				// of the server it started.
+				fields := []string{fmt.Sprintf("sessions=%d", sessions)}
+				for _, p := range all {
+					pr := res[p]
+					fields = append(fields, fmt.Sprintf("%s_p50_us=%.1f %s_cps=%.1f", p.name, us(pr.p50()), p.name, pr.callsPerSec()))
+					if p.proc != nil {
+						fields = append(fields, fmt.Sprintf("%s_cpu_us=%.1f %s_upstream_cpu_us=%.1f", p.name, pr.cpuPerCall(pr.own), p.name, pr.cpuPerCall(pr.upstream)))
+					}
+				}
+				fmt.Printf("\ncompare %s\n", strings.Join(fields, " "))
 			}
 			// Sub-benchmarks run with growing b.N; the last run counts.
 			results[sessions] = res
@@ -229,18 +216,20 @@ func BenchmarkProxy(b *testing.B) {
 	fmt.Printf("\nproxy latency, tool %s: direct = everything-server over streamable HTTP, hub = mcp-hub serve --http, same server over stdio\n", benchTool)
 	var sb strings.Builder
 	w := tabwriter.NewWriter(&sb, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(w, "sessions\tpath\tcalls\tp50\tp99\tcalls/s\t\n")
+	fmt.Fprintf(w, "sessions\tpath\tcalls\tp50\tp99\tcalls/s\tCPU/call\tits server's\t\n")
 	for _, n := range benchSessions {
 		res, ok := results[n]
 		if !ok {
 			continue
 		}
-		for _, p := range []struct {
-			name string
-			st   latencyStats
-		}{{"direct", res.direct}, {"hub", res.hub}} {
-			fmt.Fprintf(w, "%d\t%s\t%d\t%v\t%v\t%.0f\t\n", n, p.name, p.st.calls(),
-				p.st.p50().Round(time.Microsecond), p.st.p99().Round(time.Microsecond), p.st.callsPerSec())
+		for _, p := range append([]*benchPath{direct}, paths...) {
+			pr := res[p]
+			cpu := "\t"
+			if p.proc != nil {
+				cpu = fmt.Sprintf("%.0fµs\t%.0fµs", pr.cpuPerCall(pr.own), pr.cpuPerCall(pr.upstream))
+			}
+			fmt.Fprintf(w, "%d\t%s\t%d\t%v\t%v\t%.0f\t%s\t\n", n, p.name, pr.calls(),
+				pr.p50().Round(time.Microsecond), pr.p99().Round(time.Microsecond), pr.callsPerSec(), cpu)
 		}
 	}
 	w.Flush()
@@ -251,49 +240,61 @@ func BenchmarkProxy(b *testing.B) {
 		if !ok {
 			continue
 		}
-		p50 := float64(res.hub.p50()) / float64(res.direct.p50())
-		rps := res.hub.callsPerSec() / res.direct.callsPerSec()
+		d, h := res[direct], res[hub]
+		p50 := float64(h.p50()) / float64(d.p50())
+		rps := h.callsPerSec() / d.callsPerSec()
 		rpsNote := ""
 		if n == 16 {
 			rpsNote = verdict(rps >= rpsRatioTarget, fmt.Sprintf(">= %.2f", rpsRatioTarget))
 		}
 		fmt.Printf("  %2d sessions: p50 %.2fx %s  p99 %.2fx  calls/s %.2fx %s\n", n,
 			p50, verdict(p50 <= p50RatioTarget, fmt.Sprintf("<= %.2f", p50RatioTarget)),
-			float64(res.hub.p99())/float64(res.direct.p99()), rps, rpsNote)
+			float64(h.p99())/float64(d.p99()), rps, rpsNote)
 	}
-	if peerURL != "" {
-		fmt.Printf("hub/peer (TBXark/mcp-proxy, %s), same rounds:\n", peerBin)
-		for _, n := range benchSessions {
-			res, ok := results[n]
-			if !ok || res.peer.calls() == 0 {
-				continue
-			}
-			res.peer.summarize()
-			fmt.Printf("  %2d sessions: peer p50 %v (%.2fx direct)  hub p50 %v (%.2fx direct)  hub/peer p50 %.3fx  p99 %.3fx  calls/s %.3fx (peer %.2fx direct, hub %.2fx)\n", n,
-				res.peer.p50().Round(time.Microsecond), float64(res.peer.p50())/float64(res.direct.p50()),
-				res.hub.p50().Round(time.Microsecond), float64(res.hub.p50())/float64(res.direct.p50()),
-				float64(res.hub.p50())/float64(res.peer.p50()), float64(res.hub.p99())/float64(res.peer.p99()),
-				res.hub.callsPerSec()/res.peer.callsPerSec(),
-				res.peer.callsPerSec()/res.direct.callsPerSec(), res.hub.callsPerSec()/res.direct.callsPerSec())
-		}
-	}
-	if baselineURL == "" {
-		return
-	}
-	fmt.Printf("hub/baseline (%s), same rounds:\n", baselineBin)
-	for _, n := range benchSessions {
-		res, ok := results[n]
-		if !ok || res.baseline.calls() == 0 {
+	for _, other := range []*benchPath{peer, floor, baseline} {
+		if other == nil {
 			continue
 		}
-		fmt.Printf("  %2d sessions: baseline p50 %v  hub p50 %v  p50 %.3fx  p99 %.3fx  calls/s %.3fx  CPU/call %.1fµs vs %.1fµs = %.3fx\n", n,
-			res.baseline.p50().Round(time.Microsecond), res.hub.p50().Round(time.Microsecond),
-			float64(res.hub.p50())/float64(res.baseline.p50()), float64(res.hub.p99())/float64(res.baseline.p99()),
-			res.hub.callsPerSec()/res.baseline.callsPerSec(),
-			float64(res.hubCPU.Microseconds())/float64(res.hub.calls()), float64(res.baselineCPU.Microseconds())/float64(res.baseline.calls()),
-			float64(res.hubCPU)/float64(res.baselineCPU))
+		fmt.Printf("hub/%s (%s), same rounds:\n", other.name, map[*benchPath]string{peer: "TBXark/mcp-proxy " + peerBin, floor: "testdata/floorproxy", baseline: baselineBin}[other])
+		for _, n := range benchSessions {
+			res, ok := results[n]
+			if !ok {
+				continue
+			}
+			d, h, o := res[direct], res[hub], res[other]
+			fmt.Printf("  %2d sessions: %s p50 %v (%.2fx direct)  hub p50 %v (%.2fx direct)  hub/%s p50 %.3fx  p99 %.3fx  calls/s %.3fx  CPU/call %.3fx\n", n,
+				other.name, o.p50().Round(time.Microsecond), float64(o.p50())/float64(d.p50()),
+				h.p50().Round(time.Microsecond), float64(h.p50())/float64(d.p50()),
+				other.name, float64(h.p50())/float64(o.p50()), float64(h.p99())/float64(o.p99()),
+				h.callsPerSec()/o.callsPerSec(), h.cpuPerCall(h.own)/o.cpuPerCall(o.own))
+		}
 	}
 }
+
+// benchPath is one way to the everything-server the proxy benchmark calls
+// through: directly, or through a proxy process it started.
+type benchPath struct {
+	name string
+	url  string
+	proc *child // nil for the direct path
+}
+
+// cpu is the CPU time used so far by the path's proxy process and by the
+// server it started.
+func (p *benchPath) cpu() [2]time.Duration {
+	pid := p.proc.cmd.Process.Pid
+	return [2]time.Duration{processCPU(pid), childrenCPU(pid)}
+}
+
+// pathResult is what one path measured in a sub-benchmark.
+type pathResult struct {
+	latencyStats
+	own, upstream time.Duration // CPU of the proxy and of its server, over the rounds
+}
+
+func (r pathResult) cpuPerCall(d time.Duration) float64 { return us(d) / float64(max(1, r.calls())) }
+
+func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
 
 // processCPU is the CPU time all threads of a process have used so far, in
 // nanoseconds of each thread's schedstat (Linux).
@@ -308,6 +309,22 @@ func processCPU(pid int) time.Duration {
 		var ns int64
 		fmt.Sscan(string(data), &ns)
 		total += time.Duration(ns)
+	}
+	return total
+}
+
+// childrenCPU is the CPU time the direct children of a process have used
+// so far (processCPU of each).
+func childrenCPU(pid int) time.Duration {
+	var total time.Duration
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
+	for _, f := range tasks {
+		data, _ := os.ReadFile(f)
+		for _, field := range strings.Fields(string(data)) {
+			if child, err := strconv.Atoi(field); err == nil {
+				total += processCPU(child)
+			}
+		}
 	}
 	return total
 }
@@ -348,6 +365,22 @@ func startPeer(tb testing.TB, bin, ev string) (string, *child) {
 	defer cancel()
 	if err := waitMCPReady(ctx, url, c); err != nil {
 		tb.Fatalf("peer (%s) did not become ready: %v\n%s", bin, err, c.logTail(40))
+	}
+	return url, c
+}
+
+// startFloor runs testdata/floorproxy (MCP_HUB_BENCH_FLOOR) in front of the
+// everything-server ev over stdio and waits until it is ready: the least a
+// proxy from streamable HTTP to stdio can do, answering as the hub does.
+func startFloor(tb testing.TB, ev string) (string, *child) {
+	tb.Helper()
+	addr := freeAddr(tb)
+	c := startChild(tb, "floor", nil, testdataProgram(tb, "floorproxy"), "-http", addr, "--", ev)
+	url := "http://" + addr + "/mcp"
+	ctx, cancel := context.WithTimeout(context.Background(), hubReadyTimeout)
+	defer cancel()
+	if err := waitMCPReady(ctx, url, c); err != nil {
+		tb.Fatalf("floor proxy did not become ready: %v\n%s", err, c.logTail(40))
 	}
 	return url, c
 }

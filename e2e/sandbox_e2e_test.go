@@ -18,7 +18,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -36,37 +35,6 @@ func needBwrap(t testing.TB) {
 		}
 		t.Skip("bwrap is not installed (apt-get install bubblewrap; ./scripts/test.sh does)")
 	}
-}
-
-var hostileBuild struct {
-	once sync.Once
-	path string
-	err  error
-}
-
-// hostileServer builds testdata/hostile once per test process.
-func hostileServer(t *testing.T) string {
-	t.Helper()
-	hostileBuild.once.Do(func() {
-		dir, err := os.MkdirTemp("", fmt.Sprintf("%s%d-", buildDirPrefix, os.Getpid()))
-		if err != nil {
-			hostileBuild.err = err
-			return
-		}
-		testMainCleanups = append(testMainCleanups, func() { os.RemoveAll(dir) })
-		exe := filepath.Join(dir, "hostile")
-		cmd := exec.Command("go", "build", "-o", exe, "./testdata/hostile")
-		cmd.Dir = ".."
-		if out, err := cmd.CombinedOutput(); err != nil {
-			hostileBuild.err = fmt.Errorf("go build ./testdata/hostile: %v\n%s", err, out)
-			return
-		}
-		hostileBuild.path = exe
-	})
-	if hostileBuild.err != nil {
-		t.Fatal(hostileBuild.err)
-	}
-	return hostileBuild.path
 }
 
 // sandboxHub runs the hub (this test binary as mcp-hub) on cfg with HOME and
@@ -164,7 +132,7 @@ func httpServer(t *testing.T, body string) int {
 // host:port and folder work.
 func TestSandboxHostileServer(t *testing.T) {
 	needBwrap(t)
-	hostile := hostileServer(t)
+	hostile := testdataProgram(t, "hostile")
 	root := t.TempDir()
 	home := filepath.Join(root, "home")
 	state := filepath.Join(root, "state")
@@ -277,7 +245,7 @@ servers:
 // server with `sandbox: false` next to it runs; `mcp-hub servers` shows
 // each one's sandbox.
 func TestSandboxFailsClosed(t *testing.T) {
-	hostile := hostileServer(t)
+	hostile := testdataProgram(t, "hostile")
 	root := t.TempDir()
 	cfgPath := filepath.Join(root, "hub.yaml")
 	cfg := fmt.Sprintf("sandbox_default: true\nservers:\n  boxed:\n    command: %s\n  open:\n    command: %s\n    sandbox: false\n",

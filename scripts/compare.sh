@@ -3,10 +3,13 @@
 # in one run (docs/performance.md, "Against TBXark/mcp-proxy, in one
 # command"):
 #   - tools/call p50 at one session, and calls/s at 16 sessions: the proxy
-#     benchmark (cmd/mcp-hub/proxybench_test.go), the hub and the peer in
-#     front of go-sdk's everything-server over stdio, the server directly as
-#     the reference, all in the same interleaved rounds; run
+#     benchmark (e2e/proxybench_test.go), the hub and the peer in front of
+#     go-sdk's everything-server over stdio, the server directly as the
+#     reference, all in the same interleaved rounds; run
 #     MCP_HUB_COMPARE_RUNS times (3), the median of each ratio is printed;
+#     with them, in the same rounds, the floor (testdata/floorproxy: the
+#     least a proxy from streamable HTTP to stdio can do, answering as the
+#     hub does) and the CPU each proxy's process used per call;
 #   - anonymous memory per live session, 2 s after the last of 1,000
 #     TypeScript SDK clients opened its GET stream (scripts/memory.sh, the
 #     everything-server targets only);
@@ -46,7 +49,7 @@ fi
 hub=$(realpath "$hub") peer=$(realpath "$peer")
 
 echo "== proxy benchmark, $runs runs" >&2
-MCP_HUB_BENCH_HUB=$hub MCP_HUB_BENCH_PEER=$peer \
+MCP_HUB_BENCH_HUB=$hub MCP_HUB_BENCH_PEER=$peer MCP_HUB_BENCH_FLOOR=1 \
 	go test -run '^$' -bench '^BenchmarkProxy$' -benchtime 4000x -count "$runs" -timeout 60m ./e2e |
 	tee "$tmp/bench.log" >&2
 
@@ -73,6 +76,8 @@ awk -v runs="$runs" -v hs="$hub_size" -v ps="$peer_size" '
 		hp[s, c] = f["hub_p50_us"]; pp[s, c] = f["peer_p50_us"]; dp[s, c] = f["direct_p50_us"]
 		hd[s, c] = f["hub_p50_us"] / f["direct_p50_us"]; pd[s, c] = f["peer_p50_us"] / f["direct_p50_us"]; hpp[s, c] = f["hub_p50_us"] / f["peer_p50_us"]
 		hc[s, c] = f["hub_cps"]; pc[s, c] = f["peer_cps"]; hpc[s, c] = f["hub_cps"] / f["peer_cps"]
+		fp[s, c] = f["floor_p50_us"]; fd[s, c] = f["floor_p50_us"] / f["direct_p50_us"]; fc[s, c] = f["floor_cps"]
+		hu[s, c] = f["hub_cpu_us"]; pu[s, c] = f["peer_cpu_us"]; fu[s, c] = f["floor_cpu_us"]; hpu[s, c] = f["hub_cpu_us"] / f["peer_cpu_us"]
 		next
 	}
 	FILENAME ~ /memory/ && $1 == "hub" && $2 == "everything" { hm = $11 }
@@ -84,5 +89,11 @@ awk -v runs="$runs" -v hs="$hub_size" -v ps="$peer_size" '
 		printf "%-44s %12s %12s %12s\n", "calls/s, 16 sessions", sprintf("%.0f", med(hc, 16)), sprintf("%.0f", med(pc, 16)), sprintf("%.2fx", med(hpc, 16))
 		printf "%-44s %12s %12s %12s\n", "anonymous KiB per live session (2 s)", hm, pm, (pm > 0 ? sprintf("%.2fx", hm / pm) : "-")
 		printf "%-44s %12s %12s %12s\n", "release build (MiB)", sprintf("%.1f", hs / 1048576), sprintf("%.1f", ps / 1048576), sprintf("%.2fx", hs / ps)
+		printf "%-44s %12s %12s %12s\n", "the floor (testdata/floorproxy), same rounds:", "floor", "", ""
+		printf "%-44s %12s %12s %12s\n", "  p50 / direct, 1 session", sprintf("%.2fx", med(fd, 1)), "", ""
+		printf "%-44s %12s %12s %12s\n", "  calls/s, 16 sessions", sprintf("%.0f", med(fc, 16)), "", ""
+		printf "%-44s %12s %12s %12s\n", "proxy CPU per call, 1 session (µs)", sprintf("%.0f", med(hu, 1)), sprintf("%.0f", med(pu, 1)), sprintf("%.2fx", med(hpu, 1))
+		printf "%-44s %12s %12s %12s\n", "proxy CPU per call, 16 sessions (µs)", sprintf("%.0f", med(hu, 16)), sprintf("%.0f", med(pu, 16)), sprintf("%.2fx", med(hpu, 16))
+		printf "%-44s %12s %12s %12s\n", "  the floor, 1 and 16 sessions (µs)", sprintf("%.0f / %.0f", med(fu, 1), med(fu, 16)), "", ""
 		printf "targets: p50 <= 1.25x direct and below the peer; calls/s >= the peer; KiB/session <= the peer; release <= 25 MiB\n"
 	}' "$tmp/bench.log" "$tmp/memory.log"

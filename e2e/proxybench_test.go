@@ -52,7 +52,8 @@ import (
 // MCP_HUB_BENCH_FLOOR=1 adds testdata/floorproxy the same way: the least a
 // proxy from streamable HTTP to stdio can do, answering as the hub does, so
 // that what the second hop itself costs on the machine is measured, not
-// assumed.
+// assumed. MCP_HUB_BENCH_FLOOR=json has it answer as application/json, as
+// the peer does, to measure what the answer's format costs.
 //
 // For every proxy path, the table gives the CPU its process and the server
 // it started used per call over the rounds (/proc schedstat): less moved by
@@ -116,9 +117,9 @@ func BenchmarkProxy(b *testing.B) {
 		peer.url, peer.proc = startPeer(b, peerBin, ev)
 		paths = append(paths, peer)
 	}
-	if os.Getenv("MCP_HUB_BENCH_FLOOR") != "" {
+	if f := os.Getenv("MCP_HUB_BENCH_FLOOR"); f != "" {
 		floor = &benchPath{name: "floor"}
-		floor.url, floor.proc = startFloor(b, ev)
+		floor.url, floor.proc = startFloor(b, ev, f == "json")
 		paths = append(paths, floor)
 	}
 
@@ -371,11 +372,12 @@ func startPeer(tb testing.TB, bin, ev string) (string, *child) {
 
 // startFloor runs testdata/floorproxy (MCP_HUB_BENCH_FLOOR) in front of the
 // everything-server ev over stdio and waits until it is ready: the least a
-// proxy from streamable HTTP to stdio can do, answering as the hub does.
-func startFloor(tb testing.TB, ev string) (string, *child) {
+// proxy from streamable HTTP to stdio can do, answering as the hub does, or
+// as application/json.
+func startFloor(tb testing.TB, ev string, asJSON bool) (string, *child) {
 	tb.Helper()
 	addr := freeAddr(tb)
-	c := startChild(tb, "floor", nil, testdataProgram(tb, "floorproxy"), "-http", addr, "--", ev)
+	c := startChild(tb, "floor", nil, testdataProgram(tb, "floorproxy"), fmt.Sprintf("-json=%t", asJSON), "-http", addr, "--", ev)
 	url := "http://" + addr + "/mcp"
 	ctx, cancel := context.WithTimeout(context.Background(), hubReadyTimeout)
 	defer cancel()

@@ -3,13 +3,15 @@
 // measures what the second hop itself costs on a machine, so that the hub's
 // figures can be read against it.
 //
-//	floorproxy -http 127.0.0.1:8080 -- server [args...]
+//	floorproxy [-json] -http 127.0.0.1:8080 -- server [args...]
 //
 // It starts the server once, shares it between every client session, and
 // for each POST of one JSON-RPC message at /mcp:
 //   - a request goes to the server under an ID of its own, and the server's
 //     answer comes back under the client's ID, as one server-sent event
-//     with a Content-Length, framed and headed as the hub answers;
+//     with a Content-Length, framed and headed as the hub answers (with
+//     -json, as an application/json body instead, as TBXark/mcp-proxy
+//     answers);
 //   - the first initialize is forwarded (and notifications/initialized sent
 //     after it); later ones get the same result, with a new session ID;
 //   - a notification is accepted and dropped.
@@ -38,6 +40,7 @@ import (
 
 func main() {
 	addr := flag.String("http", "127.0.0.1:0", "address to listen on")
+	asJSON := flag.Bool("json", false, "answer as application/json, not as an event stream")
 	flag.Parse()
 	if flag.NArg() == 0 {
 		log.Fatal("usage: floorproxy -http ADDR -- server [args...]")
@@ -55,13 +58,15 @@ func main() {
 	if err := cmd.Start(); err != nil {
 		log.Fatal(err)
 	}
-	p := &proxy{server: stdin, pending: map[int64]chan []byte{}, sessions: map[string]bool{}}
+	p := &proxy{server: stdin, json: *asJSON, pending: map[int64]chan []byte{}, sessions: map[string]bool{}}
 	go p.read(stdout)
 	http.Handle("/mcp", p)
 	log.Fatal(http.ListenAndServe(*addr, nil))
 }
 
 type proxy struct {
+	json bool // answer as application/json
+
 	writeMu sync.Mutex
 	server  io.Writer
 
@@ -146,9 +151,9 @@ func (p *proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusMethodNotAllowed)
 		return
 	}
-	body, err := io.ReadAll(r.Body)
+	in, err := io.ReadAll(r.Body)
 	var m message
-	if err != nil || json.Unmarshal(body, &m) != nil || m.Method == "" {
+	if err != nil || json.Unmarshal(in, &m) != nil || m.Method == "" {
 		http.Error(w, "one JSON-RPC message expected", http.StatusBadRequest)
 		return
 	}
@@ -193,20 +198,28 @@ func (p *proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	var event bytes.Buffer
-	event.WriteString(`event: message` + "\n" + `data: {"jsonrpc":"2.0","id":`)
-	event.Write(m.ID)
-	if answer.Error != nil {
-		event.WriteString(`,"error":`)
-		event.Write(answer.Error)
-	} else {
-		event.WriteString(`,"result":`)
-		event.Write(answer.Result)
+	var body bytes.Buffer
+	if !p.json {
+		body.WriteString("event: message\ndata: ")
 	}
-	event.WriteString("}\n\n")
+	body.WriteString(`{"jsonrpc":"2.0","id":`)
+	body.Write(m.ID)
+	if answer.Error != nil {
+		body.WriteString(`,"error":`)
+		body.Write(answer.Error)
+	} else {
+		body.WriteString(`,"result":`)
+		body.Write(answer.Result)
+	}
+	body.WriteString("}")
 	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache, no-transform")
-	h.Set("Content-Length", strconv.Itoa(event.Len()))
-	w.Write(event.Bytes())
+	if p.json {
+		h.Set("Content-Type", "application/json")
+	} else {
+		body.WriteString("\n\n")
+		h.Set("Content-Type", "text/event-stream")
+		h.Set("Cache-Control", "no-cache, no-transform")
+	}
+	h.Set("Content-Length", strconv.Itoa(body.Len()))
+	w.Write(body.Bytes())
 }

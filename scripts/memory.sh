@@ -234,8 +234,9 @@ awk -F'|' -v n="$n" '
 			printf "hub/peer, same upstream: size %.2fx, idle RSS %.2fx, idle anon %.2fx, per session RSS %.2fx, anon %.2fx\n",
 				size["hub everything"] / size["peer everything"], idle["hub everything"] / idle["peer everything"], anon["hub everything"] / anon["peer everything"],
 				s2["hub everything"] / s2["peer everything"], a2["hub everything"] / a2["peer everything"]
-			printf "hub bundled / peer builtins: idle RSS %.2fx, idle anon %.2fx\n", idle["hub bundled"] / idle["peer builtins"], anon["hub bundled"] / anon["peer builtins"]
 		}
+		if (idle["hub bundled"] > 0 && idle["peer builtins"] > 0)
+			printf "hub bundled / peer builtins: idle RSS %.2fx, idle anon %.2fx\n", idle["hub bundled"] / idle["peer builtins"], anon["hub bundled"] / anon["peer builtins"]
 		if ("base everything" in s2)
 			printf "hub/base: size %.2fx, idle RSS (bundled) %.2fx, idle anon (bundled) %.2fx, per session RSS (everything) %.2fx, anon %.2fx\n",
 				size["hub everything"] / size["base everything"], idle["hub bundled"] / idle["base bundled"], anon["hub bundled"] / anon["base bundled"],

@@ -154,7 +154,7 @@ func parseCallArguments(args []string) (map[string]any, error) {
 func unknownToolExit(h *hub.Hub, cat *hub.Catalog, name string) error {
 	var down []string
 	for _, st := range h.Upstreams() {
-		if st.State != upstream.StateReady && st.State != upstream.StateDisabled && st.Tools == 0 {
+		if !st.Ready() && st.State != upstream.StateDisabled && st.Tools == 0 {
 			line := fmt.Sprintf("  %s: %s", st.Name, st.State)
 			if st.LastError != "" {
 				line += ": " + st.LastError

@@ -25,7 +25,6 @@ import (
 	"github.com/mcp-hub/mcp-hub/hub"
 	"github.com/mcp-hub/mcp-hub/internal/redact"
 	"github.com/mcp-hub/mcp-hub/internal/tokenstore"
-	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
 func chatCommand() *cli.Command {
@@ -366,7 +365,7 @@ func (h chatHub) PrincipalOf(ctx context.Context) string {
 func (h chatHub) ServerDown(server string) bool {
 	for _, s := range h.Upstreams() {
 		if s.Name == server {
-			return s.State != upstream.StateReady
+			return !s.Ready()
 		}
 	}
 	return false

@@ -24,7 +24,7 @@
 #                         github.com/TBXark/mcp-proxy@v0.43.2 as memory.sh does)
 #   MCP_HUB_COMPARE_RUNS  proxy benchmark runs (3)
 #   MCP_HUB_MEMORY_N      sessions for the memory figure (1000)
-# Linux only. Takes about ten minutes on a 2-core machine.
+# Linux only. Takes a few minutes on a 2-core machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)

@@ -107,18 +107,18 @@ func BenchmarkProxy(b *testing.B) {
 	baselineBin := os.Getenv("MCP_HUB_BENCH_BASELINE")
 	var baseline, peer, floor *benchPath
 	if baselineBin != "" {
-		baseline = &benchPath{name: "baseline"}
+		baseline = &benchPath{name: "baseline", what: baselineBin}
 		baseline.url, baseline.proc = startHubBinary(b, "baseline", baselineBin, cfg)
 		paths = append(paths, baseline)
 	}
 	peerBin := os.Getenv("MCP_HUB_BENCH_PEER")
 	if peerBin != "" {
-		peer = &benchPath{name: "peer"}
+		peer = &benchPath{name: "peer", what: "TBXark/mcp-proxy, " + peerBin}
 		peer.url, peer.proc = startPeer(b, peerBin, ev)
 		paths = append(paths, peer)
 	}
 	if f := os.Getenv("MCP_HUB_BENCH_FLOOR"); f != "" {
-		floor = &benchPath{name: "floor"}
+		floor = &benchPath{name: "floor", what: "testdata/floorproxy -json=" + strconv.FormatBool(f == "json")}
 		floor.url, floor.proc = startFloor(b, ev, f == "json")
 		paths = append(paths, floor)
 	}
@@ -256,7 +256,7 @@ func BenchmarkProxy(b *testing.B) {
 		if other == nil {
 			continue
 		}
-		fmt.Printf("hub/%s (%s), same rounds:\n", other.name, map[*benchPath]string{peer: "TBXark/mcp-proxy " + peerBin, floor: "testdata/floorproxy", baseline: baselineBin}[other])
+		fmt.Printf("hub/%s (%s), same rounds:\n", other.name, other.what)
 		for _, n := range benchSessions {
 			res, ok := results[n]
 			if !ok {
@@ -275,7 +275,8 @@ func BenchmarkProxy(b *testing.B) {
 // benchPath is one way to the everything-server the proxy benchmark calls
 // through: directly, or through a proxy process it started.
 type benchPath struct {
-	name string
+	name string // in the output: "hub", "peer", "floor", ...
+	what string // what runs there, for the summary
 	url  string
 	proc *child // nil for the direct path
 }

@@ -533,9 +533,9 @@ func setProgressToken(p Params, pt any) {
 // requestMeta is what the SDK reads of a request's `_meta` before its
 // params are decoded: the SEP-2575 keys, each left encoded until it is
 // needed. Decoding into it skips every other key without building it, and
-// each value is decoded once, into its own type (as a map of any, then
-// re-encoded for that type, the client's description cost a 2026-07-28
-// request about 12 KB).
+// each value is decoded once, into its own type. (Decoded into a map of
+// any, then re-encoded for its type, the client's description cost every
+// 2026-07-28 request about 12 KB.)
 type requestMeta struct {
 	ProtocolVersion json.RawMessage `json:"io.modelcontextprotocol/protocolVersion"`
 	ClientInfo      json.RawMessage `json:"io.modelcontextprotocol/clientInfo"`
@@ -609,7 +609,7 @@ func validateRequestMeta(req *jsonrpc.Request) (*validatedMeta, error) {
 	}
 	meta := extractRequestMeta(req.Params)
 	protocolVersion := meta.protocolVersion()
-	if protocolVersion == "" || protocolVersion < protocolVersion20260728 {
+	if protocolVersion < protocolVersion20260728 { // "" too
 		return &validatedMeta{usesNewProtocol: false, initializeParams: nil}, nil
 	}
 	var clientInfo *Implementation

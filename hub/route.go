@@ -65,36 +65,24 @@ func (s *Session) routeModern(ctx context.Context, next mcp.MethodHandler, metho
 		return s.runModern(withRequestSession(ctx, req), modernRequest{"tools/call " + p.Name, p.RequestState, p.InputResponses, r.ClientCapabilities()},
 			func(ctx context.Context) (mcp.Result, error) { return s.callModern(ctx, r) })
 	case "resources/list":
-		// An upstream's "public" does not hold for what a
-		// principal's toolset filtered: private wins (cacheScope).
 		res, err := s.listResources(ctx, req.(*mcp.ListResourcesRequest).Params)
-		if err == nil && (res.CacheScope == "" || s.cacheScope() == "private") {
-			c := *res
-			c.CacheScope = s.cacheScope()
-			res = &c
+		if err != nil {
+			return nil, err
 		}
-		return res, err
+		return scoped(s, res, func(r *mcp.ListResourcesResult) *string { return &r.CacheScope }), nil
 	case "resources/templates/list":
 		res, err := s.listResourceTemplates(ctx, req.(*mcp.ListResourceTemplatesRequest).Params)
-		if err == nil && (res.CacheScope == "" || s.cacheScope() == "private") {
-			c := *res
-			c.CacheScope = s.cacheScope()
-			res = &c
+		if err != nil {
+			return nil, err
 		}
-		return res, err
+		return scoped(s, res, func(r *mcp.ListResourceTemplatesResult) *string { return &r.CacheScope }), nil
 	case "resources/read":
 		r := req.(*mcp.ReadResourceRequest)
 		p := r.Params
 		return s.runModern(withRequestSession(ctx, req), modernRequest{"resources/read " + p.URI, p.RequestState, p.InputResponses, r.ClientCapabilities()},
 			func(ctx context.Context) (mcp.Result, error) { return s.readResource(ctx, p) })
 	case "prompts/list":
-		res := s.listPrompts()
-		if res.CacheScope == "" || s.cacheScope() == "private" {
-			c := *res
-			c.CacheScope = s.cacheScope()
-			res = &c
-		}
-		return res, nil
+		return scoped(s, s.listPrompts(), func(r *mcp.ListPromptsResult) *string { return &r.CacheScope }), nil
 	case "prompts/get":
 		r := req.(*mcp.GetPromptRequest)
 		p := r.Params
@@ -102,6 +90,20 @@ func (s *Session) routeModern(ctx context.Context, next mcp.MethodHandler, metho
 			func(ctx context.Context) (mcp.Result, error) { return s.getPrompt(ctx, p) })
 	}
 	return s.routeEither(ctx, next, method, req)
+}
+
+// scoped returns a 2026-07-28 list result with the session's cacheScope
+// where the upstreams left it unset or the session's is private: an
+// upstream's "public" does not hold for what a principal's toolset
+// filtered, so private wins. A result that changes is a copy; the one
+// given may be shared.
+func scoped[R any](s *Session, res *R, scope func(*R) *string) *R {
+	if *scope(res) != "" && s.cacheScope() != "private" {
+		return res
+	}
+	c := *res
+	*scope(&c) = s.cacheScope()
+	return &c
 }
 
 // routeEither routes what is the same in both eras: go-sdk answers it,
